@@ -1,0 +1,3 @@
+module github.com/flameox/flameox
+
+go 1.26.8

@@ -1,0 +1,20 @@
+// Command gendocs writes docs/support.md from the registry.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/flameox/flameox/pkg/registry"
+)
+
+func main() {
+	if err := registry.Check(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := os.WriteFile("docs/support.md", []byte(registry.SupportMarkdown()), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

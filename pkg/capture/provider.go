@@ -1,0 +1,81 @@
+package capture
+
+import (
+	"context"
+
+	"github.com/flameox/flameox/pkg/evidence"
+	"github.com/flameox/flameox/pkg/param"
+)
+
+// Role is one kind of native output a provider declares.
+type Role struct {
+	Role     string // e.g. "cpu-profile"
+	Format   string // registry format name
+	Pattern  string // glob, relative to the plan's OutputDir, matching the files
+	Required bool   // a completed capture must have at least one
+	Doc      string
+}
+
+// Binding says how a provider's collector is found.
+type Binding struct {
+	Executable string // program name, e.g. "node", "perf", "py-spy"
+	// Managed collectors are prepared by `flameox-capture setup --provider
+	// NAME` into a version-pinned environment and never taken from PATH.
+	Managed bool
+	// InWorkload collectors (coverage.py, pytest, memray) must import in the
+	// declared workload interpreter; capture probes that interpreter.
+	InWorkload bool
+	Pinned     string // the pinned version of a managed collector
+	Guidance   string // host guidance when the collector is missing
+}
+
+// Resolved is a collector found and checked before the workload runs.
+type Resolved struct {
+	Executable *evidence.Executable
+	Version    string
+}
+
+// Request is one capture request after argument validation.
+type Request struct {
+	Provider string
+	Argv     []string        // the workload command
+	Cwd      string          // absolute
+	Args     evidence.Object // validated provider arguments
+}
+
+// SupportFile is a file flameox writes for the collector (a plugin, a
+// launcher). It is placed before the output baseline is taken, so it never
+// counts as workload growth.
+type SupportFile struct {
+	Path    string // absolute, inside the request's scratch
+	Content []byte
+	Mode    uint32
+}
+
+// Plan is what to execute for a request.
+type Plan struct {
+	Command    []string // full argv; Command[0] is resolved
+	Env        []string // additions to the environment, KEY=VALUE
+	Dir        string   // working directory
+	OutputDir  string   // where declared outputs appear
+	Support    []SupportFile
+	AcceptExit []int // exit statuses that count as completed; default {0}
+}
+
+// Provider is one capture provider's immutable contract. Argument
+// validation, MCP capture schemas and compatibility checks derive from it.
+type Provider struct {
+	Name       string
+	Title      string
+	Family     string
+	Selection  string // when to pick this provider, for people and agents
+	Params     []param.Param
+	Artifacts  []Role
+	Operations []string // operations its outputs feed
+	Binding    Binding
+	// Resolve finds and checks the collector. An absent or changed collector
+	// is a PROVIDER_UNAVAILABLE failure with a retry action or guidance.
+	Resolve func(ctx context.Context, req *Request) (*Resolved, error)
+	// Plan builds the command for a request inside a fresh scratch dir.
+	Plan func(req *Request, scratch string, r *Resolved) (*Plan, error)
+}

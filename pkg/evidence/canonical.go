@@ -1,0 +1,347 @@
+package evidence
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// MaxSafeInteger is the largest integer that every JSON reader holds exactly
+// (2^53-1). Integers beyond ±MaxSafeInteger are written as decimal strings.
+const MaxSafeInteger = 1<<53 - 1
+
+// ErrInvalidUTF8 reports text that is not valid UTF-8. Canonical output never
+// replaces bad bytes: a caller must fail instead.
+var ErrInvalidUTF8 = errors.New("invalid UTF-8")
+
+// Object is a JSON object in the canonical domain. Keys are sorted on output.
+type Object = map[string]any
+
+// Marshaler is implemented by values that project themselves into the
+// canonical domain (an Object, a slice, or a scalar).
+type Marshaler interface {
+	CanonicalValue() any
+}
+
+// Canonical returns the RFC 8785 encoding of v.
+func Canonical(v any) ([]byte, error) {
+	return AppendCanonical(nil, v)
+}
+
+// AppendCanonical appends the RFC 8785 (JCS) encoding of v to dst.
+//
+// Accepted values: nil, bool, string, []byte (must be UTF-8 text), all Go
+// integer types, float32/float64, json.Number, *big.Int, Object and
+// map[string]string, []any and other slices of accepted values, and
+// Marshaler. Integers outside ±MaxSafeInteger become exact decimal strings;
+// non-finite doubles become {"type":"double","value":"NaN"} and friends.
+func AppendCanonical(dst []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case bool:
+		if x {
+			return append(dst, "true"...), nil
+		}
+		return append(dst, "false"...), nil
+	case string:
+		return appendString(dst, x)
+	case int:
+		return appendInt(dst, int64(x)), nil
+	case int8:
+		return appendInt(dst, int64(x)), nil
+	case int16:
+		return appendInt(dst, int64(x)), nil
+	case int32:
+		return appendInt(dst, int64(x)), nil
+	case int64:
+		return appendInt(dst, x), nil
+	case uint:
+		return appendUint(dst, uint64(x)), nil
+	case uint8:
+		return appendUint(dst, uint64(x)), nil
+	case uint16:
+		return appendUint(dst, uint64(x)), nil
+	case uint32:
+		return appendUint(dst, uint64(x)), nil
+	case uint64:
+		return appendUint(dst, x), nil
+	case float32:
+		return appendFloat(dst, float64(x)), nil
+	case float64:
+		return appendFloat(dst, x), nil
+	case json.Number:
+		return appendNumber(dst, string(x))
+	case *big.Int:
+		if x.IsInt64() {
+			return appendInt(dst, x.Int64()), nil
+		}
+		dst = append(dst, '"')
+		dst = x.Append(dst, 10)
+		return append(dst, '"'), nil
+	case Object:
+		return appendObject(dst, x)
+	case map[string]string:
+		m := make(Object, len(x))
+		for k, s := range x {
+			m[k] = s
+		}
+		return appendObject(dst, m)
+	case []any:
+		return appendArray(dst, len(x), func(i int) any { return x[i] })
+	case []string:
+		return appendArray(dst, len(x), func(i int) any { return x[i] })
+	case []int64:
+		return appendArray(dst, len(x), func(i int) any { return x[i] })
+	case []float64:
+		return appendArray(dst, len(x), func(i int) any { return x[i] })
+	case []Object:
+		return appendArray(dst, len(x), func(i int) any { return x[i] })
+	case Marshaler:
+		return AppendCanonical(dst, x.CanonicalValue())
+	}
+	return dst, fmt.Errorf("canonical: unsupported value of type %T", v)
+}
+
+func appendArray(dst []byte, n int, at func(int) any) ([]byte, error) {
+	dst = append(dst, '[')
+	var err error
+	for i := range n {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if dst, err = AppendCanonical(dst, at(i)); err != nil {
+			return dst, fmt.Errorf("[%d]: %w", i, err)
+		}
+	}
+	return append(dst, ']'), nil
+}
+
+func appendObject(dst []byte, m Object) ([]byte, error) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if !utf8.ValidString(k) {
+			return dst, fmt.Errorf("object key %q: %w", k, ErrInvalidUTF8)
+		}
+		keys = append(keys, k)
+	}
+	SortKeys(keys)
+	dst = append(dst, '{')
+	var err error
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst, _ = appendString(dst, k)
+		dst = append(dst, ':')
+		if dst, err = AppendCanonical(dst, m[k]); err != nil {
+			return dst, fmt.Errorf("%s: %w", k, err)
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// SortKeys orders object keys as RFC 8785 requires: by UTF-16 code units.
+func SortKeys(keys []string) {
+	slices.SortFunc(keys, compareUTF16)
+}
+
+func compareUTF16(a, b string) int {
+	// For text without supplementary-plane characters UTF-8 byte order and
+	// UTF-16 order agree except for U+E000..U+FFFF against surrogate pairs,
+	// which only exist above U+FFFF; so the fast path is exact for ASCII and
+	// BMP-only keys.
+	if isBMP(a) && isBMP(b) {
+		return strings.Compare(a, b)
+	}
+	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
+	return slices.Compare(ua, ub)
+}
+
+func isBMP(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0xF0 { // a 4-byte UTF-8 sequence encodes a rune above U+FFFF
+			return false
+		}
+	}
+	return true
+}
+
+const hexDigits = "0123456789abcdef"
+
+func appendString(dst []byte, s string) ([]byte, error) {
+	if !utf8.ValidString(s) {
+		return dst, ErrInvalidUTF8
+	}
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"':
+			dst = append(dst, '\\', '"')
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+		}
+		start = i + 1
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"'), nil
+}
+
+func appendInt(dst []byte, n int64) []byte {
+	if n > MaxSafeInteger || n < -MaxSafeInteger {
+		dst = append(dst, '"')
+		dst = strconv.AppendInt(dst, n, 10)
+		return append(dst, '"')
+	}
+	return strconv.AppendInt(dst, n, 10)
+}
+
+func appendUint(dst []byte, n uint64) []byte {
+	if n > MaxSafeInteger {
+		dst = append(dst, '"')
+		dst = strconv.AppendUint(dst, n, 10)
+		return append(dst, '"')
+	}
+	return strconv.AppendUint(dst, n, 10)
+}
+
+// NonFinite returns the tagged form of a non-finite double.
+func NonFinite(f float64) Object {
+	v := "NaN"
+	switch {
+	case math.IsInf(f, 1):
+		v = "Infinity"
+	case math.IsInf(f, -1):
+		v = "-Infinity"
+	}
+	return Object{"type": "double", "value": v}
+}
+
+func appendFloat(dst []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		b, _ := appendObject(dst, NonFinite(f))
+		return b
+	}
+	return AppendES6Number(dst, f)
+}
+
+// AppendES6Number formats a finite double as ECMAScript's Number.prototype.
+// toString does, which is the number form RFC 8785 prescribes.
+func AppendES6Number(dst []byte, f float64) []byte {
+	if f == 0 {
+		return append(dst, '0') // also -0
+	}
+	if f < 0 {
+		dst = append(dst, '-')
+		f = -f
+	}
+	// Shortest round-trip digits in scientific form: d.ddddde±x.
+	var buf [32]byte
+	sci := strconv.AppendFloat(buf[:0], f, 'e', -1, 64)
+	epos := slices.Index(sci, 'e')
+	mant, exp := sci[:epos], sci[epos+1:]
+	digits := make([]byte, 0, len(mant))
+	for _, c := range mant {
+		if c != '.' {
+			digits = append(digits, c)
+		}
+	}
+	e, _ := strconv.Atoi(string(exp))
+	k := len(digits)
+	n := e + 1 // position of the decimal point relative to the digits
+	switch {
+	case k <= n && n <= 21:
+		dst = append(dst, digits...)
+		for range n - k {
+			dst = append(dst, '0')
+		}
+	case 0 < n && n <= 21:
+		dst = append(dst, digits[:n]...)
+		dst = append(dst, '.')
+		dst = append(dst, digits[n:]...)
+	case -6 < n && n <= 0:
+		dst = append(dst, '0', '.')
+		for range -n {
+			dst = append(dst, '0')
+		}
+		dst = append(dst, digits...)
+	default:
+		dst = append(dst, digits[0])
+		if k > 1 {
+			dst = append(dst, '.')
+			dst = append(dst, digits[1:]...)
+		}
+		dst = append(dst, 'e')
+		if n-1 >= 0 {
+			dst = append(dst, '+')
+		}
+		dst = strconv.AppendInt(dst, int64(n-1), 10)
+	}
+	return dst
+}
+
+// appendNumber canonicalizes a JSON number literal. Integers keep every digit
+// (as a string beyond the safe range); other numbers go through float64,
+// which is what RFC 8785 defines them to be.
+func appendNumber(dst []byte, lit string) ([]byte, error) {
+	if isIntegerLiteral(lit) {
+		if n, err := strconv.ParseInt(lit, 10, 64); err == nil {
+			return appendInt(dst, n), nil
+		}
+		var b big.Int
+		if _, ok := b.SetString(lit, 10); !ok {
+			return dst, fmt.Errorf("canonical: bad integer %q", lit)
+		}
+		dst = append(dst, '"')
+		dst = b.Append(dst, 10)
+		return append(dst, '"'), nil
+	}
+	f, err := strconv.ParseFloat(lit, 64)
+	if err != nil {
+		return dst, fmt.Errorf("canonical: bad number %q: %w", lit, err)
+	}
+	return appendFloat(dst, f), nil
+}
+
+func isIntegerLiteral(s string) bool {
+	if s == "" {
+		return false
+	}
+	if s[0] == '-' {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,632 @@
+// Package jsonscan is a streaming JSON tokenizer for native artifacts.
+//
+// It reads from an io.Reader through a fixed buffer, so memory does not grow
+// with the size of the document, and it is strict where decoders of evidence
+// must be: object keys are read literally, a repeated key in one object is an
+// error, text must be valid UTF-8 (escaped lone surrogates included), and
+// nesting is bounded. Every error carries the byte offset and line.
+package jsonscan
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Kind is the kind of a token.
+type Kind uint8
+
+const (
+	Invalid Kind = iota
+	ObjectStart
+	ObjectEnd
+	ArrayStart
+	ArrayEnd
+	String
+	Number
+	True
+	False
+	Null
+	EOF
+)
+
+var kindNames = [...]string{"invalid", "{", "}", "[", "]", "string", "number", "true", "false", "null", "end of input"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Token is one lexical token. Bytes holds the unescaped text of a string or
+// the literal of a number; it is only valid until the next call to Next.
+type Token struct {
+	Kind   Kind
+	Bytes  []byte
+	IsKey  bool  // the string is an object key
+	Offset int64 // byte offset of the token's first byte
+}
+
+// Error is a syntax or structure error with its position.
+type Error struct {
+	Offset int64
+	Line   int
+	Msg    string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("json: %s at line %d, byte %d", e.Msg, e.Line, e.Offset)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+var (
+	// ErrDuplicateKey reports an object with a repeated key.
+	ErrDuplicateKey = errors.New("duplicate object key")
+	// ErrInvalidUTF8 reports text that is not valid Unicode.
+	ErrInvalidUTF8 = errors.New("invalid UTF-8")
+	// ErrDepth reports nesting beyond the configured bound.
+	ErrDepth = errors.New("nesting too deep")
+	// ErrTokenTooLong reports a string or number beyond Scanner.MaxToken.
+	ErrTokenTooLong = errors.New("token too long")
+	// ErrTrailing reports data after the top-level value.
+	ErrTrailing = errors.New("data after top-level value")
+)
+
+type frame struct {
+	object    bool
+	wantKey   bool // object: next token is a key (or end)
+	count     int  // members or elements seen
+	keys      []string
+	keySet    map[string]struct{}
+	afterItem bool // a value was read: a comma or close must follow
+}
+
+// Scanner tokenizes one JSON value from a reader.
+type Scanner struct {
+	r        io.Reader
+	buf      []byte
+	pos, end int
+	base     int64 // offset of buf[0] in the stream
+	line     int
+	rerr     error
+	stack    []frame
+	done     bool
+	scratch  []byte
+	MaxDepth int // 0 means 512
+	// CheckDuplicates makes a repeated key in one object an error.
+	CheckDuplicates bool
+	// AllowTrailing accepts more data after the top-level value (JSONL).
+	AllowTrailing bool
+	// MaxToken bounds the bytes of one string or number; 0 means 64 MiB.
+	MaxToken int
+}
+
+// New returns a scanner that checks duplicate keys.
+func New(r io.Reader) *Scanner {
+	return &Scanner{r: r, buf: make([]byte, 64<<10), line: 1, CheckDuplicates: true}
+}
+
+// NewBytes returns a scanner over an in-memory document.
+func NewBytes(b []byte) *Scanner {
+	return &Scanner{buf: b, end: len(b), line: 1, rerr: io.EOF, CheckDuplicates: true}
+}
+
+// Offset is the number of bytes consumed so far.
+func (s *Scanner) Offset() int64 { return s.base + int64(s.pos) }
+
+// Line is the current line number (1-based).
+func (s *Scanner) Line() int { return s.line }
+
+// Depth is the number of open containers.
+func (s *Scanner) Depth() int { return len(s.stack) }
+
+func (s *Scanner) errorf(off int64, err error, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if err != nil {
+		msg = msg + ": " + err.Error()
+	}
+	return &Error{Offset: off, Line: s.line, Msg: msg, Err: err}
+}
+
+// fill makes at least n bytes available from pos, if the input has them.
+func (s *Scanner) fill(n int) bool {
+	for s.end-s.pos < n {
+		if s.rerr != nil {
+			return false
+		}
+		if s.pos > 0 {
+			copy(s.buf, s.buf[s.pos:s.end])
+			s.base += int64(s.pos)
+			s.end -= s.pos
+			s.pos = 0
+		}
+		if s.end == len(s.buf) {
+			nb := make([]byte, 2*len(s.buf))
+			copy(nb, s.buf[:s.end])
+			s.buf = nb
+		}
+		m, err := s.r.Read(s.buf[s.end:])
+		s.end += m
+		if err != nil {
+			s.rerr = err
+		}
+	}
+	return true
+}
+
+func (s *Scanner) readErr() error {
+	if s.rerr != nil && s.rerr != io.EOF {
+		return s.errorf(s.Offset(), s.rerr, "read failed")
+	}
+	return s.errorf(s.Offset(), io.ErrUnexpectedEOF, "unexpected end of input")
+}
+
+func (s *Scanner) skipSpace() bool {
+	for {
+		for s.pos < s.end {
+			switch s.buf[s.pos] {
+			case ' ', '\t', '\r':
+				s.pos++
+			case '\n':
+				s.line++
+				s.pos++
+			default:
+				return true
+			}
+		}
+		if !s.fill(1) {
+			return false
+		}
+	}
+}
+
+// Next returns the next token. At the end of the top-level value it returns
+// a token of kind EOF.
+func (s *Scanner) Next() (Token, error) {
+	if s.done {
+		return Token{Kind: EOF, Offset: s.Offset()}, nil
+	}
+	if !s.skipSpace() {
+		if len(s.stack) == 0 && s.rerr == io.EOF && s.Offset() == 0 {
+			return Token{}, s.errorf(0, io.ErrUnexpectedEOF, "empty input")
+		}
+		return Token{}, s.readErr()
+	}
+	if n := len(s.stack); n > 0 {
+		f := &s.stack[n-1]
+		c := s.buf[s.pos]
+		if f.afterItem {
+			switch {
+			case c == ',':
+				s.pos++
+				f.afterItem = false
+				if f.object {
+					f.wantKey = true
+				}
+				if !s.skipSpace() {
+					return Token{}, s.readErr()
+				}
+				if c2 := s.buf[s.pos]; c2 == '}' || c2 == ']' {
+					return Token{}, s.errorf(s.Offset(), nil, "trailing comma")
+				}
+			case c == '}' && f.object, c == ']' && !f.object:
+				return s.closeContainer()
+			default:
+				return Token{}, s.errorf(s.Offset(), nil, "expected ',' or close, found %q", c)
+			}
+		} else if c == '}' && f.object && f.count == 0 {
+			return s.closeContainer()
+		} else if c == ']' && !f.object && f.count == 0 {
+			return s.closeContainer()
+		}
+		if f.object && f.wantKey {
+			return s.readKey(f)
+		}
+	}
+	return s.readValue()
+}
+
+func (s *Scanner) closeContainer() (Token, error) {
+	off := s.Offset()
+	f := s.stack[len(s.stack)-1]
+	s.stack = s.stack[:len(s.stack)-1]
+	s.pos++
+	k := ArrayEnd
+	if f.object {
+		k = ObjectEnd
+	}
+	s.valueDone()
+	return Token{Kind: k, Offset: off}, nil
+}
+
+// valueDone records that a complete value was read at the current level.
+func (s *Scanner) valueDone() {
+	if len(s.stack) == 0 {
+		if !s.AllowTrailing {
+			s.done = true
+		}
+		return
+	}
+	f := &s.stack[len(s.stack)-1]
+	f.afterItem = true
+	f.count++
+}
+
+// CheckEnd verifies that nothing but whitespace follows the top-level value.
+func (s *Scanner) CheckEnd() error {
+	if s.skipSpace() {
+		return s.errorf(s.Offset(), ErrTrailing, "unexpected %q", s.buf[s.pos])
+	}
+	if s.rerr != nil && s.rerr != io.EOF {
+		return s.readErr()
+	}
+	return nil
+}
+
+func (s *Scanner) readKey(f *frame) (Token, error) {
+	off := s.Offset()
+	if s.buf[s.pos] != '"' {
+		return Token{}, s.errorf(off, nil, "expected object key, found %q", s.buf[s.pos])
+	}
+	b, err := s.readString()
+	if err != nil {
+		return Token{}, err
+	}
+	if s.CheckDuplicates {
+		if err := f.addKey(b); err != nil {
+			return Token{}, s.errorf(off, err, "key %q", b)
+		}
+	}
+	if !s.skipSpace() {
+		return Token{}, s.readErr()
+	}
+	if s.buf[s.pos] != ':' {
+		return Token{}, s.errorf(s.Offset(), nil, "expected ':' after key, found %q", s.buf[s.pos])
+	}
+	s.pos++
+	f.wantKey = false
+	return Token{Kind: String, Bytes: b, IsKey: true, Offset: off}, nil
+}
+
+func (f *frame) addKey(b []byte) error {
+	if f.keySet != nil {
+		if _, dup := f.keySet[string(b)]; dup {
+			return ErrDuplicateKey
+		}
+		f.keySet[string(b)] = struct{}{}
+		return nil
+	}
+	for _, k := range f.keys {
+		if k == string(b) {
+			return ErrDuplicateKey
+		}
+	}
+	if len(f.keys) < 16 {
+		f.keys = append(f.keys, string(b))
+		return nil
+	}
+	f.keySet = make(map[string]struct{}, 32)
+	for _, k := range f.keys {
+		f.keySet[k] = struct{}{}
+	}
+	f.keySet[string(b)] = struct{}{}
+	return nil
+}
+
+func (s *Scanner) push(object bool) error {
+	max := s.MaxDepth
+	if max == 0 {
+		max = 512
+	}
+	if len(s.stack) >= max {
+		return s.errorf(s.Offset(), ErrDepth, "more than %d levels", max)
+	}
+	// Reuse key storage of a previous frame at this depth.
+	if len(s.stack) < cap(s.stack) {
+		s.stack = s.stack[:len(s.stack)+1]
+		f := &s.stack[len(s.stack)-1]
+		*f = frame{object: object, wantKey: object, keys: f.keys[:0]}
+	} else {
+		s.stack = append(s.stack, frame{object: object, wantKey: object})
+	}
+	return nil
+}
+
+func (s *Scanner) readValue() (Token, error) {
+	off := s.Offset()
+	c := s.buf[s.pos]
+	switch c {
+	case '{', '[':
+		if err := s.push(c == '{'); err != nil {
+			return Token{}, err
+		}
+		s.pos++
+		if c == '{' {
+			return Token{Kind: ObjectStart, Offset: off}, nil
+		}
+		return Token{Kind: ArrayStart, Offset: off}, nil
+	case '"':
+		b, err := s.readString()
+		if err != nil {
+			return Token{}, err
+		}
+		s.valueDone()
+		return Token{Kind: String, Bytes: b, Offset: off}, nil
+	case 't':
+		return s.literal("true", True, off)
+	case 'f':
+		return s.literal("false", False, off)
+	case 'n':
+		return s.literal("null", Null, off)
+	}
+	if c == '-' || (c >= '0' && c <= '9') {
+		b, err := s.readNumber()
+		if err != nil {
+			return Token{}, err
+		}
+		s.valueDone()
+		return Token{Kind: Number, Bytes: b, Offset: off}, nil
+	}
+	if c == '}' || c == ']' {
+		return Token{}, s.errorf(off, nil, "unexpected %q", c)
+	}
+	return Token{}, s.errorf(off, nil, "invalid character %q", c)
+}
+
+func (s *Scanner) literal(word string, k Kind, off int64) (Token, error) {
+	if !s.fill(len(word)) || string(s.buf[s.pos:s.pos+len(word)]) != word {
+		if s.end-s.pos < len(word) && s.rerr != nil {
+			return Token{}, s.readErr()
+		}
+		return Token{}, s.errorf(off, nil, "invalid literal")
+	}
+	s.pos += len(word)
+	s.valueDone()
+	return Token{Kind: k, Offset: off}, nil
+}
+
+func (s *Scanner) readNumber() ([]byte, error) {
+	off := s.Offset()
+	i := 0
+	// Grow the window until the number's end is inside the buffer.
+	for {
+		for s.pos+i < s.end {
+			c := s.buf[s.pos+i]
+			if (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
+				i++
+				continue
+			}
+			goto done
+		}
+		if err := s.checkTokenSize(off); err != nil {
+			return nil, err
+		}
+		if !s.fill(i + 1) {
+			break
+		}
+	}
+done:
+	lit := s.buf[s.pos : s.pos+i]
+	if !validNumber(lit) {
+		return nil, s.errorf(off, nil, "invalid number %q", lit)
+	}
+	s.pos += i
+	return lit, nil
+}
+
+// validNumber checks the JSON number grammar.
+func validNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	if i >= len(b) {
+		return false
+	}
+	if b[i] == '0' {
+		i++
+	} else if b[i] >= '1' && b[i] <= '9' {
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	} else {
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+// readString reads a string starting at the opening quote and returns its
+// unescaped bytes (valid until the next call).
+func (s *Scanner) readString() ([]byte, error) {
+	off := s.Offset()
+	s.pos++ // opening quote
+	// Fast path: no escapes, closing quote within the buffer.
+	for {
+		start := s.pos
+		if j := bytes.IndexByte(s.buf[start:s.end], '"'); j >= 0 {
+			seg := s.buf[start : start+j]
+			if bytes.IndexByte(seg, '\\') < 0 && !hasControl(seg) {
+				if !utf8.Valid(seg) {
+					return nil, s.errorf(off, ErrInvalidUTF8, "string")
+				}
+				s.pos = start + j + 1
+				return seg, nil
+			}
+			break
+		}
+		// Not in the buffer yet; pull more and retry the fast path once the
+		// whole string is present.
+		if err := s.checkTokenSize(off); err != nil {
+			return nil, err
+		}
+		if !s.fill(s.end - s.pos + 1) {
+			return nil, s.readErr()
+		}
+	}
+	return s.readStringSlow(off)
+}
+
+func (s *Scanner) maxToken() int {
+	if s.MaxToken > 0 {
+		return s.MaxToken
+	}
+	return 64 << 20
+}
+
+func (s *Scanner) checkTokenSize(off int64) error {
+	if s.Offset()-off > int64(s.maxToken()) || s.end-s.pos > s.maxToken() {
+		return s.errorf(off, ErrTokenTooLong, "token")
+	}
+	return nil
+}
+
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Scanner) readStringSlow(off int64) ([]byte, error) {
+	out := s.scratch[:0]
+	for {
+		if s.pos >= s.end && !s.fill(1) {
+			return nil, s.readErr()
+		}
+		c := s.buf[s.pos]
+		switch {
+		case c == '"':
+			s.pos++
+			if !utf8.Valid(out) {
+				return nil, s.errorf(off, ErrInvalidUTF8, "string")
+			}
+			s.scratch = out
+			return out, nil
+		case c < 0x20:
+			return nil, s.errorf(s.Offset(), nil, "control character in string")
+		case c != '\\':
+			if len(out) > s.maxToken() {
+				return nil, s.errorf(off, ErrTokenTooLong, "string")
+			}
+			out = append(out, c)
+			s.pos++
+			continue
+		}
+		if !s.fill(2) {
+			return nil, s.readErr()
+		}
+		e := s.buf[s.pos+1]
+		s.pos += 2
+		switch e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, err := s.readHex4()
+			if err != nil {
+				return nil, err
+			}
+			if utf16.IsSurrogate(r) {
+				if r >= 0xDC00 || !s.fill(2) || s.buf[s.pos] != '\\' || s.buf[s.pos+1] != 'u' {
+					return nil, s.errorf(s.Offset(), ErrInvalidUTF8, "lone surrogate")
+				}
+				s.pos += 2
+				r2, err := s.readHex4()
+				if err != nil {
+					return nil, err
+				}
+				r = utf16.DecodeRune(r, r2)
+				if r == utf8.RuneError {
+					return nil, s.errorf(s.Offset(), ErrInvalidUTF8, "bad surrogate pair")
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return nil, s.errorf(s.Offset()-2, nil, "invalid escape \\%c", e)
+		}
+	}
+}
+
+func (s *Scanner) readHex4() (rune, error) {
+	if !s.fill(4) {
+		return 0, s.readErr()
+	}
+	var r rune
+	for i := range 4 {
+		c := s.buf[s.pos+i]
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, s.errorf(s.Offset(), nil, "invalid \\u escape")
+		}
+	}
+	s.pos += 4
+	return r, nil
+}
+
+// Skip consumes the rest of a value whose first token was tok: nothing for
+// scalars, everything up to the matching close for containers.
+func (s *Scanner) Skip(tok Token) error {
+	if tok.Kind != ObjectStart && tok.Kind != ArrayStart {
+		return nil
+	}
+	depth := len(s.stack) - 1
+	for len(s.stack) > depth {
+		if _, err := s.Next(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Errorf returns a positioned error for a structural problem found by a
+// caller, for example a field of the wrong kind.
+func (s *Scanner) Errorf(tok Token, format string, args ...any) error {
+	return &Error{Offset: tok.Offset, Line: s.line, Msg: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,104 @@
+package registry
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Check verifies that the lists agree with each other: unique names, every
+// referenced format, operation and table exists, and every format's tables
+// are consumed by an operation (a decoder not reachable through a declared
+// operation would be latent, unregistered support).
+func Check() error {
+	var errs []string
+	seen := map[string]bool{}
+	for _, f := range formatList {
+		if seen["format:"+f.Name] {
+			errs = append(errs, "duplicate format "+f.Name)
+		}
+		seen["format:"+f.Name] = true
+		if f.Decoder == nil {
+			errs = append(errs, "format "+f.Name+" has no decoder")
+		}
+		if len(f.Suffixes) == 0 && f.Sniff == nil {
+			errs = append(errs, "format "+f.Name+" can be neither detected nor sniffed")
+		}
+		for _, s := range f.Suffixes {
+			if s != strings.ToLower(s) || !strings.HasPrefix(s, ".") {
+				errs = append(errs, fmt.Sprintf("format %s: suffix %q must be lower case and start with a dot", f.Name, s))
+			}
+		}
+		consumed := false
+		for _, t := range f.Tables {
+			if len(OperationsForTables([]string{t})) > 0 {
+				consumed = true
+			}
+		}
+		if !consumed {
+			errs = append(errs, "format "+f.Name+" emits no table any operation consumes")
+		}
+	}
+	for _, o := range operationList {
+		if seen["op:"+o.Name] {
+			errs = append(errs, "duplicate operation "+o.Name)
+		}
+		seen["op:"+o.Name] = true
+		if o.Projection == nil {
+			errs = append(errs, "operation "+o.Name+" has no projection")
+			continue
+		}
+		for _, fn := range o.Formats {
+			f, ok := Format(fn)
+			if !ok {
+				errs = append(errs, fmt.Sprintf("operation %s names unknown format %s", o.Name, fn))
+				continue
+			}
+			overlap := false
+			for _, t := range f.Tables {
+				if slices.Contains(o.Projection.Tables, t) {
+					overlap = true
+				}
+			}
+			if !overlap {
+				errs = append(errs, fmt.Sprintf("operation %s accepts %s but its projection reads none of its tables", o.Name, fn))
+			}
+		}
+	}
+	for _, p := range providerList {
+		if seen["provider:"+p.Name] {
+			errs = append(errs, "duplicate provider "+p.Name)
+		}
+		seen["provider:"+p.Name] = true
+		if p.Resolve == nil || p.Plan == nil {
+			errs = append(errs, "provider "+p.Name+" lacks Resolve or Plan")
+		}
+		for _, r := range p.Artifacts {
+			if r.Format != "" {
+				if _, ok := Format(r.Format); !ok {
+					errs = append(errs, fmt.Sprintf("provider %s declares unknown format %s", p.Name, r.Format))
+				}
+			}
+		}
+		for _, on := range p.Operations {
+			o, ok := OperationByName(on)
+			if !ok {
+				errs = append(errs, fmt.Sprintf("provider %s feeds unknown operation %s", p.Name, on))
+				continue
+			}
+			fits := false
+			for _, f := range ProviderFormats(p) {
+				if slices.Contains(o.Formats, f) {
+					fits = true
+				}
+			}
+			if !fits {
+				errs = append(errs, fmt.Sprintf("provider %s feeds %s but declares none of its formats", p.Name, on))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("registry: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}

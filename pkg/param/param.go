@@ -64,7 +64,7 @@ func Validate(params []Param, args evidence.Object) (evidence.Object, map[string
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
 		return nil, nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
-			Message: fmt.Sprintf("unknown argument %s (accepted: %s)", strings.Join(unknown, ", "), strings.Join(Names(params), ", ")),
+			Message:  fmt.Sprintf("unknown argument %s (accepted: %s)", strings.Join(unknown, ", "), strings.Join(Names(params), ", ")),
 			Location: evidence.Location{Field: unknown[0]}}
 	}
 	for _, p := range params {

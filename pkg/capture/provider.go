@@ -60,6 +60,15 @@ type Plan struct {
 	OutputDir  string   // where declared outputs appear
 	Support    []SupportFile
 	AcceptExit []int // exit statuses that count as completed; default {0}
+	// Post commands run after the workload completes, in order, under the
+	// same budgets (e.g. `coverage json` to write a report in the workload
+	// interpreter). A failing post command fails the capture.
+	Post [][]string
+	// FullConsole forces full, disk-backed console retention: the streams
+	// are the evidence (process-output capture). Console files are written
+	// to <scratch>/console/stdout and <scratch>/console/stderr and emitted
+	// as artifacts with roles console-stdout / console-stderr, format text.
+	FullConsole bool
 }
 
 // Provider is one capture provider's immutable contract. Argument

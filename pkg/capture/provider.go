@@ -92,7 +92,7 @@ type Provider struct {
 	// Example is a representative workload argv (after `--`), used in
 	// help text and docs, e.g. ["node", "app.js"].
 	Example []string
-	Binding    Binding
+	Binding Binding
 	// Resolve finds and checks the collector. An absent or changed collector
 	// is a PROVIDER_UNAVAILABLE failure with a retry action or guidance.
 	Resolve func(ctx context.Context, req *Request) (*Resolved, error)

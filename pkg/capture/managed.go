@@ -107,10 +107,20 @@ func SetupManaged(ctx context.Context, m Managed, log io.Writer) (*Resolved, err
 			Message: fmt.Sprintf("setup %s: python3 is not on PATH; it is needed to create the managed environment", m.Provider),
 			Retry:   &evidence.Retry{Action: "install Python 3 with the venv module (Debian: apt-get install python3-venv), then run setup again"}}
 	}
-	steps := [][]string{
-		{python, "-m", "venv", dir},
-		{filepath.Join(dir, "bin", "python"), "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
-			"--no-warn-script-location", m.Package + "==" + m.Version},
+	install := []string{"install", "--disable-pip-version-check", "--no-input", "--no-warn-script-location", m.Package + "==" + m.Version}
+	var steps [][]string
+	if hostPipTargets(ctx, python) {
+		// Seeding the environment with its own pip (ensurepip) is the
+		// slow part of venv; the host's pip installs into it instead.
+		steps = [][]string{
+			{python, "-m", "venv", "--without-pip", dir},
+			append([]string{python, "-m", "pip", "--python", filepath.Join(dir, "bin", "python")}, install...),
+		}
+	} else {
+		steps = [][]string{
+			{python, "-m", "venv", dir},
+			append([]string{filepath.Join(dir, "bin", "python"), "-m", "pip"}, install...),
+		}
 	}
 	for _, s := range steps {
 		fmt.Fprintf(log, "setup %s: %s\n", m.Provider, strings.Join(s, " "))
@@ -132,6 +142,20 @@ func SetupManaged(ctx context.Context, m Managed, log io.Writer) (*Resolved, err
 		return nil, err
 	}
 	return r, nil
+}
+
+// hostPipTargets reports whether python's own pip can install into another
+// environment (pip --python, pip 22.3 and later).
+func hostPipTargets(ctx context.Context, python string) bool {
+	out, err := exec.CommandContext(ctx, python, "-m", "pip", "--version").Output()
+	if err != nil {
+		return false
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(string(out), "pip %d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 22 || major == 22 && minor >= 3
 }
 
 // ResolveManaged finds a prepared collector and re-checks its identity.

@@ -194,7 +194,7 @@ func ResolveManaged(ctx context.Context, m Managed) (*Resolved, error) {
 	if err != nil {
 		return nil, unavailable("%v", err)
 	}
-	got, err := fileSHA256(exe)
+	got, err := FileSHA256(exe)
 	if err != nil {
 		return nil, unavailable("%v", err)
 	}
@@ -285,7 +285,9 @@ func recordDigest(site, record, exe string) (string, error) {
 	return "", fmt.Errorf("%s does not list %s", record, exe)
 }
 
-func fileSHA256(path string) (string, error) {
+// FileSHA256 returns the hex SHA-256 of a file's bytes: the identity
+// providers record for a collector executable.
+func FileSHA256(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err

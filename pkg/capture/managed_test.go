@@ -94,7 +94,7 @@ func TestManagedSetupResolve(t *testing.T) {
 	if r.Executable.Path != filepath.Join(dir, "bin", "flameox-probe") || r.Version != "1.0.0" {
 		t.Fatalf("resolved %+v", r)
 	}
-	sum, err := fileSHA256(r.Executable.Path)
+	sum, err := FileSHA256(r.Executable.Path)
 	if err != nil || sum != r.Executable.SHA256 {
 		t.Fatalf("identity %s, file hashes to %s (%v)", r.Executable.SHA256, sum, err)
 	}

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/capture/providers/node"
 	"github.com/flameox/flameox/pkg/formats"
 )
 
@@ -12,4 +13,6 @@ var formatList = []*formats.Spec{}
 var operationList = []*Operation{}
 
 // providerList is every capture provider.
-var providerList = []*capture.Provider{}
+var providerList = []*capture.Provider{
+	node.Provider,
+}

@@ -3,11 +3,14 @@ package registry
 import (
 	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/formats"
+	"github.com/flameox/flameox/pkg/formats/v8cpu"
 	"github.com/flameox/flameox/pkg/projection/cpu"
 )
 
 // formatList is every native format flameox decodes, in detection order.
-var formatList = []*formats.Spec{}
+var formatList = []*formats.Spec{
+	v8cpu.Spec,
+}
 
 // operationList is every analysis operation.
 var operationList = []*Operation{

@@ -35,14 +35,14 @@ type Request struct {
 }
 
 type session struct {
-	req       Request
-	op        *registry.Operation
-	args      evidence.Object
-	given     map[string]bool
-	proj      projection.Projector
-	admitted  map[string]*evidence.Table
-	upstream  *evidence.Failure
-	formats   []string
+	req      Request
+	op       *registry.Operation
+	args     evidence.Object
+	given    map[string]bool
+	proj     projection.Projector
+	admitted map[string]*evidence.Table
+	upstream *evidence.Failure
+	formats  []string
 }
 
 // choose fixes the operation for a table name and validates arguments.
@@ -369,7 +369,7 @@ func (ft *feedTable) End(sm *evidence.Summary) error {
 
 type discard struct{}
 
-func (discard) Row(evidence.Object) error     { return nil }
+func (discard) Row(evidence.Object) error   { return nil }
 func (discard) End(*evidence.Summary) error { return nil }
 
 // JSONL writes the result as canonical blocks.

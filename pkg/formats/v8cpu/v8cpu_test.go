@@ -407,3 +407,41 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecode decodes a profile built from a real one with its sample
+// sequence repeated to about 8 MiB.
+func BenchmarkDecode(b *testing.B) {
+	seed, err := os.ReadFile(filepath.Join(testdata, "recursive-worker.cpuprofile"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(seed, &p); err != nil {
+		b.Fatal(err)
+	}
+	samples := bytes.Trim(p["samples"], "[]")
+	deltas := bytes.Trim(p["timeDeltas"], "[]")
+	var doc bytes.Buffer
+	fmt.Fprintf(&doc, `{"nodes":%s,"samples":[%s`, p["nodes"], samples)
+	n := 1
+	for doc.Len() < 4<<20 {
+		doc.WriteByte(',')
+		doc.Write(samples)
+		n++
+	}
+	doc.WriteString(`],"timeDeltas":[`)
+	doc.Write(deltas)
+	for range n - 1 {
+		doc.WriteByte(',')
+		doc.Write(deltas)
+	}
+	doc.WriteString("]}")
+	data := doc.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeReader(b, bytes.NewReader(data), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -69,7 +69,12 @@ type staged struct {
 
 // collect finds each role's files in dir. Only regular files count: a
 // symlink could make an artifact name bytes the workload did not write.
-func collect(dir string, roles []Role) (found []staged, missing []string, skipped []string, err error) {
+// Support files are flameox's own and never outputs, whatever their name.
+func collect(dir string, roles []Role, support []SupportFile) (found []staged, missing []string, skipped []string, err error) {
+	own := map[string]bool{}
+	for _, s := range support {
+		own[filepath.Clean(s.Path)] = true
+	}
 	for _, r := range roles {
 		matches, gerr := filepath.Glob(filepath.Join(dir, r.Pattern))
 		if gerr != nil {
@@ -79,7 +84,7 @@ func collect(dir string, roles []Role) (found []staged, missing []string, skippe
 		n := 0
 		for _, m := range matches {
 			st, serr := os.Lstat(m)
-			if serr != nil {
+			if serr != nil || own[m] {
 				continue
 			}
 			if !st.Mode().IsRegular() {

@@ -332,7 +332,7 @@ func (r *request) artifacts(c *evidence.Capture, stdout, stderr *stream, mode st
 		r.notes = append(r.notes, err.Error())
 	}
 	producer := evidence.Producer{Name: r.p.Binding.Executable, Version: r.res.Version}
-	found, missing, skipped, err := collect(r.plan.OutputDir, r.p.Artifacts)
+	found, missing, skipped, err := collect(r.plan.OutputDir, r.p.Artifacts, r.plan.Support)
 	if err != nil {
 		return nil, nil, err
 	}

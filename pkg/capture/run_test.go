@@ -381,7 +381,9 @@ func TestHashSettledRejectsChangedFile(t *testing.T) {
 
 func TestOutputGrowth(t *testing.T) {
 	support := func(p *Plan, scratch string) {
-		p.Support = []SupportFile{{Path: filepath.Join(p.OutputDir, "plugin.py"), Content: make([]byte, 64<<10)}}
+		// Named like an output on purpose: it must count neither as growth
+		// nor as an artifact.
+		p.Support = []SupportFile{{Path: filepath.Join(p.OutputDir, "plugin.out"), Content: make([]byte, 64<<10)}}
 	}
 	t.Run("support file does not count", func(t *testing.T) {
 		res := run(t, context.Background(), testProvider(outRole, support), []string{"outputs", "0", "r.out=100"},

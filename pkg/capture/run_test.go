@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flameox/flameox/pkg/bundle"
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/param"
 )
@@ -520,24 +521,52 @@ func TestUnavailableProvider(t *testing.T) {
 }
 
 func TestPreserve(t *testing.T) {
-	store := t.TempDir()
-	res := run(t, context.Background(), testProvider(outRole, nil), []string{"outputs", "0", "a.out=3"}, Options{Preserve: store})
-	if res.err != nil && strings.Contains(res.err.Error(), "not implemented") {
-		t.Skip("pkg/bundle Builder is not implemented yet: ", res.err)
+	if _, err := bundle.NewBuilder(t.TempDir()); err != nil && strings.Contains(err.Error(), "not implemented") {
+		t.Skip("pkg/bundle Builder is not implemented yet: ", err)
 	}
-	if res.err != nil {
-		t.Fatal(res.err)
-	}
-	if res.capture.BundleID == "" {
-		t.Fatal("capture block records no bundle id")
-	}
-	kinds := res.kinds()
-	if kinds[len(kinds)-1] != evidence.KindBundle {
-		t.Fatalf("blocks %v end without the bundle block", kinds)
-	}
-	b := res.blocks[len(res.blocks)-1].Obj
-	if b["bundle_id"] != res.capture.BundleID {
-		t.Errorf("bundle block %v, capture says %s", b["bundle_id"], res.capture.BundleID)
+	for _, tc := range []struct {
+		name string
+		argv []string
+		code evidence.Code
+	}{
+		{"completed", []string{"outputs", "0", "a.out=3", "b.out=5"}, ""},
+		// Native outputs are published even when the capture failed.
+		{"failed", []string{"outputs", "3", "a.out=3"}, evidence.CodeCaptureFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := t.TempDir()
+			res := run(t, context.Background(), testProvider(outRole, nil), tc.argv, Options{Preserve: store})
+			if res.code() != tc.code {
+				t.Fatalf("code %q, want %q (err %v)", res.code(), tc.code, res.err)
+			}
+			if res.capture.BundleID == "" {
+				t.Fatalf("capture block records no bundle id; notes %v", res.capture.Notes)
+			}
+			kinds := res.kinds()
+			if kinds[len(kinds)-1] != evidence.KindBundle {
+				t.Fatalf("blocks %v end without the bundle block", kinds)
+			}
+			b := res.blocks[len(res.blocks)-1].Obj
+			if b["bundle_id"] != res.capture.BundleID {
+				t.Errorf("bundle block %v, capture says %s", b["bundle_id"], res.capture.BundleID)
+			}
+			members := map[string]bool{}
+			for _, m := range b["members"].([]any) {
+				mo := m.(evidence.Object)
+				if mo["role"] == "native" {
+					members[mo["sha256"].(string)] = true
+				}
+			}
+			arts := res.artifacts(t)
+			if len(arts) == 0 || len(members) != len(arts) {
+				t.Fatalf("%d native members for %d artifacts", len(members), len(arts))
+			}
+			for _, a := range arts {
+				if !members[a.Digest()] {
+					t.Errorf("artifact %s is not in the bundle", a.Name)
+				}
+			}
+		})
 	}
 }
 

@@ -406,11 +406,20 @@ func (r *request) finish(ctx context.Context, w *evidence.Writer, c *evidence.Ca
 			c.Notes = append(c.Notes, "preservation failed: "+pf.Message)
 			if f == nil {
 				f = pf
+				if f.Details == nil {
+					f.Details = evidence.Object{}
+				}
+				f.Details["capture_id"] = c.ID
+				f.Details["outcome"] = c.Outcome
 			}
 		} else {
 			c.BundleID = b.ID
 		}
 	}
+	// Completed before the blocks go out: a reader that stops early (a
+	// closed pipe ends this process with SIGPIPE) must not leave the
+	// directory unevictable.
+	cerr := r.dir.complete()
 	var werr error
 	write := func(blk evidence.Block) {
 		if werr == nil {
@@ -424,13 +433,13 @@ func (r *request) finish(ctx context.Context, w *evidence.Writer, c *evidence.Ca
 	if b != nil {
 		write(b)
 	}
-	if err := r.dir.complete(); err != nil && werr == nil {
-		werr = err
-	}
 	if f != nil {
 		return f
 	}
-	return werr
+	if werr != nil {
+		return werr
+	}
+	return cerr
 }
 
 func describe(r *execResult) string {

@@ -191,7 +191,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		f := evidence.AsFailure(err, evidence.CodeInternal)
 		_ = w.Write(f)
 		_ = w.Flush()
-		fmt.Fprintf(stderr, "flameox-capture: %s: %s\n", f.Code, f.Message)
+		fmt.Fprintf(stderr, "flameox-capture: %s: %s\n", f.Code, strings.Join(strings.Fields(f.Message), " "))
 		return evidence.ExitCode(f.Code)
 	}
 	defer func() {

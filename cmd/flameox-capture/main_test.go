@@ -14,6 +14,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/flameox/flameox/pkg/capture"
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/registry"
 )
@@ -34,11 +35,20 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-// TestFlagsFromRegistry checks that every registered provider is a
-// subcommand whose help lists each of its params as a flag.
-func TestFlagsFromRegistry(t *testing.T) {
+// TestProvidersFromRegistry checks that every registered provider is a
+// subcommand whose help lists each of its params as a flag, and that a
+// managed provider's binding is complete enough for setup to find it.
+func TestProvidersFromRegistry(t *testing.T) {
 	for _, p := range registry.Providers() {
 		t.Run(p.Name, func(t *testing.T) {
+			if b := p.Binding; b.Managed {
+				if b.Setup == nil || b.Setup.Provider != p.Name || b.Setup.Version != b.Pinned || b.Setup.Executable == "" {
+					t.Errorf("managed binding %+v: Setup must name this provider, the pinned version and the executable", b)
+				}
+				if _, err := capture.ManagedDir(*b.Setup); err != nil {
+					t.Error(err)
+				}
+			}
 			var out, errb bytes.Buffer
 			if code := run(context.Background(), []string{p.Name, "--help"}, &out, &errb); code != 0 {
 				t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())

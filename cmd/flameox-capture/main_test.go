@@ -43,7 +43,7 @@ func TestProvidersFromRegistry(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			if b := p.Binding; b.Managed {
 				if b.Setup == nil || b.Setup.Provider != p.Name || b.Setup.Version != b.Pinned || b.Setup.Executable == "" {
-					t.Errorf("managed binding %+v: Setup must name this provider, the pinned version and the executable", b)
+					t.Fatalf("managed binding %+v: Setup must name this provider, the pinned version and the executable", b)
 				}
 				if _, err := capture.ManagedDir(*b.Setup); err != nil {
 					t.Error(err)

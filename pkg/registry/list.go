@@ -2,16 +2,20 @@ package registry
 
 import (
 	"github.com/flameox/flameox/pkg/capture"
+	obsprovider "github.com/flameox/flameox/pkg/capture/providers/observations"
 	pytestprovider "github.com/flameox/flameox/pkg/capture/providers/pytest"
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
+	obsformat "github.com/flameox/flameox/pkg/formats/observations"
 	"github.com/flameox/flameox/pkg/formats/pytestevents"
 	"github.com/flameox/flameox/pkg/projection/failures"
+	obsprojection "github.com/flameox/flameox/pkg/projection/observations"
 )
 
 // formatList is every native format flameox decodes, in detection order.
 var formatList = []*formats.Spec{
 	pytestevents.Spec,
+	obsformat.Spec,
 }
 
 // operationList is every analysis operation.
@@ -38,9 +42,32 @@ var operationList = []*Operation{
 			"counts follow pytest's JUnit XML: a test whose call passed but whose teardown failed counts once, as error",
 		},
 	},
+	{
+		Name:       "summarize_observations",
+		Title:      "Values and phases a workload recorded itself",
+		Family:     "Reliability",
+		Projection: obsprojection.Spec,
+		Formats:    []string{"observations"},
+		Guidance: "Use for what a program reports about itself through flameox's SDK (flameox_observe in Python, " +
+			"pkg/observe in Go): aggregate gives count, sum, min, max, mean and the last value per series (name, " +
+			"phase, unit, process, artifact); raw lists the observations in file order; phases lists phases with " +
+			"their durations, unclosed ones first. Name and phase filters apply before the row bound.",
+		Examples: []Example{
+			{Title: "every series", Args: evidence.Object{"mode": "aggregate"}},
+			{Title: "raw latencies in the train phase", Args: evidence.Object{"mode": "raw", "name_glob": "*latency*", "phase": "train"}},
+			{Title: "the longest phases", Args: evidence.Object{"mode": "phases", "top": 10}},
+		},
+		Overhead: "one bounded JSON line per observation, written by the workload",
+		Limitations: []string{
+			"values are what the workload recorded; flameox does not measure them",
+			"time and memory units are normalized (ms to s, KiB to bytes) before pooling; other units are exact labels, so differently named units never pool",
+			"sums and means are doubles; integers beyond the double range are counted but not summed",
+		},
+	},
 }
 
 // providerList is every capture provider.
 var providerList = []*capture.Provider{
 	pytestprovider.Provider,
+	obsprovider.Provider,
 }

@@ -28,6 +28,7 @@ LINE_BYTES = 65536  # one event line, newline included
 TEXT_BYTES = 16384  # longrepr and internal-error text
 MESSAGE_BYTES = 1024  # crash messages, skip and xfail reasons, worker errors
 IDENT_BYTES = 4096  # node ids, paths, fixture names
+SHORT_BYTES = 256  # versions, platform, outcome words
 MAX_ARGS = 64
 ARG_BYTES = 512
 
@@ -194,10 +195,10 @@ class _Recorder:
             format=FORMAT,
             version=VERSION,
             pid=os.getpid(),
-            pytest=pytest.__version__,
-            python=platform.python_version(),
-            platform=sys.platform,
-            xdist=xdist,
+            pytest=_text(pytest.__version__, SHORT_BYTES),
+            python=_text(platform.python_version(), SHORT_BYTES),
+            platform=_text(sys.platform, SHORT_BYTES),
+            xdist=_text(xdist, SHORT_BYTES),
             args=args,
             args_omitted=max(0, len(self.config.invocation_params.args) - MAX_ARGS),
             rootdir=_ident(str(self.config.rootpath)),
@@ -218,7 +219,7 @@ class _Recorder:
         self.w.emit(
             "collect_report",
             nodeid=_ident(report.nodeid),
-            outcome=report.outcome,
+            outcome=_text(report.outcome, SHORT_BYTES),
             message=message,
             longrepr=longrepr,
             longrepr_truncated=cut,
@@ -273,7 +274,7 @@ class _Recorder:
             "test_report",
             nodeid=nodeid,
             when=report.when,
-            outcome=report.outcome,
+            outcome=_text(report.outcome, SHORT_BYTES),
             duration=float(report.duration),
             file=_ident(fspath),
             line=lineno if isinstance(lineno, int) else -1,
@@ -291,7 +292,7 @@ class _Recorder:
         self.w.emit(
             "worker_ready",
             worker=_ident(node.gateway.id),
-            python=".".join(str(p) for p in python[:3]) if python else None,
+            python=_text(".".join(str(p) for p in python[:3]), SHORT_BYTES) if python else None,
         )
 
     @pytest.hookimpl(optionalhook=True)

@@ -231,7 +231,7 @@ class _Recorder:
     def _items(self, ids, worker, deselected):
         for nodeid in ids:
             self.w.emit("collect_item", nodeid=_ident(nodeid))
-        self.w.emit("collection_finish", count=len(ids), deselected=deselected, worker=worker)
+        self.w.emit("collection_finish", count=len(ids), deselected=deselected, worker=_ident(worker))
 
     def pytest_collection_finish(self, session):
         self._items([item.nodeid for item in session.items], None, self.deselected)

@@ -2,6 +2,7 @@ package pytest
 
 import (
 	"context"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"io/fs"
@@ -409,4 +410,67 @@ func junitName(nodeid string) string {
 		names[len(names)-1] += "[" + params
 	}
 	return strings.Join(names[:len(names)-1], ".") + "|" + names[len(names)-1]
+}
+
+// worstCase feeds the plugin's hooks fake reports whose every text field is
+// far beyond its bound and made of the characters that expand most in JSON
+// (control characters, six bytes each; four-byte characters; lone
+// surrogates), and prints the longest line written.
+const worstCase = `
+import os, sys, types, json
+import flameox_pytest as fp
+path = sys.argv[1]
+w = fp._Writer(path)
+huge = ("\x01\U0001F600\udc80\"" * 40000)
+args = [huge] * 500
+config = types.SimpleNamespace(
+    invocation_params=types.SimpleNamespace(args=args, dir=huge),
+    rootpath=huge, pluginmanager=None)
+rec = fp._Recorder(config, w)
+rec.start()
+crash = types.SimpleNamespace(message=huge)
+longrepr = types.SimpleNamespace(reprcrash=crash, toterminal=None)
+def report(when, outcome):
+    return types.SimpleNamespace(nodeid=huge, when=when, outcome=outcome + huge, passed=False,
+        longrepr=longrepr, longreprtext=huge, duration=1.5, location=(huge, 3, huge),
+        wasxfail=huge, worker_id=huge, flameox_fixtures=[[huge, huge, 0.1, "passed"]])
+rec.pytest_runtest_logreport(report("setup", "failed"))
+rec.pytest_runtest_logreport(report("???", "failed"))
+rec.pytest_collectreport(types.SimpleNamespace(nodeid=huge, outcome="failed" + huge, passed=False, longrepr=longrepr, longreprtext=huge))
+node = types.SimpleNamespace(gateway=types.SimpleNamespace(id=huge), workerinfo={"version_info": (huge, huge, huge)})
+rec.pytest_testnodeready(node)
+rec.pytest_testnodedown(node, huge)
+rec.pytest_keyboard_interrupt(types.SimpleNamespace(typename=huge, value=huge))
+rec.pytest_internalerror(huge, None)
+rec._items([huge, huge + "x"], huge, None)
+w.close()
+lines = open(path, "rb").read().split(b"\n")[:-1]
+ids = [json.loads(l).get("nodeid") for l in lines if b'"collect_item"' in l]
+print(json.dumps({"lines": len(lines), "longest": max(len(l) + 1 for l in lines), "distinct_ids": len(set(ids))}))
+`
+
+func TestPluginLineBound(t *testing.T) {
+	py := venvPython(t)
+	out := filepath.Join(t.TempDir(), "events")
+	cmd := exec.Command(py, "-c", worstCase, out)
+	cmd.Env = append(os.Environ(), "PYTHONPATH=.", "PYTHONDONTWRITEBYTECODE=1")
+	raw, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("%v\n%s", err, ee.Stderr)
+		}
+		t.Fatal(err)
+	}
+	var res struct {
+		Lines, Longest int
+		DistinctIDs    int `json:"distinct_ids"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	if res.Lines != 12 || res.Longest > pytestevents.MaxLine || res.DistinctIDs != 2 {
+		t.Fatalf("%+v: want 12 lines of at most %d bytes and two distinct bounded ids", res, pytestevents.MaxLine)
+	}
+	t.Logf("longest worst-case line: %d bytes", res.Longest)
 }

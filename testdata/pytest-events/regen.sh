@@ -35,6 +35,14 @@ run no-tests pytest-interrupt-suite 5 -k no_test_has_this_name .
 set --
 for i in $(seq 70); do set -- "$@" -W ignore::DeprecationWarning; done
 run bounds pytest-bounds-suite 1 "$@" .
+# The oldest supported pytest, when an interpreter with pytest==8.3.0 is
+# named (python3 -m venv /tmp/v83 && /tmp/v83/bin/pip install pytest==8.3.0).
+if [ -n "${PYTEST_MIN_PYTHON:-}" ]; then
+	main=$py
+	py=$PYTEST_MIN_PYTHON
+	run suite-pytest-8.3.0 pytest-suite 1 --continue-on-collection-errors --junitxml=../pytest-events/suite-pytest-8.3.0.junit.xml .
+	py=$main
+fi
 "$py" -m pytest --version >"$here/pytest-version.txt" 2>&1
 "$py" -c 'import importlib.metadata as m; print("pytest-xdist", m.version("pytest-xdist"))' >>"$here/pytest-version.txt"
 "$py" -c 'import sys; print("python", sys.version.split()[0])' >>"$here/pytest-version.txt"

@@ -134,6 +134,7 @@ func TestFixtures(t *testing.T) {
 		want want
 	}{
 		{"suite.pytest-events.jsonl", want{counts: suiteCounts, complete: true, exit: int64(1)}},
+		{"suite-pytest-8.3.0.pytest-events.jsonl", want{counts: suiteCounts, complete: true, exit: int64(1)}},
 		{"xdist.pytest-events.jsonl", want{counts: xdistCounts, complete: true, exit: int64(1), workers: 2,
 			limits: []string{"deselected count is not observable"}}},
 		{"collection-interrupted.pytest-events.jsonl", want{counts: map[string]int64{
@@ -405,7 +406,7 @@ func junitResult(c junitCase) string {
 // TestJUnitAgreement compares every row with pytest's own JUnit XML of the
 // same run: identities, results and the suite's totals.
 func TestJUnitAgreement(t *testing.T) {
-	for _, run := range []string{"suite", "xdist"} {
+	for _, run := range []string{"suite", "suite-pytest-8.3.0", "xdist"} {
 		t.Run(run, func(t *testing.T) {
 			ju := readJUnit(t, filepath.Join(fixtures, run+".junit.xml"))
 			tb := decodeFile(t, run+".pytest-events.jsonl")

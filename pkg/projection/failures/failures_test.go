@@ -132,7 +132,7 @@ func TestSuite(t *testing.T) {
 // TestJUnitFailures: the projected identities are exactly the testcases
 // pytest's own JUnit XML marks failure or error, for the same runs.
 func TestJUnitFailures(t *testing.T) {
-	for _, run := range []string{"suite", "xdist"} {
+	for _, run := range []string{"suite", "suite-pytest-8.3.0", "xdist"} {
 		t.Run(run, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join(fixtures, run+".junit.xml"))
 			if err != nil {

@@ -3,7 +3,6 @@ package observe
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/flameox/flameox/pkg/evidence"
@@ -21,6 +20,18 @@ type Record struct {
 	PID   int64
 }
 
+// Record fields, as bits of a set.
+const (
+	fieldV uint8 = 1 << iota
+	fieldKind
+	fieldName
+	fieldPhase
+	fieldUnit
+	fieldValue
+	fieldTS
+	fieldPID
+)
+
 // ParseRecord parses and validates one record line (its newline may be
 // included). Syntax errors are *jsonscan.Error; everything outside the
 // grammar or its bounds wraps ErrBounds. The line length bound is the
@@ -36,7 +47,7 @@ func ParseRecord(line []byte) (*Record, error) {
 		return nil, boundsf("a record must be a JSON object")
 	}
 	var r Record
-	seen := map[string]bool{}
+	var seen uint8 // fieldV… bits
 	for {
 		k, err := s.Next()
 		if err != nil {
@@ -45,14 +56,37 @@ func ParseRecord(line []byte) (*Record, error) {
 		if k.Kind == jsonscan.ObjectEnd {
 			break
 		}
-		key := string(k.Bytes)
+		// A switch on string(bytes) does not allocate; keys outside the
+		// grammar are copied only for the message.
+		var key string
+		var bit uint8
+		switch string(k.Bytes) {
+		case "v":
+			key, bit = "v", fieldV
+		case "kind":
+			key, bit = "kind", fieldKind
+		case "name":
+			key, bit = "name", fieldName
+		case "phase":
+			key, bit = "phase", fieldPhase
+		case "unit":
+			key, bit = "unit", fieldUnit
+		case "value":
+			key, bit = "value", fieldValue
+		case "ts":
+			key, bit = "ts", fieldTS
+		case "pid":
+			key, bit = "pid", fieldPID
+		default:
+			return nil, boundsf("field %q is not part of record version %d", k.Bytes, Version)
+		}
 		v, err := s.Next()
 		if err != nil {
 			return nil, err
 		}
-		seen[key] = true
-		switch key {
-		case "v":
+		seen |= bit
+		switch bit {
+		case fieldV:
 			n, err := integer(key, v)
 			if err != nil {
 				return nil, err
@@ -60,12 +94,21 @@ func ParseRecord(line []byte) (*Record, error) {
 			if n != Version {
 				return nil, boundsf("record version %d is not %d", n, Version)
 			}
-		case "kind":
-			if v.Kind != jsonscan.String || !slices.Contains([]string{KindObservation, KindPhaseStart, KindPhaseEnd}, string(v.Bytes)) {
+		case fieldKind:
+			if v.Kind != jsonscan.String {
+				return nil, boundsf("kind must be a string")
+			}
+			switch string(v.Bytes) {
+			case KindObservation:
+				r.Kind = KindObservation
+			case KindPhaseStart:
+				r.Kind = KindPhaseStart
+			case KindPhaseEnd:
+				r.Kind = KindPhaseEnd
+			default:
 				return nil, boundsf("kind must be %s, %s or %s", KindObservation, KindPhaseStart, KindPhaseEnd)
 			}
-			r.Kind = string(v.Bytes)
-		case "name":
+		case fieldName:
 			if v.Kind != jsonscan.String {
 				return nil, boundsf("name must be a string")
 			}
@@ -73,7 +116,7 @@ func ParseRecord(line []byte) (*Record, error) {
 			if err := CheckLabel("name", r.Name); err != nil {
 				return nil, err
 			}
-		case "phase", "unit":
+		case fieldPhase, fieldUnit:
 			if v.Kind == jsonscan.Null {
 				continue
 			}
@@ -84,16 +127,16 @@ func ParseRecord(line []byte) (*Record, error) {
 			if err := CheckLabel(key, label); err != nil {
 				return nil, err
 			}
-			if key == "phase" {
+			if bit == fieldPhase {
 				r.Phase = label
 			} else {
 				r.Unit = label
 			}
-		case "value":
+		case fieldValue:
 			if r.Value, err = buildValue(s, v, 0); err != nil {
 				return nil, err
 			}
-		case "ts", "pid":
+		case fieldTS, fieldPID:
 			n, err := integer(key, v)
 			if err != nil {
 				return nil, err
@@ -101,33 +144,34 @@ func ParseRecord(line []byte) (*Record, error) {
 			if n < 0 {
 				return nil, boundsf("%s %d is negative", key, n)
 			}
-			if key == "ts" {
+			if bit == fieldTS {
 				r.TS = n
 			} else {
 				r.PID = n
 			}
-		default:
-			return nil, boundsf("field %q is not part of record version %d", key, Version)
 		}
 	}
 	if err := s.CheckEnd(); err != nil {
 		return nil, err
 	}
-	for _, req := range []string{"v", "kind", "ts", "pid"} {
-		if !seen[req] {
-			return nil, boundsf("field %q is missing", req)
+	for _, req := range []struct {
+		bit  uint8
+		name string
+	}{{fieldV, "v"}, {fieldKind, "kind"}, {fieldTS, "ts"}, {fieldPID, "pid"}} {
+		if seen&req.bit == 0 {
+			return nil, boundsf("field %q is missing", req.name)
 		}
 	}
 	switch r.Kind {
 	case KindObservation:
-		if !seen["name"] || !seen["value"] {
+		if seen&fieldName == 0 || seen&fieldValue == 0 {
 			return nil, boundsf("an observation needs name and value")
 		}
 	default:
 		if r.Phase == "" {
 			return nil, boundsf("a %s record needs a non-null phase", r.Kind)
 		}
-		if seen["name"] || seen["value"] || seen["unit"] {
+		if seen&(fieldName|fieldValue|fieldUnit) != 0 {
 			return nil, boundsf("a %s record has no name, value or unit", r.Kind)
 		}
 	}

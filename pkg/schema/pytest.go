@@ -69,4 +69,6 @@ const (
 	MetricCollectionErrors  = "collection_errors"
 	MetricCollectionSkipped = "collection_skipped"
 	MetricTruncatedBytes    = "unterminated_bytes" // bytes of a discarded unterminated last line
+	MetricFixtureSetups     = "fixture_setups"     // fixture setups the plugin timed
+	MetricFixtureSeconds    = "fixture_setup_seconds"
 )

@@ -113,15 +113,14 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		return err
 	}
 	d := &decoder{
-		tw:        tw,
-		artifact:  in.Artifact.ID,
-		maxItems:  in.Limit(LimitItems),
-		inflight:  map[key]*test{},
-		starts:    map[string]int{},
-		ran:       map[string]bool{},
-		collected: map[string]bool{},
-		counts:    map[string]int64{},
-		workers:   map[string]bool{},
+		tw:       tw,
+		artifact: in.Artifact.ID,
+		maxItems: in.Limit(LimitItems),
+		inflight: map[key]*test{},
+		starts:   map[string]int{},
+		ids:      map[string]uint8{},
+		counts:   map[string]int64{},
+		workers:  map[string]bool{},
 	}
 	if d.maxItems <= 0 {
 		d.maxItems = DefaultItems
@@ -156,6 +155,12 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 }
 
 type key struct{ nodeid, worker string }
+
+// What the stream said about a node id.
+const (
+	idCollected uint8 = 1 << iota
+	idRan             // started or reported
+)
 
 type phaseReport struct {
 	seen     bool
@@ -194,12 +199,13 @@ type decoder struct {
 	workers                                               map[string]bool
 	listed                                                bool // the item list has been written
 	order                                                 []string
-	collected                                             map[string]bool
 	deselected                                            int64
 	deselectedUnknown                                     bool
 	inflight                                              map[key]*test
 	starts                                                map[string]int
-	ran                                                   map[string]bool
+	ids                                                   map[string]uint8 // node id → idCollected|idRan
+	fixtures                                              int64
+	fixtureSeconds                                        float64
 	counts                                                map[string]int64
 	rows                                                  int64
 	keys                                                  []string // reused by fields
@@ -262,15 +268,20 @@ func (d *decoder) event(line []byte) error {
 				return err
 			}
 			d.starts[nodeid]++
-			d.ran[nodeid] = true
+			d.ids[nodeid] |= idRan
 		}
 	case "fixture_setup":
 		f.str("nodeid")
 		f.str("fixture")
 		f.str("scope")
-		f.number("duration")
+		dur := f.number("duration")
 		f.enum("outcome", "passed", "failed", "skipped")
 		f.optStr("worker")
+		if f.err == nil && dur < 0 {
+			return d.failf("negative duration %v", dur)
+		}
+		d.fixtures++
+		d.fixtureSeconds += dur
 	case "test_report":
 		err = d.testReport(f)
 	case "test_crash":
@@ -340,10 +351,10 @@ func (d *decoder) runStart(f *fields) error {
 }
 
 func (d *decoder) track(nodeid string) error {
-	if d.collected[nodeid] || d.ran[nodeid] {
+	if _, known := d.ids[nodeid]; known {
 		return nil
 	}
-	if int64(len(d.collected)+len(d.ran)) >= d.maxItems {
+	if int64(len(d.ids)) >= d.maxItems {
 		return &evidence.Failure{Code: evidence.CodeLimitExceeded,
 			Message:  fmt.Sprintf("line %d: more than %d distinct node ids (limit %s)", d.line, d.maxItems, LimitItems),
 			Location: evidence.Location{Line: d.line}, Details: evidence.Object{"limit": LimitItems, "value": d.maxItems}}
@@ -386,7 +397,7 @@ func (d *decoder) collectItem(f *fields) error {
 		return err
 	}
 	d.order = append(d.order, nodeid)
-	d.collected[nodeid] = true
+	d.ids[nodeid] |= idCollected
 	return nil
 }
 
@@ -448,7 +459,7 @@ func (d *decoder) testReport(f *fields) error {
 		}
 		t = &test{nodeid: nodeid, worker: ptr(worker, hasWorker), firstLine: d.line, line: -1}
 		d.inflight[k] = t
-		d.ran[nodeid] = true
+		d.ids[nodeid] |= idRan
 		if d.starts[nodeid] > 0 {
 			d.starts[nodeid]--
 		}
@@ -570,7 +581,7 @@ func (d *decoder) testCrash(f *fields) error {
 			d.starts[nodeid]--
 		}
 	}
-	d.ran[nodeid] = true
+	d.ids[nodeid] |= idRan
 	var dur any
 	if t.setup.seen {
 		dur = t.duration
@@ -650,7 +661,7 @@ func (d *decoder) finish() error {
 		}
 	}
 	for _, n := range d.order {
-		if !d.ran[n] {
+		if d.ids[n]&idRan == 0 {
 			if err := d.testRowValues(&test{nodeid: n, line: -1}, schema.OutcomeUnexecuted, "", nil, nil, false, nil); err != nil {
 				return err
 			}
@@ -679,6 +690,8 @@ func (d *decoder) finish() error {
 	sum.Metrics[schema.MetricWorkers] = evidence.Metric{Value: int64(len(d.workers))}
 	sum.Metrics[schema.MetricInternalErrors] = evidence.Metric{Value: d.internalErrors}
 	sum.Metrics[schema.MetricTruncatedBytes] = evidence.Metric{Value: d.unterminated, Unit: "bytes"}
+	sum.Metrics[schema.MetricFixtureSetups] = evidence.Metric{Value: d.fixtures}
+	sum.Metrics[schema.MetricFixtureSeconds] = evidence.Metric{Value: d.fixtureSeconds, Unit: "s"}
 	sum.RowsObserved = d.rows
 	sum.Complete = d.runFinished && d.sessionFinished && len(d.interrupts) == 0 && len(d.crashed) == 0 &&
 		d.internalErrors == 0 && d.unterminated == 0

@@ -246,6 +246,13 @@ func TestRowDetails(t *testing.T) {
 	if lr, _ := one("test_outcomes.py::test_fixture_error")["longrepr"].(string); strings.Contains(lr, "flameox_pytest") {
 		t.Fatalf("the plugin's fixture timer leaks into the traceback: %s", lr)
 	}
+	// Fixture timing: the session fixture sleeps 20 ms, the slow one 50 ms.
+	if n := tb.sum.Metrics[schema.MetricFixtureSetups].Value; n != int64(12) {
+		t.Fatalf("fixture_setups = %v, want 12", n)
+	}
+	if s := tb.sum.Metrics[schema.MetricFixtureSeconds].Value.(float64); s < 0.07 {
+		t.Fatalf("fixture_setup_seconds = %v, below the fixtures' 70 ms of sleep", s)
+	}
 	slow := one("test_outcomes.py::test_slow_fixture")
 	if d := slow["duration"].(float64); d < 0.05 {
 		t.Fatalf("slow fixture test duration %v < the fixture's 50ms sleep", d)
@@ -550,6 +557,7 @@ func TestHostile(t *testing.T) {
 		{"collection count mismatch", stream(`collect_item "nodeid":"a"`, `collection_finish "count":2,"deselected":0,"worker":null`), evidence.CodeDecodeFailure, 3, nil},
 		{"session_finish without start", stream(`session_finish "exit_status":0,"tests_collected":0,"tests_failed":0`), evidence.CodeDecodeFailure, 2, nil},
 		{"negative duration", stream(strings.Replace(report("setup", "passed"), "0.1", "-1", 1)), evidence.CodeDecodeFailure, 2, nil},
+		{"negative fixture duration", stream(`fixture_setup "nodeid":"a","fixture":"f","scope":"function","duration":-0.5,"outcome":"passed","worker":null`), evidence.CodeDecodeFailure, 2, nil},
 		{"item limit", stream(`collect_item "nodeid":"a"`, `collect_item "nodeid":"b"`), evidence.CodeLimitExceeded, 3, map[string]int64{LimitItems: 1}},
 	}
 	for _, c := range cases {
@@ -564,6 +572,12 @@ func TestHostile(t *testing.T) {
 			}
 		})
 	}
+	t.Run("one node id collected and run counts once", func(t *testing.T) {
+		in := stream(`collect_item "nodeid":"a"`, `collection_finish "count":1,"deselected":0,"worker":null`, `test_start "nodeid":"a"`)
+		if _, err := decode(t, strings.NewReader(in), map[string]int64{LimitItems: 1}); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("line of exactly 64 KiB", func(t *testing.T) {
 		if len(exact) != MaxLine {
 			t.Fatalf("built a %d-byte line", len(exact))

@@ -43,7 +43,7 @@ type Builder struct {
 	store     string // absolute
 	tmp       string // this builder's work directory, under store/tmp
 	captures  []evidence.Object
-	artifacts []*evidence.Artifact       // Path relative to the bundle
+	artifacts []*evidence.Artifact        // Path relative to the bundle
 	natives   map[string]*evidence.Member // by hex digest
 	tables    []*TableWriter
 	tableIDs  map[string]bool

@@ -57,15 +57,15 @@ type column struct {
 
 // TableWriter streams one table's rows to a Parquet file in the bundle.
 type TableWriter struct {
-	b       *Builder
-	header  *evidence.Table
-	rel     string // path relative to the bundle directory
-	file    *os.File
-	out     *digestWriter
-	pw      *parquet.Writer
-	cols    []column
-	batch   []parquet.Row
-	flat    []parquet.Value
+	b      *Builder
+	header *evidence.Table
+	rel    string // path relative to the bundle directory
+	file   *os.File
+	out    *digestWriter
+	pw     *parquet.Writer
+	cols   []column
+	batch  []parquet.Row
+	flat   []parquet.Value
 	// scratch holds the string and JSON bytes of the pending batch. The
 	// Parquet writer copies values when a batch is written, so it is reused
 	// afterwards; values made before an append moved it stay valid.

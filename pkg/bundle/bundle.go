@@ -224,7 +224,7 @@ func (b *Builder) BeginTable(t *evidence.Table) (*TableWriter, error) {
 	h := *t
 	h.Columns = slices.Clone(t.Columns)
 	h.ArtifactIDs = slices.Clone(t.ArtifactIDs)
-	w, err := newTableWriter(b, &h, len(b.tables))
+	w, err := newTableWriter(b.tmp, &h, len(b.tables))
 	if err != nil {
 		return nil, err
 	}

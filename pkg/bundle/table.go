@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
@@ -57,7 +58,6 @@ type column struct {
 
 // TableWriter streams one table's rows to a Parquet file in the bundle.
 type TableWriter struct {
-	b      *Builder
 	header *evidence.Table
 	rel    string // path relative to the bundle directory
 	file   *os.File
@@ -164,7 +164,7 @@ func unitsOf(t *evidence.Table) evidence.Object {
 	return u
 }
 
-func newTableWriter(b *Builder, t *evidence.Table, index int) (*TableWriter, error) {
+func newTableWriter(tmp string, t *evidence.Table, index int) (*TableWriter, error) {
 	header, err := evidence.Canonical(t)
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeInvalidArgument, err, "table %s header", t.ID)
@@ -174,7 +174,7 @@ func newTableWriter(b *Builder, t *evidence.Table, index int) (*TableWriter, err
 		return nil, evidence.Wrap(evidence.CodeInvalidArgument, err, "table %s units", t.ID)
 	}
 	rel := tablesDir + "/" + strconv.Itoa(index) + "-" + fileSafe(t.Name) + ".parquet"
-	f, err := os.OpenFile(filepath.Join(b.tmp, filepath.FromSlash(rel)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(filepath.Join(tmp, filepath.FromSlash(rel)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "create table file")
 	}
@@ -189,7 +189,7 @@ func newTableWriter(b *Builder, t *evidence.Table, index int) (*TableWriter, err
 		parquet.KeyValueMetadata(MetaTable, string(header)),
 		parquet.KeyValueMetadata(MetaUnits, string(units)),
 	)
-	return &TableWriter{b: b, header: t, rel: rel, file: f, out: out, pw: pw, cols: cols}, nil
+	return &TableWriter{header: t, rel: rel, file: f, out: out, pw: pw, cols: cols}, nil
 }
 
 // fileSafe keeps a table name readable in a file name without letting it
@@ -221,14 +221,8 @@ func (w *TableWriter) Row(values evidence.Object) error {
 	if w.summary != nil || w.member != nil {
 		return evidence.Failf(evidence.CodeInvalidArgument, "table %s: row after the table was closed", w.header.ID)
 	}
-	if len(values) != len(w.cols) {
-		for k := range values {
-			if _, ok := w.header.Column(k); !ok {
-				return w.rowFail(k, "row has a value for column %q, which the table header does not declare", k)
-			}
-		}
-		// Same size mismatch without an unknown key: a column is missing,
-		// found below.
+	if len(values) > len(w.cols) {
+		return w.undeclared(values)
 	}
 	n := len(w.cols)
 	start := len(w.flat)
@@ -238,6 +232,9 @@ func (w *TableWriter) Row(values evidence.Object) error {
 		v, ok := values[c.name]
 		if !ok {
 			w.flat = w.flat[:start]
+			if err := w.undeclared(values); err != nil {
+				return err
+			}
 			return w.rowFail(c.name, "row lacks column %q", c.name)
 		}
 		pv, err := w.value(c, v)
@@ -253,6 +250,21 @@ func (w *TableWriter) Row(values evidence.Object) error {
 		return w.flushBatch()
 	}
 	return nil
+}
+
+// undeclared reports a value for a column the header does not declare.
+func (w *TableWriter) undeclared(values evidence.Object) error {
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		if _, ok := w.header.Column(k); !ok {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	slices.Sort(keys)
+	return w.rowFail(keys[0], "row has a value for column %q, which the table header does not declare", keys[0])
 }
 
 func (w *TableWriter) rowFail(col, format string, args ...any) error {
@@ -272,6 +284,9 @@ func (w *TableWriter) value(c column, v any) (parquet.Value, error) {
 		s, ok := v.(string)
 		if !ok {
 			return pv, w.rowFail(c.name, "column %q holds %s, want a string", c.name, describe(v))
+		}
+		if !utf8.ValidString(s) {
+			return pv, w.rowFail(c.name, "column %q: %v", c.name, evidence.ErrInvalidUTF8)
 		}
 		start := len(w.scratch)
 		w.scratch = append(w.scratch, s...)

@@ -72,11 +72,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// A blocked read of stdin does not watch ctx; closing stdin ends it.
-	if f, ok := stdin.(*os.File); ok {
-		defer context.AfterFunc(ctx, func() { f.Close() })()
-	}
-	if _, err := bundle.Preserve(ctx, c.Store, stdin, out); err != nil {
+	// A read blocked on stdin does not watch ctx, and closing a blocking fd
+	// does not end it; so stdin is read through a pipe that cancellation
+	// closes, and the copying goroutine is left to the process exit.
+	pr, pw := io.Pipe()
+	go func() { _, err := io.Copy(pw, stdin); pw.CloseWithError(err) }()
+	defer context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })()
+	if _, err := bundle.Preserve(ctx, c.Store, pr, out); err != nil {
 		return fail(err)
 	}
 	if err := out.Flush(); err != nil {

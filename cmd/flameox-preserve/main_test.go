@@ -221,3 +221,50 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+func TestInterrupt(t *testing.T) {
+	store := t.TempDir()
+	in, _ := profileStream(t)
+	cmd := exec.Command(binary, "--store", store)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	// Part of a stream, then silence: the command waits on stdin.
+	if _, err := stdin.Write(in[:bytes.IndexByte(in, '\n')+1]); err != nil {
+		t.Fatal(err)
+	}
+	// The work directory exists once the signal handler is installed.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if entries, _ := os.ReadDir(filepath.Join(store, "tmp")); len(entries) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("flameox-preserve never started its bundle")
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != evidence.ExitCode(evidence.CodeCancelled) {
+		t.Fatalf("interrupted run ended with %v, want exit %d", err, evidence.ExitCode(evidence.CodeCancelled))
+	}
+	if !strings.Contains(out.String(), `"code":"CANCELLED"`) {
+		t.Errorf("no CANCELLED failure block on stdout: %s", out.String())
+	}
+	if entries, _ := os.ReadDir(filepath.Join(store, "tmp")); len(entries) != 0 {
+		t.Errorf("an interrupted run left %v", entries)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(store, "bundles")); len(entries) != 0 {
+		t.Errorf("an interrupted run published %v", entries)
+	}
+}

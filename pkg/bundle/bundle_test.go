@@ -767,3 +767,22 @@ func TestRowValidation(t *testing.T) {
 		failureOf(t, err, evidence.CodeInvalidArgument)
 	})
 }
+
+func TestEmptyTable(t *testing.T) {
+	b, err := NewBuilder(t.TempDir())
+	must(t, err)
+	defer b.Abort()
+	w, err := b.BeginTable(allTypes("sha256:" + strings.Repeat("c", 64)))
+	must(t, err)
+	must(t, w.End(&evidence.Summary{Complete: true}))
+	bl, err := b.Publish(context.Background())
+	must(t, err)
+	r, err := Open(bl.Path)
+	must(t, err)
+	for row, err := range r.Rows(0) {
+		t.Fatalf("an empty table yields %v, %v", row, err)
+	}
+	if s := r.Manifest.Tables[0].Summary; s == nil || s.RowsEmitted != 0 || !s.Complete {
+		t.Errorf("summary %+v", s)
+	}
+}

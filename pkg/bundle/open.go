@@ -119,8 +119,10 @@ func (r *Reader) verifyTree() error {
 			return nil
 		case d.IsDir() && (rel == nativeDir || rel == tablesDir):
 			return nil
-		case d.Type().IsRegular() && listed[rel]:
+		case listed[rel] && d.Type().IsRegular():
 			return nil
+		case listed[rel]:
+			return integrity(p, "bundle member %s is not a regular file", rel)
 		}
 		return integrity(p, "bundle holds %s, which its manifest does not list", rel)
 	})

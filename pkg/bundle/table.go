@@ -189,7 +189,9 @@ func newTableWriter(tmp string, t *evidence.Table, index int) (*TableWriter, err
 		parquet.KeyValueMetadata(MetaTable, string(header)),
 		parquet.KeyValueMetadata(MetaUnits, string(units)),
 	)
-	return &TableWriter{header: t, rel: rel, file: f, out: out, pw: pw, cols: cols}, nil
+	// Sized for a whole batch, so rows already in the batch never move.
+	return &TableWriter{header: t, rel: rel, file: f, out: out, pw: pw, cols: cols,
+		batch: make([]parquet.Row, 0, batchRows), flat: make([]parquet.Value, 0, batchRows*len(cols))}, nil
 }
 
 // fileSafe keeps a table name readable in a file name without letting it
@@ -225,22 +227,26 @@ func (w *TableWriter) Row(values evidence.Object) error {
 		return w.undeclared(values)
 	}
 	n := len(w.cols)
-	start := len(w.flat)
+	start, bytesBefore := len(w.flat), w.groupBytes
+	// A refused row leaves no trace, so row-group boundaries (and so the
+	// file's bytes) depend on accepted rows only.
+	refuse := func(err error) error {
+		w.flat, w.groupBytes = w.flat[:start], bytesBefore
+		return err
+	}
 	w.flat = slices.Grow(w.flat, n)[:start+n]
 	row := w.flat[start : start+n]
 	for _, c := range w.cols {
 		v, ok := values[c.name]
 		if !ok {
-			w.flat = w.flat[:start]
 			if err := w.undeclared(values); err != nil {
-				return err
+				return refuse(err)
 			}
-			return w.rowFail(c.name, "row lacks column %q", c.name)
+			return refuse(w.rowFail(c.name, "row lacks column %q", c.name))
 		}
 		pv, err := w.value(c, v)
 		if err != nil {
-			w.flat = w.flat[:start]
-			return err
+			return refuse(err)
 		}
 		row[c.leaf] = pv
 	}

@@ -44,9 +44,9 @@ var Provider = &capture.Provider{
 		{Role: RoleStderr, Format: "text", Pattern: FileStderr, Required: true, Doc: "the command's standard error, whole"},
 	},
 	Operations: []string{"preview_text_fragment", "preview_artifact"},
-	Binding: capture.Binding{Executable: "argv[0]", Guidance: guidance},
-	Resolve: Resolve,
-	Plan:    Plan,
+	Binding:    capture.Binding{Executable: "argv[0]", Guidance: guidance},
+	Resolve:    Resolve,
+	Plan:       Plan,
 }
 
 // Resolve finds the workload's executable and binds its identity (path

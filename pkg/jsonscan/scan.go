@@ -99,6 +99,7 @@ type Scanner struct {
 	stack    []frame
 	done     bool
 	scratch  []byte
+	key      []byte
 	MaxDepth int // 0 means 512
 	// CheckDuplicates makes a repeated key in one object an error.
 	CheckDuplicates bool
@@ -279,6 +280,9 @@ func (s *Scanner) readKey(f *frame) (Token, error) {
 	if err != nil {
 		return Token{}, err
 	}
+	// Finding the ':' may refill the buffer under b: keep a copy.
+	s.key = append(s.key[:0], b...)
+	b = s.key
 	if s.CheckDuplicates {
 		if err := f.addKey(b); err != nil {
 			return Token{}, s.errorf(off, err, "key %q", b)
@@ -475,6 +479,9 @@ func (s *Scanner) readString() ([]byte, error) {
 		start := s.pos
 		if j := bytes.IndexByte(s.buf[start:s.end], '"'); j >= 0 {
 			seg := s.buf[start : start+j]
+			if j > s.maxToken() {
+				return nil, s.errorf(off, ErrTokenTooLong, "string")
+			}
 			if bytes.IndexByte(seg, '\\') < 0 && !hasControl(seg) {
 				if !utf8.Valid(seg) {
 					return nil, s.errorf(off, ErrInvalidUTF8, "string")

@@ -98,4 +98,72 @@ install -m 0644 "$shared/aiperf/profile_export_aiperf.json" json/aiperf-profile_
 install -m 0644 "$shared/aiperf/profile_export.jsonl" jsonl/aiperf-profile_export.jsonl
 install -m 0644 "$shared/mooncake/synthetic_trace.jsonl" jsonl/mooncake-synthetic_trace.jsonl
 
+# --- What the native readers see: Python's json and csv modules, pyarrow ---
+# Tests compare the decoders' counts and first records with these.
+mkdir -p expected
+"$py" - <<'PY'
+import base64, csv, decimal, glob, json, math, os
+import pyarrow as pa, pyarrow.parquet as pq
+
+def canon(v):
+    # The decoders' value conventions: NaN/Inf tagged, bytes tagged,
+    # decimals as exact strings, integers beyond 2**53 as strings.
+    if isinstance(v, float):
+        if math.isnan(v): return {"type": "double", "value": "NaN"}
+        if math.isinf(v): return {"type": "double", "value": "Infinity" if v > 0 else "-Infinity"}
+        return v
+    if isinstance(v, bool) or v is None or isinstance(v, str): return v
+    if isinstance(v, int): return str(v) if abs(v) > 2**53 - 1 else v
+    if isinstance(v, decimal.Decimal): return str(v)
+    if isinstance(v, bytes): return {"type": "bytes", "base64": base64.b64encode(v).decode()}
+    if isinstance(v, dict): return {k: canon(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)): return [canon(x) for x in v]
+    raise TypeError(type(v))
+
+def dump(name, obj):
+    with open(f"expected/{name}.json", "w") as f:
+        json.dump(obj, f, indent=1, sort_keys=True, ensure_ascii=False)
+        f.write("\n")
+
+for p in sorted(glob.glob("json/*.json")):
+    doc = json.load(open(p, encoding="utf-8-sig"))
+    recs = doc if isinstance(doc, list) else next((v for v in doc.values() if isinstance(v, list)), [])
+    dump(os.path.basename(p), {"reader": "python json", "records": len(recs), "first": canon(recs[:5])})
+
+for p in sorted(glob.glob("jsonl/*.jsonl")):
+    recs = [json.loads(l) for l in open(p, encoding="utf-8") if l.strip()]
+    dump(os.path.basename(p), {"reader": "python json", "records": len(recs), "first": canon(recs[:5])})
+
+for p in sorted(glob.glob("csv/*.csv")):
+    rows = list(csv.reader(open(p, newline="", encoding="utf-8-sig")))
+    rows = [r for r in rows if r]  # the csv module yields [] for blank lines
+    dump(os.path.basename(p), {"reader": "python csv", "header": rows[0], "records": len(rows) - 1, "first": rows[1:6]})
+
+def rows_of(t):
+    cols = {}
+    for name in t.column_names:
+        c = t.column(name)
+        if pa.types.is_timestamp(c.type) or pa.types.is_date(c.type):
+            c = c.cast(pa.int64() if pa.types.is_timestamp(c.type) else pa.int32())
+        if pa.types.is_dictionary(c.type):
+            c = c.cast(c.type.value_type)
+        cols[name] = c.to_pylist()
+    return [{k: canon(cols[k][i]) for k in cols} for i in range(t.num_rows)]
+
+for p in sorted(glob.glob("parquet/*.parquet")):
+    f = pq.ParquetFile(p)
+    md = f.metadata
+    cols = [{"path": md.schema.column(i).path, "physical_type": md.schema.column(i).physical_type}
+            for i in range(md.num_columns)]
+    dump(os.path.basename(p), {"reader": "pyarrow " + pa.__version__, "num_rows": md.num_rows,
+        "num_row_groups": md.num_row_groups, "created_by": md.created_by, "columns": cols,
+        "first": rows_of(f.read_row_group(0).slice(0, 5))})
+
+for p in sorted(glob.glob("text/*")):
+    data = open(p, "rb").read()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"": lines.pop()
+    dump(os.path.basename(p), {"reader": "python bytes.split", "lines": len(lines), "bytes": len(data)})
+PY
+
 sha256sum json/* jsonl/* csv/* parquet/* text/* > SHA256SUMS

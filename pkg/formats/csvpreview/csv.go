@@ -217,7 +217,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		if err != nil {
 			fail = csvFailure(err, ceiling, end)
 			var pe *csv.ParseError
-			if errors.As(err, &pe) {
+			if errors.As(err, &pe) && (header != nil || !useHeader) {
 				// The row that does not parse is part of the preview.
 				st, _ := g.start(int64(pe.StartLine))
 				r := preview.Record{Index: res.Observed, Line: int64(pe.StartLine), Offset: st.offset,

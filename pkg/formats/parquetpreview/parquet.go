@@ -75,8 +75,34 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 
 type limits struct{ footer, chunk int64 }
 
+// recorder remembers the first read error, so a failure inside parquet-go
+// caused by the disk is IO_FAILURE, not DECODE_FAILURE.
+type recorder struct {
+	r   io.ReaderAt
+	err error
+}
+
+func (rc *recorder) ReadAt(p []byte, off int64) (int, error) {
+	n, err := rc.r.ReadAt(p, off)
+	if err != nil && !errors.Is(err, io.EOF) && rc.err == nil {
+		rc.err = err
+	}
+	return n, err
+}
+
 // decodeFrom previews a Parquet file read through ra.
 func decodeFrom(ctx context.Context, ra io.ReaderAt, size int64, opts preview.Values, lim limits, out formats.Sink) error {
+	rc := &recorder{r: ra}
+	if err := decodeAt(ctx, rc, size, opts, lim, out); err != nil {
+		if rc.err != nil && ctx.Err() == nil {
+			return evidence.Wrap(evidence.CodeIOFailure, rc.err, "read parquet")
+		}
+		return err
+	}
+	return nil
+}
+
+func decodeAt(ctx context.Context, ra io.ReaderAt, size int64, opts preview.Values, lim limits, out formats.Sink) error {
 	if err := checkFooter(ra, size, lim.footer); err != nil {
 		return err
 	}

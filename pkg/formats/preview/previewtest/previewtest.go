@@ -181,3 +181,65 @@ func CheckInvariants(tb testing.TB, sink *Sink, err error) {
 		}
 	}
 }
+
+// Emitter records a projection's result tables, checking rows against
+// their headers like Sink does.
+type Emitter struct {
+	Sink
+	cur formats.TableWriter
+}
+
+// Begin implements projection.Emitter.
+func (e *Emitter) Begin(t *evidence.Table) error {
+	w, err := e.Sink.Begin(t)
+	e.cur = w
+	return err
+}
+
+// Row implements projection.Emitter.
+func (e *Emitter) Row(values evidence.Object) error { return e.cur.Row(values) }
+
+// End implements projection.Emitter. The summary keeps the projection's
+// own rows_emitted, which must match the rows it wrote.
+func (e *Emitter) End(s *evidence.Summary) error {
+	claimed := s.RowsEmitted
+	if err := e.cur.End(s); err != nil {
+		return err
+	}
+	if claimed != s.RowsEmitted {
+		return fmt.Errorf("summary claims %d rows emitted, %d were written", claimed, s.RowsEmitted)
+	}
+	return nil
+}
+
+// Consumer takes decoded tables: a projection.Projector.
+type Consumer interface {
+	Table(t *evidence.Table) error
+	Row(t *evidence.Table, values evidence.Object) error
+	Summary(t *evidence.Table, s *evidence.Summary) error
+}
+
+// Feed passes decoded tables to a projection as flameox-rank would, giving
+// each table the id, format and artifact a StreamSink would.
+func Feed(tb testing.TB, c Consumer, format, artifactID string, s *Sink) {
+	tb.Helper()
+	for i, t := range s.Tables {
+		h := *t.Header
+		h.ID = fmt.Sprintf("%s.%s#%d", artifactID, h.Name, i)
+		h.Format = format
+		h.ArtifactIDs = []string{artifactID}
+		if err := c.Table(&h); err != nil {
+			tb.Fatal(err)
+		}
+		for _, r := range t.Rows {
+			if err := c.Row(&h, r); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		if t.Summary != nil {
+			if err := c.Summary(&h, t.Summary); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+}

@@ -142,17 +142,24 @@ func (g *guard) start(line int64) (lineStart, bool) {
 		if s.line == line {
 			return s, true
 		}
+		if s.line > line {
+			break
+		}
 	}
 	return lineStart{}, false
 }
 
-// prune forgets lines before line.
+// prune forgets lines before line. It drops from the front and compacts
+// only when the dropped part dominates, so a record costs O(1) amortized.
 func (g *guard) prune(line int64) {
 	i := 0
 	for i < len(g.starts) && g.starts[i].line < line {
 		i++
 	}
-	g.starts = append(g.starts[:0], g.starts[i:]...)
+	g.starts = g.starts[i:]
+	if cap(g.starts) > 4096 && len(g.starts) < cap(g.starts)/4 {
+		g.starts = append([]lineStart(nil), g.starts...)
+	}
 }
 
 // at finds the line that begins at offset, if one does.
@@ -160,6 +167,9 @@ func (g *guard) at(offset int64) (lineStart, bool) {
 	for _, s := range g.starts {
 		if s.offset == offset {
 			return s, true
+		}
+		if s.offset > offset {
+			break
 		}
 	}
 	return lineStart{}, false
@@ -192,6 +202,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	cr.Comma = comma
 	cr.FieldsPerRecord = -1
 	cr.LazyQuotes = opts.Bool("lazy_quotes")
+	cr.ReuseRecord = true // values are copied out of kept rows
 	useHeader := opts.Bool("header")
 
 	res := &preview.Result{MaxRows: opts.Int("max_rows"), FieldsDeclared: useHeader}
@@ -259,8 +270,8 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 			header[i].Observed++
 		}
 		r := preview.Record{Index: res.Observed, Line: int64(line), Offset: st.offset, Bytes: size, Status: preview.StatusOK}
-		classify(&r, rec, len(header), useHeader, maxRecord, cr)
 		keep := res.Keep()
+		classify(&r, rec, len(header), useHeader, maxRecord, cr, keep)
 		res.Count(r.Status)
 		if keep {
 			res.Records = append(res.Records, r)
@@ -301,8 +312,8 @@ func headerFields(rec []string) ([]*preview.Field, error) {
 	return fields, nil
 }
 
-// classify sets a row's status and value.
-func classify(r *preview.Record, rec []string, width int, useHeader bool, maxRecord int64, cr *csv.Reader) {
+// classify sets a row's status, and its value when it is kept.
+func classify(r *preview.Record, rec []string, width int, useHeader bool, maxRecord int64, cr *csv.Reader, keep bool) {
 	for i, f := range rec {
 		if !utf8.ValidString(f) {
 			line, col := cr.FieldPos(i)
@@ -316,11 +327,13 @@ func classify(r *preview.Record, rec []string, width int, useHeader bool, maxRec
 		r.Error = fmt.Sprintf("row is %d bytes, more than max_record_bytes=%d", r.Bytes, maxRecord)
 		return
 	}
-	vals := make([]any, len(rec))
-	for i, f := range rec {
-		vals[i] = f
+	if keep {
+		vals := make([]any, len(rec))
+		for i, f := range rec {
+			vals[i] = f
+		}
+		r.Value = vals
 	}
-	r.Value = vals
 	if useHeader && len(rec) != width {
 		r.Status = preview.StatusRagged
 		r.Error = fmt.Sprintf("row has %d fields, the header has %d", len(rec), width)

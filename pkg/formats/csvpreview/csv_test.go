@@ -261,7 +261,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := previewtest.Decode(Spec, "bench.csv", data, nil, nil); err != nil {
+		if err := previewtest.DecodeInto(Spec, "bench.csv", data, nil, &previewtest.Discard{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -436,7 +436,7 @@ func (w *walker) record(tok jsonscan.Token, keep bool, rec *preview.Record) erro
 		if t.Kind == jsonscan.ObjectEnd {
 			break
 		}
-		key := string(t.Bytes)
+		key := w.fields.intern(t.Bytes)
 		vt, err := w.next()
 		if err != nil {
 			return err

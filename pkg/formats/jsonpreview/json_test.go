@@ -331,7 +331,7 @@ func BenchmarkDecode(b *testing.B) {
 			b.SetBytes(int64(len(c.data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := previewtest.Decode(c.spec, "bench", c.data, nil, nil); err != nil {
+				if err := previewtest.DecodeInto(c.spec, "bench", c.data, nil, &previewtest.Discard{}); err != nil {
 					b.Fatal(err)
 				}
 			}

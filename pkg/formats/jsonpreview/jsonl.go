@@ -139,7 +139,7 @@ func decodeJSONL(ctx context.Context, in *formats.Input, out formats.Sink) error
 			rec.Status = preview.StatusOversized
 			rec.Error = fmt.Sprintf("line is %d bytes, more than max_record_bytes=%d", n, maxRecord)
 		default:
-			parseRecord(data, maxDepth, fields, &rec)
+			parseRecord(data, maxDepth, fields, &rec, res.Keep())
 		}
 		keep := res.Keep()
 		res.Count(rec.Status)
@@ -171,26 +171,29 @@ func decodeJSONL(ctx context.Context, in *formats.Input, out formats.Sink) error
 	return nil
 }
 
-// parseRecord parses one line into rec: its value, or why it is invalid.
-// Only valid records feed the field statistics, in key order.
-func parseRecord(data []byte, maxDepth int, fields *fieldStats, rec *preview.Record) {
+// parseRecord parses one line into rec: its value (built only when the
+// record is kept), or why it is invalid. Only valid records feed the field
+// statistics, in key order.
+func parseRecord(data []byte, maxDepth int, fields *fieldStats, rec *preview.Record, keep bool) {
 	s := jsonscan.NewBytes(data)
 	s.MaxDepth = maxDepth
 	b := &builder{s: s}
-	type member struct {
-		key string
-		typ int
-	}
-	var members []member
+	members := fields.pending[:0]
 	v, err := func() (any, error) {
 		tok, err := s.Next()
 		if err != nil {
 			return nil, err
 		}
 		if tok.Kind != jsonscan.ObjectStart {
+			if !keep {
+				return nil, s.Skip(tok)
+			}
 			return b.build(tok)
 		}
-		obj := evidence.Object{}
+		var obj evidence.Object
+		if keep {
+			obj = evidence.Object{}
+		}
 		for {
 			t, err := s.Next()
 			if err != nil {
@@ -199,17 +202,24 @@ func parseRecord(data []byte, maxDepth int, fields *fieldStats, rec *preview.Rec
 			if t.Kind == jsonscan.ObjectEnd {
 				return obj, nil
 			}
-			key := string(t.Bytes)
+			key := fields.intern(t.Bytes)
 			vt, err := s.Next()
 			if err != nil {
 				return nil, err
 			}
 			members = append(members, member{key, typeOf(vt.Kind)})
+			if !keep {
+				if err := s.Skip(vt); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			if obj[key], err = b.build(vt); err != nil {
 				return nil, err
 			}
 		}
 	}()
+	fields.pending = members
 	if err == nil {
 		err = s.CheckEnd()
 	}

@@ -128,11 +128,27 @@ func number(lit []byte) any {
 // fieldStats derives preview.fields from the top-level keys of object
 // records, tracking at most max distinct keys.
 type fieldStats struct {
+	pending []member // a JSONL line's keys, added once the line parses
 	max     int64
 	fields  []*preview.Field
 	types   []uint8 // bit i: typeNames[i] observed
 	index   map[string]int
 	omitted int64
+}
+
+// member is one top-level key of a record and its value's type.
+type member struct {
+	key string
+	typ int
+}
+
+// intern returns key as a string, reusing the tracked field's name so that
+// known keys cost no allocation.
+func (fs *fieldStats) intern(key []byte) string {
+	if i, ok := fs.index[string(key)]; ok {
+		return fs.fields[i].Name
+	}
+	return string(key)
 }
 
 func newFieldStats(max int64) *fieldStats {

@@ -230,7 +230,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := previewtest.Decode(Spec, "bench.txt", data, evidence.Object{"max_lines": 1 << 20, "max_bytes": 1 << 30}, nil); err != nil {
+		if err := previewtest.DecodeInto(Spec, "bench.txt", data, evidence.Object{"max_lines": 1000000, "max_bytes": 1 << 30}, &previewtest.Discard{}); err != nil {
 			b.Fatal(err)
 		}
 	}

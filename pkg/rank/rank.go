@@ -294,6 +294,23 @@ func Paths(ctx context.Context, req Request, paths []string, out Output) error {
 	if err := registry.CheckCompatible(s.op, fmts, s.given, s.args); err != nil {
 		return err
 	}
+	if s.op.DecoderOptions != nil {
+		derived, err := s.op.DecoderOptions(s.given, s.args)
+		if err != nil {
+			return err
+		}
+		merged := evidence.Object{}
+		for k, v := range derived {
+			merged[k] = v
+		}
+		for k, v := range run.Opts.Options {
+			if _, clash := derived[k]; clash {
+				return evidence.Failf(evidence.CodeInvalidArgument, "decoder option %s is set by the %s arguments; do not give it as well", k, s.op.Name)
+			}
+			merged[k] = v
+		}
+		run.Opts.Options = merged
+	}
 	s.formats = fmts
 	t := &feed{s: s}
 	for _, it := range items {
@@ -380,7 +397,7 @@ type JSONL struct {
 	rows int64
 }
 
-func (j *JSONL) Begin(t *evidence.Table) error { j.t = t; return j.W.Write(t) }
+func (j *JSONL) Begin(t *evidence.Table) error { j.t, j.rows = t, 0; return j.W.Write(t) }
 
 func (j *JSONL) Row(v evidence.Object) error {
 	if err := formats.CheckRow(j.t, v); err != nil {

@@ -99,6 +99,7 @@ type Scanner struct {
 	stack    []frame
 	done     bool
 	scratch  []byte
+	key      []byte // the last key, copied out of buf before more input is read
 	MaxDepth int // 0 means 512
 	// CheckDuplicates makes a repeated key in one object an error.
 	CheckDuplicates bool
@@ -279,6 +280,10 @@ func (s *Scanner) readKey(f *frame) (Token, error) {
 	if err != nil {
 		return Token{}, err
 	}
+	// b may point into buf, and skipping to the ':' below can refill (and
+	// shift) buf when the key ends at the edge of the data read so far.
+	s.key = append(s.key[:0], b...)
+	b = s.key
 	if s.CheckDuplicates {
 		if err := f.addKey(b); err != nil {
 			return Token{}, s.errorf(off, err, "key %q", b)

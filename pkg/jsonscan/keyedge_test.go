@@ -28,3 +28,21 @@ func TestKeyAtReadBoundary(t *testing.T) {
 		t.Fatalf("keys read through a one-byte reader: %q", keys)
 	}
 }
+
+// A key without a value is a syntax error, not an empty object.
+func TestKeyWithoutValue(t *testing.T) {
+	for _, doc := range []string{`{"a":}`, `{"a":1,"b":}`} {
+		s := NewBytes([]byte(doc))
+		var err error
+		for err == nil {
+			var tok Token
+			tok, err = s.Next()
+			if tok.Kind == EOF {
+				break
+			}
+		}
+		if err == nil {
+			t.Errorf("%s was accepted", doc)
+		}
+	}
+}

@@ -223,7 +223,7 @@ func (s *Scanner) Next() (Token, error) {
 			default:
 				return Token{}, s.errorf(s.Offset(), nil, "expected ',' or close, found %q", c)
 			}
-		} else if c == '}' && f.object && f.count == 0 {
+		} else if c == '}' && f.object && f.count == 0 && f.wantKey {
 			return s.closeContainer()
 		} else if c == ']' && !f.object && f.count == 0 {
 			return s.closeContainer()

@@ -17,10 +17,11 @@ import (
 
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
+	"github.com/flameox/flameox/pkg/schema"
 )
 
 // Table is the row schema this decoder emits.
-const Table = "sarif.results"
+const Table = schema.SARIFResults
 
 // MessageBytes bounds the message text kept per result; longer text is cut
 // on a rune boundary and message_truncated is set.
@@ -102,29 +103,7 @@ func Sniff(prefix []byte) formats.Verdict {
 }
 
 // Columns are the sarif.results columns.
-func Columns() []evidence.Column {
-	return []evidence.Column{
-		{Name: "artifact_id", Type: evidence.TypeString, Description: "artifact the result was read from"},
-		{Name: "run_index", Type: evidence.TypeInt, Description: "index of the run in runs[]"},
-		{Name: "result_index", Type: evidence.TypeInt, Description: "index of the result in runs[run_index].results[]"},
-		{Name: "tool", Type: evidence.TypeString, Description: "tool.driver.name"},
-		{Name: "rule_id", Type: evidence.TypeString, Description: "ruleId, rule.id, or the id of the rule that ruleIndex resolves to; null when none"},
-		{Name: "rule_index", Type: evidence.TypeInt, Description: "native rule index (ruleIndex or rule.index); -1 when absent"},
-		{Name: "level", Type: evidence.TypeString, Description: "error, warning, note or none, after SARIF's defaults (kind, rule defaultConfiguration, then warning)"},
-		{Name: "level_source", Type: evidence.TypeString, Description: "where level came from: result, kind, rule_default or sarif_default"},
-		{Name: "kind", Type: evidence.TypeString, Description: "result kind; fail when absent"},
-		{Name: "message", Type: evidence.TypeString, Description: "message text (from text, or messageStrings with arguments), at most 1024 bytes"},
-		{Name: "message_truncated", Type: evidence.TypeBool, Description: "the message was longer than 1024 bytes and was cut"},
-		{Name: "uri", Type: evidence.TypeString, Description: "primary location URI as written (or from run.artifacts); null when absent"},
-		{Name: "uri_base_id", Type: evidence.TypeString, Description: "uriBaseId as written; null when absent"},
-		{Name: "path", Type: evidence.TypeString, Description: "location relative to the source root, slash-separated; null unless location_status is ok"},
-		{Name: "location_status", Type: evidence.TypeString, Description: "ok, absent, or the typed reason the location was rejected"},
-		{Name: "start_line", Type: evidence.TypeInt, Description: "region.startLine; -1 when absent"},
-		{Name: "start_column", Type: evidence.TypeInt, Description: "region.startColumn; -1 when absent"},
-		{Name: "end_line", Type: evidence.TypeInt, Description: "region.endLine; -1 when absent"},
-		{Name: "end_column", Type: evidence.TypeInt, Description: "region.endColumn; -1 when absent"},
-	}
-}
+func Columns() []evidence.Column { return schema.SARIFResultColumns() }
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	root, err := sourceRoot(in)

@@ -95,31 +95,6 @@ func (r *Root) Rel(abs string, fromFileURI bool) (string, string) {
 	return filepath.ToSlash(rel), StatusOK
 }
 
-// NormalizePattern turns a path filter into a slash-separated pattern
-// relative to the root: an absolute pattern must lie inside the root, and
-// no pattern may hold a ".." segment.
-func (r *Root) NormalizePattern(p string) (string, error) {
-	if p == "" {
-		return "", errors.New("empty pattern")
-	}
-	if hasDotDot(filepath.ToSlash(p)) {
-		return "", errors.New(`".." segments are not allowed`)
-	}
-	if filepath.IsAbs(p) {
-		c := filepath.Clean(p)
-		if !within(r.Path, c) {
-			return "", errors.New("outside the source root " + r.Path)
-		}
-		rel, err := filepath.Rel(r.Path, c)
-		if err != nil {
-			return "", err
-		}
-		p = rel
-	}
-	p = path.Clean(filepath.ToSlash(p))
-	return strings.TrimPrefix(p, "./"), nil
-}
-
 func hasDotDot(p string) bool {
 	for _, seg := range strings.Split(p, "/") {
 		if seg == ".." {

@@ -514,31 +514,6 @@ func TestSourceRootOption(t *testing.T) {
 	}
 }
 
-func TestNormalizePattern(t *testing.T) {
-	r, err := NewRoot("/src/proj")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		in, want string
-		ok       bool
-	}{
-		{"pkg/*.go", "pkg/*.go", true},
-		{"./pkg/", "pkg", true},
-		{"/src/proj/pkg/**", "pkg/**", true},
-		{"/src/other/x", "", false},
-		{"../x", "", false},
-		{"pkg/../../x", "", false},
-		{"", "", false},
-	}
-	for _, c := range cases {
-		got, err := r.NormalizePattern(c.in)
-		if (err == nil) != c.ok || got != c.want {
-			t.Errorf("NormalizePattern(%q) = %q, %v; want %q ok=%v", c.in, got, err, c.want, c.ok)
-		}
-	}
-}
-
 func rowsOf(t *testing.T, s *sink, err error) []evidence.Object {
 	t.Helper()
 	if err != nil {

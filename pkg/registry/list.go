@@ -5,12 +5,13 @@ import (
 	coverageprovider "github.com/flameox/flameox/pkg/capture/providers/coverage"
 	"github.com/flameox/flameox/pkg/formats"
 	"github.com/flameox/flameox/pkg/formats/coveragepy"
+	"github.com/flameox/flameox/pkg/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/pkg/formats/sarif"
 )
 
 // formatList is every native format flameox decodes, in detection order.
 var formatList = []*formats.Spec{
-	coveragepy.SQLiteSpec,
+	datafile.Spec,
 	coveragepy.JSONSpec,
 	sarif.Spec,
 }

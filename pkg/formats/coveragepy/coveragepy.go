@@ -1,6 +1,7 @@
 // Package coveragepy decodes coverage.py's outputs into coverage.files
-// rows: the native `.coverage` data file (SQLite, read directly and
-// read-only) and the `coverage json` report (format 3, streamed).
+// rows: the `coverage json` report (format 3, streamed) here, and the
+// native `.coverage` data file (SQLite, read directly and read-only) in
+// subpackage datafile.
 //
 // The two are not interchangeable. The data file records what executed
 // (lines, or arcs with --branch) per file and context; it does not record
@@ -17,7 +18,8 @@ import (
 	"github.com/flameox/flameox/pkg/schema"
 )
 
-// Decoder identities.
+// Decoder identities. The data-file decoder is package datafile, kept
+// apart so that this package (and its fuzz target) does not link SQLite.
 const (
 	FormatSQLite = "coverage-sqlite"
 	FormatJSON   = "coverage-json"
@@ -30,24 +32,6 @@ const (
 	LimitContexts = "max_contexts"
 	LimitToken    = "max_token_bytes"
 )
-
-// SQLiteSpec is the registry entry for coverage.py data files.
-var SQLiteSpec = &formats.Spec{
-	Name:     FormatSQLite,
-	Title:    "coverage.py data file (.coverage, SQLite)",
-	Family:   "Reliability",
-	Suffixes: []string{".coverage"},
-	Sniff:    SniffSQLite,
-	Tables:   []string{schema.CoverageFiles},
-	Limits: []formats.Limit{
-		{Name: LimitFiles, Default: 200_000, Unit: "files", Doc: "rows of the file table"},
-		{Name: LimitLines, Default: 10_000_000, Unit: "lines", Doc: "highest line number a numbits blob or arc may name"},
-		{Name: LimitContexts, Default: 1_000_000, Unit: "contexts", Doc: "rows of the context table"},
-	},
-	Producer: "coverage.py 7.x (schema 7)",
-	Version:  "1",
-	Decoder:  sqliteDecoder{},
-}
 
 // JSONSpec is the registry entry for `coverage json` reports.
 var JSONSpec = &formats.Spec{
@@ -65,29 +49,6 @@ var JSONSpec = &formats.Spec{
 	Producer: "coverage.py 7.x `coverage json`",
 	Version:  "1",
 	Decoder:  jsonDecoder{},
-}
-
-var sqliteMagic = []byte("SQLite format 3\x00")
-
-// SniffSQLite says Yes for an SQLite database whose schema (stored in its
-// first page) creates coverage.py's coverage_schema table.
-func SniffSQLite(prefix []byte) formats.Verdict {
-	if len(prefix) < len(sqliteMagic) {
-		if bytes.HasPrefix(sqliteMagic, prefix) {
-			return formats.NeedMore
-		}
-		return formats.No
-	}
-	if !bytes.HasPrefix(prefix, sqliteMagic) {
-		return formats.No
-	}
-	if bytes.Contains(prefix, []byte("CREATE TABLE coverage_schema")) {
-		return formats.Yes
-	}
-	if len(prefix) < formats.SniffBytes {
-		return formats.No
-	}
-	return formats.NeedMore
 }
 
 // SniffJSON says Yes for a JSON object whose meta block carries coverage.py's
@@ -109,6 +70,3 @@ func SniffJSON(prefix []byte) formats.Verdict {
 	}
 	return formats.NeedMore
 }
-
-// noStatements is the limitation every data-file table states.
-const noStatements = "the coverage.py data file records executed lines and arcs only: statements, missing and excluded lines, branch counts and percentages are null because coverage.py derives them by parsing the source files, which flameox does not read; decode the `coverage json` report (the coverage capture provider writes one) for them"

@@ -227,7 +227,7 @@ func (d *jsonRead) filesBlock() error {
 		}
 		d.files++
 		if d.files > maxFiles {
-			return limitErr(LimitFiles, maxFiles, "files")
+			return LimitError(LimitFiles, maxFiles, "files")
 		}
 		name := string(key)
 		if err := d.file(name); err != nil {
@@ -302,7 +302,7 @@ func (d *jsonRead) file(name string) error {
 					}
 					if _, ok := ctxNames[string(el.Bytes)]; !ok {
 						if int64(len(ctxNames)) >= maxCtx {
-							return limitErr(LimitContexts, maxCtx, "contexts in one file")
+							return LimitError(LimitContexts, maxCtx, "contexts in one file")
 						}
 						ctxNames[string(el.Bytes)] = struct{}{}
 					}
@@ -352,7 +352,7 @@ func (d *jsonRead) file(name string) error {
 		}
 		sort.Strings(names)
 		ctxCount = int64(len(names))
-		ctxs = boundedStrings(names, schema.CoverageContextNames)
+		ctxs = BoundedStrings(names, schema.CoverageContextNames)
 	}
 	if missingNums == nil {
 		missingNums = []any{}

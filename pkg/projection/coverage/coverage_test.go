@@ -11,6 +11,7 @@ import (
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
 	"github.com/flameox/flameox/pkg/formats/coveragepy"
+	"github.com/flameox/flameox/pkg/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/pkg/param"
 )
 
@@ -158,7 +159,7 @@ func TestRankAndFilter(t *testing.T) {
 }
 
 func TestDataFileAlone(t *testing.T) {
-	data := decode(t, coveragepy.SQLiteSpec, "branch.coverage")
+	data := decode(t, datafile.Spec, "branch.coverage")
 	out, err := run(t, nil, data)
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +176,7 @@ func TestDataFileAlone(t *testing.T) {
 }
 
 func TestBothFormats(t *testing.T) {
-	data := decode(t, coveragepy.SQLiteSpec, "branch.coverage")
+	data := decode(t, datafile.Spec, "branch.coverage")
 	report := decode(t, coveragepy.JSONSpec, "branch.coverage.json")
 	out, err := run(t, nil, data, report)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
 	"github.com/flameox/flameox/pkg/formats/coveragepy"
+	"github.com/flameox/flameox/pkg/formats/coveragepy/datafile"
 )
 
 const repo = "../../../.."
@@ -237,7 +238,7 @@ print(json.dumps({f: len(d.lines(f)) for f in d.measured_files()}))`, data})
 	if err := json.Unmarshal([]byte(lines), &want); err != nil {
 		t.Fatal(err)
 	}
-	dat := decodeOut(t, coveragepy.SQLiteSpec, data)
+	dat := decodeOut(t, datafile.Spec, data)
 	if len(dat.rows) != len(want) {
 		t.Fatalf("%d data rows for %d measured files", len(dat.rows), len(want))
 	}

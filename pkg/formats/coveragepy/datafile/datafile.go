@@ -1,6 +1,15 @@
-package coveragepy
+// Package datafile decodes coverage.py's native `.coverage` data file
+// (SQLite, schema 7) into coverage.files rows. It is apart from package
+// coveragepy so that the JSON report decoder does not link SQLite.
+//
+// The data file records what executed (lines, or arcs with --branch) per
+// file and context; it does not record which lines are statements, which
+// coverage.py derives by parsing the source. Statement, missing, excluded,
+// branch and percent columns are therefore null and stated as a limitation.
+package datafile
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -16,8 +25,53 @@ import (
 
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
+	"github.com/flameox/flameox/pkg/formats/coveragepy"
 	"github.com/flameox/flameox/pkg/schema"
 )
+
+// Spec is the registry entry for coverage.py data files.
+var Spec = &formats.Spec{
+	Name:     coveragepy.FormatSQLite,
+	Title:    "coverage.py data file (.coverage, SQLite)",
+	Family:   "Reliability",
+	Suffixes: []string{".coverage"},
+	Sniff:    Sniff,
+	Tables:   []string{schema.CoverageFiles},
+	Limits: []formats.Limit{
+		{Name: coveragepy.LimitFiles, Default: 200_000, Unit: "files", Doc: "rows of the file table"},
+		{Name: coveragepy.LimitLines, Default: 10_000_000, Unit: "lines", Doc: "highest line number a numbits blob or arc may name"},
+		{Name: coveragepy.LimitContexts, Default: 1_000_000, Unit: "contexts", Doc: "rows of the context table"},
+	},
+	Producer: "coverage.py 7.x (schema 7)",
+	Version:  "1",
+	Decoder:  sqliteDecoder{},
+}
+
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+// Sniff says Yes for an SQLite database whose schema (stored in its
+// first page) creates coverage.py's coverage_schema table.
+func Sniff(prefix []byte) formats.Verdict {
+	if len(prefix) < len(sqliteMagic) {
+		if bytes.HasPrefix(sqliteMagic, prefix) {
+			return formats.NeedMore
+		}
+		return formats.No
+	}
+	if !bytes.HasPrefix(prefix, sqliteMagic) {
+		return formats.No
+	}
+	if bytes.Contains(prefix, []byte("CREATE TABLE coverage_schema")) {
+		return formats.Yes
+	}
+	if len(prefix) < formats.SniffBytes {
+		return formats.No
+	}
+	return formats.NeedMore
+}
+
+// noStatements is the limitation every data-file table states.
+const noStatements = "the coverage.py data file records executed lines and arcs only: statements, missing and excluded lines, branch counts and percentages are null because coverage.py derives them by parsing the source files, which flameox does not read; decode the `coverage json` report (the coverage capture provider writes one) for them"
 
 // SchemaVersion is the coverage.py data schema this decoder reads (7 since
 // coverage.py 5.x's line_bits table; current in 7.x).
@@ -191,7 +245,7 @@ func (d *sqliteRead) read() error {
 	}); err != nil {
 		return err
 	}
-	maxFiles := d.in.Limit(LimitFiles)
+	maxFiles := d.in.Limit(coveragepy.LimitFiles)
 	if err := d.query("SELECT id, path FROM file", func(r *sql.Rows) error {
 		var id int64
 		var p sql.NullString
@@ -202,14 +256,14 @@ func (d *sqliteRead) read() error {
 			return evidence.Failf(evidence.CodeDecodeFailure, "coverage data: file %d has a null path", id)
 		}
 		if int64(len(d.files)) >= maxFiles {
-			return limitErr(LimitFiles, maxFiles, "files")
+			return coveragepy.LimitError(coveragepy.LimitFiles, maxFiles, "files")
 		}
 		d.files[id] = &fileAcc{id: id, path: p.String}
 		return nil
 	}); err != nil {
 		return err
 	}
-	maxCtx := d.in.Limit(LimitContexts)
+	maxCtx := d.in.Limit(coveragepy.LimitContexts)
 	if err := d.query("SELECT id, context FROM context", func(r *sql.Rows) error {
 		var id int64
 		var c sql.NullString
@@ -217,14 +271,14 @@ func (d *sqliteRead) read() error {
 			return sqliteErr(err, "context")
 		}
 		if int64(len(d.contexts)) >= maxCtx {
-			return limitErr(LimitContexts, maxCtx, "contexts")
+			return coveragepy.LimitError(coveragepy.LimitContexts, maxCtx, "contexts")
 		}
 		d.contexts[id] = c.String
 		return nil
 	}); err != nil {
 		return err
 	}
-	maxLine := d.in.Limit(LimitLines)
+	maxLine := d.in.Limit(coveragepy.LimitLines)
 	if err := d.query("SELECT file_id, context_id, numbits FROM line_bits", func(r *sql.Rows) error {
 		var fid, cid int64
 		var nb []byte
@@ -236,7 +290,7 @@ func (d *sqliteRead) read() error {
 			return err
 		}
 		d.lineRows++
-		return Numbits(nb, maxLine, func(n int64) { f.setLine(n) })
+		return coveragepy.Numbits(nb, maxLine, func(n int64) { f.setLine(n) })
 	}); err != nil {
 		return err
 	}
@@ -256,7 +310,7 @@ func (d *sqliteRead) read() error {
 		f.arcs[[2]int64{from, to}] = struct{}{}
 		for _, n := range [2]int64{from, to} {
 			if n > maxLine || -n > maxLine {
-				return limitErr(LimitLines, maxLine, "as a line number")
+				return coveragepy.LimitError(coveragepy.LimitLines, maxLine, "as a line number")
 			}
 			if n > 0 {
 				f.setLine(n)
@@ -305,12 +359,6 @@ func (d *sqliteRead) ref(table string, fid, cid int64) (*fileAcc, error) {
 	return f, nil
 }
 
-func limitErr(name string, limit int64, what string) error {
-	return &evidence.Failure{Code: evidence.CodeLimitExceeded,
-		Message: fmt.Sprintf("coverage data: more than %d %s: raise --limits %s=N to read further", limit, what, name),
-		Details: evidence.Object{"limit": name, "value": limit}}
-}
-
 func (d *sqliteRead) emit(out formats.Sink) error {
 	files := make([]*fileAcc, 0, len(d.files))
 	for _, f := range d.files {
@@ -341,7 +389,7 @@ func (d *sqliteRead) emit(out formats.Sink) error {
 		var ctxs, ctxCount any
 		if f.hasData {
 			ctxCount = int64(len(names))
-			ctxs = boundedStrings(names, schema.CoverageContextNames)
+			ctxs = coveragepy.BoundedStrings(names, schema.CoverageContextNames)
 		}
 		var tracer any
 		if f.tracer != "" {
@@ -374,44 +422,9 @@ func (d *sqliteRead) emit(out formats.Sink) error {
 	return tw.End(s)
 }
 
-// boundedStrings returns at most n strings as a JSON array value.
-func boundedStrings(xs []string, n int) []any {
-	if len(xs) > n {
-		xs = xs[:n]
-	}
-	out := make([]any, len(xs))
-	for i, x := range xs {
-		out[i] = x
-	}
-	return out
-}
-
 func nullable(s string) any {
 	if s == "" {
 		return nil
 	}
 	return s
-}
-
-// Numbits calls fn with each number in a coverage.py numbits blob, in
-// ascending order: bit i of byte j is the number 8*j+i. A blob naming a
-// number above max is a LIMIT_EXCEEDED failure.
-func Numbits(b []byte, max int64, fn func(n int64)) error {
-	// Trailing zero bytes name nothing; only the highest set bit counts.
-	last := len(b) - 1
-	for last >= 0 && b[last] == 0 {
-		last--
-	}
-	if last >= 0 && int64(last)*8+int64(bits.Len8(b[last]))-1 > max {
-		return limitErr(LimitLines, max, "as a line number")
-	}
-	for j := 0; j <= last; j++ {
-		c := b[j]
-		for c != 0 {
-			i := bits.TrailingZeros8(c)
-			fn(int64(j)*8 + int64(i))
-			c &= c - 1
-		}
-	}
-	return nil
 }

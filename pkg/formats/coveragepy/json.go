@@ -52,9 +52,7 @@ type jsonRead struct {
 
 func (jsonDecoder) Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	s := jsonscan.New(bufio.NewReaderSize(in.R, 64<<10))
-	if n := in.Limit(LimitToken); n > 0 {
-		s.MaxToken = int(n)
-	}
+	s.MaxToken = int(Limit(in, JSONSpec, LimitToken))
 	s.MaxDepth = 64
 	d := &jsonRead{ctx: ctx, in: in, w: walker{s: s}, out: out, sums: map[string]int64{}}
 	err := d.document()
@@ -220,7 +218,7 @@ func (d *jsonRead) filesBlock() error {
 	if err := d.begin(); err != nil {
 		return err
 	}
-	maxFiles := d.in.Limit(LimitFiles)
+	maxFiles := Limit(d.in, JSONSpec, LimitFiles)
 	return d.w.members(tok, "files", func(key []byte) error {
 		if err := d.ctx.Err(); err != nil {
 			return err
@@ -273,7 +271,7 @@ func (d *jsonRead) file(name string) error {
 		missingNums                []any
 		ctxNames                   map[string]struct{}
 	)
-	maxCtx := d.in.Limit(LimitContexts)
+	maxCtx := Limit(d.in, JSONSpec, LimitContexts)
 	err = d.w.members(tok, "a file", func(key []byte) error {
 		var err error
 		switch string(key) {

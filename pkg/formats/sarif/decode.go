@@ -73,6 +73,15 @@ type result struct {
 	hasLocation, hasPhysLocation bool
 }
 
+// size approximates the memory a queued result holds.
+func (r *result) size() int64 {
+	n := 256 + len(r.ruleID) + len(r.ruleRefID) + len(r.tcName) + len(r.msgText) + len(r.msgID) + len(r.uri) + len(r.baseID)
+	for _, a := range r.msgArgs {
+		n += 16 + len(a)
+	}
+	return int64(n)
+}
+
 type decoder struct {
 	ctx     context.Context
 	in      *formats.Input
@@ -87,7 +96,8 @@ type decoder struct {
 	emitted int64
 	levels  map[string]int64
 	status  map[string]int64
-	limits  struct{ results, rules, artifacts int64 }
+	limits  struct{ results, rules, artifacts, pending int64 }
+	pending int64 // approximate bytes held in queue
 	notes   []string
 	incomp  bool
 }
@@ -95,9 +105,10 @@ type decoder struct {
 func newDecoder(ctx context.Context, in *formats.Input, out formats.Sink, root *Root) *decoder {
 	d := &decoder{ctx: ctx, in: in, out: out, root: root,
 		levels: map[string]int64{}, status: map[string]int64{}}
-	d.limits.results = in.Limit(LimitResults)
-	d.limits.rules = in.Limit(LimitRules)
-	d.limits.artifacts = in.Limit(LimitArtifacts)
+	d.limits.results = limit(in, LimitResults)
+	d.limits.rules = limit(in, LimitRules)
+	d.limits.artifacts = limit(in, LimitArtifacts)
+	d.limits.pending = limit(in, LimitPending)
 	return d
 }
 
@@ -111,9 +122,7 @@ func (d *decoder) run() error {
 		br.Discard(3)
 	}
 	s := jsonscan.New(br)
-	if n := d.in.Limit(LimitToken); n > 0 {
-		s.MaxToken = int(n)
-	}
+	s.MaxToken = int(limit(d.in, LimitToken))
 	s.MaxDepth = 128
 	d.w = walker{s: s}
 	err := d.document()
@@ -244,7 +253,14 @@ func (d *decoder) runObject(r *runState, tok jsonscan.Token) error {
 				}
 				r.results++
 				d.queue = append(d.queue, res)
-				return d.flush()
+				d.pending += res.size()
+				if err := d.flush(); err != nil {
+					return err
+				}
+				if d.pending > d.limits.pending {
+					return limitFailure(LimitPending, d.limits.pending, "bytes of results waiting for the parts of the log they refer to")
+				}
+				return nil
 			})
 		}
 		return d.w.skip()
@@ -760,6 +776,7 @@ func (d *decoder) flush() error {
 		res := d.queue[0]
 		d.queue[0] = nil
 		d.queue = d.queue[1:]
+		d.pending -= res.size()
 		if err := d.emit(res); err != nil {
 			return err
 		}

@@ -245,7 +245,7 @@ func (d *sqliteRead) read() error {
 	}); err != nil {
 		return err
 	}
-	maxFiles := d.in.Limit(coveragepy.LimitFiles)
+	maxFiles := coveragepy.Limit(d.in, Spec, coveragepy.LimitFiles)
 	if err := d.query("SELECT id, path FROM file", func(r *sql.Rows) error {
 		var id int64
 		var p sql.NullString
@@ -263,7 +263,7 @@ func (d *sqliteRead) read() error {
 	}); err != nil {
 		return err
 	}
-	maxCtx := d.in.Limit(coveragepy.LimitContexts)
+	maxCtx := coveragepy.Limit(d.in, Spec, coveragepy.LimitContexts)
 	if err := d.query("SELECT id, context FROM context", func(r *sql.Rows) error {
 		var id int64
 		var c sql.NullString
@@ -278,7 +278,7 @@ func (d *sqliteRead) read() error {
 	}); err != nil {
 		return err
 	}
-	maxLine := d.in.Limit(coveragepy.LimitLines)
+	maxLine := coveragepy.Limit(d.in, Spec, coveragepy.LimitLines)
 	if err := d.query("SELECT file_id, context_id, numbits FROM line_bits", func(r *sql.Rows) error {
 		var fid, cid int64
 		var nb []byte

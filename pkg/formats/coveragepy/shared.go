@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/flameox/flameox/pkg/evidence"
+	"github.com/flameox/flameox/pkg/formats"
 )
 
 // Numbits calls fn with each number in a coverage.py numbits blob, in
@@ -54,4 +55,18 @@ func nullable(s string) any {
 		return nil
 	}
 	return s
+}
+
+// Limit returns the effective value of a named limit, or the spec's
+// default when the caller passed none.
+func Limit(in *formats.Input, spec *formats.Spec, name string) int64 {
+	if n := in.Limit(name); n > 0 {
+		return n
+	}
+	for _, l := range spec.Limits {
+		if l.Name == name {
+			return l.Default
+		}
+	}
+	return 0
 }

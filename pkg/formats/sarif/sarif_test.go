@@ -437,6 +437,8 @@ func TestHostileDocuments(t *testing.T) {
 		lim  map[string]int64
 		code evidence.Code
 	}{
+		{"byte-order mark", "\xEF\xBB\xBF" + doc(`{"ruleId":"A"}`), nil, ""},
+		{"two byte-order marks", "\xEF\xBB\xBF\xEF\xBB\xBF" + doc(`{}`), nil, evidence.CodeDecodeFailure},
 		{"not json", "not json", nil, evidence.CodeDecodeFailure},
 		{"empty", "", nil, evidence.CodeDecodeFailure},
 		{"top-level array", "[]", nil, evidence.CodeDecodeFailure},

@@ -188,6 +188,12 @@ func (d *decoder) runsArray() error {
 	if err != nil {
 		return err
 	}
+	if tok.Kind == jsonscan.Null {
+		// SARIF: runs is null when the tool failed before it could run.
+		d.incomp = true
+		d.notes = append(d.notes, "runs is null: the tool did not run, so no rows is not evidence of no findings")
+		return nil
+	}
 	return d.w.elements(tok, "runs", func(i int, el jsonscan.Token) error {
 		r := &runState{index: i}
 		d.runs++

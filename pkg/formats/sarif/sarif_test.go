@@ -457,6 +457,7 @@ func TestHostileDocuments(t *testing.T) {
 		{"version 2.0.0", `{"version":"2.0.0","runs":[]}`, nil, evidence.CodeUnsupportedFormat},
 		{"no version", `{"runs":[]}`, nil, evidence.CodeDecodeFailure},
 		{"no runs", `{"version":"2.1.0"}`, nil, evidence.CodeDecodeFailure},
+		{"runs null", `{"version":"2.1.0","runs":null}`, nil, ""},
 		{"result limit", doc(`{},{},{}`), map[string]int64{LimitResults: 2}, evidence.CodeLimitExceeded},
 		{"rule limit", doc(`{}`), map[string]int64{LimitRules: 1}, ""},
 		{"pending limit", `{"runs":[` + fmt.Sprintf(run, `{},{},{},{}`) + `],"version":"2.1.0"}`, map[string]int64{LimitPending: 600}, evidence.CodeLimitExceeded},
@@ -493,6 +494,16 @@ func TestHostileDocuments(t *testing.T) {
 
 // A truncated log is incomplete evidence even when every result parsed
 // before the cut fit in the table.
+func TestNullRunsIsIncomplete(t *testing.T) {
+	s, err := decodeBytes(strings.NewReader(`{"version":"2.1.0","runs":null}`), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb := one(t, s); tb.summary.Complete || len(tb.rows) != 0 {
+		t.Fatalf("runs: null must give an empty, incomplete table: %+v", tb.summary)
+	}
+}
+
 func TestTruncatedDocumentIsIncomplete(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(testdata, "eslint.sarif"))
 	if err != nil {

@@ -842,6 +842,18 @@ func (d *decoder) emit(res *result) error {
 	} else if idx < -1 {
 		return resultFailure(res, "rule index %d is negative", idx)
 	}
+	if ru != nil && ru.id != "" {
+		// A hierarchical ruleId ("CA2101/1") names a sub-rule of its
+		// descriptor; any other disagreement is a corrupt reference.
+		for _, id := range []struct {
+			set bool
+			v   string
+		}{{res.hasRuleID, res.ruleID}, {res.hasRuleRefID, res.ruleRefID}} {
+			if id.set && id.v != ru.id && !strings.HasPrefix(id.v, ru.id+"/") {
+				return resultFailure(res, "rule id %q disagrees with rules[%d].id %q", id.v, idx, ru.id)
+			}
+		}
+	}
 	var ruleID any
 	switch {
 	case res.hasRuleID:

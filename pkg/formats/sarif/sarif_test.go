@@ -448,6 +448,8 @@ func TestHostileDocuments(t *testing.T) {
 		{"unresolved ruleIndex", doc(`{"ruleIndex":3}`), nil, evidence.CodeDecodeFailure},
 		{"negative ruleIndex", doc(`{"ruleIndex":-2}`), nil, evidence.CodeDecodeFailure},
 		{"disagreeing indexes", doc(`{"ruleIndex":0,"rule":{"index":1}}`), nil, evidence.CodeDecodeFailure},
+		{"ruleId disagrees with ruleIndex", doc(`{"ruleId":"B","ruleIndex":0}`), nil, evidence.CodeDecodeFailure},
+		{"hierarchical ruleId", doc(`{"ruleId":"A/sub","ruleIndex":0}`), nil, ""},
 		{"unresolved toolComponent", doc(`{"rule":{"index":0,"toolComponent":{"index":2}}}`), nil, evidence.CodeDecodeFailure},
 		{"unresolved artifact index", doc(`{"locations":[{"physicalLocation":{"artifactLocation":{"index":4}}}]}`), nil, evidence.CodeDecodeFailure},
 		{"bad level", doc(`{"level":"fatal"}`), nil, evidence.CodeDecodeFailure},

@@ -2,17 +2,21 @@ package registry
 
 import (
 	"github.com/flameox/flameox/pkg/capture"
+	coverageprovider "github.com/flameox/flameox/pkg/capture/providers/coverage"
 	"github.com/flameox/flameox/pkg/capture/providers/node"
 	obsprovider "github.com/flameox/flameox/pkg/capture/providers/observations"
 	"github.com/flameox/flameox/pkg/capture/providers/process"
 	pytestprovider "github.com/flameox/flameox/pkg/capture/providers/pytest"
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
+	"github.com/flameox/flameox/pkg/formats/coveragepy"
+	"github.com/flameox/flameox/pkg/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/pkg/formats/csvpreview"
 	"github.com/flameox/flameox/pkg/formats/jsonpreview"
 	obsformat "github.com/flameox/flameox/pkg/formats/observations"
 	"github.com/flameox/flameox/pkg/formats/parquetpreview"
 	"github.com/flameox/flameox/pkg/formats/pytestevents"
+	"github.com/flameox/flameox/pkg/formats/sarif"
 	"github.com/flameox/flameox/pkg/formats/text"
 	"github.com/flameox/flameox/pkg/formats/v8cpu"
 	"github.com/flameox/flameox/pkg/projection/cpu"
@@ -32,6 +36,9 @@ var formatList = []*formats.Spec{
 	csvpreview.Spec,
 	text.Spec,
 	parquetpreview.Spec,
+	datafile.Spec,
+	coveragepy.JSONSpec,
+	sarif.Spec,
 }
 
 // operationList is every analysis operation.
@@ -162,6 +169,8 @@ var operationList = []*Operation{
 			return evidence.Object{"start_line": w.Line, "max_lines": w.EndLine - w.Line}, nil
 		},
 	},
+	summarizeCoverage,
+	inspectStaticCandidates,
 }
 
 // providerList is every capture provider.
@@ -170,4 +179,5 @@ var providerList = []*capture.Provider{
 	pytestprovider.Provider,
 	obsprovider.Provider,
 	process.Provider,
+	coverageprovider.Provider,
 }

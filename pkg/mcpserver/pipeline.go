@@ -124,6 +124,8 @@ func (r *runner) resolve(bin string) (string, *evidence.Failure) {
 // the request is ended: SIGTERM to each group, then SIGKILL to every
 // remaining member after the grace period. Nothing outlives run.
 func (r *runner) run(ctx context.Context, j *job, c *collector) *outcome {
+	beginRequest()
+	defer endRequest()
 	out := &outcome{}
 	for _, s := range j.stages {
 		p, f := r.resolve(s.bin)
@@ -171,6 +173,7 @@ func (r *runner) run(ctx context.Context, j *job, c *collector) *outcome {
 			break
 		}
 		t.add(s.cmd.Process.Pid)
+		stageStarted(s.cmd.Process.Pid)
 		in = rd
 		if i == 0 && j.tee && len(out.stages) > 1 {
 			nr, nw, err := os.Pipe()
@@ -185,7 +188,10 @@ func (r *runner) run(ctx context.Context, j *job, c *collector) *outcome {
 	var wg sync.WaitGroup
 	for _, s := range out.stages {
 		if s.cmd != nil {
-			wg.Go(func() { _ = s.cmd.Wait() })
+			wg.Go(func() {
+				_ = s.cmd.Wait()
+				stageReaped(s.cmd.Process.Pid)
+			})
 		}
 	}
 	done := make(chan struct{})
@@ -213,9 +219,11 @@ func (r *runner) run(ctx context.Context, j *job, c *collector) *outcome {
 			return
 		}
 		t.term()
-		select {
-		case <-done:
-		case <-time.After(r.grace):
+		// Wait for the stages themselves, not for their pipes: a descendant
+		// holding one open is the sweep's business.
+		deadline := time.Now().Add(r.grace)
+		for !t.leadersExited() && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
 		}
 		t.sweep()
 	}()

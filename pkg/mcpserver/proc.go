@@ -66,21 +66,44 @@ func parseStat(pid int, b []byte) (proc, bool) {
 // that left the group (setsid) or were orphaned since. Membership is
 // remembered by (pid, start time), so a reused pid is never signalled.
 type tree struct {
-	mu    sync.Mutex
-	pgids []int
-	known map[int]uint64
+	mu      sync.Mutex
+	pgids   []int
+	known   map[int]uint64
+	leaders map[int]uint64 // the stages themselves
 }
 
-func newTree() *tree { return &tree{known: map[int]uint64{}} }
+func newTree() *tree { return &tree{known: map[int]uint64{}, leaders: map[int]uint64{}} }
 
 // add records a started stage; each stage leads its own process group.
 func (t *tree) add(pid int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.pgids = append(t.pgids, pid)
-	if p, ok := readProcs()[pid]; ok {
+	if p, ok := readProc(pid); ok {
 		t.known[pid] = p.start
+		t.leaders[pid] = p.start
 	}
+}
+
+func readProc(pid int) (proc, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return proc{}, false
+	}
+	return parseStat(pid, b)
+}
+
+// leadersExited reports whether every stage process has exited; their
+// descendants may live on.
+func (t *tree) leadersExited() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for pid, start := range t.leaders {
+		if p, ok := readProc(pid); ok && p.start == start && !p.zombie {
+			return false
+		}
+	}
+	return true
 }
 
 // live returns the tree's live (non-zombie) processes and remembers them.
@@ -190,4 +213,78 @@ func (t *tree) sweep() int {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return len(t.live())
+}
+
+// prSetChildSubreaper is prctl(2)'s PR_SET_CHILD_SUBREAPER.
+const prSetChildSubreaper = 36
+
+// orphans ends processes that left their request's tree before the tree
+// saw them: a descendant that detached (setsid) and whose parent exited
+// between two scans. The server is a child subreaper, so such a process is
+// reparented to it rather than to init, and is found as a child of the
+// server that is no stage. Which request it came from is unknown, so it is
+// ended when no request is in flight: nothing outlives the requests.
+var orphans struct {
+	once   sync.Once
+	mu     sync.Mutex
+	active int
+	stages map[int]bool // stage pids that os/exec has yet to reap
+}
+
+// beginRequest marks a request in flight and makes the server a subreaper.
+func beginRequest() {
+	orphans.once.Do(func() {
+		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
+		orphans.stages = map[int]bool{}
+	})
+	orphans.mu.Lock()
+	orphans.active++
+	orphans.mu.Unlock()
+}
+
+// stageStarted and stageReaped bracket a stage's life as os/exec's child.
+func stageStarted(pid int) {
+	orphans.mu.Lock()
+	orphans.stages[pid] = true
+	orphans.mu.Unlock()
+}
+
+func stageReaped(pid int) {
+	orphans.mu.Lock()
+	delete(orphans.stages, pid)
+	orphans.mu.Unlock()
+}
+
+// endRequest marks a request done; the last one out ends every orphan.
+func endRequest() {
+	orphans.mu.Lock()
+	defer orphans.mu.Unlock()
+	orphans.active--
+	if orphans.active > 0 {
+		return
+	}
+	self := os.Getpid()
+	for range 50 {
+		procs := readProcs()
+		t := newTree()
+		var children []int
+		for pid, p := range procs {
+			if p.ppid == self && !orphans.stages[pid] {
+				children = append(children, pid)
+				t.known[pid] = p.start
+			}
+		}
+		if len(children) == 0 {
+			return
+		}
+		for _, p := range t.live() {
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
+		}
+		time.Sleep(20 * time.Millisecond)
+		// Reap them: they are the server's children now.
+		for _, pid := range children {
+			var ws syscall.WaitStatus
+			_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		}
+	}
 }

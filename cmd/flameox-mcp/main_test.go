@@ -423,7 +423,9 @@ func TestCancellationEndsEveryProcess(t *testing.T) {
 	t.Run("client disconnects", func(t *testing.T) {
 		_ = os.Remove(pidFile)
 		c := connect(t, filepath.Join(dir, "flameox-mcp"), "FLAMEOX_BIN_DIR="+dir)
-		go func() { _, _ = call(t, t.Context(), c, "summarize_cpu_hotspots", map[string]any{"paths": []string{"/hang.cpuprofile"}}) }()
+		go func() {
+			_, _ = call(t, t.Context(), c, "summarize_cpu_hotspots", map[string]any{"paths": []string{"/hang.cpuprofile"}})
+		}()
 		pids := waitPids(t, pidFile, 3)
 		_ = c.Close()
 		gone(t, pids)

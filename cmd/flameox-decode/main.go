@@ -58,7 +58,7 @@ func run(ctx context.Context, env *command.Env) error {
 		return err
 	}
 	if f := r.First(); f != nil {
-		return &command.Reported{Code: f.Code}
+		return &command.Reported{First: f}
 	}
 	return nil
 }

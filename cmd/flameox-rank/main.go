@@ -95,8 +95,8 @@ func run(ctx context.Context, env *command.Env) error {
 	} else {
 		err = rank.Stream(ctx, req, evidence.NewReader(env.Stdin), out)
 	}
-	if code, ok := rank.UpstreamCode(err); ok {
-		return &command.Reported{Code: code}
+	if f := rank.Upstream(err); f != nil {
+		return &command.Reported{First: f}
 	}
 	return err
 }

@@ -18,10 +18,11 @@ import (
 )
 
 // Reported is returned by a body that already wrote its failure blocks
-// (for example one per artifact) and only needs the exit status set.
-type Reported struct{ Code evidence.Code }
+// (for example one per artifact, or one passed on from upstream): the
+// command exits with the first failure's status and names it on stderr.
+type Reported struct{ First *evidence.Failure }
 
-func (r *Reported) Error() string { return "failures reported: " + string(r.Code) }
+func (r *Reported) Error() string { return "failure reported: " + r.First.Error() }
 
 // Env is what a body gets: the context, the block writer on stdout, and the
 // raw streams.
@@ -58,7 +59,8 @@ func Run(ctx context.Context, name string, env *Env, body func(ctx context.Conte
 	}
 	var rep *Reported
 	if errors.As(err, &rep) {
-		return evidence.ExitCode(rep.Code)
+		fmt.Fprintf(env.Stderr, "%s: %s\n", name, rep.First.Error())
+		return evidence.ExitCode(rep.First.Code)
 	}
 	fc := evidence.CodeInternal
 	if ctx.Err() != nil {

@@ -141,14 +141,15 @@ type upstreamFailure struct{ f *evidence.Failure }
 
 func (u *upstreamFailure) Error() string { return "upstream: " + u.f.Error() }
 
-// UpstreamCode returns the code of an upstream failure already passed on,
-// so the command exits with it without writing another block.
-func UpstreamCode(err error) (evidence.Code, bool) {
+// Upstream returns the upstream failure that err reports (its block was
+// already passed on, so the command exits with it without writing another
+// block), or nil.
+func Upstream(err error) *evidence.Failure {
 	var u *upstreamFailure
 	if errors.As(err, &u) {
-		return u.f.Code, true
+		return u.f
 	}
-	return "", false
+	return nil
 }
 
 // Stream ranks the decoded tables of a block stream.

@@ -99,7 +99,8 @@ type profile struct {
 	byID       map[int64]int32
 	frames     []callFrame
 	frameIdx   map[callFrame]int32
-	counts     map[int64]int64 // samples per node id
+	dense      []int64         // samples per node id, for small ids
+	sparse     map[int64]int64 // samples per node id, for the rest
 	samples    int64
 	deltas     int64
 	deltaSum   int64
@@ -113,7 +114,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	r := &limitReader{r: in.R, max: in.Limit(LimitBytes)}
 	s := jsonscan.New(r)
 	s.MaxDepth = 64
-	p := &profile{byID: map[int64]int32{}, frameIdx: map[callFrame]int32{}, counts: map[int64]int64{}}
+	p := &profile{byID: map[int64]int32{}, frameIdx: map[callFrame]int32{}, sparse: map[int64]int64{}}
 	if err := p.parse(ctx, s, in); err != nil {
 		if r.exceeded {
 			return limitFailure(LimitBytes, r.max, "bytes")
@@ -235,18 +236,7 @@ func (p *profile) parseSamples(ctx context.Context, s *jsonscan.Scanner, max int
 	if err := expect(s, jsonscan.ArrayStart, "samples"); err != nil {
 		return err
 	}
-	for {
-		t, err := s.Next()
-		if err != nil {
-			return err
-		}
-		if t.Kind == jsonscan.ArrayEnd {
-			return nil
-		}
-		id, err := intToken(s, t, "samples[]")
-		if err != nil {
-			return err
-		}
+	return s.Ints(func(id int64) error {
 		p.samples++
 		if p.samples > max {
 			return limitFailure(LimitSamples, max, "samples")
@@ -254,29 +244,60 @@ func (p *profile) parseSamples(ctx context.Context, s *jsonscan.Scanner, max int
 		if p.samples&0xFFFFF == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		p.counts[id]++
+		p.count(id)
+		return nil
+	})
+}
+
+// denseIDs bounds the id range counted in a slice; V8 numbers nodes from 1
+// upwards, so real profiles never reach the map.
+const denseIDs = 1 << 20
+
+func (p *profile) count(id int64) {
+	if id >= 0 && id < denseIDs {
+		if id >= int64(len(p.dense)) {
+			n := max(2*len(p.dense), int(id)+1, 1024)
+			p.dense = append(p.dense, make([]int64, min(n, denseIDs)-len(p.dense))...)
+		}
+		p.dense[id]++
+		return
 	}
+	p.sparse[id]++
+}
+
+// sampleCounts calls fn for every node id that was sampled.
+func (p *profile) sampleCounts(fn func(id, n int64) error) error {
+	for id, n := range p.dense {
+		if n > 0 {
+			if err := fn(int64(id), n); err != nil {
+				return err
+			}
+		}
+	}
+	for id, n := range p.sparse {
+		if err := fn(id, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *profile) samplesOf(id int64) int64 {
+	if id >= 0 && id < int64(len(p.dense)) {
+		return p.dense[id]
+	}
+	return p.sparse[id]
 }
 
 func (p *profile) parseDeltas(s *jsonscan.Scanner) error {
 	if err := expect(s, jsonscan.ArrayStart, "timeDeltas"); err != nil {
 		return err
 	}
-	for {
-		t, err := s.Next()
-		if err != nil {
-			return err
-		}
-		if t.Kind == jsonscan.ArrayEnd {
-			return nil
-		}
-		d, err := intToken(s, t, "timeDeltas[]")
-		if err != nil {
-			return err
-		}
+	return s.Ints(func(d int64) error {
 		p.deltas++
 		p.deltaSum += d
-	}
+		return nil
+	})
 }
 
 func (p *profile) parseNodes(ctx context.Context, s *jsonscan.Scanner, max int64) error {
@@ -496,12 +517,12 @@ func (p *profile) link() error {
 			c.parent = int32(i)
 		}
 	}
-	for id := range p.counts {
+	return p.sampleCounts(func(id, _ int64) error {
 		if _, ok := p.byID[id]; !ok {
 			return fmt.Errorf("a sample names node %d, which is not in the profile", id)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // order returns node indexes with every child before its parent, and fails
@@ -575,7 +596,7 @@ func (p *profile) emit(in *formats.Input, out formats.Sink) error {
 	var hitMismatch int64
 	for _, i := range post {
 		n := &p.nodes[i]
-		c := p.counts[n.id]
+		c := p.samplesOf(n.id)
 		if n.hasHit && n.hitCount != c {
 			hitMismatch++
 		}

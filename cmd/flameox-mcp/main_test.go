@@ -457,3 +457,41 @@ func TestConcurrentRequests(t *testing.T) {
 	<-done
 	gone(t, pids)
 }
+
+// SIGTERM to the server cancels the calls in flight, ends their processes
+// and stops the server.
+func TestServerShutdownEndsCalls(t *testing.T) {
+	dir, pidFile := hangBin(t)
+	srv := exec.Command(filepath.Join(dir, "flameox-mcp"))
+	srv.Env = append(os.Environ(), "FLAMEOX_BIN_DIR="+dir)
+	stdin, err := srv.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	srv.Stdout = &stdout
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"summarize_cpu_hotspots","arguments":{"paths":["/hang.cpuprofile"]}}}`,
+	} {
+		if _, err := fmt.Fprintln(stdin, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pids := waitPids(t, pidFile, 3)
+	if err := srv.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Wait(); err != nil {
+		t.Errorf("server exit after SIGTERM: %v", err)
+	}
+	gone(t, pids)
+	if !strings.Contains(stdout.String(), `"code":"CANCELLED"`) {
+		t.Errorf("the call in flight was not answered CANCELLED:\n%s", stdout.String())
+	}
+}

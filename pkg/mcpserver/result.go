@@ -201,9 +201,10 @@ func (c *collector) failure(j *job, o *outcome) evidence.Object {
 	case o.start != nil:
 		return blockOf(o.start)
 	case o.cancelled:
-		msg := "cancelled by the client; every process of the request was ended"
+		// By notifications/cancelled, a disconnect or the server's shutdown.
+		msg := "the request was cancelled; every process it started was ended"
 		if o.survivors > 0 {
-			msg = fmt.Sprintf("cancelled by the client; %d processes of the request survived SIGKILL", o.survivors)
+			msg = fmt.Sprintf("the request was cancelled; %d processes it started survived SIGKILL", o.survivors)
 		}
 		return blockOf(&evidence.Failure{Code: evidence.CodeCancelled, Message: msg})
 	case len(c.failures) > 0:

@@ -57,6 +57,12 @@ func run() int {
 	if _, err := command.Parse(&c, "flameox-mcp", description, os.Args[1:]); err != nil {
 		return fail(err)
 	}
+	if c.Concurrency < 1 || c.Concurrency > 100 {
+		return fail(evidence.Failf(evidence.CodeInvalidArgument, "--concurrency must be 1 to 100, got %d", c.Concurrency))
+	}
+	if c.Grace <= 0 {
+		return fail(evidence.Failf(evidence.CodeInvalidArgument, "--grace must be positive, got %s", c.Grace))
+	}
 	s, err := mcpserver.New(mcpserver.Options{BinDir: c.BinDir, Grace: c.Grace, Version: version()})
 	if err != nil {
 		return fail(err)
@@ -88,7 +94,7 @@ func fail(err error) int {
 }
 
 func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
 	return "dev"

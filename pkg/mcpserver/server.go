@@ -187,9 +187,6 @@ func (s *Server) add(t mcp.Tool, ident *job, prepare func(evidence.Object) (*job
 // Tools returns the generated tools, in registration order.
 func (s *Server) Tools() []mcp.Tool { return s.tools }
 
-// MCP returns the underlying mcp-go server, e.g. for an in-process client.
-func (s *Server) MCP() *server.MCPServer { return s.mcp }
-
 // ServeStdio serves one client on in/out until in ends or ctx is
 // cancelled; either cancels every request in flight. Up to concurrency
 // tool calls run at once.

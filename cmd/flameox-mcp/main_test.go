@@ -495,3 +495,23 @@ func TestServerShutdownEndsCalls(t *testing.T) {
 		t.Errorf("the call in flight was not answered CANCELLED:\n%s", stdout.String())
 	}
 }
+
+func TestCommandLine(t *testing.T) {
+	bin := filepath.Join(binDir, "flameox-mcp")
+	out, err := exec.Command(bin, "--help").Output()
+	if err != nil || !bytes.Contains(out, []byte(`"mcpServers"`)) {
+		t.Errorf("--help lacks the example client configuration: %v\n%s", err, out)
+	}
+	out, err = exec.Command(bin, "--list-tools").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed struct{ Tools []mcp.Tool }
+	if err := json.Unmarshal(out, &listed); err != nil || len(listed.Tools) != len(registry.Operations())+len(registry.Providers()) {
+		t.Errorf("--list-tools printed %d tools (%v)", len(listed.Tools), err)
+	}
+	err = exec.Command(bin, "--concurrency", "0").Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != evidence.ExitCode(evidence.CodeInvalidArgument) {
+		t.Errorf("--concurrency 0: %v", err)
+	}
+}

@@ -124,9 +124,13 @@ func (r *runner) resolve(bin string) (string, *evidence.Failure) {
 // the request is ended: SIGTERM to each group, then SIGKILL to every
 // remaining member after the grace period. Nothing outlives run.
 func (r *runner) run(ctx context.Context, j *job, c *collector) *outcome {
+	out := &outcome{}
+	if ctx.Err() != nil {
+		out.cancelled = true // nothing starts for a request already given up
+		return out
+	}
 	beginRequest()
 	defer endRequest()
-	out := &outcome{}
 	for _, s := range j.stages {
 		p, f := r.resolve(s.bin)
 		if f != nil {

@@ -75,7 +75,7 @@ var (
 	profileErr  error
 )
 
-func needNode(t *testing.T) string {
+func needNode(t testing.TB) string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -84,7 +84,7 @@ func needNode(t *testing.T) string {
 	return node
 }
 
-func hotScript(t *testing.T) string {
+func hotScript(t testing.TB) string {
 	p := filepath.Join(scratch, "hot.js")
 	if _, err := os.Stat(p); err != nil {
 		if err := os.WriteFile(p, []byte(hotJS), 0o644); err != nil {
@@ -95,7 +95,7 @@ func hotScript(t *testing.T) string {
 }
 
 // nodeProfile is a .cpuprofile written by `node --cpu-prof` during this run.
-func nodeProfile(t *testing.T) string {
+func nodeProfile(t testing.TB) string {
 	t.Helper()
 	node := needNode(t)
 	profileOnce.Do(func() {
@@ -513,5 +513,41 @@ func TestCommandLine(t *testing.T) {
 	err = exec.Command(bin, "--concurrency", "0").Run()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != evidence.ExitCode(evidence.CodeInvalidArgument) {
 		t.Errorf("--concurrency 0: %v", err)
+	}
+}
+
+// BenchmarkHotspotsCall measures one summarize_cpu_hotspots call over stdio,
+// including flameox-rank's start; BenchmarkRankDirect is that command alone.
+func BenchmarkHotspotsCall(b *testing.B) {
+	prof := nodeProfile(b)
+	c, err := client.NewStdioMCPClient(filepath.Join(binDir, "flameox-mcp"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(b.Context(), mcp.InitializeRequest{Params: mcp.InitializeParams{
+		ProtocolVersion: mcp.LATEST_PROTOCOL_VERSION, ClientInfo: mcp.Implementation{Name: "bench", Version: "1"}}}); err != nil {
+		b.Fatal(err)
+	}
+	st, _ := os.Stat(prof)
+	b.SetBytes(st.Size())
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := c.CallTool(b.Context(), mcp.CallToolRequest{Params: mcp.CallToolParams{
+			Name: "summarize_cpu_hotspots", Arguments: map[string]any{"paths": []string{prof}}}})
+		if err != nil || res.IsError {
+			b.Fatalf("call: %v %v", err, res)
+		}
+	}
+}
+
+func BenchmarkRankDirect(b *testing.B) {
+	prof := nodeProfile(b)
+	st, _ := os.Stat(prof)
+	b.SetBytes(st.Size())
+	for b.Loop() {
+		if err := exec.Command(filepath.Join(binDir, "flameox-rank"), "--format", "jsonl", prof).Run(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

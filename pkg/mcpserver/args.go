@@ -472,8 +472,8 @@ func prepareCapture(p *capture.Provider, ops []*registry.Operation, accepted, ne
 	}
 	if v, ok := args["console_output"]; ok {
 		s, _ := v.(string)
-		if s != "bounded" && s != "full" {
-			return nil, invalid("console_output", "console_output: want bounded or full, got %v", v)
+		if s != capture.ConsoleBounded && s != capture.ConsoleFull {
+			return nil, invalid("console_output", "console_output: want %s or %s, got %v", capture.ConsoleBounded, capture.ConsoleFull, v)
 		}
 		capArgs = append(capArgs, "--console-output", s)
 	}
@@ -545,27 +545,24 @@ func prepareCapture(p *capture.Provider, ops []*registry.Operation, accepted, ne
 	return j, nil
 }
 
-// budgetArg renders the budget object as --workload-budget k=v,...
+// budgetArg validates the budget against capture's argument model and
+// renders it as --workload-budget k=v,... with the caller's literals.
 func budgetArg(v any) (string, error) {
 	o, err := objectArg("budget", v)
 	if err != nil {
 		return "", err
 	}
-	if err := checkUnknown(o, budgetFields, "budget"); err != nil {
+	if err := checkUnknown(o, param.Names(capture.BudgetParams), "budget"); err != nil {
+		return "", err
+	}
+	if _, _, _, err := validParams(capture.BudgetParams, o, "budget"); err != nil {
 		return "", err
 	}
 	var parts []string
-	for _, k := range budgetFields {
-		x, ok := o[k]
-		if !ok {
-			continue
+	for _, p := range capture.BudgetParams {
+		if n, ok := o[p.Name].(json.Number); ok {
+			parts = append(parts, p.Name+"="+string(n))
 		}
-		n, isNum := x.(json.Number)
-		i, perr := strconv.ParseInt(string(n), 10, 64)
-		if !isNum || perr != nil || i < 1 {
-			return "", invalid(join("budget", k), "budget.%s: want a positive integer, got %v", k, x)
-		}
-		parts = append(parts, fmt.Sprintf("%s=%d", k, i))
 	}
 	return strings.Join(parts, ","), nil
 }

@@ -152,6 +152,7 @@ func TestCaptureArgumentsRejectedBeforeRunning(t *testing.T) {
 		{"relative store", `{"argv":["node"],"preserve":"store"}`, "preserve"},
 		{"unknown budget", `{"argv":["node"],"budget":{"cpu_seconds":1}}`, "budget.cpu_seconds"},
 		{"zero budget", `{"argv":["node"],"budget":{"timeout_seconds":0}}`, "budget.timeout_seconds"},
+		{"fractional byte budget", `{"argv":["node"],"budget":{"max_memory_bytes":1.5}}`, "budget.max_memory_bytes"},
 		{"console mode", `{"argv":["node"],"console_output":"none"}`, "console_output"},
 		{"provider param type", `{"argv":["node"],"sampling_interval_us":"100"}`, "sampling_interval_us"},
 		{"analysis not an object", `{"argv":["node"],"analysis":"hotspots"}`, "analysis"},
@@ -175,14 +176,14 @@ func TestCaptureCommandLines(t *testing.T) {
 	acc, nested := captureAccepted(t)
 	j, err := prepareCapture(testProvider(t), cpuOps(t), acc, nested, args(t, `{
 		"argv":["node","app.js","--flag"],"cwd":"/w","preserve":"/store","console_output":"full",
-		"budget":{"max_memory_bytes":1073741824,"timeout_seconds":60},"sampling_interval_us":100,
+		"budget":{"max_output_bytes":4096,"max_memory_bytes":1073741824,"timeout_seconds":0.5},"sampling_interval_us":100,
 		"analysis":{"operation":"summarize_cpu_caller_edges","top":3,"limits":{"max_nodes":99}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []stageSpec{
 		{binCapture, []string{"test-v8", "--request", `{"sampling_interval_us":100}`,
-			"--workload-budget", "timeout_seconds=60,max_memory_bytes=1073741824", "--console-output", "full",
+			"--workload-budget", "timeout_seconds=0.5,max_memory_bytes=1073741824,max_output_bytes=4096", "--console-output", "full",
 			"--preserve", "/store", "--cwd", "/w", "--", "node", "app.js", "--flag"}},
 		{binDecode, []string{"--limits", "max_nodes=99"}},
 		{binRank, []string{"--operation", "summarize_cpu_caller_edges", "--request", `{"top":3}`, "--format", "jsonl"}},

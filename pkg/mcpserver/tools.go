@@ -26,7 +26,6 @@ var (
 	analysisFields = []string{"paths", "format", "limits", "options"}
 	captureFields  = []string{"argv", "cwd", "budget", "console_output", "preserve", "analysis"}
 	nestedFields   = []string{"operation", "limits", "options"}
-	budgetFields   = []string{"timeout_seconds", "max_memory_bytes"}
 )
 
 // CaptureToolName is the MCP tool name of a capture provider:
@@ -164,16 +163,8 @@ func captureSchema(p *capture.Provider, ops []*registry.Operation) (evidence.Obj
 			"minItems":    1,
 		},
 		"cwd": {"type": "string", "description": "absolute working directory of the workload (default: the server's)"},
-		"budget": {
-			"type":        "object",
-			"description": "optional workload budgets; a crossed budget ends the workload with LIMIT_EXCEEDED and a limit receipt",
-			"properties": evidence.Object{
-				"timeout_seconds":  evidence.Object{"type": "integer", "minimum": 1, "description": "wall-clock limit"},
-				"max_memory_bytes": evidence.Object{"type": "integer", "minimum": 1, "description": "resident memory limit of the workload's process tree"},
-			},
-			"additionalProperties": false,
-		},
-		"console_output": {"type": "string", "enum": []string{"bounded", "full"}, "default": "bounded",
+		"budget": budgetSchema(),
+		"console_output": {"type": "string", "enum": []string{capture.ConsoleBounded, capture.ConsoleFull}, "default": capture.ConsoleBounded,
 			"description": "bounded keeps a bounded console excerpt with observed/retained/omitted byte counts; full keeps the streams as artifacts"},
 		"preserve": {"type": "string",
 			"description": "absolute evidence store directory; native outputs are published there even when analysis fails"},
@@ -186,6 +177,15 @@ func captureSchema(p *capture.Provider, ops []*registry.Operation) (evidence.Obj
 		extra["analysis"] = a
 	}
 	return param.JSONSchema(p.Params, extra, []string{"argv"}), nil
+}
+
+// budgetSchema is the workload budget, from capture's argument model.
+func budgetSchema() evidence.Object {
+	b := param.JSONSchema(capture.BudgetParams, nil, nil)
+	b["description"] = "optional workload budgets, unset by default; a crossed budget ends the workload's process tree " +
+		"with LIMIT_EXCEEDED and a limit receipt in the capture block"
+	delete(b, "required")
+	return b
 }
 
 // nestedSchema is the "analysis" object of a capture tool: the operation,

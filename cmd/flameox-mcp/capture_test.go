@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -133,4 +134,41 @@ func TestCaptureCancellationEndsWorkload(t *testing.T) {
 		t.Error("the cancelled capture returned a result")
 	}
 	gone(t, pids)
+}
+
+// venvPython is the project venv's interpreter with pytest, or a skip.
+func venvPython(t *testing.T) string {
+	t.Helper()
+	venv := os.Getenv("FLAMEOX_VENV")
+	if venv == "" {
+		venv = filepath.Join(repoDir, ".venv")
+	}
+	py := filepath.Join(venv, "bin", "python")
+	if err := exec.Command(py, "-c", "import pytest").Run(); err != nil {
+		t.Skipf("needs pytest in the project venv %s (python3 -m venv .venv && .venv/bin/pip install -r tools/requirements.txt): %v", venv, err)
+	}
+	return py
+}
+
+// The capture tools are generated for every provider: pytest's runs a real
+// test session whose failure is evidence, not a failed call.
+func TestCapturePytestFailures(t *testing.T) {
+	if _, ok := registry.Provider("pytest"); !ok {
+		t.Skip("the pytest provider is not registered")
+	}
+	py := venvPython(t)
+	c := captureClient(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "test_x.py"), []byte("def test_ok():\n    assert 1 == 1\n\n\ndef test_bad():\n    assert 1 == 2, 'one is not two'\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := mustCall(t, c, "capture_pytest", map[string]any{"argv": []string{py, "-m", "pytest", "-q", "test_x.py"}, "cwd": dir})
+	rows := r.rows(t)
+	if len(rows) != 1 || rows[0].(evidence.Object)["nodeid"] != "test_x.py::test_bad" || rows[0].(evidence.Object)["outcome"] != "failed" {
+		t.Fatalf("rows = %v, want the one failed test", rows)
+	}
+	m := r.sc["result"].(evidence.Object)["summary"].(evidence.Object)["metrics"].(evidence.Object)
+	if fmt.Sprint(m["passed"].(evidence.Object)["value"]) != "1" || fmt.Sprint(m["failed"].(evidence.Object)["value"]) != "1" {
+		t.Errorf("metrics = %v", m)
+	}
 }

@@ -162,7 +162,7 @@ func captureSchema(p *capture.Provider, ops []*registry.Operation) (evidence.Obj
 			"items":       evidence.Object{"type": "string"},
 			"minItems":    1,
 		},
-		"cwd": {"type": "string", "description": "absolute working directory of the workload (default: the server's)"},
+		"cwd":    {"type": "string", "description": "absolute working directory of the workload (default: the server's)"},
 		"budget": budgetSchema(),
 		"console_output": {"type": "string", "enum": []string{capture.ConsoleBounded, capture.ConsoleFull}, "default": capture.ConsoleBounded,
 			"description": "bounded keeps a bounded console excerpt with observed/retained/omitted byte counts; full keeps the streams as artifacts"},

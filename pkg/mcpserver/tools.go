@@ -436,10 +436,10 @@ func captureDescription(p *capture.Provider) string {
 			strings.Join(p.Operations, ", "), p.Operations[0])
 	}
 	fmt.Fprintf(&b, "A missing collector fails the call with PROVIDER_UNAVAILABLE and its retry action. "+
-		"budget bounds time and memory; console_output selects bounded (default) or full console retention; "+
+		"budget (%s) bounds the workload; console_output selects bounded (default) or full console retention; "+
 		"preserve publishes the native outputs to an evidence store even when analysis fails. "+
 		"A failed analysis keeps the completed capture and its artifacts in details.partial_evidence: "+
-		"re-analyze them with the analysis tools instead of re-running the workload.\n")
+		"re-analyze them with the analysis tools instead of re-running the workload.\n", strings.Join(param.Names(capture.BudgetParams), ", "))
 	b.WriteString(resultNote)
 	return b.String()
 }

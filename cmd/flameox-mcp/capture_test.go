@@ -167,7 +167,7 @@ func TestCapturePytestFailures(t *testing.T) {
 	if len(rows) != 1 || rows[0].(evidence.Object)["nodeid"] != "test_x.py::test_bad" || rows[0].(evidence.Object)["outcome"] != "failed" {
 		t.Fatalf("rows = %v, want the one failed test", rows)
 	}
-	m := r.sc["result"].(evidence.Object)["summary"].(evidence.Object)["metrics"].(evidence.Object)
+	m := r.table(t)["summary"].(evidence.Object)["metrics"].(evidence.Object)
 	if fmt.Sprint(m["passed"].(evidence.Object)["value"]) != "1" || fmt.Sprint(m["failed"].(evidence.Object)["value"]) != "1" {
 		t.Errorf("metrics = %v", m)
 	}

@@ -92,7 +92,7 @@ func TestInspectorCLI(t *testing.T) {
 	if res["isError"] == true {
 		t.Fatalf("tools/call failed: %v", res)
 	}
-	rows := res["structuredContent"].(evidence.Object)["result"].(evidence.Object)["rows"].([]any)
+	rows := res["structuredContent"].(evidence.Object)["tables"].([]any)[0].(evidence.Object)["rows"].([]any)
 	if len(rows) != 3 || rows[0].(evidence.Object)["function"] != "hotLoop" {
 		t.Fatalf("rows via the Inspector = %v, want 3 with hotLoop first", rows)
 	}

@@ -179,10 +179,20 @@ func (r reply) failure(t *testing.T) evidence.Object {
 
 func (r reply) rows(t *testing.T) []any {
 	t.Helper()
+	return r.table(t)["rows"].([]any)
+}
+
+// table is the one result table of a call.
+func (r reply) table(t *testing.T) evidence.Object {
+	t.Helper()
 	if r.res.IsError {
 		t.Fatalf("unexpected failure: %v", r.sc["failure"])
 	}
-	return r.sc["result"].(evidence.Object)["rows"].([]any)
+	tables := r.sc["tables"].([]any)
+	if len(tables) != 1 {
+		t.Fatalf("want one result table, got %d", len(tables))
+	}
+	return tables[0].(evidence.Object)
 }
 
 func field(f evidence.Object) any { return f["location"].(evidence.Object)["field"] }
@@ -237,7 +247,7 @@ func TestHotspotsOnNodeProfile(t *testing.T) {
 	if len(rows) == 0 || rows[0].(evidence.Object)["function"] != "hotLoop" {
 		t.Fatalf("top row = %v, want hotLoop (the profile's known hot function)", rows)
 	}
-	res := r.sc["result"].(evidence.Object)
+	res := r.table(t)
 	if sm := res["summary"].(evidence.Object); fmt.Sprint(sm["rows_emitted"]) != strconv.Itoa(len(rows)) || len(rows) != 5 {
 		t.Errorf("summary %v for %d rows", sm, len(rows))
 	}

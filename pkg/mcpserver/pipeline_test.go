@@ -213,7 +213,7 @@ func TestTextBound(t *testing.T) {
 	if r.res.IsError {
 		t.Fatalf("failure: %v", r.sc["failure"])
 	}
-	rows := r.sc["result"].(evidence.Object)["rows"].([]any)
+	rows := r.sc["tables"].([]any)[0].(evidence.Object)["rows"].([]any)
 	if len(rows) != 500 {
 		t.Fatalf("structured rows = %d, want 500", len(rows))
 	}
@@ -248,6 +248,21 @@ func TestResultBound(t *testing.T) {
 	kept := len(tables[0].(evidence.Object)["rows"].([]any))
 	if kept == 0 || kept >= 500 || fmt.Sprint(f["details"].(evidence.Object)["rows_not_retained"]) != strconv.Itoa(500-kept) {
 		t.Errorf("kept %d rows; details %v", kept, f["details"])
+	}
+}
+
+// Result tables follow one another; one that repeats an earlier table's id
+// is a table of its own, not more rows of the first.
+func TestTablesInSequence(t *testing.T) {
+	dir := t.TempDir()
+	script(t, dir, binRank, printf(append(tableLines(t, 2), tableLines(t, 3)...)...))
+	r := runJob(t, t.Context(), dir, &job{operation: "preview_text_fragment", stages: []stageSpec{{bin: binRank}}}, DefaultTextBound, DefaultResultBound)
+	tables := r.sc["tables"].([]any)
+	if len(tables) != 2 || len(tables[0].(evidence.Object)["rows"].([]any)) != 2 || len(tables[1].(evidence.Object)["rows"].([]any)) != 3 {
+		t.Fatalf("tables = %v", tables)
+	}
+	if strings.Count(r.res.Content[0].(mcp.TextContent).Text, `"kind":"summary"`) != 2 {
+		t.Errorf("text lost a table: %s", r.res.Content[0].(mcp.TextContent).Text)
 	}
 }
 

@@ -21,7 +21,9 @@ const (
 	DefaultResultBound = 32 << 20
 )
 
-// table is one result table as it arrived.
+// table is one result table as it arrived. An operation emits one table
+// per input series where series must not blend (a preview of two console
+// streams is two tables).
 type table struct {
 	header  evidence.Object
 	rows    []evidence.Object
@@ -135,11 +137,11 @@ func (c *collector) add(o evidence.Object, fromTee bool) {
 	id, _ := o["table_id"].(string)
 	switch kind {
 	case evidence.KindTable:
-		if c.byID[id] == nil {
-			t := &table{header: o}
-			c.byID[id] = t
-			c.tables = append(c.tables, t)
-		}
+		// Tables arrive one after another; a header opens a new table even
+		// when its id repeats an earlier one's, and later rows are its.
+		t := &table{header: o}
+		c.byID[id] = t
+		c.tables = append(c.tables, t)
 	case evidence.KindRow:
 		t := c.byID[id]
 		values, ok := o["values"].(evidence.Object)
@@ -242,17 +244,21 @@ func (c *collector) failure(j *job, o *outcome) evidence.Object {
 	return nil
 }
 
-// evidenceValue is every block that arrived, as structured content.
-func (c *collector) evidenceValue() evidence.Object {
+func (c *collector) tablesValue() []any {
 	tables := make([]any, len(c.tables))
 	for i, t := range c.tables {
 		tables[i] = t.value()
 	}
+	return tables
+}
+
+// evidenceValue is every block that arrived, as structured content.
+func (c *collector) evidenceValue() evidence.Object {
 	return evidence.Object{
 		"capture":   nullable(c.capture),
 		"artifacts": objects(c.artifacts),
 		"bundles":   objects(c.bundles),
-		"tables":    tables,
+		"tables":    c.tablesValue(),
 	}
 }
 
@@ -366,9 +372,7 @@ func (c *collector) result(j *job, o *outcome, textBound int) *mcp.CallToolResul
 	sc["text"] = info
 	var content []mcp.Content
 	if fb == nil {
-		if len(c.tables) > 0 {
-			sc["result"] = c.tables[0].value()
-		}
+		sc["tables"] = c.tablesValue()
 		sc["capture"] = nullable(c.capture)
 		sc["artifacts"] = objects(c.artifacts)
 		sc["bundles"] = objects(c.bundles)

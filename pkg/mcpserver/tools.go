@@ -282,13 +282,16 @@ func outputSchema() evidence.Object {
 			"ok":        evidence.Object{"type": "boolean", "description": "false exactly when isError is true"},
 			"operation": evidence.Object{"type": []string{"string", "null"}},
 			"provider":  evidence.Object{"type": "string"},
-			"result": evidence.Object{
-				"type":        "object",
-				"description": "the ranked result table: header (table block), rows (values), summary (summary block)",
-				"properties": evidence.Object{
-					"header":  obj,
-					"rows":    objs,
-					"summary": evidence.Object{"type": []string{"object", "null"}},
+			"tables": evidence.Object{
+				"type":        "array",
+				"description": "the result tables, usually one: header (table block), rows (values), summary (summary block)",
+				"items": evidence.Object{
+					"type": "object",
+					"properties": evidence.Object{
+						"header":  obj,
+						"rows":    objs,
+						"summary": evidence.Object{"type": []string{"object", "null"}},
+					},
 				},
 			},
 			"capture":   evidence.Object{"type": []string{"object", "null"}, "description": "the capture block (execution provenance)"},
@@ -407,7 +410,7 @@ func analysisDescription(op *registry.Operation, providers []*capture.Provider) 
 	return b.String()
 }
 
-const resultNote = "Result: structuredContent.result holds the ranked table (header, rows, summary) with the artifact " +
+const resultNote = "Result: structuredContent.tables holds the result table (header, rows, summary; one per series where series must not blend) with the artifact " +
 	"(and capture) blocks; the text content is the same evidence as bounded canonical JSONL. A failure returns " +
 	"isError with failure.code, message, location, retry and details.partial_evidence (every block that did arrive)."
 

@@ -344,14 +344,12 @@ func limitFlags(limits map[string]int64) []string {
 func optionFlags(opts evidence.Object) []string {
 	var out []string
 	for _, k := range sortedNames(opts) {
-		var v string
-		switch x := opts[k].(type) {
-		case string:
+		v := ""
+		if x, ok := opts[k].(string); ok {
 			v = strings.ReplaceAll(x, ",", `\,`)
-		case bool:
-			v = strconv.FormatBool(x)
-		case json.Number:
-			v = string(x)
+		} else {
+			b, _ := evidence.Canonical(opts[k]) // numbers and booleans
+			v = string(b)
 		}
 		out = append(out, "--option", k+"="+v)
 	}
@@ -532,6 +530,24 @@ func prepareCapture(p *capture.Provider, ops []*registry.Operation, accepted, ne
 	}
 	if _, err := op.Projection.New(eff, given); err != nil {
 		return nil, err
+	}
+	// flameox-decode runs apart from flameox-rank here, so the decoder
+	// options an operation derives from its arguments (a text fragment's
+	// window) are given to it, as flameox-rank does for explicit paths.
+	if op.DecoderOptions != nil {
+		derived, err := op.DecoderOptions(given, eff)
+		if err != nil {
+			return nil, err
+		}
+		for k := range opts {
+			if _, clash := derived[k]; clash {
+				return nil, invalid("analysis.options."+k, "decoder option %s is set by the %s arguments; do not give it as well", k, op.Name)
+			}
+		}
+		for k, v := range opts {
+			derived[k] = v
+		}
+		opts = derived
 	}
 	req, err := request(vals)
 	if err != nil {

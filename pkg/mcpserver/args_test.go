@@ -230,3 +230,37 @@ func TestOptionsSurviveTheCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// Decoder options an operation derives from its arguments reach
+// flameox-decode, which runs apart from flameox-rank in a capture.
+func TestCaptureDerivedDecoderOptions(t *testing.T) {
+	p, ok := registry.Provider("process")
+	if !ok {
+		t.Skip("the process provider is not registered")
+	}
+	var ops []*registry.Operation
+	for _, n := range p.Operations {
+		ops = append(ops, mustOp(t, n))
+	}
+	in, err := captureSchema(p, ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nested []string
+	for _, k := range sortedNames(props(props(in)["analysis"].(evidence.Object))) {
+		if slices.Contains(nestedFields, k) {
+			nested = append(nested, k)
+		}
+	}
+	j, err := prepareCapture(p, ops, sortedNames(props(in)), nested, args(t,
+		`{"argv":["sh","-c","seq 500"],"analysis":{"operation":"preview_text_fragment","start_line":100,"lines":50}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := j.stages[1].args; !slices.Equal(got, []string{"--option", "max_lines=50", "--option", "start_line=100"}) {
+		t.Errorf("flameox-decode %q", got)
+	}
+	_, err = prepareCapture(p, ops, sortedNames(props(in)), nested, args(t,
+		`{"argv":["sh"],"analysis":{"operation":"preview_text_fragment","start_line":100,"options":{"start_line":5}}}`))
+	wantFailure(t, err, evidence.CodeInvalidArgument, "analysis.options.start_line")
+}

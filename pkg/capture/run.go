@@ -340,6 +340,12 @@ func (r *request) artifacts(c *evidence.Capture, stdout, stderr *stream, mode st
 		r.notes = append(r.notes, "skipped "+s+": not a regular file")
 	}
 	for _, s := range found {
+		if mode == ConsoleFull && (s.path == stdout.path || s.path == stderr.path) {
+			// A provider may declare the console files as its outputs
+			// (process capture); they are emitted once, below, hashed
+			// only up to their settled size.
+			continue
+		}
 		a, err := artifactOf(s.path, s.role.Role, s.role.Format, producer, c.ID)
 		if err != nil {
 			keep(err)

@@ -25,18 +25,17 @@ func ArtifactFromPath(path, role string) (*evidence.Artifact, error) {
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeInvalidArgument, err, "resolve %s", path)
 	}
+	// Check the kind before opening: opening a FIFO would block.
+	if st, err := os.Stat(abs); err != nil {
+		return nil, (&evidence.Failure{Code: evidence.CodeIOFailure, Message: err.Error(), Err: err}).At(abs, "")
+	} else if !st.Mode().IsRegular() {
+		return nil, evidence.Failf(evidence.CodeInvalidArgument, "not a regular file").At(abs, "")
+	}
 	f, err := os.Open(abs)
 	if err != nil {
 		return nil, (&evidence.Failure{Code: evidence.CodeIOFailure, Message: err.Error(), Err: err}).At(abs, "")
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "stat").At(abs, "")
-	}
-	if !st.Mode().IsRegular() {
-		return nil, evidence.Failf(evidence.CodeInvalidArgument, "not a regular file").At(abs, "")
-	}
 	h := sha256.New()
 	n, err := io.Copy(h, f)
 	if err != nil {

@@ -420,12 +420,21 @@ func (j *JSONL) Pass(b evidence.Block) error { return j.W.Write(b) }
 // the artifacts of the admitted tables.
 type stamped struct {
 	Output
-	s *session
+	s   *session
+	ids map[string]int
 }
 
 func (st *stamped) Begin(t *evidence.Table) error {
 	if t.ID == "" {
 		t.ID = "rank." + t.Name
+	}
+	// A projection may write several tables; their ids stay unique.
+	if st.ids == nil {
+		st.ids = map[string]int{}
+	}
+	st.ids[t.ID]++
+	if n := st.ids[t.ID]; n > 1 {
+		t.ID = fmt.Sprintf("%s#%d", t.ID, n)
 	}
 	t.Operation = st.s.op.Name
 	t.Projection = st.s.op.Projection.Name

@@ -46,7 +46,11 @@ func (t *Text) Pass(b evidence.Block) error {
 			}
 		}
 		prov, _ := o["provider"].(evidence.Object)
-		t.notes = append(t.notes, fmt.Sprintf("capture %v: %v %v, %s, outcome %v", o["capture_id"], prov["name"], prov["version"], exit, o["outcome"]))
+		name := fmt.Sprint(prov["name"])
+		if v, ok := prov["version"].(string); ok {
+			name += " " + v
+		}
+		t.notes = append(t.notes, fmt.Sprintf("capture %v: %s, %s, outcome %v", o["capture_id"], name, exit, o["outcome"]))
 	case evidence.KindFailure:
 		t.notes = append(t.notes, fmt.Sprintf("failure %v: %v", o["code"], o["message"]))
 	}

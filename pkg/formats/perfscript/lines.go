@@ -19,6 +19,9 @@ type header struct {
 	tid   []byte // the native "pid/tid" or "tid" token
 	event []byte
 	tail  []byte // what follows the event: an inline frame without callchains, or tracepoint fields
+	// pidEnd is where the pid token ends: a line starting with the same
+	// bytes up to here has the same comm and pid split.
+	pidEnd int
 }
 
 var isHex [256]bool
@@ -113,7 +116,7 @@ func parseHeader(ln []byte) (h header, ok bool) {
 			continue
 		}
 		if h, ok := matchAfterPid(ln, e); ok {
-			h.comm, h.tid = comm, ln[s:e]
+			h.comm, h.tid, h.pidEnd = comm, ln[s:e], e
 			return h, true
 		}
 	}
@@ -208,8 +211,32 @@ func trimOffset(sym []byte) []byte {
 	return sym[:i]
 }
 
-// isFrameLine reports whether a line is indented: a callchain entry.
-func isFrameLine(ln []byte) bool { return len(ln) > 0 && isSpace(ln[0]) }
+// isFrameLine reports whether a line is a callchain entry: indented with
+// a tab as perf prints them, or with spaces and not a (comm-padded) header.
+func isFrameLine(ln []byte) bool {
+	if len(ln) == 0 {
+		return false
+	}
+	switch ln[0] {
+	case '\t':
+		return true
+	case ' ':
+		_, hdr := parseHeader(ln)
+		return !hdr
+	}
+	return false
+}
+
+// startsRecord reports whether the complete line at the start of b (a
+// header, comment or blank line) can begin a chunk. A line that runs past
+// b is not judged.
+func startsRecord(b []byte) bool {
+	nl := bytes.IndexByte(b, '\n')
+	if nl < 0 {
+		return false
+	}
+	return len(bytes.TrimSpace(b[:nl])) == 0 || !isFrameLine(b[:nl])
+}
 
 // inlineFrame reports whether a header's tail is an "ip sym (dso)" frame
 // (samples recorded without callchains) rather than event fields.

@@ -76,6 +76,12 @@ type shard struct {
 	// stack[0] is the series id, the frames (leaf first) follow, so that
 	// the slice's bytes are the stack cache key.
 	stack      []uint32
+	curRaw     [][]byte // this sample's callchain lines, as read
+	prevRaw    [][]byte // the previous sample's lines, and their ids
+	prevIDs    []uint32
+	lastPrefix []byte // the last header up to its pid token, and its series
+	lastEvent  []byte
+	lastSeries uint32
 	inSample   bool
 	terminated bool // the last sample ended with a blank line
 	inline     uint32
@@ -117,9 +123,12 @@ func failAt(line, off int64, code evidence.Code, format string, args ...any) *ev
 func (s *shard) parseChunk(c *chunk) error {
 	data := c.data
 	line := c.line - 1
+	// Remembered lines point into the previous chunk's buffer, which may
+	// be reused now.
+	s.prevRaw, s.curRaw = s.prevRaw[:0], s.curRaw[:0]
 	start := c.off
+	var ln []byte
 	for len(data) > 0 {
-		var ln []byte
 		nl := bytes.IndexByte(data, '\n')
 		if nl < 0 {
 			ln, data = data, nil
@@ -137,34 +146,58 @@ func (s *shard) parseChunk(c *chunk) error {
 			continue
 		}
 		switch ln[0] {
-		case ' ', '\t':
-			t := frameText(ln)
-			if len(t) == 0 { // whitespace only: a blank line
-				s.endSample(true)
+		case ' ':
+			// perf pads comm with spaces, so a header may start with one;
+			// callchain lines start with a tab, or are not headers.
+			if ok, err := s.header(ln, line, off, true); ok || err != nil {
+				if err != nil {
+					return err
+				}
 				continue
 			}
+			fallthrough
+		case '\t':
 			if !s.inSample {
+				if len(frameText(ln)) == 0 { // whitespace only: a blank line
+					continue
+				}
 				return failAt(line, off, evidence.CodeDecodeFailure, "callchain line outside a sample (no event header before it)")
 			}
-			id, ok := s.lineIDs[string(t)]
-			if !ok {
-				var err error
-				if id, err = s.newFrame(t); err != nil {
-					return s.frameErr(err, line, off)
+			depth := len(s.stack) - 1
+			var id uint32
+			if depth < len(s.prevRaw) && bytes.Equal(ln, s.prevRaw[depth]) {
+				// Consecutive samples mostly repeat their callers line for
+				// line: reuse the previous sample's id at this depth.
+				id = s.prevIDs[depth]
+			} else {
+				t := frameText(ln)
+				if len(t) == 0 { // whitespace only: a blank line
+					s.endSample(true)
+					continue
+				}
+				var ok bool
+				if id, ok = s.lineIDs[string(t)]; !ok {
+					var err error
+					if id, err = s.newFrame(t); err != nil {
+						return s.frameErr(err, line, off)
+					}
 				}
 			}
-			if int64(len(s.stack)) > s.maxStack {
+			if int64(depth) >= s.maxStack {
 				return failAt(line, off, evidence.CodeLimitExceeded, "callchain deeper than %s=%d frames", LimitStack, s.maxStack)
 			}
 			s.stack = append(s.stack, id)
+			s.curRaw = append(s.curRaw, ln)
 		case '#':
 			s.comment(ln)
 		default:
-			s.endSample(false)
-			if err := s.header(ln, line, off); err != nil {
+			if _, err := s.header(ln, line, off, false); err != nil {
 				return err
 			}
 		}
+	}
+	if c.last && len(c.data) > 0 && c.data[len(c.data)-1] != '\n' {
+		return failAt(line, start-int64(len(ln))-1, evidence.CodeDecodeFailure, "truncated: the input ends inside a line (perf script ends every line with a newline)")
 	}
 	if c.last && s.inSample && len(s.stack) > 1 && !s.terminated {
 		return failAt(s.headerLine, 0, evidence.CodeDecodeFailure, "truncated sample: the input ends inside the callchain of the sample starting here")
@@ -205,11 +238,25 @@ func (s *shard) newFrame(t []byte) (uint32, error) {
 	return id, nil
 }
 
-func (s *shard) header(ln []byte, line, off int64) error {
+// header opens a sample at an event header line. With maybe set, a line
+// that is not a header is not an error: ok says whether it was one.
+func (s *shard) header(ln []byte, line, off int64, maybe bool) (ok bool, err error) {
+	// Fast path: the same comm and pid as the last header, whose split
+	// is known, and the same event.
+	if n := len(s.lastPrefix); n > 0 && len(ln) > n && isSpace(ln[n]) && bytes.Equal(ln[:n], s.lastPrefix) {
+		if h, ok := matchAfterPid(ln, n); ok && bytes.Equal(h.event, s.lastEvent) {
+			s.endSample(false)
+			return true, s.openSample(s.lastSeries, h.tail, line, off)
+		}
+	}
 	h, ok := parseHeader(ln)
 	if !ok {
-		return failAt(line, off, evidence.CodeDecodeFailure, "not a perf script event header (want `comm pid[/tid] [time:] [period] event:`): %.80q", ln)
+		if maybe {
+			return false, nil
+		}
+		return false, failAt(line, off, evidence.CodeDecodeFailure, "not a perf script event header (want `comm pid[/tid] [time:] [period] event:`): %.80q", ln)
 	}
+	s.endSample(false)
 	s.keybuf = append(s.keybuf[:0], h.comm...)
 	s.keybuf = append(s.keybuf, 0)
 	if s.threads {
@@ -226,9 +273,16 @@ func (s *shard) header(ln []byte, line, off int64) error {
 		sid = s.prof.SeriesID(ser)
 		s.seriesIDs[string(s.keybuf)] = sid
 	}
+	s.lastPrefix = append(s.lastPrefix[:0], ln[:h.pidEnd]...)
+	s.lastEvent = append(s.lastEvent[:0], h.event...)
+	s.lastSeries = sid
+	return true, s.openSample(sid, h.tail, line, off)
+}
+
+func (s *shard) openSample(sid uint32, tail []byte, line, off int64) error {
 	s.stack = append(s.stack[:0], sid)
 	s.inSample, s.terminated, s.hasInline, s.headerLine = true, false, false, line
-	if t, ok := inlineFrame(h.tail); ok {
+	if t, ok := inlineFrame(tail); ok {
 		id, ok := s.lineIDs[string(t)]
 		if !ok {
 			var err error
@@ -257,6 +311,8 @@ func (s *shard) endSample(blank bool) {
 	}
 	s.inSample = false
 	s.terminated = blank
+	s.prevRaw, s.curRaw = s.curRaw, s.prevRaw[:0]
+	s.prevIDs = append(s.prevIDs[:0], s.stack[1:]...)
 	if len(s.stack) == 1 && s.hasInline {
 		s.stack = append(s.stack, s.inline)
 	}
@@ -300,7 +356,7 @@ func splitPoint(b []byte) int {
 		if nl < 0 {
 			return 0
 		}
-		if nl+1 < len(b) && !isSpace(b[nl+1]) {
+		if nl+1 < len(b) && startsRecord(b[nl+1:]) {
 			return nl + 1
 		}
 		end = nl
@@ -437,10 +493,8 @@ func feed(ctx context.Context, r io.Reader, size int, lim limits, pool chan []by
 			return total, err
 		}
 		buf := <-pool
-		need := size
-		if len(carry) >= need/2 {
-			need = 2 * len(carry)
-		}
+		// Room for the carried partial sample and at least as much new input.
+		need := max(size, 2*len(carry))
 		if cap(buf) < need {
 			buf = make([]byte, need)
 		}

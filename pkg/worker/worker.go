@@ -107,11 +107,26 @@ func (b *boundedBuffer) Write(p []byte) (int, error) {
 func (b *boundedBuffer) stderr() Stderr {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	text := string(b.buf)
-	if !utf8.ValidString(text) {
-		text = strings.ToValidUTF8(text, "\uFFFD")
+	return Stderr{Text: replaceInvalid(b.buf), Retained: int64(len(b.buf)), Omitted: b.omitted}
+}
+
+// replaceInvalid decodes b as UTF-8, replacing each invalid byte with
+// U+FFFD (a sequence cut at the retention bound is invalid too).
+func replaceInvalid(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
 	}
-	return Stderr{Text: text, Retained: int64(len(b.buf)), Omitted: b.omitted}
+	var sb strings.Builder
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			sb.WriteRune(utf8.RuneError)
+		} else {
+			sb.Write(b[:n])
+		}
+		b = b[n:]
+	}
+	return sb.String()
 }
 
 // limitFailure builds LIMIT_EXCEEDED with its receipt.

@@ -207,8 +207,13 @@ func Parse(ctx context.Context, r io.Reader, limits map[string]int64) (*Profile,
 				return nil, failAt(lineNo, "folded line: %v", perr)
 			}
 			stack = stack[:0]
-			rest := l.stack
-			for len(rest) > 0 || len(stack) == 0 {
+			// Trailing separators carry no frame: stackcollapse-perf.pl writes
+			// them after an empty symbol, and flamegraph.pl's split drops them.
+			rest := bytes.TrimRight(l.stack, ";")
+			if len(rest) == 0 {
+				return nil, failAt(lineNo, "folded line has no frame")
+			}
+			for len(rest) > 0 {
 				semi := bytes.IndexByte(rest, ';')
 				fr := rest
 				if semi >= 0 {
@@ -231,9 +236,6 @@ func Parse(ctx context.Context, r io.Reader, limits map[string]int64) (*Profile,
 				stack = append(stack, id)
 				if int64(len(stack)) > maxStack {
 					return nil, limitAt(lineNo, "stack deeper than %s=%d frames", LimitStack, maxStack)
-				}
-				if semi >= 0 && len(rest) == 0 {
-					return nil, failAt(lineNo, "folded line has an empty frame")
 				}
 			}
 			// Folded stacks are root first; Profile wants the leaf first.

@@ -61,3 +61,39 @@ func reportCPU(b *testing.B, cpu0 time.Duration, bytes int64) {
 
 func BenchmarkParse1(b *testing.B) { benchParse(b, 1) }
 func BenchmarkParse2(b *testing.B) { benchParse(b, 2) }
+
+// BenchmarkShard measures the parse core alone: one shard over in-memory
+// chunks, no reading, hashing or merging.
+func BenchmarkShard(b *testing.B) {
+	data := benchInput(b, 32<<20)
+	var lim limits
+	for _, l := range parserLimits {
+		switch l.Name {
+		case LimitLineBytes:
+			lim.line = l.Default
+		case LimitStack:
+			lim.stack = l.Default
+		case LimitFrames:
+			lim.frames = l.Default
+		}
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for range b.N {
+		s := newShard(&Options{}, lim)
+		for off := 0; off < len(data); {
+			end := min(off+4<<20, len(data))
+			if end < len(data) {
+				end = off + splitPoint(data[off:end])
+			}
+			if err := s.parseChunk(&chunk{data: data[off:end], line: 1}); err != nil {
+				b.Fatal(err)
+			}
+			off = end
+		}
+		s.fold()
+	}
+	reportCPU(b, cpu0, int64(len(data))*int64(b.N))
+}

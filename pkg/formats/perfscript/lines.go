@@ -24,9 +24,24 @@ type header struct {
 	pidEnd int
 }
 
-var isHex [256]bool
+var (
+	isHex, isTimeField [256]bool
+	hexVal             [256]int8
+)
 
 func init() {
+	for i := range hexVal {
+		hexVal[i] = -1
+	}
+	for i, c := range []byte("0123456789abcdef") {
+		hexVal[c] = int8(i)
+	}
+	for i, c := range []byte("ABCDEF") {
+		hexVal[c] = int8(10 + i)
+	}
+	for _, c := range []byte("0123456789.:[] \t") {
+		isTimeField[c] = true
+	}
 	for c := '0'; c <= '9'; c++ {
 		isHex[c] = true
 	}
@@ -37,6 +52,17 @@ func init() {
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' }
+
+// timeFields reports whether b holds only what may stand between a
+// header's pid and its event: [cpu], time and period.
+func timeFields(b []byte) bool {
+	for _, c := range b {
+		if !isTimeField[c] {
+			return false
+		}
+	}
+	return true
+}
 
 // nextTok returns the bounds of the next space-separated token at or after
 // pos, or s < 0 when there is none.
@@ -142,18 +168,28 @@ func matchAfterPid(ln []byte, pos int) (header, bool) {
 // frameText returns a frame line's text after its indentation and address:
 // "sym+0x1c (dso)". A line without an address keeps its first token.
 func frameText(ln []byte) []byte {
+	t, _, _ := frameAddr(ln)
+	return t
+}
+
+// frameAddr is frameText that also returns the address it skipped.
+func frameAddr(ln []byte) (text []byte, addr uint64, ok bool) {
 	i := 0
 	for i < len(ln) && isSpace(ln[i]) {
 		i++
 	}
 	j := i
-	for j < len(ln) && isHex[ln[j]] {
-		j++
+	for ; j < len(ln); j++ {
+		v := hexVal[ln[j]]
+		if v < 0 {
+			break
+		}
+		addr = addr<<4 | uint64(v)
 	}
-	if j > i && j < len(ln) && ln[j] == ' ' {
-		return ln[j+1:]
+	if j > i && j-i <= 16 && j < len(ln) && ln[j] == ' ' {
+		return ln[j+1:], addr, true
 	}
-	return ln[i:]
+	return ln[i:], 0, false
 }
 
 var (

@@ -67,7 +67,7 @@ type chunk struct {
 // are merged by frame identity at the end.
 type shard struct {
 	prof      *collapsed.Profile
-	lineIDs   map[string]uint32
+	lineIDs   *lineTable
 	seriesIDs map[string]uint32
 	stackIdx  map[string]int
 	stackW    []int64
@@ -80,7 +80,7 @@ type shard struct {
 	prevRaw    [][]byte // the previous sample's lines, and their ids
 	prevIDs    []uint32
 	lastPrefix []byte // the last header up to its pid token, and its series
-	lastEvent  []byte
+	lastEvent  []byte // with its colon
 	lastSeries uint32
 	inSample   bool
 	terminated bool // the last sample ended with a blank line
@@ -98,7 +98,7 @@ type shard struct {
 func newShard(o *Options, lim limits) *shard {
 	return &shard{
 		prof:      collapsed.NewProfile(),
-		lineIDs:   map[string]uint32{},
+		lineIDs:   newLineTable(),
 		seriesIDs: map[string]uint32{},
 		stackIdx:  map[string]int{},
 		threads:   o.Threads,
@@ -170,15 +170,16 @@ func (s *shard) parseChunk(c *chunk) error {
 				// line: reuse the previous sample's id at this depth.
 				id = s.prevIDs[depth]
 			} else {
-				t := frameText(ln)
+				t, addr, hasAddr := frameAddr(ln)
 				if len(t) == 0 { // whitespace only: a blank line
 					s.endSample(true)
 					continue
 				}
+				key := s.lineIDs.key(addr, hasAddr, t)
 				var ok bool
-				if id, ok = s.lineIDs[string(t)]; !ok {
+				if id, ok = s.lineIDs.get(key, t); !ok {
 					var err error
-					if id, err = s.newFrame(t); err != nil {
+					if id, err = s.newFrame(key, t); err != nil {
 						return s.frameErr(err, line, off)
 					}
 				}
@@ -215,7 +216,7 @@ func (s *shard) frameErr(err error, line, off int64) error {
 	return failAt(line, off, evidence.CodeDecodeFailure, "callchain line: %v", err)
 }
 
-func (s *shard) newFrame(t []byte) (uint32, error) {
+func (s *shard) newFrame(key uint64, t []byte) (uint32, error) {
 	sym, mod, err := splitFrame(t)
 	if err != nil {
 		return 0, err
@@ -231,10 +232,7 @@ func (s *shard) newFrame(t []byte) (uint32, error) {
 	if int64(len(s.prof.Frames)) > s.maxFrame {
 		return 0, evidence.Failf(evidence.CodeLimitExceeded, "more than %s=%d distinct frames", LimitFrames, s.maxFrame)
 	}
-	if len(s.lineIDs) >= lineCacheEntries {
-		clear(s.lineIDs)
-	}
-	s.lineIDs[string(t)] = id
+	s.lineIDs.put(key, t, id, lineCacheEntries)
 	return id, nil
 }
 
@@ -244,7 +242,14 @@ func (s *shard) header(ln []byte, line, off int64, maybe bool) (ok bool, err err
 	// Fast path: the same comm and pid as the last header, whose split
 	// is known, and the same event.
 	if n := len(s.lastPrefix); n > 0 && len(ln) > n && isSpace(ln[n]) && bytes.Equal(ln[:n], s.lastPrefix) {
-		if h, ok := matchAfterPid(ln, n); ok && bytes.Equal(h.event, s.lastEvent) {
+		// Between pid and event only [cpu], time and period may stand; a
+		// header ending in the event has no inline frame.
+		rest := bytes.TrimRight(ln[n:], " ")
+		if k := len(rest) - len(s.lastEvent); k > 0 && isSpace(rest[k-1]) && bytes.Equal(rest[k:], s.lastEvent) && timeFields(rest[:k]) {
+			s.endSample(false)
+			return true, s.openSample(s.lastSeries, nil, line, off)
+		}
+		if h, ok := matchAfterPid(ln, n); ok && bytes.Equal(h.event, s.lastEvent[:len(s.lastEvent)-1]) {
 			s.endSample(false)
 			return true, s.openSample(s.lastSeries, h.tail, line, off)
 		}
@@ -274,7 +279,7 @@ func (s *shard) header(ln []byte, line, off int64, maybe bool) (ok bool, err err
 		s.seriesIDs[string(s.keybuf)] = sid
 	}
 	s.lastPrefix = append(s.lastPrefix[:0], ln[:h.pidEnd]...)
-	s.lastEvent = append(s.lastEvent[:0], h.event...)
+	s.lastEvent = append(append(s.lastEvent[:0], h.event...), ':')
 	s.lastSeries = sid
 	return true, s.openSample(sid, h.tail, line, off)
 }
@@ -283,10 +288,11 @@ func (s *shard) openSample(sid uint32, tail []byte, line, off int64) error {
 	s.stack = append(s.stack[:0], sid)
 	s.inSample, s.terminated, s.hasInline, s.headerLine = true, false, false, line
 	if t, ok := inlineFrame(tail); ok {
-		id, ok := s.lineIDs[string(t)]
+		key := s.lineIDs.key(0, false, t)
+		id, ok := s.lineIDs.get(key, t)
 		if !ok {
 			var err error
-			if id, err = s.newFrame(t); err != nil {
+			if id, err = s.newFrame(key, t); err != nil {
 				return s.frameErr(err, line, off)
 			}
 		}

@@ -21,7 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -132,30 +132,37 @@ func decode(path string) error {
 		return err
 	}
 	d := &discard{}
+	cpu0 := cpuTime()
 	t0 := time.Now()
 	if err := formats.Run(context.Background(), perfscript.ScriptSpec, art, lims, nil, d); err != nil {
 		return err
 	}
 	el := time.Since(t0)
+	cpu := cpuTime() - cpu0
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	mb := float64(art.Size) / 1e6
-	fmt.Printf("perf-script decode: %.0f MB in %.3fs = %.0f MB/s (formats.Run: read, sha256, parse, %d rows); artifact hash %.3fs; peak RSS %.1f MiB; GOMAXPROCS=%s\n",
-		mb, el.Seconds(), mb/el.Seconds(), d.rows, hashed.Seconds(), float64(ru.Maxrss)/1024, gomaxprocs())
+	fmt.Printf("perf-script decode (formats.Run: read, sha256, parse, %d rows) of %.0f MB: %.3f s wall = %.0f MB/s, %.3f CPU-s = %.0f MB per CPU-second; peak RSS %.1f MiB; GOMAXPROCS=%d; load average %s; artifact digest beforehand %.3f s\n",
+		d.rows, mb, el.Seconds(), mb/el.Seconds(), cpu.Seconds(), mb/cpu.Seconds(), float64(ru.Maxrss)/1024, runtime.GOMAXPROCS(0), loadavg(), hashed.Seconds())
 	return nil
 }
 
-func gomaxprocs() string {
-	if v := os.Getenv("GOMAXPROCS"); v != "" {
-		return v
-	}
-	return strconv.Itoa(numCPU())
+// cpuTime is the process's user+system CPU time: on a busy machine wall
+// time measures the neighbours too.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func numCPU() int {
-	b, err := os.ReadFile("/proc/cpuinfo")
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
-		return 0
+		return "?"
 	}
-	return strings.Count(string(b), "\nprocessor") + 1
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "?"
+	}
+	return f[0]
 }

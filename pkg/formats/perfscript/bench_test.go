@@ -88,7 +88,7 @@ func BenchmarkShard(b *testing.B) {
 			if end < len(data) {
 				end = off + splitPoint(data[off:end])
 			}
-			if err := s.parseChunk(&chunk{data: data[off:end], line: 1}); err != nil {
+			if err := s.parseChunk(&chunk{data: data[off:end]}); err != nil {
 				b.Fatal(err)
 			}
 			off = end

@@ -57,10 +57,10 @@ const lineCacheEntries = 1 << 20
 type chunk struct {
 	buf  []byte // owning buffer, returned to the pool
 	data []byte
-	seq  int
-	line int64 // number of the chunk's first line
-	off  int64 // byte offset of the chunk's first byte
-	last bool
+	seq   int
+	off   int64 // byte offset of the chunk's first byte
+	last  bool
+	lines int64 // set by the parser: lines in the chunk
 }
 
 // shard is one worker's parser state. It owns its own frame ids; shards
@@ -122,7 +122,9 @@ func failAt(line, off int64, code evidence.Code, format string, args ...any) *ev
 // keyed by the line's bytes, without allocating.
 func (s *shard) parseChunk(c *chunk) error {
 	data := c.data
-	line := c.line - 1
+	// Line numbers are relative to the chunk until Parse adds the lines of
+	// the chunks before it: counting them here would cost a pass.
+	var line int64
 	// Remembered lines point into the previous chunk's buffer, which may
 	// be reused now.
 	s.prevRaw, s.curRaw = s.prevRaw[:0], s.curRaw[:0]
@@ -204,6 +206,7 @@ func (s *shard) parseChunk(c *chunk) error {
 		return failAt(s.headerLine, 0, evidence.CodeDecodeFailure, "truncated sample: the input ends inside the callchain of the sample starting here")
 	}
 	s.endSample(false)
+	c.lines = line
 	return nil
 }
 
@@ -418,6 +421,8 @@ func Parse(ctx context.Context, r io.Reader, o Options) (*Result, error) {
 		failed  atomic.Int64 // lowest failed chunk sequence number
 		samples atomic.Int64
 		wg      sync.WaitGroup
+		linesMu sync.Mutex
+		lines   = map[int]int64{} // lines per parsed chunk, for absolute line numbers
 	)
 	failed.Store(math.MaxInt64)
 	for w := range workers {
@@ -434,7 +439,12 @@ func Parse(ctx context.Context, r io.Reader, o Options) (*Result, error) {
 					before := sh.samples
 					err := sh.parseChunk(c)
 					if err == nil && samples.Add(sh.samples-before) > lim.samples {
-						err = failAt(c.line, c.off, evidence.CodeLimitExceeded, "more than %s=%d samples", LimitSamples, lim.samples)
+						err = failAt(1, c.off, evidence.CodeLimitExceeded, "more than %s=%d samples", LimitSamples, lim.samples)
+					}
+					if err == nil {
+						linesMu.Lock()
+						lines[c.seq] = c.lines
+						linesMu.Unlock()
 					}
 					if err != nil {
 						if errs[w].seq < 0 || c.seq < errs[w].seq {
@@ -449,10 +459,25 @@ func Parse(ctx context.Context, r io.Reader, o Options) (*Result, error) {
 		}()
 	}
 
-	total, rerr := feed(ctx, r, size, lim, pool, work, &failed)
+	total, rseq, rerr := feed(ctx, r, size, lim, pool, work, &failed)
 	close(work)
 	wg.Wait()
 
+	// A failure's line is relative to its chunk: add the lines of every
+	// chunk before it, all parsed since no earlier chunk failed.
+	absolute := func(seq int, err error) error {
+		var f *evidence.Failure
+		if errors.As(err, &f) && f.Location.Line > 0 {
+			var base int64
+			for k, n := range lines {
+				if k < seq {
+					base += n
+				}
+			}
+			f.Location.Line += int(base)
+		}
+		return err
+	}
 	first := -1
 	for i, e := range errs {
 		if e.seq >= 0 && (first < 0 || e.seq < errs[first].seq) {
@@ -460,10 +485,10 @@ func Parse(ctx context.Context, r io.Reader, o Options) (*Result, error) {
 		}
 	}
 	if first >= 0 {
-		return nil, errs[first].err
+		return nil, absolute(errs[first].seq, errs[first].err)
 	}
 	if rerr != nil {
-		return nil, rerr
+		return nil, absolute(rseq, rerr)
 	}
 	res := &Result{Profile: shards[0].prof, Bytes: total}
 	for i, sh := range shards {
@@ -485,18 +510,17 @@ func Parse(ctx context.Context, r io.Reader, o Options) (*Result, error) {
 
 // feed reads r in blocks, cuts each block after its last complete sample
 // and sends the pieces to the workers in input order. It returns the bytes
-// read. A failure of a worker stops it early.
-func feed(ctx context.Context, r io.Reader, size int, lim limits, pool chan []byte, work chan<- *chunk, failed *atomic.Int64) (int64, error) {
+// read, and on failure the sequence number the failing data would have had
+// (its line is relative to that chunk). A failure of a worker stops it
+// early.
+func feed(ctx context.Context, r io.Reader, size int, lim limits, pool chan []byte, work chan<- *chunk, failed *atomic.Int64) (total int64, seq int, err error) {
 	var (
 		carry []byte
-		total int64
-		line  int64 = 1
 		off   int64
-		seq   int
 	)
 	for failed.Load() == math.MaxInt64 {
 		if err := ctx.Err(); err != nil {
-			return total, err
+			return total, seq, err
 		}
 		buf := <-pool
 		// Room for the carried partial sample and at least as much new input.
@@ -510,12 +534,12 @@ func feed(ctx context.Context, r io.Reader, size int, lim limits, pool chan []by
 		total += int64(m)
 		if total > lim.bytes {
 			pool <- buf
-			return total, failAt(0, lim.bytes, evidence.CodeLimitExceeded, "input longer than %s=%d bytes", LimitBytes, lim.bytes)
+			return total, seq, failAt(0, lim.bytes, evidence.CodeLimitExceeded, "input longer than %s=%d bytes", LimitBytes, lim.bytes)
 		}
 		eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 		if err != nil && !eof {
 			pool <- buf
-			return total, evidence.Wrap(evidence.CodeIOFailure, err, "read perf script at byte %d", total)
+			return total, seq, evidence.Wrap(evidence.CodeIOFailure, err, "read perf script at byte %d", total)
 		}
 		data := buf[:n+m]
 		cut := len(data)
@@ -526,13 +550,13 @@ func feed(ctx context.Context, r io.Reader, size int, lim limits, pool chan []by
 				if len(data) >= maxRecordBytes {
 					pool <- buf
 					if bytes.IndexByte(data, '\n') < 0 {
-						return total, failAt(line, off, evidence.CodeLimitExceeded, "line longer than %s=%d bytes", LimitLineBytes, lim.line)
+						return total, seq, failAt(1, off, evidence.CodeLimitExceeded, "line longer than %s=%d bytes", LimitLineBytes, lim.line)
 					}
-					return total, failAt(line, off, evidence.CodeLimitExceeded, "one sample is longer than %d bytes", maxRecordBytes)
+					return total, seq, failAt(1, off, evidence.CodeLimitExceeded, "one sample is longer than %d bytes", maxRecordBytes)
 				}
 				if nl := bytes.LastIndexByte(data, '\n'); int64(len(data)-nl-1) > lim.line {
 					pool <- buf
-					return total, failAt(line+int64(bytes.Count(data, []byte{'\n'})), off+int64(nl+1), evidence.CodeLimitExceeded, "line longer than %s=%d bytes", LimitLineBytes, lim.line)
+					return total, seq, failAt(1+int64(bytes.Count(data, []byte{'\n'})), off+int64(nl+1), evidence.CodeLimitExceeded, "line longer than %s=%d bytes", LimitLineBytes, lim.line)
 				}
 				carry = append(carry[:0], data...)
 				pool <- buf
@@ -540,16 +564,15 @@ func feed(ctx context.Context, r io.Reader, size int, lim limits, pool chan []by
 			}
 		}
 		carry = append(carry[:0], data[cut:]...)
-		c := &chunk{buf: buf, data: data[:cut], seq: seq, line: line, off: off, last: eof}
+		c := &chunk{buf: buf, data: data[:cut], seq: seq, off: off, last: eof}
 		seq++
-		line += int64(bytes.Count(c.data, []byte{'\n'}))
 		off += int64(cut)
 		work <- c
 		if eof {
-			return total, nil
+			return total, seq, nil
 		}
 	}
-	return total, nil
+	return total, seq, nil
 }
 
 // String describes a result for test failures.

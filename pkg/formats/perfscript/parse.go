@@ -55,8 +55,8 @@ const stackCacheEntries = 1 << 15
 const lineCacheEntries = 1 << 20
 
 type chunk struct {
-	buf  []byte // owning buffer, returned to the pool
-	data []byte
+	buf   []byte // owning buffer, returned to the pool
+	data  []byte
 	seq   int
 	off   int64 // byte offset of the chunk's first byte
 	last  bool

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -79,6 +80,8 @@ type shard struct {
 	curRaw     [][]byte // this sample's callchain lines, as read
 	prevRaw    [][]byte // the previous sample's lines, and their ids
 	prevIDs    []uint32
+	prevStack  []uint32 // the last counted stack key, at stackW[lastStack]
+	lastStack  int
 	lastPrefix []byte // the last header up to its pid token, and its series
 	lastEvent  []byte // with its colon
 	lastSeries uint32
@@ -101,6 +104,7 @@ func newShard(o *Options, lim limits) *shard {
 		lineIDs:   newLineTable(),
 		seriesIDs: map[string]uint32{},
 		stackIdx:  map[string]int{},
+		lastStack: -1,
 		threads:   o.Threads,
 		maxLine:   lim.line,
 		maxStack:  lim.stack,
@@ -329,15 +333,23 @@ func (s *shard) endSample(blank bool) {
 		s.noStack++
 	}
 	s.samples++
+	// Consecutive samples often repeat a stack: count it without hashing.
+	if s.lastStack >= 0 && slices.Equal(s.stack, s.prevStack) {
+		s.stackW[s.lastStack]++
+		return
+	}
+	s.prevStack = append(s.prevStack[:0], s.stack...)
 	key := unsafe.Slice((*byte)(unsafe.Pointer(&s.stack[0])), len(s.stack)*4)
 	if i, ok := s.stackIdx[string(key)]; ok {
 		s.stackW[i]++
+		s.lastStack = i
 		return
 	}
 	if len(s.stackIdx) >= stackCacheEntries {
 		s.fold()
 	}
-	s.stackIdx[string(key)] = len(s.stackW)
+	s.lastStack = len(s.stackW)
+	s.stackIdx[string(key)] = s.lastStack
 	s.stackW = append(s.stackW, 1)
 }
 
@@ -354,6 +366,7 @@ func (s *shard) fold() {
 	}
 	clear(s.stackIdx)
 	s.stackW = s.stackW[:0]
+	s.lastStack = -1
 }
 
 // splitPoint returns the end of the last complete sample in b: just after

@@ -4,42 +4,85 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"time"
 )
 
 var pageSize = int64(os.Getpagesize())
 
-// groupRSS sums the resident memory of every process in process group
-// pgid, read from /proc/<pid>/stat (field 5 is the group, field 24 the
-// resident pages). Processes that vanish while being read are skipped.
-// It returns 0 when /proc is unavailable.
-func groupRSS(pgid int) int64 {
+// groupWatch samples the resident memory of a process group. Finding the
+// group's members means reading every /proc/<pid>/stat, which costs
+// milliseconds on a busy host, so it does that at most once per rescan and
+// otherwise reads only the members it knows. A member started since the
+// last rescan is missed until the next one; the kernel's maxrss at exit
+// still covers the leader.
+type groupWatch struct {
+	pgid    int
+	members []int
+	rescan  time.Duration
+	last    time.Time
+	buf     []byte
+}
+
+func newGroupWatch(pgid int) *groupWatch {
+	return &groupWatch{pgid: pgid, members: []int{pgid}, rescan: time.Second, buf: make([]byte, 1024)}
+}
+
+// rss returns the group's resident bytes, 0 when /proc cannot tell.
+func (g *groupWatch) rss() int64 {
+	if time.Since(g.last) >= g.rescan {
+		g.last = time.Now()
+		if pids, ok := g.scan(); ok {
+			g.members = pids
+		}
+	}
+	var total int64
+	kept := g.members[:0]
+	for _, pid := range g.members {
+		grp, pages, ok := g.stat(pid)
+		if ok && grp == g.pgid {
+			total += pages * pageSize
+			kept = append(kept, pid)
+		}
+	}
+	g.members = kept
+	return total
+}
+
+func (g *groupWatch) stat(pid int) (pgrp int, rssPages int64, ok bool) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	k, _ := f.Read(g.buf)
+	f.Close()
+	return parseStat(g.buf[:k])
+}
+
+// scan lists every process in the group.
+func (g *groupWatch) scan() ([]int, bool) {
 	d, err := os.Open("/proc")
 	if err != nil {
-		return 0
+		return nil, false
 	}
 	defer d.Close()
 	names, err := d.Readdirnames(-1)
 	if err != nil {
-		return 0
+		return nil, false
 	}
-	var total int64
-	buf := make([]byte, 1024)
+	var pids []int
 	for _, n := range names {
 		if n[0] < '0' || n[0] > '9' {
 			continue
 		}
-		f, err := os.Open("/proc/" + n + "/stat")
+		pid, err := strconv.Atoi(n)
 		if err != nil {
 			continue
 		}
-		k, _ := f.Read(buf)
-		f.Close()
-		grp, rss, ok := parseStat(buf[:k])
-		if ok && grp == pgid {
-			total += rss * pageSize
+		if grp, _, ok := g.stat(pid); ok && grp == g.pgid {
+			pids = append(pids, pid)
 		}
 	}
-	return total
+	return pids, true
 }
 
 // parseStat reads the process group and resident pages from a stat line.

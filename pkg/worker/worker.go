@@ -46,7 +46,7 @@ type Spec struct {
 	Dir     string     // working directory; "" means a fresh empty temporary one
 	Timeout time.Duration
 	MaxRSS  int64 // bytes, summed over the worker's process group; 0: unbounded
-	// Poll is how often resident memory is sampled; 0 means 20ms.
+	// Poll is how often resident memory is sampled; 0 means 50ms.
 	Poll time.Duration
 }
 
@@ -204,10 +204,11 @@ func Run(ctx context.Context, s *Spec, consume func(io.Reader) error) (*Result, 
 		defer watch.Done()
 		poll := s.Poll
 		if poll <= 0 {
-			poll = 20 * time.Millisecond
+			poll = 50 * time.Millisecond
 		}
 		tick := time.NewTicker(poll)
 		defer tick.Stop()
+		gw := newGroupWatch(pgid)
 		var deadline <-chan time.Time
 		if s.Timeout > 0 {
 			t := time.NewTimer(s.Timeout)
@@ -225,7 +226,7 @@ func Run(ctx context.Context, s *Spec, consume func(io.Reader) error) (*Result, 
 				setBreach("timeout")
 				return
 			case <-tick.C:
-				if rss := groupRSS(pgid); rss > 0 {
+				if rss := gw.rss(); rss > 0 {
 					breachMu.Lock()
 					if rss > peak {
 						peak = rss

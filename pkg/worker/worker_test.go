@@ -53,7 +53,11 @@ func helper(mode string) {
 		cmd.Start()
 		fmt.Printf("%d\n", cmd.Process.Pid)
 		time.Sleep(time.Minute)
-	case "alloc": // grow resident memory until killed
+	case "alloc", "alloc-slow": // grow resident memory until killed
+		pause := 5 * time.Millisecond
+		if mode == "alloc-slow" {
+			pause = 50 * time.Millisecond
+		}
 		var keep [][]byte
 		for range 200 {
 			b := make([]byte, 8<<20)
@@ -61,9 +65,14 @@ func helper(mode string) {
 				b[i] = 1
 			}
 			keep = append(keep, b)
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(pause)
 		}
 		fmt.Println(len(keep))
+	case "alloc-child": // a descendant in the same group grows
+		exe, _ := os.Executable()
+		cmd := exec.Command(exe, "-test.run=none")
+		cmd.Env = []string{"FLAMEOX_WORKER_HELPER=alloc-slow"}
+		cmd.Run()
 	case "lines":
 		for i := range 100000 {
 			fmt.Println(i)
@@ -194,6 +203,18 @@ func TestMemoryBudget(t *testing.T) {
 	}
 	if obs, _ := lim["observed"].(int64); obs <= 100<<20 || res.PeakRSS != obs {
 		t.Fatalf("observed %v, peak %d", lim["observed"], res.PeakRSS)
+	}
+}
+
+// TestMemoryBudgetCountsDescendants: memory of the worker's children
+// counts toward its budget.
+func TestMemoryBudgetCountsDescendants(t *testing.T) {
+	s := spec("alloc-child")
+	s.MaxRSS = 100 << 20
+	_, err := Run(context.Background(), s, readAll(&bytes.Buffer{}))
+	f := wantFailure(t, err, evidence.CodeLimitExceeded)
+	if lim := f.Details["limit"].(evidence.Object); lim["name"] != "max_memory_bytes" {
+		t.Fatalf("receipt %v", lim)
 	}
 }
 

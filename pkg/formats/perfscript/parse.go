@@ -135,6 +135,22 @@ func (s *shard) parseChunk(c *chunk) error {
 	start := c.off
 	var ln []byte
 	for len(data) > 0 {
+		// The commonest line repeats the previous sample's line at this
+		// depth (consecutive samples share their callers): reuse its id,
+		// recognised without searching for the line's end.
+		if s.inSample {
+			if depth := len(s.stack) - 1; depth < len(s.prevRaw) {
+				p := s.prevRaw[depth]
+				if len(data) > len(p) && data[len(p)] == '\n' && bytes.Equal(data[:len(p)], p) && int64(depth) < s.maxStack {
+					s.stack = append(s.stack, s.prevIDs[depth])
+					s.curRaw = append(s.curRaw, data[:len(p)])
+					data = data[len(p)+1:]
+					line++
+					start += int64(len(p)) + 1
+					continue
+				}
+			}
+		}
 		nl := bytes.IndexByte(data, '\n')
 		if nl < 0 {
 			ln, data = data, nil
@@ -169,25 +185,20 @@ func (s *shard) parseChunk(c *chunk) error {
 				}
 				return failAt(line, off, evidence.CodeDecodeFailure, "callchain line outside a sample (no event header before it)")
 			}
+			// (A line equal to the previous sample's line at this depth was
+			// taken at the top of the loop.)
 			depth := len(s.stack) - 1
-			var id uint32
-			if depth < len(s.prevRaw) && bytes.Equal(ln, s.prevRaw[depth]) {
-				// Consecutive samples mostly repeat their callers line for
-				// line: reuse the previous sample's id at this depth.
-				id = s.prevIDs[depth]
-			} else {
-				t, addr, hasAddr := frameAddr(ln)
-				if len(t) == 0 { // whitespace only: a blank line
-					s.endSample(true)
-					continue
-				}
-				key := s.lineIDs.key(addr, hasAddr, t)
-				var ok bool
-				if id, ok = s.lineIDs.get(key, t); !ok {
-					var err error
-					if id, err = s.newFrame(key, t); err != nil {
-						return s.frameErr(err, line, off)
-					}
+			t, addr, hasAddr := frameAddr(ln)
+			if len(t) == 0 { // whitespace only: a blank line
+				s.endSample(true)
+				continue
+			}
+			key := s.lineIDs.key(addr, hasAddr, t)
+			id, ok := s.lineIDs.get(key, t)
+			if !ok {
+				var err error
+				if id, err = s.newFrame(key, t); err != nil {
+					return s.frameErr(err, line, off)
 				}
 			}
 			if int64(depth) >= s.maxStack {

@@ -95,10 +95,19 @@ func TestParamsReject(t *testing.T) {
 	}
 }
 
-func TestResolveHere(t *testing.T) {
+// needRecording skips when perf is absent or this user may not sample.
+func needRecording(t *testing.T) {
+	t.Helper()
 	if _, err := exec.LookPath("perf"); err != nil {
-		t.Skip("perf is not on PATH; install linux-perf to test resolution")
+		t.Skip("perf is not on PATH; install linux-perf to record")
 	}
+	if err := probePerfEvent(); err != nil {
+		t.Skipf("perf_event_open refused for this user (%v): run as root or lower kernel.perf_event_paranoid", err)
+	}
+}
+
+func TestResolveHere(t *testing.T) {
+	needRecording(t)
 	r, err := Provider.Resolve(context.Background(), &capture.Request{})
 	if err != nil {
 		t.Fatalf("resolve: %v", err)
@@ -153,9 +162,7 @@ func TestProbeHere(t *testing.T) {
 // TestRecordPlanRuns executes a plan's command the way the capture runtime
 // will and checks that the declared output appears.
 func TestRecordPlanRuns(t *testing.T) {
-	if _, err := exec.LookPath("perf"); err != nil {
-		t.Skip("perf is not on PATH; install linux-perf to run perf record")
-	}
+	needRecording(t)
 	r, err := Provider.Resolve(context.Background(), &capture.Request{})
 	if err != nil {
 		t.Fatal(err)

@@ -15,17 +15,24 @@ cflags=(-O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -g)
 gcc "${cflags[@]}" -o "$bin/flameox-hot" "$here/hot.c"
 g++ "${cflags[@]}" -o "$bin/flameox-tmpl" "$here/tmpl.cc"
 
-record() { # name argv...
+record() { # name [perf record options] -- argv...
 	local name=$1
 	shift
-	perf record -q -g -F 999 -o "$here/$name.perf.data" -- "$@" >/dev/null
+	local opts=()
+	while [ "$1" != -- ]; do
+		opts+=("$1")
+		shift
+	done
+	shift
+	rm -f "$here/$name.perf.data" # perf record would keep the old one as .old
+	perf record -q -g -F 999 "${opts[@]}" -o "$here/$name.perf.data" -- "$@" >/dev/null
 	# --header on one fixture so the parser meets a modern header block.
 	local hdr=()
 	[ "$name" = tmpl ] && hdr=(--header)
 	perf script "${hdr[@]}" -i "$here/$name.perf.data" >"$here/$name.perf.txt"
 	perf report -i "$here/$name.perf.data" --stdio --no-children -g none \
 		-F overhead,sample,sym >"$here/$name.report.txt" 2>/dev/null
-	collapse <"$here/$name.perf.txt" >"$here/../collapsed/$name.folded"
+	[ "$name" = two ] || collapse <"$here/$name.perf.txt" >"$here/../collapsed/$name.folded"
 }
 
 # collapse folds perf script text into `root;...;leaf count` lines. It is
@@ -47,8 +54,10 @@ collapse() {
 	END { flush(); for (k in c) print k, c[k] }' | LC_ALL=C sort
 }
 
-record hot "$bin/flameox-hot" 30
-record tmpl "$bin/flameox-tmpl" 100
+record hot -- "$bin/flameox-hot" 30
+record tmpl -- "$bin/flameox-tmpl" 100
+# Two events in one recording: each must get its own tables.
+record two -e cpu-clock,task-clock -F 499 -- "$bin/flameox-hot" 5
 
 # Shared fixtures from the catalogue (see PROVENANCE.md).
 shared=${FLAMEOX_SHARED:-$here/../../../shared}

@@ -10,25 +10,33 @@ import (
 // The per-symbol self sample counts of our decode must equal perf report's
 // Samples column (`--no-children`, sorted by symbol) on the same input.
 
-func compareSelf(t *testing.T, got, want map[string]int64) {
+func compareSelf(t *testing.T, got, want map[string]map[string]int64) {
 	t.Helper()
-	for sym, n := range want {
-		if got[sym] != n {
-			t.Errorf("%s: decoded self samples %d, perf report %d", sym, got[sym], n)
-		}
+	if len(got) != len(want) {
+		t.Errorf("decoded %d events, perf report %d", len(got), len(want))
 	}
-	for sym, n := range got {
-		if _, ok := want[sym]; !ok && n != 0 {
-			t.Errorf("%s: decoded %d self samples, absent from perf report", sym, n)
+	for ev, w := range want {
+		g := got[ev]
+		for sym, n := range w {
+			if g[sym] != n {
+				t.Errorf("%s %s: decoded self samples %d, perf report %d", ev, sym, g[sym], n)
+			}
+		}
+		for sym, n := range g {
+			if _, ok := w[sym]; !ok && n != 0 {
+				t.Errorf("%s %s: decoded %d self samples, absent from perf report", ev, sym, n)
+			}
 		}
 	}
 }
+
+var nativeFixtures = []string{"hot", "tmpl", "two"}
 
 // TestScriptMatchesRecordedReport compares the committed perf script text
 // with the perf report output that regen.sh stored from the same perf.data;
 // it needs no perf at test time.
 func TestScriptMatchesRecordedReport(t *testing.T) {
-	for _, name := range []string{"hot", "tmpl"} {
+	for _, name := range nativeFixtures {
 		t.Run(name, func(t *testing.T) {
 			sink, err := decodeFile(t, ScriptSpec, testdata("perf/"+name+".perf.txt"), nil, nil)
 			if err != nil {
@@ -38,7 +46,7 @@ func TestScriptMatchesRecordedReport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			compareSelf(t, selfByFunction(t, sink), parseReport(t, string(rep)))
+			compareSelf(t, selfByEvent(t, sink), parseReport(t, string(rep)))
 		})
 	}
 }
@@ -51,7 +59,7 @@ func TestDataMatchesPerfReport(t *testing.T) {
 	if err != nil {
 		t.Skip("perf is not on PATH; install linux-perf to run the perf.data comparison")
 	}
-	for _, name := range []string{"hot", "tmpl"} {
+	for _, name := range nativeFixtures {
 		t.Run(name, func(t *testing.T) {
 			path := testdata("perf/" + name + ".perf.data")
 			sink, err := decodeFile(t, DataSpec, path, nil, nil)
@@ -65,15 +73,15 @@ func TestDataMatchesPerfReport(t *testing.T) {
 				t.Fatalf("perf report: %v", err)
 			}
 			want := parseReport(t, string(out))
-			got := selfByFunction(t, sink)
-			compareSelf(t, got, want)
-			var total int64
-			for _, n := range want {
-				total += n
-			}
+			compareSelf(t, selfByEvent(t, sink), want)
 			for _, tb := range sink.named("cpu.frames") {
+				ev, _ := tb.summary.Coverage["event"].(string)
+				var total int64
+				for _, n := range want[ev] {
+					total += n
+				}
 				if n := intOf(t, tb.summary.Metrics["samples"].Value); n != total {
-					t.Errorf("samples metric %d, perf report total %d", n, total)
+					t.Errorf("%s: samples metric %d, perf report total %d", ev, n, total)
 				}
 				if v, _ := tb.summary.Coverage["converter_version"].(string); !strings.HasPrefix(v, "perf version ") {
 					t.Errorf("coverage converter_version = %q", v)

@@ -92,15 +92,39 @@ func selfByFunction(t testing.TB, s *memSink) map[string]int64 {
 	return out
 }
 
-var reportRow = regexp.MustCompile(`^\s+[\d.]+%\s+(\d+)\s+\[.\]\s+(.*?)\s*$`)
+// selfByEvent is selfByFunction per event (each event has its own table).
+func selfByEvent(t testing.TB, s *memSink) map[string]map[string]int64 {
+	out := map[string]map[string]int64{}
+	for _, tb := range s.named("cpu.frames") {
+		ev, _ := tb.summary.Coverage["event"].(string)
+		if out[ev] == nil {
+			out[ev] = map[string]int64{}
+		}
+		for _, r := range tb.rows {
+			out[ev][r["function"].(string)] += intOf(t, r["self_weight"])
+		}
+	}
+	return out
+}
+
+var (
+	reportRow   = regexp.MustCompile(`^\s+[\d.]+%\s+(\d+)\s+\[.\]\s+(.*?)\s*$`)
+	reportEvent = regexp.MustCompile(`^# Samples: \S+\s+of event '(.*)'$`)
+)
 
 // parseReport reads `perf report --stdio --no-children -F overhead,sample,sym`
-// output into samples per symbol. perf names an unresolved symbol by its
-// address; those sum into "[unknown]", as the decoder spells them.
-func parseReport(t testing.TB, text string) map[string]int64 {
+// output into samples per symbol, per event section. perf names an
+// unresolved symbol by its address; those sum into "[unknown]", as the
+// decoder spells them.
+func parseReport(t testing.TB, text string) map[string]map[string]int64 {
 	t.Helper()
-	out := map[string]int64{}
+	out := map[string]map[string]int64{}
+	event := ""
 	for _, ln := range strings.Split(text, "\n") {
+		if m := reportEvent.FindStringSubmatch(ln); m != nil {
+			event = m[1]
+			continue
+		}
 		m := reportRow.FindStringSubmatch(ln)
 		if m == nil {
 			continue
@@ -113,7 +137,10 @@ func parseReport(t testing.TB, text string) map[string]int64 {
 		if strings.HasPrefix(sym, "0x") {
 			sym = "[unknown]"
 		}
-		out[sym] += n
+		if out[event] == nil {
+			out[event] = map[string]int64{}
+		}
+		out[event][sym] += n
 	}
 	if len(out) == 0 {
 		t.Fatalf("no rows in perf report output:\n%s", text)

@@ -184,26 +184,8 @@ func (p *Profile) Merge(q *Profile) {
 	}
 }
 
-// SampleCount returns the number of native samples added.
-func (p *Profile) SampleCount() int64 {
-	var n int64
-	for _, s := range p.samples {
-		n += s
-	}
-	return n
-}
-
-// SelfByFunction sums self weight per function text over every series and
-// module; tests compare it with native readers that group by symbol.
-func (p *Profile) SelfByFunction() map[string]int64 {
-	out := map[string]int64{}
-	for k, i := range p.nodes {
-		out[p.Frames[uint32(k)].Function] += p.nodeW[i].self
-	}
-	return out
-}
-
-// Emit options.
+// EmitOptions say what Emit writes besides the weights: the artifact, the
+// tables wanted, and what every summary states.
 type EmitOptions struct {
 	ArtifactID  string
 	Tables      []string // which of cpu.frames, cpu.edges to emit

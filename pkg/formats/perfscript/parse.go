@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"runtime"
@@ -597,9 +596,4 @@ func feed(ctx context.Context, r io.Reader, size int, lim limits, pool chan []by
 		}
 	}
 	return total, seq, nil
-}
-
-// String describes a result for test failures.
-func (r *Result) String() string {
-	return fmt.Sprintf("samples=%d nostack=%d frames=%d bytes=%d", r.Samples, r.NoStack, len(r.Profile.Frames), r.Bytes)
 }

@@ -92,3 +92,38 @@ func TestDataFailures(t *testing.T) {
 		}
 	})
 }
+
+// TestDataMatchesDefaultScript: the conversion's explicit field list must
+// give the same frames as perf script's default output of the same file,
+// symbolized on the same host now.
+func TestDataMatchesDefaultScript(t *testing.T) {
+	needPerf(t)
+	for _, name := range nativeFixtures {
+		t.Run(name, func(t *testing.T) {
+			path := testdata("perf/" + name + ".perf.data")
+			data, err := decodeFile(t, DataSpec, path, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := filepath.Join(t.TempDir(), name+".perf.txt")
+			out, err := os.Create(text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command("perf", "script", "-i", path)
+			cmd.Stdout = out
+			cmd.Env = append(os.Environ(), "PERF_CONFIG=/dev/null")
+			if err := cmd.Run(); err != nil {
+				t.Fatal(err)
+			}
+			out.Close()
+			script, err := decodeFile(t, ScriptSpec, text, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a, b := frameRows(t, data), frameRows(t, script); !slices.Equal(a, b) {
+				t.Fatalf("perf-data rows differ from default perf script rows:\n%v\n%v", a, b)
+			}
+		})
+	}
+}

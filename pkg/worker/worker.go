@@ -156,12 +156,19 @@ func Run(ctx context.Context, s *Spec, consume func(io.Reader) error) (*Result, 
 		defer os.RemoveAll(tmp)
 		dir = tmp
 	}
+	// Both streams are plain pipes read here, so Wait returns when the
+	// leader exits even if a descendant still holds them open.
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "worker %s: pipe", s.Name)
 	}
 	defer pr.Close()
-	errBuf := &boundedBuffer{max: StderrBytes}
+	er, ew, err := os.Pipe()
+	if err != nil {
+		pw.Close()
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "worker %s: pipe", s.Name)
+	}
+	defer er.Close()
 	cmd := &exec.Cmd{
 		Path:        s.Path,
 		Args:        append([]string{s.Path}, s.Args...),
@@ -169,19 +176,35 @@ func Run(ctx context.Context, s *Spec, consume func(io.Reader) error) (*Result, 
 		Dir:         dir,
 		Stdin:       nil,
 		Stdout:      pw,
-		Stderr:      errBuf,
+		Stderr:      ew,
 		ExtraFiles:  s.Inputs,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		pw.Close()
+	err = cmd.Start()
+	pw.Close()
+	ew.Close()
+	if err != nil {
 		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
 			Message: fmt.Sprintf("worker %s could not start: %v", s.Name, err), Err: err}
 	}
-	pw.Close()
 	pgid := cmd.Process.Pid
 	killGroup := func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+	errBuf := &boundedBuffer{max: StderrBytes}
+	stderrDone := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(errBuf, er)
+		close(stderrDone)
+	}()
+	// When the leader exits, descendants that outlive it are part of the
+	// worker: they are killed, which also closes any stream they hold.
+	var werr error
+	exited := make(chan struct{})
+	go func() {
+		werr = cmd.Wait()
+		killGroup()
+		close(exited)
+	}()
 
 	// The watchdog enforces the budgets; its verdict is read after Wait.
 	var (
@@ -251,9 +274,8 @@ func Run(ctx context.Context, s *Spec, consume func(io.Reader) error) (*Result, 
 	if cerr == nil && rest > 0 {
 		cerr = evidence.Failf(evidence.CodeInternal, "worker %s: consumer stopped with %d bytes of output unread", s.Name, rest)
 	}
-	werr := cmd.Wait()
-	// Descendants that outlive the leader are part of the worker: end them.
-	killGroup()
+	<-exited
+	<-stderrDone
 	close(done)
 	watch.Wait()
 

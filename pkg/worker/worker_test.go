@@ -53,6 +53,11 @@ func helper(mode string) {
 		cmd.Start()
 		fmt.Printf("%d\n", cmd.Process.Pid)
 		time.Sleep(time.Minute)
+	case "stderr-holder": // a descendant keeps stderr open after the leader exits
+		cmd := exec.Command("/bin/sleep", "60")
+		cmd.Stderr = os.Stderr
+		cmd.Start()
+		fmt.Printf("%d\n", cmd.Process.Pid)
 	case "alloc", "alloc-slow": // grow resident memory until killed
 		pause := 5 * time.Millisecond
 		if mode == "alloc-slow" {
@@ -188,6 +193,28 @@ func TestTimeoutKillsTheGroup(t *testing.T) {
 	}
 	if pid == 0 || alive(pid) {
 		t.Fatalf("grandchild %d survived the group kill", pid)
+	}
+}
+
+// TestLeaderExitEndsTheWorker: a descendant holding stderr open does not
+// keep Run waiting once the leader has exited; it is killed.
+func TestLeaderExitEndsTheWorker(t *testing.T) {
+	var out bytes.Buffer
+	start := time.Now()
+	res, err := Run(context.Background(), spec("stderr-holder"), readAll(&out))
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Fatal("Run waited for the descendant")
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(out.String()))
+	deadline := time.Now().Add(5 * time.Second)
+	for pid > 0 && alive(pid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if pid == 0 || alive(pid) {
+		t.Fatalf("descendant %d survived", pid)
 	}
 }
 

@@ -93,7 +93,6 @@ func parseLine(b []byte) (line, error) {
 // and at least one has more than one frame.
 func Sniff(prefix []byte) formats.Verdict {
 	multi := false
-	seen := 0
 	for {
 		nl := bytes.IndexByte(prefix, '\n')
 		if nl < 0 {
@@ -108,12 +107,11 @@ func Sniff(prefix []byte) formats.Verdict {
 		if err != nil || bytes.Contains(l.stack, []byte(";;")) || l.stack[0] == ';' {
 			return formats.No
 		}
-		seen++
 		if bytes.IndexByte(l.stack, ';') >= 0 {
 			multi = true
 		}
 	}
-	if multi && seen > 0 {
+	if multi {
 		return formats.Yes
 	}
 	return formats.NeedMore

@@ -5,16 +5,19 @@ import (
 	coverageprovider "github.com/flameox/flameox/pkg/capture/providers/coverage"
 	"github.com/flameox/flameox/pkg/capture/providers/node"
 	obsprovider "github.com/flameox/flameox/pkg/capture/providers/observations"
+	"github.com/flameox/flameox/pkg/capture/providers/perf"
 	"github.com/flameox/flameox/pkg/capture/providers/process"
 	pytestprovider "github.com/flameox/flameox/pkg/capture/providers/pytest"
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
+	"github.com/flameox/flameox/pkg/formats/collapsed"
 	"github.com/flameox/flameox/pkg/formats/coveragepy"
 	"github.com/flameox/flameox/pkg/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/pkg/formats/csvpreview"
 	"github.com/flameox/flameox/pkg/formats/jsonpreview"
 	obsformat "github.com/flameox/flameox/pkg/formats/observations"
 	"github.com/flameox/flameox/pkg/formats/parquetpreview"
+	"github.com/flameox/flameox/pkg/formats/perfscript"
 	"github.com/flameox/flameox/pkg/formats/pytestevents"
 	"github.com/flameox/flameox/pkg/formats/sarif"
 	"github.com/flameox/flameox/pkg/formats/text"
@@ -39,6 +42,9 @@ var formatList = []*formats.Spec{
 	datafile.Spec,
 	coveragepy.JSONSpec,
 	sarif.Spec,
+	perfscript.DataSpec,
+	perfscript.ScriptSpec,
+	collapsed.Spec,
 }
 
 // operationList is every analysis operation.
@@ -180,4 +186,5 @@ var providerList = []*capture.Provider{
 	obsprovider.Provider,
 	process.Provider,
 	coverageprovider.Provider,
+	perf.Provider,
 }

@@ -1,0 +1,99 @@
+package perfscript
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// benchInput repeats the committed fixtures' samples to about n bytes.
+func benchInput(b *testing.B, n int) []byte {
+	b.Helper()
+	var one bytes.Buffer
+	for _, f := range []string{"perf/hot.perf.txt", "perf/tmpl.perf.txt", "perf/rust-mangled.linux-perf.txt", "perf/simple-with-header.linux-perf.txt"} {
+		data, err := os.ReadFile(testdata(f))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, ln := range bytes.SplitAfter(data, []byte("\n")) {
+			if !bytes.HasPrefix(ln, []byte("#")) {
+				one.Write(ln)
+			}
+		}
+	}
+	out := make([]byte, 0, n+one.Len())
+	for len(out) < n {
+		out = append(out, one.Bytes()...)
+	}
+	return out
+}
+
+func benchParse(b *testing.B, workers int) {
+	data := benchInput(b, 32<<20)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for range b.N {
+		if _, err := Parse(context.Background(), bytes.NewReader(data), Options{Workers: workers}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, cpu0, int64(len(data))*int64(b.N))
+}
+
+// cpuTime is this process's user+system CPU time. Wall-clock MB/s depends
+// on what else the machine runs; MB per CPU-second does much less.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func reportCPU(b *testing.B, cpu0 time.Duration, bytes int64) {
+	if d := cpuTime() - cpu0; d > 0 {
+		b.ReportMetric(float64(bytes)/1e6/d.Seconds(), "MB/cpu-s")
+	}
+}
+
+func BenchmarkParse1(b *testing.B) { benchParse(b, 1) }
+func BenchmarkParse2(b *testing.B) { benchParse(b, 2) }
+
+// BenchmarkShard measures the parse core alone: one shard over in-memory
+// chunks, no reading, hashing or merging.
+func BenchmarkShard(b *testing.B) {
+	data := benchInput(b, 32<<20)
+	var lim limits
+	for _, l := range parserLimits {
+		switch l.Name {
+		case LimitLineBytes:
+			lim.line = l.Default
+		case LimitStack:
+			lim.stack = l.Default
+		case LimitFrames:
+			lim.frames = l.Default
+		}
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	for range b.N {
+		s := newShard(&Options{}, lim)
+		for off := 0; off < len(data); {
+			end := min(off+4<<20, len(data))
+			if end < len(data) {
+				end = off + splitPoint(data[off:end])
+			}
+			if err := s.parseChunk(&chunk{data: data[off:end]}); err != nil {
+				b.Fatal(err)
+			}
+			off = end
+		}
+		s.fold()
+	}
+	reportCPU(b, cpu0, int64(len(data))*int64(b.N))
+}

@@ -27,6 +27,9 @@ type Binding struct {
 	InWorkload bool
 	Pinned     string // the pinned version of a managed collector
 	Guidance   string // host guidance when the collector is missing
+	// Collector is what `flameox-capture setup` installs and ResolveManaged
+	// re-checks for a Managed binding.
+	Collector *Managed
 }
 
 // Resolved is a collector found and checked before the workload runs.

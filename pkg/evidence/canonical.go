@@ -247,6 +247,14 @@ func appendFloat(dst []byte, f float64) []byte {
 		b, _ := appendObject(dst, NonFinite(f))
 		return b
 	}
+	// An integral double beyond the safe range prints like an integer
+	// literal, which readers would take as an inexact integer; it travels
+	// as a decimal string like every other integer beyond the safe range.
+	if a := math.Abs(f); a > MaxSafeInteger && a < 1e21 && f == math.Trunc(f) {
+		dst = append(dst, '"')
+		dst = AppendES6Number(dst, f)
+		return append(dst, '"')
+	}
 	return AppendES6Number(dst, f)
 }
 
@@ -322,7 +330,7 @@ func appendNumber(dst []byte, lit string) ([]byte, error) {
 		return append(dst, '"'), nil
 	}
 	f, err := strconv.ParseFloat(lit, 64)
-	if err != nil {
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
 		return dst, fmt.Errorf("canonical: bad number %q: %w", lit, err)
 	}
 	return appendFloat(dst, f), nil

@@ -33,7 +33,7 @@ var Codes = []struct {
 	Exit    int
 	Meaning string
 }{
-	{"", 0, "success: all evidence was produced (a summary may still say complete=false)"},
+	{"", 0, "success: all evidence was produced (a summary may still say `complete: false`)"},
 	{CodeInternal, 1, "a defect in flameox itself; please report it"},
 	{CodeInvalidArgument, 2, "a flag, argument or input block is invalid; nothing ran"},
 	{CodeUnsupportedFormat, 3, "the input is not in a format the requested operation accepts"},

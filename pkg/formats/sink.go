@@ -7,17 +7,18 @@ import (
 	"github.com/flameox/flameox/pkg/evidence"
 )
 
-// StreamSink writes a decoder's tables to a block stream as they come.
-type StreamSink struct {
-	W         *evidence.Writer
+// Stamper fills in the parts of a decoder's table headers that the runtime
+// owns: a table id unique per artifact, the format, the artifact id, the
+// operation and the decoder identity.
+type Stamper struct {
 	Spec      *Spec
 	Artifact  *evidence.Artifact
-	Arguments evidence.Object // effective limits and options, recorded in headers
+	Arguments evidence.Object // effective limits and options
 	names     map[string]int
 }
 
-// Begin implements Sink.
-func (s *StreamSink) Begin(t *evidence.Table) (TableWriter, error) {
+// Stamp completes t.
+func (s *Stamper) Stamp(t *evidence.Table) {
 	if s.names == nil {
 		s.names = map[string]int{}
 	}
@@ -38,6 +39,17 @@ func (s *StreamSink) Begin(t *evidence.Table) (TableWriter, error) {
 	if t.Arguments == nil {
 		t.Arguments = s.Arguments
 	}
+}
+
+// StreamSink writes a decoder's tables to a block stream as they come.
+type StreamSink struct {
+	Stamper
+	W *evidence.Writer
+}
+
+// Begin implements Sink.
+func (s *StreamSink) Begin(t *evidence.Table) (TableWriter, error) {
+	s.Stamp(t)
 	if err := s.W.Write(t); err != nil {
 		return nil, err
 	}

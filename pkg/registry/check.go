@@ -48,22 +48,6 @@ func Check() error {
 			errs = append(errs, "operation "+o.Name+" has no projection")
 			continue
 		}
-		for _, fn := range o.Formats {
-			f, ok := Format(fn)
-			if !ok {
-				errs = append(errs, fmt.Sprintf("operation %s names unknown format %s", o.Name, fn))
-				continue
-			}
-			overlap := false
-			for _, t := range f.Tables {
-				if slices.Contains(o.Projection.Tables, t) {
-					overlap = true
-				}
-			}
-			if !overlap {
-				errs = append(errs, fmt.Sprintf("operation %s accepts %s but its projection reads none of its tables", o.Name, fn))
-			}
-		}
 	}
 	for _, p := range providerList {
 		if seen["provider:"+p.Name] {
@@ -88,7 +72,7 @@ func Check() error {
 			}
 			fits := false
 			for _, f := range ProviderFormats(p) {
-				if slices.Contains(o.Formats, f) {
+				if slices.Contains(o.Formats(), f) {
 					fits = true
 				}
 			}

@@ -48,7 +48,7 @@ func SupportMarkdown() string {
 		fmt.Fprintf(&b, "%s\n\n", o.Guidance)
 		fmt.Fprintf(&b, "- projection: `%s` over %s\n", o.Projection.Name, codeList(o.Projection.Tables))
 		fmt.Fprintf(&b, "- source modes: %s\n", strings.Join(o.SourceModes(), ", "))
-		fmt.Fprintf(&b, "- formats: %s\n", codeList(o.Formats))
+		fmt.Fprintf(&b, "- formats: %s\n", codeList(o.Formats()))
 		var provs []string
 		for _, p := range providerList {
 			if slices.Contains(p.Operations, o.Name) {

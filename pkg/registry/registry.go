@@ -29,8 +29,7 @@ type Operation struct {
 	Title      string
 	Family     string
 	Projection *projection.Spec
-	Formats    []string // formats whose decoded tables it accepts
-	Guidance   string   // when to use it, for people and agents
+	Guidance   string // when to use it, for people and agents
 	Examples   []Example
 	Overhead   string
 	// Limitations are stated in every result of this operation.
@@ -43,11 +42,27 @@ type Operation struct {
 // Params are the operation's arguments: its projection's.
 func (o *Operation) Params() []param.Param { return o.Projection.Params }
 
+// Formats derives the formats an operation accepts: every registered format
+// that emits a table its projection consumes. Adding a format's table is
+// what makes an operation accept it; there is no second list to forget.
+func (o *Operation) Formats() []string {
+	var out []string
+	for _, f := range formatList {
+		for _, t := range f.Tables {
+			if slices.Contains(o.Projection.Tables, t) {
+				out = append(out, f.Name)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // SourceModes derives how an operation can get its input: an explicit path
 // when it accepts formats, a capture when some provider feeds it.
 func (o *Operation) SourceModes() []string {
 	var modes []string
-	if len(o.Formats) > 0 {
+	if len(o.Formats()) > 0 {
 		modes = append(modes, "path")
 	}
 	for _, p := range Providers() {
@@ -117,10 +132,10 @@ func OperationsForTables(tables []string) []*Operation {
 // must be accepted and the given arguments must fit those formats.
 func CheckCompatible(op *Operation, fmts []string, given map[string]bool, args evidence.Object) error {
 	for _, f := range fmts {
-		if !slices.Contains(op.Formats, f) {
+		if accepted := op.Formats(); !slices.Contains(accepted, f) {
 			return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
-				Message: fmt.Sprintf("operation %s does not accept format %s (accepted: %v)", op.Name, f, op.Formats),
-				Details: evidence.Object{"format": f, "accepted_formats": op.Formats}}
+				Message: fmt.Sprintf("operation %s does not accept format %s (accepted: %v)", op.Name, f, accepted),
+				Details: evidence.Object{"format": f, "accepted_formats": accepted}}
 		}
 	}
 	if op.Check != nil {

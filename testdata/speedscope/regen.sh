@@ -8,8 +8,14 @@ set -eu
 cd "$(dirname "$0")"
 VENV=${FLAMEOX_VENV:-../../.venv}
 PYSPY="$VENV/bin/py-spy"
-PY=${PYTHON:-python3}
+# py-spy must start the interpreter itself: a wrapper script (a pyenv shim)
+# is not a Python process it can read.
+PY=$("${PYTHON:-python3}" -c 'import sys; print(sys.executable)')
 "$PYSPY" --version > py-spy-version.txt
 "$PY" --version > python-version.txt
+rm -f pyspy-threads.speedscope.json
 # -I -S keep interpreter start-up (site, .pth files) out of the stacks.
-"$PYSPY" record --format speedscope --rate 250 -o pyspy-threads.speedscope.json -- "$PY" -I -S workload.py
+# py-spy 0.4.2 may exit 1 ("No child process", benfred/py-spy#759) after
+# writing a complete file, so the file, not the status, decides.
+"$PYSPY" record --format speedscope --rate 250 -o pyspy-threads.speedscope.json -- "$PY" -I -S workload.py || true
+test -s pyspy-threads.speedscope.json

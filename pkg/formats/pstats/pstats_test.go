@@ -378,7 +378,7 @@ func TestRunDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := formats.Run(context.Background(), Spec, art, lims, nil, &formats.StreamSink{W: w, Spec: Spec, Artifact: art}); err != nil {
+	if err := formats.Run(context.Background(), Spec, art, lims, nil, &formats.StreamSink{W: w, Stamper: formats.Stamper{Spec: Spec, Artifact: art}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Flush(); err != nil {
@@ -595,7 +595,7 @@ func BenchmarkDecode(b *testing.B) {
 		for b.Loop() {
 			w := evidence.NewWriter(io.Discard)
 			in := &formats.Input{Artifact: art, R: bytes.NewReader(data)}
-			if err := Spec.Decoder.Decode(context.Background(), in, &formats.StreamSink{W: w, Spec: Spec, Artifact: art}); err != nil {
+			if err := Spec.Decoder.Decode(context.Background(), in, &formats.StreamSink{W: w, Stamper: formats.Stamper{Spec: Spec, Artifact: art}}); err != nil {
 				b.Fatal(err)
 			}
 			if err := w.Flush(); err != nil {

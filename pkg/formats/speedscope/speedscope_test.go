@@ -519,7 +519,7 @@ func TestRun(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	w := evidence.NewWriter(&buf)
-	if err := formats.Run(context.Background(), Spec, art, lims, nil, &formats.StreamSink{W: w, Spec: Spec, Artifact: art}); err != nil {
+	if err := formats.Run(context.Background(), Spec, art, lims, nil, &formats.StreamSink{W: w, Stamper: formats.Stamper{Spec: Spec, Artifact: art}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Flush(); err != nil {
@@ -537,7 +537,7 @@ func TestRun(t *testing.T) {
 	if err := os.WriteFile(tmp, readFile(t, "simple-sampled.speedscope.json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err = formats.Run(context.Background(), Spec, art, lims, nil, &formats.StreamSink{W: evidence.NewWriter(io.Discard), Spec: Spec, Artifact: art})
+	err = formats.Run(context.Background(), Spec, art, lims, nil, &formats.StreamSink{W: evidence.NewWriter(io.Discard), Stamper: formats.Stamper{Spec: Spec, Artifact: art}})
 	assertCode(t, err, evidence.CodeIntegrity)
 }
 

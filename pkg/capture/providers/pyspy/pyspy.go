@@ -66,7 +66,9 @@ var Provider = &capture.Provider{
 		"wrapper such as a pyenv shim, which py-spy cannot read). Sampled weights are time, not call " +
 		"counts. py-spy needs permission to ptrace the workload (root, or CAP_SYS_PTRACE). py-spy " +
 		Version + " exits 0 even when the profiled program fails, so the capture's exit status is " +
-		"py-spy's, not the workload's.",
+		"py-spy's, not the workload's; and it sometimes exits 1 with \"No child process (os error 10)\" " +
+		"after writing a complete profile (benfred/py-spy#759), so status 1 is accepted: a real " +
+		"failure writes no profile and ends as outputs_missing.",
 	Params: Params,
 	Artifacts: []capture.Role{{
 		Role:     "cpu-profile",
@@ -116,5 +118,7 @@ func plan(req *capture.Request, scratch string, r *capture.Resolved) (*capture.P
 	}
 	cmd = append(cmd, "--")
 	cmd = append(cmd, req.Argv...)
-	return &capture.Plan{Command: cmd, Dir: req.Cwd, OutputDir: out}, nil
+	// Status 1 also ends runs whose profile py-spy wrote in full (see
+	// Selection); the required output decides.
+	return &capture.Plan{Command: cmd, Dir: req.Cwd, OutputDir: out, AcceptExit: []int{0, 1}}, nil
 }

@@ -51,7 +51,7 @@ func TestPlan(t *testing.T) {
 			if !slices.Equal(p.Command, want) {
 				t.Fatalf("command\n%q\nwant\n%q", p.Command, want)
 			}
-			if p.Dir != "/work/app" || p.OutputDir != out {
+			if p.Dir != "/work/app" || p.OutputDir != out || !slices.Equal(p.AcceptExit, []int{0, 1}) {
 				t.Fatalf("dir %q output %q", p.Dir, p.OutputDir)
 			}
 			if st, err := os.Stat(out); err != nil || !st.IsDir() {
@@ -191,10 +191,11 @@ func TestRecordRealWorkload(t *testing.T) {
 	cmd := exec.CommandContext(ctx, p.Command[0], p.Command[1:]...)
 	cmd.Dir = p.Dir
 	out, err := cmd.CombinedOutput()
-	if err != nil {
-		if s := string(out); strings.Contains(s, "Permission denied") || strings.Contains(s, "Operation not permitted") {
-			t.Skipf("this machine forbids ptrace, so py-spy cannot sample here: %s", s)
-		}
+	if s := string(out); err != nil && (strings.Contains(s, "Permission denied") || strings.Contains(s, "Operation not permitted")) {
+		t.Skipf("this machine forbids ptrace, so py-spy cannot sample here: %s", s)
+	}
+	var exit *exec.ExitError
+	if err != nil && (!errors.As(err, &exit) || !slices.Contains(p.AcceptExit, exit.ExitCode())) {
 		t.Fatalf("py-spy: %v\n%s", err, out)
 	}
 	matches, _ := filepath.Glob(filepath.Join(p.OutputDir, Provider.Artifacts[0].Pattern))

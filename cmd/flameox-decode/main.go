@@ -1,0 +1,64 @@
+// Command flameox-decode turns native artifacts into typed, canonical tables.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/flameox/flameox/pkg/command"
+	"github.com/flameox/flameox/pkg/decode"
+	"github.com/flameox/flameox/pkg/evidence"
+	"github.com/flameox/flameox/pkg/registry"
+)
+
+const description = `Decode native artifacts into typed, canonical JSONL tables.
+
+With PATH arguments, each path is resolved to an absolute path, hashed and
+decoded. Without them, artifact blocks are read from stdin (as written by
+flameox-capture) and every input block is passed on.
+
+Examples:
+  flameox-decode app.cpuprofile
+  flameox-capture node-cpu-profile -- node app.js | flameox-decode | flameox-rank
+  flameox-decode --format v8-cpuprofile --limits max_nodes=100000 profile.json
+  flameox-decode --bundle ~/.flameox/store/bundles/sha256:...`
+
+type cli struct {
+	Format string            `help:"Decode every artifact as this format (default: recorded format, else detect by suffix and content)." placeholder:"NAME"`
+	Limits map[string]int64  `help:"Raw parser ceilings, e.g. max_nodes=100000,max_bytes=1073741824 (see docs/support.md)." mapsep:"," placeholder:"K=V,..."`
+	Option map[string]string `help:"Decoder options, e.g. source_root=/abs/src." mapsep:"," placeholder:"K=V,..."`
+	Paths  []string          `arg:"" optional:"" help:"Artifact files. Without them, artifact blocks are read from stdin." type:"path"`
+}
+
+func main() {
+	os.Exit(command.Main("flameox-decode", run))
+}
+
+func run(ctx context.Context, env *command.Env) error {
+	var c cli
+	if _, err := command.Parse(&c, "flameox-decode", description, os.Args[1:]); err != nil {
+		return err
+	}
+	r := &decode.Run{Opts: decode.Options{Specs: registry.Formats(), Format: c.Format, Limits: c.Limits, Options: command.OptionValues(c.Option)}}
+	if err := r.Opts.Check(); err != nil {
+		return err
+	}
+	t := decode.StreamTarget{W: env.W}
+	var err error
+	if len(c.Paths) > 0 {
+		for _, p := range c.Paths {
+			if err = r.Path(ctx, p, t); err != nil {
+				break
+			}
+		}
+	} else {
+		err = r.Stream(ctx, evidence.NewReader(env.Stdin), t, func(raw *evidence.Raw) error { return env.W.Write(raw) })
+	}
+	if err != nil {
+		return err
+	}
+	if f := r.First(); f != nil {
+		return &command.Reported{First: f}
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+// Command flameox-rank selects a projection of decoded tables, then bounds
+// and ranks it.
+package main
+
+import (
+	"context"
+	"os"
+	"strings"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/flameox/flameox/pkg/command"
+	"github.com/flameox/flameox/pkg/decode"
+	"github.com/flameox/flameox/pkg/evidence"
+	"github.com/flameox/flameox/pkg/param"
+	"github.com/flameox/flameox/pkg/rank"
+	"github.com/flameox/flameox/pkg/registry"
+	"github.com/flameox/flameox/pkg/render"
+)
+
+const description = `Select a projection of decoded tables, then bound and rank it.
+
+Reads decoded tables on stdin (from flameox-decode), or decodes PATH
+arguments itself. The operation is inferred from the input tables unless
+--operation names it. Filters select before --top bounds, so rows_observed,
+complete and truncation describe the selected population.
+
+Output is canonical JSONL when stdout is a pipe and an aligned table on a
+terminal (--format overrides).
+
+Examples:
+  flameox-rank app.cpuprofile
+  flameox-decode app.cpuprofile | flameox-rank --top 10 --file-pattern 'app\.js$'
+  flameox-rank --operation summarize_cpu_caller_edges --callee-pattern '^parse$' prof.pstats
+  flameox-rank --request '{"top":5,"metric":"cumulative"}' out.pstats
+  flameox-capture node-cpu-profile -- node app.js | flameox-decode | flameox-rank --format table`
+
+type cli struct {
+	Operation      string            `help:"Operation to run (default: inferred from the input tables)." placeholder:"NAME"`
+	Request        string            `help:"Operation arguments as one JSON object (the MCP form); flags may add to it." placeholder:"JSON"`
+	Format         string            `help:"Output: jsonl, table, or auto (table on a terminal)." enum:"auto,jsonl,table" default:"auto"`
+	ArtifactFormat string            `help:"Decode PATH arguments as this format (default: detect)." placeholder:"NAME"`
+	Limits         map[string]int64  `help:"Raw parser ceilings for PATH arguments, e.g. max_nodes=100000." mapsep:"," placeholder:"K=V,..."`
+	Option         map[string]string `help:"Decoder options for PATH arguments." mapsep:"," placeholder:"K=V,..."`
+	Params         kong.Plugins      `embed:""`
+	Paths          []string          `arg:"" optional:"" help:"Artifacts to decode and rank. Without them, decoded tables are read from stdin." type:"path"`
+}
+
+func main() {
+	os.Exit(command.Main("flameox-rank", run))
+}
+
+// unionParams lists every operation's parameters once, with the
+// operations that accept each.
+func unionParams() ([]param.Param, map[string][]string) {
+	var out []param.Param
+	ops := map[string][]string{}
+	for _, o := range registry.Operations() {
+		for _, p := range o.Params() {
+			if _, seen := ops[p.Name]; !seen {
+				out = append(out, p)
+			}
+			ops[p.Name] = append(ops[p.Name], o.Name)
+		}
+	}
+	return out, ops
+}
+
+func run(ctx context.Context, env *command.Env) error {
+	params, ops := unionParams()
+	flags := command.NewParamFlags(params, func(p param.Param) string {
+		return "[" + strings.Join(ops[p.Name], ", ") + "]"
+	}, "Operation arguments")
+	c := cli{Params: kong.Plugins{flags.Plugin()}}
+	if _, err := command.Parse(&c, "flameox-rank", description, os.Args[1:]); err != nil {
+		return err
+	}
+	given, err := flags.Args()
+	if err != nil {
+		return err
+	}
+	args, err := command.MergeRequest(c.Request, given)
+	if err != nil {
+		return err
+	}
+	req := rank.Request{Operation: c.Operation, Args: args, Decode: decode.Options{
+		Specs: registry.Formats(), Format: c.ArtifactFormat, Limits: c.Limits, Options: command.OptionValues(c.Option)}}
+
+	var out rank.Output = &rank.JSONL{W: env.W}
+	if c.Format == "table" || (c.Format == "auto" && command.IsTerminal(os.Stdout)) {
+		out = &render.Text{W: env.Stdout}
+	}
+	if len(c.Paths) > 0 {
+		err = rank.Paths(ctx, req, c.Paths, out)
+	} else {
+		err = rank.Stream(ctx, req, evidence.NewReader(env.Stdin), out)
+	}
+	if f := rank.Upstream(err); f != nil {
+		return &command.Reported{First: f}
+	}
+	return err
+}

@@ -1,0 +1,200 @@
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// build reassembles a value from tokens, the way decoders walk documents.
+func build(s *Scanner, t Token) (any, error) {
+	switch t.Kind {
+	case String:
+		return string(t.Bytes), nil
+	case Number:
+		return strconv.ParseFloat(string(t.Bytes), 64)
+	case True:
+		return true, nil
+	case False:
+		return false, nil
+	case Null:
+		return nil, nil
+	case ArrayStart:
+		out := []any{}
+		for {
+			n, err := s.Next()
+			if err != nil {
+				return nil, err
+			}
+			if n.Kind == ArrayEnd {
+				return out, nil
+			}
+			v, err := build(s, n)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+	case ObjectStart:
+		out := map[string]any{}
+		for {
+			k, err := s.Next()
+			if err != nil {
+				return nil, err
+			}
+			if k.Kind == ObjectEnd {
+				return out, nil
+			}
+			if !k.IsKey {
+				return nil, errors.New("key token not marked")
+			}
+			key := string(k.Bytes)
+			n, err := s.Next()
+			if err != nil {
+				return nil, err
+			}
+			v, err := build(s, n)
+			if err != nil {
+				return nil, err
+			}
+			out[key] = v
+		}
+	}
+	return nil, errors.New("unexpected " + t.Kind.String())
+}
+
+func scanAll(r io.Reader) (any, error) {
+	s := New(r)
+	t, err := s.Next()
+	if err != nil {
+		return nil, err
+	}
+	v, err := build(s, t)
+	if err != nil {
+		return nil, err
+	}
+	return v, s.CheckEnd()
+}
+
+var docs = []string{
+	`{}`, `[]`, `0`, `-0.5e-3`, `"x"`, `null`, ` true `,
+	`{"nodes":[1,"ab\"c",{"x":true}],"k":-1.5e3,"u":"\u00e9\ud83d\ude00\n\t\/"}`,
+	`[[[[[]]]],{"a":{"b":{"c":[1,2,3]}}}]`,
+	`{"long":"` + strings.Repeat("é", 70000) + `","esc":"` + strings.Repeat(`\"`, 40000) + `"}`,
+	`[` + strings.Repeat(`123456789.125,`, 20000) + `0]`,
+}
+
+func TestMatchesEncodingJSON(t *testing.T) {
+	for i, d := range docs {
+		var want any
+		if err := json.Unmarshal([]byte(d), &want); err != nil {
+			t.Fatal(err)
+		}
+		for name, r := range map[string]io.Reader{
+			"whole":    strings.NewReader(d),
+			"one-byte": iotest.OneByteReader(strings.NewReader(d)),
+			"half":     iotest.HalfReader(strings.NewReader(d)),
+			"data-err": iotest.DataErrReader(strings.NewReader(d)),
+		} {
+			got, err := scanAll(r)
+			if err != nil {
+				t.Fatalf("doc %d %s: %v", i, name, err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("doc %d %s: value differs", i, name)
+			}
+		}
+	}
+}
+
+func TestRejects(t *testing.T) {
+	cases := map[string]error{
+		`{"a":1,"a":2}`:          ErrDuplicateKey,
+		"\"\xff\"":               ErrInvalidUTF8,
+		`"\ud800"`:               ErrInvalidUTF8,
+		`"\udc00\ud800"`:         ErrInvalidUTF8,
+		`{"a":1}x`:               ErrTrailing,
+		strings.Repeat("[", 600): ErrDepth,
+	}
+	for doc, want := range cases {
+		if _, err := scanAll(strings.NewReader(doc)); !errors.Is(err, want) {
+			t.Errorf("%.20q: want %v, got %v", doc, want, err)
+		}
+	}
+	for _, doc := range []string{``, `{`, `[1,]`, `{"a" 1}`, `{"a":}`, `01`, `1.`, `-`, `tru`, `"\x"`, "\"a\nb\"", `{1:2}`, `[1 2]`, `{"a":1,}`, `]`} {
+		if _, err := scanAll(strings.NewReader(doc)); err == nil {
+			t.Errorf("%q accepted", doc)
+		}
+		if json.Valid([]byte(doc)) {
+			t.Errorf("%q is valid JSON: test case is wrong", doc)
+		}
+	}
+}
+
+func TestErrorPosition(t *testing.T) {
+	_, err := scanAll(strings.NewReader("{\n\"a\": 1,\n\"b\": tru\n}"))
+	var se *Error
+	if !errors.As(err, &se) || se.Line != 3 || se.Offset != 15 {
+		t.Fatalf("want line 3 byte 15, got %v", err)
+	}
+}
+
+func TestTokenBound(t *testing.T) {
+	s := New(strings.NewReader(`"` + strings.Repeat("a", 5000) + `"`))
+	s.MaxToken = 1000
+	if _, err := s.Next(); !errors.Is(err, ErrTokenTooLong) {
+		t.Fatalf("want ErrTokenTooLong, got %v", err)
+	}
+}
+
+func TestSkipAndTrailing(t *testing.T) {
+	s := New(strings.NewReader(`{"a":[1,{"b":2}],"c":3} {"d":4}`))
+	s.AllowTrailing = true
+	tok, _ := s.Next()
+	k, _ := s.Next()
+	key := string(k.Bytes)
+	v, _ := s.Next()
+	if err := s.Skip(v); err != nil || key != "a" {
+		t.Fatal(key, err)
+	}
+	k, _ = s.Next()
+	if string(k.Bytes) != "c" {
+		t.Fatalf("after skip got key %q", k.Bytes)
+	}
+	s.Next()
+	if end, _ := s.Next(); end.Kind != ObjectEnd {
+		t.Fatal("no object end")
+	}
+	_ = tok
+	if second, err := s.Next(); err != nil || second.Kind != ObjectStart {
+		t.Fatalf("second document: %v %v", second.Kind, err)
+	}
+}
+
+func FuzzScanner(f *testing.F) {
+	for _, d := range docs[:9] {
+		f.Add([]byte(d))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := scanAll(iotest.HalfReader(bytes.NewReader(b)))
+		if err != nil {
+			return
+		}
+		if !json.Valid(b) {
+			t.Fatalf("accepted invalid JSON %q", b)
+		}
+		var want any
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(v, want) {
+			t.Fatalf("value differs from encoding/json for %q", b)
+		}
+	})
+}

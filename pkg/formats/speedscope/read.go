@@ -70,13 +70,30 @@ type reader struct {
 type cursor struct {
 	*jsonscan.Scanner
 	base int64
+	src  *tracked
+}
+
+// tracked remembers a read error, so that a failure of the file can be
+// told from a failure of its contents.
+type tracked struct {
+	r   io.Reader
+	err error
+}
+
+func (t *tracked) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if err != nil && err != io.EOF && t.err == nil {
+		t.err = err
+	}
+	return n, err
 }
 
 func (r *reader) cursor(off int64) cursor {
-	s := jsonscan.New(r.open(off))
+	src := &tracked{r: r.open(off)}
+	s := jsonscan.New(src)
 	s.MaxDepth = 64
 	s.MaxToken = int(r.lim.str)
-	return cursor{s, off}
+	return cursor{s, off, src}
 }
 
 // fail types an error found by or in a scanner, with its file offset.
@@ -89,21 +106,20 @@ func (c cursor) fail(err error) error {
 	if !errors.As(err, &se) {
 		return evidence.Wrap(evidence.CodeDecodeFailure, err, "speedscope")
 	}
+	line := se.Line
 	if c.base > 0 {
-		// Lines restart in a cursor that began mid-file; offsets do not.
-		se = &jsonscan.Error{Offset: c.base + se.Offset, Msg: se.Msg, Err: se.Err}
+		line = 0 // lines restart in a cursor that began mid-file; offsets do not
 	}
+	se = &jsonscan.Error{Offset: c.base + se.Offset, Line: line, Msg: se.Msg, Err: se.Err}
 	code := evidence.CodeDecodeFailure
 	switch {
-	case se.Err == nil, errors.Is(se.Err, io.ErrUnexpectedEOF), errors.Is(se.Err, jsonscan.ErrDuplicateKey),
-		errors.Is(se.Err, jsonscan.ErrInvalidUTF8), errors.Is(se.Err, jsonscan.ErrTrailing):
+	case c.src.err != nil && errors.Is(se.Err, c.src.err):
+		code = evidence.CodeIOFailure
 	case errors.Is(se.Err, jsonscan.ErrTokenTooLong):
 		code = evidence.CodeLimitExceeded
 		se.Msg += " (max_string_bytes)"
 	case errors.Is(se.Err, jsonscan.ErrDepth):
 		code = evidence.CodeLimitExceeded
-	default:
-		code = evidence.CodeIOFailure
 	}
 	return evidence.Wrap(code, se, "speedscope")
 }
@@ -167,19 +183,7 @@ func (c cursor) str(what string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := c.checkLen(tok, what); err != nil {
-		return "", err
-	}
 	return string(tok.Bytes), nil
-}
-
-// checkLen bounds a string the scanner returned from within its buffer,
-// where its own token bound does not apply.
-func (c cursor) checkLen(tok jsonscan.Token, what string) error {
-	if len(tok.Bytes) > c.MaxToken {
-		return c.limitf(tok, "%s is longer than max_string_bytes %d", what, c.MaxToken)
-	}
-	return nil
 }
 
 func (c cursor) number(what string) (float64, jsonscan.Token, error) {
@@ -375,9 +379,6 @@ func (r *reader) readFrames(c cursor) error {
 				}
 				switch v.Kind {
 				case jsonscan.String:
-					if err := c.checkLen(v, "frame file"); err != nil {
-						return err
-					}
 					f.file, f.hasFile = string(v.Bytes), true
 				case jsonscan.Null:
 				default:
@@ -659,6 +660,26 @@ func (r *reader) readSamples(p *profile) error {
 		return err
 	}
 	st := newStacks(r.lim.stacks)
+	// frame adds one frame index of the current sample to its stack.
+	var cur int32
+	var depth int64
+	frame := func(fr int64) error {
+		// The integer ends at the scanner's offset; JSON integers have no
+		// leading zeros, so its length is that of its decimal form.
+		at := jsonscan.Token{Offset: sc.Scanner.Offset() - digits(fr)}
+		if fr < 0 || fr >= int64(len(r.frames)) {
+			return sc.errorf(at, "sample %d of profile %d: frame %d is out of range (shared.frames has %d)", p.samples, p.index, fr, len(r.frames))
+		}
+		if depth++; depth > r.lim.depth {
+			return sc.limitf(at, "sample %d: stack deeper than max_stack_depth %d", p.samples, r.lim.depth)
+		}
+		n, ok := st.push(cur, int32(fr))
+		if !ok {
+			return sc.limitf(at, "profile %d: more than max_stacks %d distinct stacks", p.index, r.lim.stacks)
+		}
+		cur = n
+		return nil
+	}
 	for {
 		stok, err := sc.next()
 		if err != nil {
@@ -684,31 +705,9 @@ func (r *reader) readSamples(p *profile) error {
 		if stok.Kind != jsonscan.ArrayStart {
 			return sc.errorf(stok, "sample %d must be an array of frame indices, found %s", p.samples, stok.Kind)
 		}
-		cur := int32(0)
-		depth := int64(0)
-		for {
-			ftok, err := sc.next()
-			if err != nil {
-				return err
-			}
-			if ftok.Kind == jsonscan.ArrayEnd {
-				break
-			}
-			fr, err := sc.index(ftok, "frame index")
-			if err != nil {
-				return err
-			}
-			if fr >= int64(len(r.frames)) {
-				return sc.errorf(ftok, "sample %d of profile %d: frame %d is out of range (shared.frames has %d)", p.samples, p.index, fr, len(r.frames))
-			}
-			if depth++; depth > r.lim.depth {
-				return sc.limitf(ftok, "sample %d: stack deeper than max_stack_depth %d", p.samples, r.lim.depth)
-			}
-			n, ok := st.push(cur, int32(fr))
-			if !ok {
-				return sc.limitf(ftok, "profile %d: more than max_stacks %d distinct stacks", p.index, r.lim.stacks)
-			}
-			cur = n
+		cur, depth = 0, 0
+		if err := sc.Ints(frame); err != nil {
+			return sc.fail(err)
 		}
 		if wtok.Kind != jsonscan.Number {
 			return wc.errorf(wtok, "weight %d must be a number, found %s", p.samples, wtok.Kind)
@@ -728,4 +727,16 @@ func (r *reader) readSamples(p *profile) error {
 	p.agg = st.aggregate(&r.scratch)
 	p.top = st.top
 	return nil
+}
+
+// digits is the length of n's decimal form.
+func digits(n int64) int64 {
+	d := int64(1)
+	if n < 0 {
+		d, n = 2, -n
+	}
+	for ; n >= 10; n /= 10 {
+		d++
+	}
+	return d
 }

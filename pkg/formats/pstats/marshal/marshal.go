@@ -23,6 +23,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -735,8 +736,12 @@ func (d *Decoder) long() (Value, error) {
 	if cnt*2 > d.lim.MaxBytes-d.off {
 		return nil, d.fail(off, ErrLimit, "long declares %d digits, more than max_bytes %d allows", cnt, d.lim.MaxBytes)
 	}
-	mag := new(big.Int)
-	digits := make([]uint16, 0, min(cnt, 1024))
+	// Pack the 15-bit digits into a little-endian bit string as they come:
+	// linear in the digit count, however long the number.
+	le := make([]byte, 0, min((cnt*15+7)/8, 4096))
+	var acc uint32
+	var bits uint
+	var last uint16
 	for i := int64(0); i < cnt; i++ {
 		b, err := d.fixed(2, "long digits")
 		if err != nil {
@@ -746,15 +751,23 @@ func (d *Decoder) long() (Value, error) {
 		if digit >= 1<<15 {
 			return nil, d.fail(d.off-2, nil, "long digit %d out of range", digit)
 		}
-		digits = append(digits, digit)
+		last = digit
+		acc |= uint32(digit) << bits
+		bits += 15
+		for bits >= 8 {
+			le = append(le, byte(acc))
+			acc >>= 8
+			bits -= 8
+		}
 	}
-	if digits[len(digits)-1] == 0 {
+	if bits > 0 {
+		le = append(le, byte(acc))
+	}
+	if last == 0 {
 		return nil, d.fail(off, nil, "unnormalized long data")
 	}
-	for i := len(digits) - 1; i >= 0; i-- {
-		mag.Lsh(mag, 15)
-		mag.Or(mag, big.NewInt(int64(digits[i])))
-	}
+	slices.Reverse(le)
+	mag := new(big.Int).SetBytes(le)
 	if neg {
 		mag.Neg(mag)
 	}

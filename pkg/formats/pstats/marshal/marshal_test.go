@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -399,4 +400,46 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A long of hundreds of thousands of digits decodes exactly, in time
+// linear in its length.
+func TestLongLong(t *testing.T) {
+	for _, neg := range []bool{false, true} {
+		want := new(big.Int).Exp(big.NewInt(7), big.NewInt(300000), nil)
+		if neg {
+			want.Neg(want)
+		}
+		// 15-bit digits, least significant first, from the magnitude's
+		// little-endian bytes.
+		be := new(big.Int).Abs(want).Bytes()
+		slices.Reverse(be)
+		var digits []byte
+		n := int32(0)
+		for bit := 0; bit < len(be)*8; bit += 15 {
+			var d uint32
+			for k := range 15 {
+				if i := bit + k; i/8 < len(be) && be[i/8]>>(i%8)&1 == 1 {
+					d |= 1 << k
+				}
+			}
+			digits = append(digits, byte(d), byte(d>>8))
+			n++
+		}
+		for n > 0 && digits[2*n-1] == 0 && digits[2*n-2] == 0 {
+			n--
+		}
+		digits = digits[:2*n]
+		if neg {
+			n = -n
+		}
+		b := []byte{'l', byte(n), byte(n >> 8), byte(n >> 16), byte(n >> 24)}
+		got, err := decodeOne(append(b, digits...), Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, ok := got.(*big.Int); !ok || g.Cmp(want) != 0 {
+			t.Fatalf("neg=%v: wrong value", neg)
+		}
+	}
 }

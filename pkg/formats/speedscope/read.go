@@ -167,10 +167,29 @@ func kindWord(k jsonscan.Kind) string {
 	return k.String()
 }
 
+// key reads an object's next key, or its end.
+func (c cursor) key() (key string, end bool, err error) {
+	tok, err := c.next()
+	switch {
+	case err != nil:
+		return "", false, err
+	case tok.Kind == jsonscan.ObjectEnd:
+		return "", true, nil
+	case !tok.IsKey:
+		return "", false, c.errorf(tok, "expected an object key, found %s", tok.Kind)
+	}
+	return string(tok.Bytes), false, nil
+}
+
+// skipValue skips the value after a key, which must be there.
 func (c cursor) skipValue() error {
 	tok, err := c.next()
 	if err != nil {
 		return err
+	}
+	switch tok.Kind {
+	case jsonscan.ObjectEnd, jsonscan.ArrayEnd, jsonscan.EOF:
+		return c.errorf(tok, "expected a value, found %s", tok.Kind)
 	}
 	if err := c.Skip(tok); err != nil {
 		return c.fail(err)
@@ -252,14 +271,14 @@ func (r *reader) pass1() error {
 	}
 	schema := false
 	for {
-		tok, err := c.next()
+		key, end, err := c.key()
 		if err != nil {
 			return err
 		}
-		if tok.Kind == jsonscan.ObjectEnd {
+		if end {
 			break
 		}
-		switch string(tok.Bytes) {
+		switch key {
 		case "$schema":
 			v, err := c.expect(jsonscan.String, "$schema")
 			if err != nil {
@@ -318,14 +337,14 @@ func (r *reader) readShared(c cursor) error {
 		return err
 	}
 	for {
-		tok, err := c.next()
+		key, end, err := c.key()
 		if err != nil {
 			return err
 		}
-		if tok.Kind == jsonscan.ObjectEnd {
+		if end {
 			return nil
 		}
-		if string(tok.Bytes) != "frames" {
+		if key != "frames" {
 			if err := c.skipValue(); err != nil {
 				return err
 			}
@@ -359,14 +378,14 @@ func (r *reader) readFrames(c cursor) error {
 		f := frame{line: -1, col: -1}
 		named := false
 		for {
-			k, err := c.next()
+			key, end, err := c.key()
 			if err != nil {
 				return err
 			}
-			if k.Kind == jsonscan.ObjectEnd {
+			if end {
 				break
 			}
-			switch string(k.Bytes) {
+			switch key {
 			case "name":
 				if f.name, err = c.str("frame name"); err != nil {
 					return err
@@ -434,14 +453,13 @@ func (r *reader) readProfiles(c cursor) error {
 
 func (r *reader) readProfile(c cursor, open jsonscan.Token, p *profile) error {
 	for {
-		tok, err := c.next()
+		key, end, err := c.key()
 		if err != nil {
 			return err
 		}
-		if tok.Kind == jsonscan.ObjectEnd {
+		if end {
 			break
 		}
-		key := string(tok.Bytes)
 		p.seen[key] = true
 		switch key {
 		case "type":
@@ -556,14 +574,14 @@ func (r *reader) readEvents(c cursor, p *profile) error {
 		var atv float64
 		hasAt := false
 		for {
-			k, err := c.next()
+			key, end, err := c.key()
 			if err != nil {
 				return err
 			}
-			if k.Kind == jsonscan.ObjectEnd {
+			if end {
 				break
 			}
-			switch string(k.Bytes) {
+			switch key {
 			case "type":
 				if typ, err = c.str("event type"); err != nil {
 					return err

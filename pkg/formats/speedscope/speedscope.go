@@ -356,13 +356,17 @@ func Sniff(prefix []byte) formats.Verdict {
 		if err != nil {
 			return needMoreOrNo(err)
 		}
-		if k.Kind == jsonscan.ObjectEnd {
-			return formats.No
+		if !k.IsKey {
+			return formats.No // the object's end, or a scanner fault
 		}
 		isSchema := string(k.Bytes) == "$schema"
 		v, err := s.Next()
 		if err != nil {
 			return needMoreOrNo(err)
+		}
+		switch v.Kind {
+		case jsonscan.ObjectEnd, jsonscan.ArrayEnd, jsonscan.EOF:
+			return formats.No // a key without a value
 		}
 		if isSchema {
 			if v.Kind == jsonscan.String && string(v.Bytes) == SchemaURL {

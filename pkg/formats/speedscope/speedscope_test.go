@@ -602,6 +602,10 @@ func TestHostile(t *testing.T) {
 		{"event type", doc(twoFrames, evented(`[{"type":"X","frame":0,"at":5}]`)), nil, evidence.CodeDecodeFailure, `type "X"`},
 		{"event without at", doc(twoFrames, evented(`[{"type":"O","frame":0}]`)), nil, evidence.CodeDecodeFailure, "at is missing"},
 		{"invalid UTF-8", doc(`[{"name":"a`+"\xff"+`"}]`, `[]`), nil, evidence.CodeDecodeFailure, "invalid UTF-8"},
+		{"key without value", `{"profiles":},{"type":`, nil, evidence.CodeDecodeFailure, "profiles must be an array"},
+		{"nested key without value", `{"shared":{"x":}}`, nil, evidence.CodeDecodeFailure, "expected a value"},
+		{"first frame key without value", `{"$schema":"` + SchemaURL + `","shared":{"frames":[{"zz":}]},"profiles":[]}`, nil, evidence.CodeDecodeFailure, "expected a value"},
+		{"later frame key without value", `{"$schema":"` + SchemaURL + `","shared":{"frames":[{"name":"a","zz":}]},"profiles":[]}`, nil, evidence.CodeDecodeFailure, "unexpected '}'"},
 		{"trailing data", doc(twoFrames, `[]`) + `{}`, nil, evidence.CodeDecodeFailure, "data after top-level value"},
 		{"truncated", doc(twoFrames, sampled(`[[0]]`, `[1]`))[:60], nil, evidence.CodeDecodeFailure, "unexpected end of input"},
 		{"deep nesting", `{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, nil, evidence.CodeLimitExceeded, "nesting too deep"},
@@ -716,6 +720,7 @@ func TestSniff(t *testing.T) {
 		{"array", []byte(`[{"$schema":"` + SchemaURL + `"}]`), formats.No},
 		{"nested schema only", []byte(`{"x":{"$schema":"` + SchemaURL + `"}}`), formats.No},
 		{"not json", []byte("\x1f\x8b\x08"), formats.No},
+		{"key without value", []byte(`{"profiles":},{"type":`), formats.No},
 		{"big first value", []byte(`{"profiles":[` + strings.Repeat(`1,`, 5000)), formats.NeedMore},
 	}
 	for _, c := range cases {

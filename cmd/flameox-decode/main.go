@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/flameox/flameox/pkg/bundle"
 	"github.com/flameox/flameox/pkg/command"
 	"github.com/flameox/flameox/pkg/decode"
 	"github.com/flameox/flameox/pkg/evidence"
@@ -27,6 +28,7 @@ type cli struct {
 	Format string            `help:"Decode every artifact as this format (default: recorded format, else detect by suffix and content)." placeholder:"NAME"`
 	Limits map[string]int64  `help:"Raw parser ceilings, e.g. max_nodes=100000,max_bytes=1073741824 (see docs/support.md)." mapsep:"," placeholder:"K=V,..."`
 	Option map[string]string `help:"Decoder options, e.g. source_root=/abs/src." mapsep:"," placeholder:"K=V,..."`
+	Bundle string            `help:"Re-analyse the native artifacts of a preserved bundle directory (verified before use) without recapturing." placeholder:"DIR" type:"path"`
 	Paths  []string          `arg:"" optional:"" help:"Artifact files. Without them, artifact blocks are read from stdin." type:"path"`
 }
 
@@ -45,13 +47,18 @@ func run(ctx context.Context, env *command.Env) error {
 	}
 	t := decode.StreamTarget{W: env.W}
 	var err error
-	if len(c.Paths) > 0 {
+	switch {
+	case c.Bundle != "" && len(c.Paths) > 0:
+		return evidence.Failf(evidence.CodeInvalidArgument, "--bundle and PATH arguments are exclusive")
+	case c.Bundle != "":
+		err = decodeBundle(ctx, r, c.Bundle, env.W)
+	case len(c.Paths) > 0:
 		for _, p := range c.Paths {
 			if err = r.Path(ctx, p, t); err != nil {
 				break
 			}
 		}
-	} else {
+	default:
 		err = r.Stream(ctx, evidence.NewReader(env.Stdin), t, func(raw *evidence.Raw) error { return env.W.Write(raw) })
 	}
 	if err != nil {
@@ -59,6 +66,31 @@ func run(ctx context.Context, env *command.Env) error {
 	}
 	if f := r.First(); f != nil {
 		return &command.Reported{First: f}
+	}
+	return nil
+}
+
+// decodeBundle re-emits a verified bundle's capture and artifact blocks and
+// decodes its native bytes in place. The analysis failures preserved with
+// it are history, not part of this analysis, so they are not repeated.
+func decodeBundle(ctx context.Context, r *decode.Run, dir string, w *evidence.Writer) error {
+	b, err := bundle.Open(dir)
+	if err != nil {
+		return err
+	}
+	for _, c := range b.Captures() {
+		if err := w.Write(c); err != nil {
+			return err
+		}
+	}
+	t := decode.StreamTarget{W: w}
+	for _, a := range b.Artifacts() {
+		if err := w.Write(a); err != nil {
+			return err
+		}
+		if err := r.Artifact(ctx, a, t); err != nil {
+			return err
+		}
 	}
 	return nil
 }

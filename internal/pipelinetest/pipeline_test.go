@@ -47,11 +47,10 @@ func TestScripts(t *testing.T) {
 			env.Setenv("PATH", binDir+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("REPO", root)
 			env.Setenv("HOME", env.WorkDir)
-			for _, k := range []string{"FLAMEOX_VENV", "FLAMEOX_HOME"} {
-				if v := os.Getenv(k); v != "" {
-					env.Setenv(k, v)
-				}
+			if v := os.Getenv("FLAMEOX_HOME"); v != "" {
+				env.Setenv("FLAMEOX_HOME", v)
 			}
+			env.Setenv("FLAMEOX_VENV", venv(root))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -60,6 +59,10 @@ func TestScripts(t *testing.T) {
 			"block":     cmdBlock,
 		},
 		Condition: func(cond string) (bool, error) {
+			if cond == "venv" {
+				_, err := os.Stat(filepath.Join(venv(root), "bin", "python"))
+				return err == nil, nil
+			}
 			if tool, ok := strings.CutPrefix(cond, "tool:"); ok {
 				_, err := exec.LookPath(tool)
 				return err == nil, nil
@@ -67,6 +70,14 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
+}
+
+// venv is the project virtualenv with the pinned Python collectors.
+func venv(root string) string {
+	if v := os.Getenv("FLAMEOX_VENV"); v != "" {
+		return v
+	}
+	return filepath.Join(root, ".venv")
 }
 
 // status N prog args...: run prog and require exit status N; stdout and

@@ -27,9 +27,10 @@ type Binding struct {
 	InWorkload bool
 	Pinned     string // the pinned version of a managed collector
 	Guidance   string // host guidance when the collector is missing
-	// Collector is what `flameox-capture setup` installs and ResolveManaged
-	// re-checks for a Managed binding.
-	Collector *Managed
+	// Setup is the managed collector's pin, required when Managed is set:
+	// `flameox-capture setup --provider NAME` passes it to SetupManaged and
+	// the provider's Resolve passes it to ResolveManaged.
+	Setup *Managed
 }
 
 // Resolved is a collector found and checked before the workload runs.
@@ -44,6 +45,10 @@ type Request struct {
 	Argv     []string        // the workload command
 	Cwd      string          // absolute
 	Args     evidence.Object // validated provider arguments
+	// Limits are decoder limits the caller gave with the capture. Capture
+	// does not enforce them (flameox-decode does); they travel with the
+	// request so a composed caller (MCP) can hand them downstream.
+	Limits evidence.Object
 }
 
 // SupportFile is a file flameox writes for the collector (a plugin, a
@@ -84,7 +89,10 @@ type Provider struct {
 	Params     []param.Param
 	Artifacts  []Role
 	Operations []string // operations its outputs feed
-	Binding    Binding
+	// Example is a representative workload argv (after `--`), used in
+	// help text and docs, e.g. ["node", "app.js"].
+	Example []string
+	Binding Binding
 	// Resolve finds and checks the collector. An absent or changed collector
 	// is a PROVIDER_UNAVAILABLE failure with a retry action or guidance.
 	Resolve func(ctx context.Context, req *Request) (*Resolved, error)

@@ -51,9 +51,11 @@ func ArtifactFromPath(path, role string) (*evidence.Artifact, error) {
 	}, nil
 }
 
-// Detect picks the format of an artifact: the explicit hint when given,
-// else the longest matching suffix whose sniffer does not say No, else the
-// one format whose sniffer says Yes. Ambiguity is a failure, not a guess.
+// Detect picks the format of an artifact: the explicit hint when given;
+// else the formats whose sniffer says Yes (a longer matching suffix breaks a
+// tie); else, when no sniffer is sure, the longest matching suffix whose
+// sniffer does not say No. A specific format's Yes therefore beats a generic
+// format that only matched by suffix. Ambiguity is a failure, not a guess.
 func Detect(specs []*Spec, path string, prefix []byte, hint string) (*Spec, error) {
 	if hint != "" {
 		for _, s := range specs {
@@ -66,56 +68,60 @@ func Detect(specs []*Spec, path string, prefix []byte, hint string) (*Spec, erro
 	lower := strings.ToLower(filepath.Base(path))
 	type cand struct {
 		s      *Spec
-		suffix int
-		v      Verdict
+		suffix int // length of the longest matching suffix; 0 for none
 	}
-	var bySuffix []cand
+	var yes, maybe []cand
 	for _, s := range specs {
-		best := 0
+		suffix := 0
 		for _, suf := range s.Suffixes {
-			if strings.HasSuffix(lower, suf) && len(suf) > best {
-				best = len(suf)
+			if strings.HasSuffix(lower, suf) && len(suf) > suffix {
+				suffix = len(suf)
 			}
-		}
-		if best == 0 {
-			continue
 		}
 		v := NeedMore
 		if s.Sniff != nil {
 			v = s.Sniff(prefix)
 		}
-		if v != No {
-			bySuffix = append(bySuffix, cand{s, best, v})
+		switch {
+		case v == Yes:
+			yes = append(yes, cand{s, suffix})
+		case v == NeedMore && suffix > 0:
+			maybe = append(maybe, cand{s, suffix})
 		}
 	}
-	sort.SliceStable(bySuffix, func(i, j int) bool {
-		if bySuffix[i].v != bySuffix[j].v {
-			return bySuffix[i].v > bySuffix[j].v
+	pick := func(cs []cand) (*Spec, []*Spec) {
+		sort.SliceStable(cs, func(i, j int) bool { return cs[i].suffix > cs[j].suffix })
+		if len(cs) == 1 || cs[0].suffix > cs[1].suffix {
+			return cs[0].s, nil
 		}
-		return bySuffix[i].suffix > bySuffix[j].suffix
-	})
-	if len(bySuffix) > 0 {
-		if len(bySuffix) == 1 || bySuffix[0].v > bySuffix[1].v || bySuffix[0].suffix > bySuffix[1].suffix {
-			return bySuffix[0].s, nil
+		var tied []*Spec
+		for _, c := range cs {
+			if c.suffix == cs[0].suffix {
+				tied = append(tied, c.s)
+			}
 		}
+		return nil, tied
 	}
-	var yes []*Spec
-	for _, s := range specs {
-		if s.Sniff != nil && s.Sniff(prefix) == Yes {
-			yes = append(yes, s)
+	var tied []*Spec
+	switch {
+	case len(yes) > 0:
+		var s *Spec
+		if s, tied = pick(yes); s != nil {
+			return s, nil
 		}
-	}
-	switch len(yes) {
-	case 1:
-		return yes[0], nil
-	case 0:
+	case len(maybe) > 0:
+		var s *Spec
+		if s, tied = pick(maybe); s != nil {
+			return s, nil
+		}
+	default:
 		return nil, (&evidence.Failure{Code: evidence.CodeUnsupportedFormat,
 			Message: "no known format matches this file; name one with --format",
 			Details: evidence.Object{"known_formats": Names(specs)}}).At(path, "")
 	}
 	return nil, (&evidence.Failure{Code: evidence.CodeUnsupportedFormat,
 		Message: "several formats match this file; name one with --format",
-		Details: evidence.Object{"candidates": Names(yes)}}).At(path, "")
+		Details: evidence.Object{"candidates": Names(tied)}}).At(path, "")
 }
 
 // Names lists spec names.

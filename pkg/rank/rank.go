@@ -126,7 +126,7 @@ func (s *session) finish(out Output) error {
 		}
 		return evidence.Failf(evidence.CodeInvalidArgument, "the input holds no decoded table for %s", what)
 	}
-	if err := s.proj.Finish(out); err != nil {
+	if err := s.proj.Finish(&stamped{Output: out, s: s}); err != nil {
 		return err
 	}
 	if s.upstream != nil {
@@ -294,6 +294,23 @@ func Paths(ctx context.Context, req Request, paths []string, out Output) error {
 	if err := registry.CheckCompatible(s.op, fmts, s.given, s.args); err != nil {
 		return err
 	}
+	if s.op.DecoderOptions != nil {
+		derived, err := s.op.DecoderOptions(s.given, s.args)
+		if err != nil {
+			return err
+		}
+		merged := evidence.Object{}
+		for k, v := range derived {
+			merged[k] = v
+		}
+		for k, v := range run.Opts.Options {
+			if _, clash := derived[k]; clash {
+				return evidence.Failf(evidence.CodeInvalidArgument, "decoder option %s is set by the %s arguments; do not give it as well", k, s.op.Name)
+			}
+			merged[k] = v
+		}
+		run.Opts.Options = merged
+	}
 	s.formats = fmts
 	t := &feed{s: s}
 	for _, it := range items {
@@ -380,7 +397,7 @@ type JSONL struct {
 	rows int64
 }
 
-func (j *JSONL) Begin(t *evidence.Table) error { j.t = t; return j.W.Write(t) }
+func (j *JSONL) Begin(t *evidence.Table) error { j.t, j.rows = t, 0; return j.W.Write(t) }
 
 func (j *JSONL) Row(v evidence.Object) error {
 	if err := formats.CheckRow(j.t, v); err != nil {
@@ -397,3 +414,42 @@ func (j *JSONL) End(s *evidence.Summary) error {
 }
 
 func (j *JSONL) Pass(b evidence.Block) error { return j.W.Write(b) }
+
+// stamped completes result headers the same way for every projection: the
+// operation that ran, the projection, flameox-rank as the producer, and
+// the artifacts of the admitted tables.
+type stamped struct {
+	Output
+	s *session
+}
+
+func (st *stamped) Begin(t *evidence.Table) error {
+	if t.ID == "" {
+		t.ID = "rank." + t.Name
+	}
+	t.Operation = st.s.op.Name
+	t.Projection = st.s.op.Projection.Name
+	if t.Decoder.Name == "" {
+		t.Decoder = evidence.Producer{Name: "flameox-rank", Version: Version}
+	}
+	if t.Evidence == "" {
+		t.Evidence = evidence.Derived
+	}
+	if len(t.ArtifactIDs) == 0 {
+		for _, a := range st.s.admitted {
+			for _, id := range a.ArtifactIDs {
+				if !slices.Contains(t.ArtifactIDs, id) {
+					t.ArtifactIDs = append(t.ArtifactIDs, id)
+				}
+			}
+		}
+		slices.Sort(t.ArtifactIDs)
+	}
+	if t.Arguments == nil {
+		t.Arguments = st.s.args
+	}
+	return st.Output.Begin(t)
+}
+
+// Version identifies the ranking code in result headers.
+const Version = "1"

@@ -37,6 +37,10 @@ type Operation struct {
 	// Check rejects arguments that do not fit the formats involved before
 	// anything runs (before a decode, before a capture's workload).
 	Check func(formats []string, given map[string]bool, args evidence.Object) error
+	// DecoderOptions derives decoder options from the operation's
+	// arguments, for when the operation decodes explicit paths itself (a
+	// text fragment reads only its window).
+	DecoderOptions func(given map[string]bool, args evidence.Object) (evidence.Object, error)
 }
 
 // Params are the operation's arguments: its projection's.

@@ -24,9 +24,11 @@ type Text struct {
 	header *evidence.Table
 	rows   []evidence.Object
 	notes  []string
+	tables int
 }
 
-func (t *Text) Begin(h *evidence.Table) error { t.header = h; return nil }
+// Begin starts a table; a projection may write several in turn.
+func (t *Text) Begin(h *evidence.Table) error { t.header, t.rows = h, nil; return nil }
 
 func (t *Text) Row(v evidence.Object) error { t.rows = append(t.rows, v); return nil }
 
@@ -162,7 +164,13 @@ func (t *Text) End(s *evidence.Summary) error {
 	for _, n := range t.notes {
 		fmt.Fprintf(&b, "%s\n", n)
 	}
-	_, err := io.WriteString(t.W, b.String())
+	t.notes = nil
+	out := b.String()
+	if t.tables > 0 {
+		out = "\n" + out
+	}
+	t.tables++
+	_, err := io.WriteString(t.W, out)
 	return err
 }
 

@@ -78,11 +78,12 @@ var Provider = &capture.Provider{
 		Doc:      "py-spy's speedscope output: one sampled profile per thread (and per process with subprocesses)",
 	}},
 	Operations: []string{"summarize_cpu_hotspots", "summarize_cpu_caller_edges"},
+	Example:    []string{"python3", "app.py"},
 	Binding: capture.Binding{
 		Executable: "py-spy",
 		Managed:    true,
 		Pinned:     Version,
-		Collector:  &Collector,
+		Setup:      &Collector,
 		Guidance: "run `flameox-capture setup --provider py-spy` to prepare py-spy " + Version +
 			"; sampling needs ptrace permission over the workload (run as root or grant CAP_SYS_PTRACE)",
 	},

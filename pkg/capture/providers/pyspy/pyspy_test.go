@@ -107,7 +107,7 @@ func TestContract(t *testing.T) {
 		t.Fatalf("artifact %+v", a)
 	}
 	b := p.Binding
-	if !b.Managed || b.Pinned != Version || b.Collector == nil || b.Collector.Version != Version || b.Collector.Package != "py-spy" {
+	if !b.Managed || b.Pinned != Version || b.Setup == nil || b.Setup.Version != Version || b.Setup.Package != "py-spy" {
 		t.Fatalf("binding %+v", b)
 	}
 	if !slices.Equal(p.Operations, []string{"summarize_cpu_hotspots", "summarize_cpu_caller_edges"}) {

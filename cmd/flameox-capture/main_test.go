@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/flameox/flameox/pkg/capture"
+	"github.com/flameox/flameox/pkg/evidence"
+	"github.com/flameox/flameox/pkg/registry"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){"flameox-capture": main})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("FLAMEOX_SCRATCH", filepath.Join(env.WorkDir, "scratch"))
+			env.Setenv("FLAMEOX_HOME", filepath.Join(env.WorkDir, "home"))
+			return nil
+		},
+	})
+}
+
+// TestProvidersFromRegistry checks that every registered provider is a
+// subcommand whose help lists each of its params as a flag, and that a
+// managed provider's binding is complete enough for setup to find it.
+func TestProvidersFromRegistry(t *testing.T) {
+	for _, p := range registry.Providers() {
+		t.Run(p.Name, func(t *testing.T) {
+			if b := p.Binding; b.Managed {
+				if b.Setup == nil || b.Setup.Provider != p.Name || b.Setup.Version != b.Pinned || b.Setup.Executable == "" {
+					t.Fatalf("managed binding %+v: Setup must name this provider, the pinned version and the executable", b)
+				}
+				if _, err := capture.ManagedDir(*b.Setup); err != nil {
+					t.Error(err)
+				}
+			}
+			var out, errb bytes.Buffer
+			if code := run(context.Background(), []string{p.Name, "--help"}, &out, &errb); code != 0 {
+				t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+			}
+			help := out.String()
+			for _, prm := range p.Params {
+				if !strings.Contains(help, "--"+prm.Flag()) {
+					t.Errorf("help lacks --%s", prm.Flag())
+				}
+			}
+			if !strings.Contains(help, "flameox-capture "+p.Name+" -- ") {
+				t.Errorf("help lacks an example:\n%s", help)
+			}
+		})
+	}
+}
+
+// TestNeverPanics feeds malformed command lines; each must end in a
+// typed failure block, a one-line message and the matching exit status.
+func TestNeverPanics(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"no-such-provider"},
+		{"node-cpu-profile"},
+		{"node-cpu-profile", "--"},
+		{"node-cpu-profile", "--sampling-interval-us", "x", "--", "node", "a.js"},
+		{"node-cpu-profile", "--request", "[1]", "--", "node", "a.js"},
+		{"node-cpu-profile", "--request", "{", "--", "node", "a.js"},
+		{"node-cpu-profile", "--workload-budget", "timeout_seconds=-1", "--", "node", "a.js"},
+		{"node-cpu-profile", "--limits", "max_nodes=x", "--", "node", "a.js"},
+		{"node-cpu-profile", "--console-output", "loud", "--", "node", "a.js"},
+		{"setup"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := run(context.Background(), args, &out, &errb)
+			r := evidence.NewReader(&out)
+			b, err := r.Next()
+			if err != nil || b.Kind() != evidence.KindFailure {
+				t.Fatalf("stdout %q: %v", out.String(), err)
+			}
+			f, err := evidence.FailureFrom(b.Obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code != evidence.ExitCode(f.Code) || f.Code != evidence.CodeInvalidArgument {
+				t.Errorf("exit %d for %s", code, f.Code)
+			}
+			if lines := strings.Count(errb.String(), "\n"); lines != 1 {
+				t.Errorf("stderr has %d lines: %q", lines, errb.String())
+			}
+		})
+	}
+}
+
+const grandchildJS = `const { spawn } = require('child_process');
+const fs = require('fs');
+const child = spawn('sleep', ['1000'], { stdio: 'ignore' });
+fs.writeFileSync(process.argv[2] + '.tmp', process.pid + '\n' + child.pid + '\n');
+fs.renameSync(process.argv[2] + '.tmp', process.argv[2]);
+setInterval(() => {}, 1000);
+`
+
+// TestSignalEndsWorkload sends SIGINT (Ctrl-C) or SIGTERM to a running
+// flameox-capture: the workload's whole tree must end, its scratch go,
+// and the command exit CANCELLED with a capture and a failure block.
+func TestSignalEndsWorkload(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("needs node on PATH")
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			script := filepath.Join(dir, "grandchild.js")
+			if err := os.WriteFile(script, []byte(grandchildJS), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			pidfile := filepath.Join(dir, "pids")
+			root := filepath.Join(dir, "scratch")
+			cmd := exec.Command("flameox-capture", "node-cpu-profile", "--scratch", root, "--", "node", script, pidfile)
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waited := make(chan error, 1)
+			go func() { waited <- cmd.Wait() }()
+			var pids []string
+			for pids == nil {
+				select {
+				case err := <-waited:
+					t.Fatalf("flameox-capture ended early (%v): %s %s", err, out.String(), errb.String())
+				default:
+				}
+				if b, err := os.ReadFile(pidfile); err == nil {
+					pids = strings.Fields(string(b))
+				} else {
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			<-waited
+			if code := cmd.ProcessState.ExitCode(); code != evidence.ExitCode(evidence.CodeCancelled) {
+				t.Fatalf("exit %d, stderr %s", code, errb.String())
+			}
+			var kinds []string
+			r := evidence.NewReader(&out)
+			for {
+				b, err := r.Next()
+				if err != nil {
+					break
+				}
+				kinds = append(kinds, b.Kind())
+				if b.Kind() == evidence.KindCapture && b.Obj["outcome"] != evidence.OutcomeCancelled {
+					t.Errorf("outcome %v", b.Obj["outcome"])
+				}
+			}
+			if strings.Join(kinds, ",") != "capture,failure" {
+				t.Errorf("blocks %v", kinds)
+			}
+			for _, pid := range pids {
+				n, _ := strconv.Atoi(pid)
+				if alive(n) {
+					t.Errorf("process %d survived %s", n, sig)
+				}
+			}
+			if ents, _ := os.ReadDir(root); len(ents) != 0 {
+				t.Errorf("scratch root keeps %d entries", len(ents))
+			}
+		})
+	}
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || len(b) < i+3 || b[i+2] != 'Z'
+}

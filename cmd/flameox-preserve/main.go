@@ -1,0 +1,88 @@
+// Command flameox-preserve preserves a flameox block stream as an
+// immutable, content-addressed evidence bundle.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/flameox/flameox/pkg/bundle"
+	"github.com/flameox/flameox/pkg/evidence"
+)
+
+const description = `Preserve evidence as an immutable, content-addressed bundle.
+
+Reads flameox blocks (capture, artifact, table, row, summary, failure) on stdin and forwards each one unchanged to stdout. Then it copies every artifact's native bytes into the bundle, checking them against the artifact id and size as it copies, writes each table's rows as Parquet, publishes DIR/bundles/<hex id>/ atomically and prints the bundle block last. Preserving the same evidence again prints the same bundle id and leaves the existing bundle as it is. Failures print a failure block on stdout and one line on stderr, and exit with the failure code's status (INVALID_ARGUMENT 2, IO_FAILURE 8, INTEGRITY_FAILURE 9, ...).
+
+Examples:
+
+  # keep a capture's native profile and the decoded frames together
+  flameox-capture perf -- ./bench | flameox-decode | flameox-preserve --store ~/.flameox
+
+  # preserve, then rank the same stream in one pipeline
+  flameox-decode profile.cpuprofile | flameox-preserve --store ./evidence | flameox-rank --top 20
+
+  # analyse the preserved native bytes again, without recapturing
+  flameox-decode --bundle ./evidence/bundles/<hex id>`
+
+type cli struct {
+	Store string `required:"" type:"path" placeholder:"DIR" help:"Evidence store; the bundle is published under DIR/bundles/ (created if absent)."`
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	out := evidence.NewWriter(stdout)
+	fail := func(err error) int {
+		f := evidence.AsFailure(err, evidence.CodeInternal)
+		out.Write(f)
+		out.Flush()
+		fmt.Fprintln(stderr, "flameox-preserve:", f.Error())
+		return evidence.ExitCode(f.Code)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			code = fail(evidence.Failf(evidence.CodeInternal, "panic: %v", p))
+		}
+	}()
+	var c cli
+	exited := -1
+	parser, err := kong.New(&c,
+		kong.Name("flameox-preserve"),
+		kong.Description(description),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(status int) { exited = status }))
+	if err != nil {
+		return fail(evidence.Wrap(evidence.CodeInternal, err, "command line model"))
+	}
+	_, err = parser.Parse(args)
+	if exited >= 0 { // --help
+		return exited
+	}
+	if err != nil {
+		return fail(evidence.Wrap(evidence.CodeInvalidArgument, err, ""))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// A read blocked on stdin does not watch ctx, and closing a blocking fd
+	// does not end it; so stdin is read through a pipe that cancellation
+	// closes, and the copying goroutine is left to the process exit.
+	pr, pw := io.Pipe()
+	go func() { _, err := io.Copy(pw, stdin); pw.CloseWithError(err) }()
+	defer context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })()
+	if _, err := bundle.Preserve(ctx, c.Store, pr, out); err != nil {
+		return fail(err)
+	}
+	if err := out.Flush(); err != nil {
+		return fail(err)
+	}
+	return 0
+}

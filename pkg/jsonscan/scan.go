@@ -99,7 +99,6 @@ type Scanner struct {
 	stack    []frame
 	done     bool
 	scratch  []byte
-	key      []byte
 	MaxDepth int // 0 means 512
 	// CheckDuplicates makes a repeated key in one object an error.
 	CheckDuplicates bool
@@ -107,6 +106,8 @@ type Scanner struct {
 	AllowTrailing bool
 	// MaxToken bounds the bytes of one string or number; 0 means 64 MiB.
 	MaxToken int
+	// key holds the last key, copied out of buf before more input is read.
+	key []byte
 }
 
 // New returns a scanner that checks duplicate keys.
@@ -222,7 +223,7 @@ func (s *Scanner) Next() (Token, error) {
 			default:
 				return Token{}, s.errorf(s.Offset(), nil, "expected ',' or close, found %q", c)
 			}
-		} else if c == '}' && f.object && f.count == 0 {
+		} else if c == '}' && f.object && f.count == 0 && f.wantKey {
 			return s.closeContainer()
 		} else if c == ']' && !f.object && f.count == 0 {
 			return s.closeContainer()

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"github.com/flameox/flameox/pkg/capture"
+	coverageprovider "github.com/flameox/flameox/pkg/capture/providers/coverage"
 	"github.com/flameox/flameox/pkg/capture/providers/node"
 	obsprovider "github.com/flameox/flameox/pkg/capture/providers/observations"
 	"github.com/flameox/flameox/pkg/capture/providers/process"
@@ -9,12 +10,15 @@ import (
 	pytestprovider "github.com/flameox/flameox/pkg/capture/providers/pytest"
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
+	"github.com/flameox/flameox/pkg/formats/coveragepy"
+	"github.com/flameox/flameox/pkg/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/pkg/formats/csvpreview"
 	"github.com/flameox/flameox/pkg/formats/jsonpreview"
 	obsformat "github.com/flameox/flameox/pkg/formats/observations"
 	"github.com/flameox/flameox/pkg/formats/parquetpreview"
 	"github.com/flameox/flameox/pkg/formats/pstats"
 	"github.com/flameox/flameox/pkg/formats/pytestevents"
+	"github.com/flameox/flameox/pkg/formats/sarif"
 	"github.com/flameox/flameox/pkg/formats/speedscope"
 	"github.com/flameox/flameox/pkg/formats/text"
 	"github.com/flameox/flameox/pkg/formats/v8cpu"
@@ -37,6 +41,9 @@ var formatList = []*formats.Spec{
 	csvpreview.Spec,
 	text.Spec,
 	parquetpreview.Spec,
+	datafile.Spec,
+	coveragepy.JSONSpec,
+	sarif.Spec,
 }
 
 // operationList is every analysis operation.
@@ -167,6 +174,8 @@ var operationList = []*Operation{
 			return evidence.Object{"start_line": w.Line, "max_lines": w.EndLine - w.Line}, nil
 		},
 	},
+	summarizeCoverage,
+	inspectStaticCandidates,
 }
 
 // providerList is every capture provider.
@@ -176,4 +185,5 @@ var providerList = []*capture.Provider{
 	pytestprovider.Provider,
 	obsprovider.Provider,
 	process.Provider,
+	coverageprovider.Provider,
 }

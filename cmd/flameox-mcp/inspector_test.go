@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/flameox/flameox/pkg/evidence"
+	"github.com/flameox/flameox/pkg/mcpserver"
+	"github.com/flameox/flameox/pkg/registry"
+)
+
+// inspectorVersion is pinned in tools/mcp-inspector/package.json and its
+// lockfile.
+const inspectorVersion = "0.15.0"
+
+// inspector returns the MCP Inspector CLI installed from the pinned
+// lockfile, running `npm ci` when it is missing or not the pinned version.
+func inspector(t *testing.T) string {
+	t.Helper()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm not found in PATH: the MCP Inspector test needs Node's npm/npx (CI installs Node 20 with npm)")
+	}
+	dir := filepath.Join(repoDir, "tools", "mcp-inspector")
+	bin := filepath.Join(dir, "node_modules", ".bin", "mcp-inspector")
+	var pkg struct{ Version string }
+	b, _ := os.ReadFile(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "inspector", "package.json"))
+	if json.Unmarshal(b, &pkg) != nil || pkg.Version != inspectorVersion {
+		cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci in tools/mcp-inspector: %v\n%s", err, out)
+		}
+	}
+	return bin
+}
+
+// inspect runs one Inspector CLI method against flameox-mcp and parses the
+// JSON it prints.
+func inspect(t *testing.T, bin string, args ...string) evidence.Object {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--cli", filepath.Join(binDir, "flameox-mcp")}, args...)...)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("mcp-inspector %v: %v\n%s%s", args, err, out, stderr)
+	}
+	v, err := evidence.ParseValue(out, 128)
+	if err != nil {
+		t.Fatalf("mcp-inspector printed no JSON: %v\n%s", err, out)
+	}
+	return v.(evidence.Object)
+}
+
+// The MCP Inspector CLI is an independent client (the TypeScript SDK, which
+// also validates structuredContent against each tool's outputSchema).
+func TestInspectorCLI(t *testing.T) {
+	prof := nodeProfile(t)
+	bin := inspector(t)
+
+	list := inspect(t, bin, "--method", "tools/list")
+	var got, want []string
+	for _, tool := range list["tools"].([]any) {
+		got = append(got, tool.(evidence.Object)["name"].(string))
+	}
+	for _, op := range registry.Operations() {
+		want = append(want, op.Name)
+	}
+	for _, p := range registry.Providers() {
+		want = append(want, mcpserver.CaptureToolName(p.Name))
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("tools/list via the Inspector = %v, want %v", got, want)
+	}
+
+	paths, _ := json.Marshal([]string{prof})
+	res := inspect(t, bin, "--method", "tools/call", "--tool-name", "summarize_cpu_hotspots",
+		"--tool-arg", "paths="+string(paths), "--tool-arg", "top=3")
+	if res["isError"] == true {
+		t.Fatalf("tools/call failed: %v", res)
+	}
+	rows := res["structuredContent"].(evidence.Object)["tables"].([]any)[0].(evidence.Object)["rows"].([]any)
+	if len(rows) != 3 || rows[0].(evidence.Object)["function"] != "hotLoop" {
+		t.Fatalf("rows via the Inspector = %v, want 3 with hotLoop first", rows)
+	}
+
+	res = inspect(t, bin, "--method", "tools/call", "--tool-name", "summarize_cpu_hotspots",
+		"--tool-arg", "paths="+string(paths), "--tool-arg", "format=v8-cpuprofile", "--tool-arg", "metric=self")
+	f, _ := res["structuredContent"].(evidence.Object)["failure"].(evidence.Object)
+	if res["isError"] != true || f == nil || f["code"] != "INVALID_ARGUMENT" {
+		t.Fatalf("metric on a V8 profile via the Inspector = %v", res)
+	}
+}

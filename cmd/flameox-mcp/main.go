@@ -1,0 +1,101 @@
+// Command flameox-mcp serves flameox's analysis and capture tools to an MCP
+// client over stdio.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+	"time"
+
+	"github.com/flameox/flameox/pkg/command"
+	"github.com/flameox/flameox/pkg/evidence"
+	"github.com/flameox/flameox/pkg/mcpserver"
+)
+
+const description = `Serve flameox's tools to an MCP client over stdin/stdout.
+
+Tools are generated from the registry: one analysis tool per operation
+(summarize_cpu_hotspots, ...) and one capture tool per provider
+(capture_node_cpu_profile, ...). A call runs flameox-rank, or
+flameox-capture | flameox-decode | flameox-rank, as subprocesses found
+beside this executable (or in --bin-dir / $FLAMEOX_BIN_DIR). Cancelling a
+call ends every process it started. See docs/mcp.md.
+
+Example MCP client configuration (Claude Desktop, Cursor, VS Code, ...):
+
+  {
+    "mcpServers": {
+      "flameox": {
+        "command": "/usr/local/bin/flameox-mcp",
+        "args": ["--concurrency", "4"]
+      }
+    }
+  }
+
+Examples:
+  flameox-mcp --list-tools | jq '.tools[].name'
+  npx @modelcontextprotocol/inspector@0.15.0 --cli flameox-mcp --method tools/list`
+
+type cli struct {
+	BinDir      string        `help:"Directory holding flameox-rank, flameox-decode and flameox-capture (default: $FLAMEOX_BIN_DIR, else this executable's directory)." type:"path" placeholder:"DIR"`
+	Concurrency int           `help:"Tool calls served at once (1-100)." default:"4"`
+	Grace       time.Duration `help:"Time a cancelled call's processes get between SIGTERM and SIGKILL." default:"5s"`
+	ListTools   bool          `help:"Print the generated tools (the tools/list result) as JSON and exit."`
+}
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	var c cli
+	if _, err := command.Parse(&c, "flameox-mcp", description, os.Args[1:]); err != nil {
+		return fail(err)
+	}
+	if c.Concurrency < 1 || c.Concurrency > 100 {
+		return fail(evidence.Failf(evidence.CodeInvalidArgument, "--concurrency must be 1 to 100, got %d", c.Concurrency))
+	}
+	if c.Grace <= 0 {
+		return fail(evidence.Failf(evidence.CodeInvalidArgument, "--grace must be positive, got %s", c.Grace))
+	}
+	s, err := mcpserver.New(mcpserver.Options{BinDir: c.BinDir, Grace: c.Grace, Version: version()})
+	if err != nil {
+		return fail(err)
+	}
+	if c.ListTools {
+		b, err := json.MarshalIndent(map[string]any{"tools": s.Tools()}, "", "  ")
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Println(string(b))
+		return 0
+	}
+	if missing := s.Missing(); len(missing) > 0 {
+		fmt.Fprintf(os.Stderr, "flameox-mcp: not in %s: %v; calls that need them fail with a retry action\n", s.BinDir(), missing)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// stdout carries the protocol: diagnostics go to stderr only.
+	if err := s.ServeStdio(ctx, os.Stdin, os.Stdout, c.Concurrency, os.Stderr); err != nil && ctx.Err() == nil {
+		return fail(err)
+	}
+	return 0
+}
+
+func fail(err error) int {
+	f := evidence.AsFailure(err, evidence.CodeInternal)
+	fmt.Fprintf(os.Stderr, "flameox-mcp: %s\n", f.Error())
+	return evidence.ExitCode(f.Code)
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

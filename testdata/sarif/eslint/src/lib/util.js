@@ -1,0 +1,4 @@
+export function same(a, b) {
+  let result = a != b;
+  return result;
+}

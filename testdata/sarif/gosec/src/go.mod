@@ -1,0 +1,3 @@
+module example.com/gosecfixture
+
+go 1.22

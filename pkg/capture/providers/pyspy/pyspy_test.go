@@ -191,8 +191,10 @@ func TestRecordRealWorkload(t *testing.T) {
 	cmd := exec.CommandContext(ctx, p.Command[0], p.Command[1:]...)
 	cmd.Dir = p.Dir
 	out, err := cmd.CombinedOutput()
-	if s := string(out); err != nil && (strings.Contains(s, "Permission denied") || strings.Contains(s, "Operation not permitted")) {
-		t.Skipf("this machine forbids ptrace, so py-spy cannot sample here: %s", s)
+	// py-spy says "Permission Denied" when ptrace is refused, and
+	// "Operation not permitted" when it cannot open the process.
+	if s := strings.ToLower(string(out)); err != nil && (strings.Contains(s, "permission denied") || strings.Contains(s, "operation not permitted")) {
+		t.Skipf("this machine forbids ptrace, so py-spy cannot sample here: %s", out)
 	}
 	var exit *exec.ExitError
 	if err != nil && (!errors.As(err, &exit) || !slices.Contains(p.AcceptExit, exit.ExitCode())) {

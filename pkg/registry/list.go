@@ -7,6 +7,7 @@ import (
 	obsprovider "github.com/flameox/flameox/pkg/capture/providers/observations"
 	"github.com/flameox/flameox/pkg/capture/providers/perf"
 	"github.com/flameox/flameox/pkg/capture/providers/process"
+	"github.com/flameox/flameox/pkg/capture/providers/pyspy"
 	pytestprovider "github.com/flameox/flameox/pkg/capture/providers/pytest"
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
@@ -18,8 +19,10 @@ import (
 	obsformat "github.com/flameox/flameox/pkg/formats/observations"
 	"github.com/flameox/flameox/pkg/formats/parquetpreview"
 	"github.com/flameox/flameox/pkg/formats/perfscript"
+	"github.com/flameox/flameox/pkg/formats/pstats"
 	"github.com/flameox/flameox/pkg/formats/pytestevents"
 	"github.com/flameox/flameox/pkg/formats/sarif"
+	"github.com/flameox/flameox/pkg/formats/speedscope"
 	"github.com/flameox/flameox/pkg/formats/text"
 	"github.com/flameox/flameox/pkg/formats/v8cpu"
 	"github.com/flameox/flameox/pkg/projection/cpu"
@@ -31,20 +34,26 @@ import (
 
 // formatList is every native format flameox decodes, in detection order.
 var formatList = []*formats.Spec{
+	// CPU profiles
 	v8cpu.Spec,
+	pstats.Spec,
+	speedscope.Spec,
+	perfscript.DataSpec,
+	perfscript.ScriptSpec,
+	collapsed.Spec,
+	// Reliability
 	pytestevents.Spec,
 	obsformat.Spec,
+	datafile.Spec,
+	coveragepy.JSONSpec,
+	// Static candidates
+	sarif.Spec,
+	// Generic previews: conservative sniffers, so specific formats win
 	jsonpreview.JSON,
 	jsonpreview.JSONL,
 	csvpreview.Spec,
 	text.Spec,
 	parquetpreview.Spec,
-	datafile.Spec,
-	coveragepy.JSONSpec,
-	sarif.Spec,
-	perfscript.DataSpec,
-	perfscript.ScriptSpec,
-	collapsed.Spec,
 }
 
 // operationList is every analysis operation.
@@ -182,9 +191,10 @@ var operationList = []*Operation{
 // providerList is every capture provider.
 var providerList = []*capture.Provider{
 	node.Provider,
+	pyspy.Provider,
+	perf.Provider,
 	pytestprovider.Provider,
 	obsprovider.Provider,
-	process.Provider,
 	coverageprovider.Provider,
-	perf.Provider,
+	process.Provider,
 }

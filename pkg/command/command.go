@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/flameox/flameox/pkg/evidence"
 )
@@ -38,8 +39,30 @@ func Main(name string, body func(ctx context.Context, env *Env) error) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, W: evidence.NewWriter(os.Stdout)}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		// A body blocked in a read that no context reaches (stdin from a
+		// terminal or a silent pipe) must still end on Ctrl-C. Capture
+		// needs a few seconds to end its workload's process group.
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+		select {
+		case <-done:
+		case <-time.After(CancelGrace):
+			fmt.Fprintf(os.Stderr, "%s: CANCELLED: interrupted\n", name)
+			os.Exit(evidence.ExitCode(evidence.CodeCancelled))
+		}
+	}()
 	return Run(ctx, name, env, body)
 }
+
+// CancelGrace is how long a cancelled command may take to clean up before
+// it exits regardless.
+const CancelGrace = 10 * time.Second
 
 // Run is Main with injectable streams, for tests.
 func Run(ctx context.Context, name string, env *Env, body func(ctx context.Context, env *Env) error) (code int) {

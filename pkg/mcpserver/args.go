@@ -291,9 +291,12 @@ func optionsArg(v any, specs []*formats.Spec, field string) (evidence.Object, er
 	var known []string
 	for _, s := range specs {
 		for name := range s.Options {
-			known = append(known, name)
+			if !slices.Contains(known, name) {
+				known = append(known, name)
+			}
 		}
 	}
+	slices.Sort(known)
 	if err := checkUnknown(o, known, field); err != nil {
 		return nil, err
 	}

@@ -71,7 +71,7 @@ func TestAnalysisArgumentsRejected(t *testing.T) {
 		field     string
 	}{
 		{"unknown argument", `{"paths":["/a.cpuprofile"],"bogus":1}`, evidence.CodeInvalidArgument, "bogus"},
-		{"options not declared by any format", `{"paths":["/a.cpuprofile"],"options":{}}`, evidence.CodeInvalidArgument, "options"},
+		{"option no accepted format declares", `{"paths":["/a.cpuprofile"],"options":{"bogus":true}}`, evidence.CodeInvalidArgument, "options.bogus"},
 		{"paths missing", `{"top":1}`, evidence.CodeInvalidArgument, "paths"},
 		{"paths not an array", `{"paths":"/a.cpuprofile"}`, evidence.CodeInvalidArgument, "paths"},
 		{"paths empty", `{"paths":[]}`, evidence.CodeInvalidArgument, "paths"},

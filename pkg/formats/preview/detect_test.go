@@ -155,18 +155,15 @@ func TestSuffixes(t *testing.T) {
 	})
 }
 
-// TestSpecificWinsOverGenericSuffix: with a specific format that shares
-// the .json suffix and recognizes its content (a stand-in built like a
-// speedscope spec), the generic json preview's NeedMore loses to its Yes.
+// TestSpecificWinsOverGenericSuffix: the registered speedscope format
+// shares the .json suffix with the generic json preview and recognizes its
+// content, so its Yes beats the preview's NeedMore.
 func TestSpecificWinsOverGenericSuffix(t *testing.T) {
-	standin := &formats.Spec{Name: "speedscope-standin", Suffixes: []string{".speedscope.json", ".json"},
-		Sniff: func(p []byte) formats.Verdict {
-			if strings.Contains(string(p), "speedscope.app/file-format-schema.json") {
-				return formats.Yes
-			}
-			return formats.No
-		}}
-	specs := append([]*formats.Spec{standin}, registry.Formats()...)
+	standin, ok := registry.Format("speedscope")
+	if !ok {
+		t.Fatal("speedscope is not registered")
+	}
+	specs := registry.Formats()
 	dir := sharedFixtures()
 	if dir == "" {
 		t.Skip("shared fixture set not found (set FLAMEOX_SHARED_FIXTURES)")

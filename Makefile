@@ -4,9 +4,12 @@ BIN       := bin
 VENV      ?= .venv
 FUZZTIME  ?= 10s
 BENCHTIME ?= 1x
-export FLAMEOX_VENV := $(abspath $(VENV))
+GOSEC_VERSION := v2.30.0
+export FLAMEOX_VENV      := $(abspath $(VENV))
+export FLAMEOX_SARIF_NPM := $(abspath tools/sarif-npm)
+export GOSEC             := $(abspath .cache/bin/gosec)
 
-.PHONY: all build venv test demo bench fuzz check docs clean
+.PHONY: all build venv tools test demo bench fuzz check docs clean
 
 all: build
 
@@ -22,7 +25,18 @@ $(VENV)/.stamp: tools/requirements.txt
 
 venv: $(VENV)/.stamp
 
-test: build venv
+# Real producers the tests drive, pinned: gosec and ESLint (SARIF), and the
+# MCP Inspector CLI (an external MCP client).
+.cache/bin/gosec:
+	GOBIN=$(abspath .cache/bin) $(GO) install github.com/securego/gosec/v2/cmd/gosec@$(GOSEC_VERSION)
+
+tools/%/node_modules/.stamp: tools/%/package-lock.json
+	cd tools/$* && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+tools: .cache/bin/gosec tools/sarif-npm/node_modules/.stamp tools/mcp-inspector/node_modules/.stamp
+
+test: build venv tools
 	$(GO) test ./...
 
 # Capture the bundled Node workload, decode it and rank its hotspots.
@@ -34,6 +48,7 @@ demo: build
 # throughput (MB/s, rows/s) and peak RSS of the binaries on large inputs.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+	$(GO) run ./tools/perfbench -runs 1
 	$(GO) run ./internal/benchreport -bin $(BIN)
 
 # A short fuzz pass over every fuzz target (FUZZTIME each).

@@ -367,8 +367,11 @@ func TestSniff(t *testing.T) {
 	if sniff(b[:min(len(b), formats.SniffBytes)]) != formats.Yes {
 		t.Error("real profile not recognized")
 	}
-	heap, err := os.ReadFile("../../../../shared/fixtures/v8/node-10.11.0-Heap-20181003T105432.heapprofile")
-	if err == nil && sniff(heap[:min(len(heap), formats.SniffBytes)]) == formats.Yes {
+	heap, err := os.ReadFile(filepath.Join(testdata, "node-10.11.0-Heap-20181003T105432.heapprofile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sniff(heap[:min(len(heap), formats.SniffBytes)]) == formats.Yes {
 		t.Error("heap profile taken for a CPU profile")
 	}
 	if sniff([]byte(`[{"name":"x"}]`)) != formats.No {

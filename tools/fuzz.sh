@@ -8,7 +8,7 @@ fail=0
 while IFS=: read -r file name; do
   dir=$(dirname "$file")
   echo "== $dir $name ($t)"
-  if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$t" "./$dir" >/tmp/fuzz.$$.log 2>&1; then
+  if ! go test -run '^$' -fuzz "^${name}\$" -fuzztime "$t" -fuzzminimizetime 5s "./$dir" >/tmp/fuzz.$$.log 2>&1; then
     tail -30 /tmp/fuzz.$$.log
     fail=1
   fi

@@ -646,84 +646,122 @@ var ErrNotInteger = errors.New("not an integer")
 // Ints reads the elements of an array of integers whose ArrayStart token
 // was just returned, calling fn for each, through the closing bracket. It
 // is the fast path for the long id and delta arrays of profiles: one tight
-// loop instead of a token per element, with the same grammar checks.
+// loop over the buffer instead of a token per element, with the same
+// grammar checks. While fn runs, Offset is the integer's first byte.
 func (s *Scanner) Ints(fn func(int64) error) error {
-	first := true
+	const (
+		open  = iota // after '[': a value or ']'
+		value        // after a value: ',' or ']'
+		comma        // after ',': a value
+	)
+	state := open
 	for {
-		if !s.skipSpace() {
+		if s.end-s.pos < 32 && s.rerr == nil {
+			s.fill(32)
+		}
+		if s.pos >= s.end {
 			return s.readErr()
 		}
-		c := s.buf[s.pos]
-		if c == ']' {
-			_, err := s.closeContainer()
-			return err
+		b := s.buf[s.pos:s.end]
+		// A number starts only where the whole of it (at most 20 bytes) is
+		// in the buffer, unless the input is complete; else refill first.
+		safe := len(b) - 24
+		if s.rerr != nil {
+			safe = len(b)
 		}
-		if !first {
-			if c != ',' {
+		i := 0
+	scan:
+		for i < len(b) {
+			c := b[i]
+			switch c {
+			case ' ', '\t', '\r':
+				i++
+				continue
+			case '\n':
+				s.line++
+				i++
+				continue
+			case ',':
+				if state != value {
+					s.pos += i
+					return s.errorf(s.Offset(), nil, "unexpected ',' in integer array")
+				}
+				state = comma
+				i++
+				continue
+			case ']':
+				s.pos += i
+				if state == comma {
+					return s.errorf(s.Offset(), nil, "trailing comma")
+				}
+				_, err := s.closeContainer()
+				return err
+			}
+			if state == value {
+				s.pos += i
 				return s.errorf(s.Offset(), nil, "expected ',' or ']' in integer array, found %q", c)
 			}
-			s.pos++
-			if !s.skipSpace() {
-				return s.readErr()
+			if i >= safe {
+				break scan
 			}
-			if s.buf[s.pos] == ']' {
-				return s.errorf(s.Offset(), nil, "trailing comma")
+			n, j, err := parseInt(b, i)
+			base := s.pos
+			s.pos += i // the callback sees the number's own offset
+			if err != nil {
+				return s.errorf(s.Offset(), err, "%s", err.Error())
 			}
+			if err := fn(n); err != nil {
+				return err
+			}
+			s.pos = base
+			i = j
+			state = value
 		}
-		first = false
-		n, err := s.readInt()
-		if err != nil {
-			return err
-		}
-		if err := fn(n); err != nil {
-			return err
-		}
+		s.pos += i
 	}
 }
 
-func (s *Scanner) readInt() (int64, error) {
-	if s.end-s.pos < 24 {
-		s.fill(24) // an int64 literal has at most 20 bytes; short only at EOF
-	}
-	i := s.pos
+var errOutOfRange = fmt.Errorf("integer out of range: %w", ErrNotInteger)
+
+// parseInt parses the JSON integer starting at b[i] and returns it with
+// the index after it.
+func parseInt(b []byte, i int) (int64, int, error) {
 	neg := false
-	if i < s.end && s.buf[i] == '-' {
+	if b[i] == '-' {
 		neg = true
 		i++
 	}
 	start := i
 	var u uint64
-	for i < s.end {
-		c := s.buf[i]
+	for i < len(b) {
+		c := b[i]
 		if c < '0' || c > '9' {
 			break
 		}
 		if i-start >= 19 {
-			return 0, s.errorf(s.Offset(), ErrNotInteger, "integer out of range")
+			return 0, i, errOutOfRange
 		}
 		u = u*10 + uint64(c-'0')
 		i++
 	}
 	switch {
+	case i == start && start == len(b):
+		return 0, i, io.ErrUnexpectedEOF
 	case i == start:
-		if i >= s.end {
-			return 0, s.readErr()
-		}
-		return 0, s.errorf(s.Offset(), nil, "invalid character %q in integer array", s.buf[i])
-	case s.buf[start] == '0' && i-start > 1:
-		return 0, s.errorf(s.Offset(), nil, "invalid number: leading zero")
+		return 0, i, fmt.Errorf("invalid character %q in integer array", b[start])
+	case b[start] == '0' && i-start > 1:
+		return 0, i, errors.New("invalid number: leading zero")
 	}
-	if i < s.end {
-		if c := s.buf[i]; c == '.' || c == 'e' || c == 'E' {
-			return 0, s.errorf(s.Offset(), ErrNotInteger, "want an integer")
+	if i < len(b) {
+		if c := b[i]; c == '.' || c == 'e' || c == 'E' {
+			return 0, i, fmt.Errorf("want an integer: %w", ErrNotInteger)
 		}
 	}
 	if u > 1<<63-1 && !(neg && u == 1<<63) {
-		return 0, s.errorf(s.Offset(), ErrNotInteger, "integer out of range")
+		return 0, i, errOutOfRange
 	}
-	s.pos = i
 	if neg {
-		return -int64(u), nil
+		return -int64(u), i, nil
 	}
-	return int64(u), nil
+	return int64(u), i, nil
 }

@@ -198,3 +198,89 @@ func FuzzScanner(f *testing.F) {
 		}
 	})
 }
+
+// intsOf runs Ints over a document that must be one integer array.
+func intsOf(r io.Reader) ([]int64, error) {
+	s := New(r)
+	t, err := s.Next()
+	if err != nil {
+		return nil, err
+	}
+	if t.Kind != ArrayStart {
+		return nil, errors.New("not an array")
+	}
+	out := []int64{}
+	if err := s.Ints(func(n int64) error { out = append(out, n); return nil }); err != nil {
+		return nil, err
+	}
+	return out, s.CheckEnd()
+}
+
+// wantInts decodes with encoding/json, accepting only exact integers.
+func wantInts(b []byte) ([]int64, bool) {
+	var ns []json.Number
+	if err := json.Unmarshal(b, &ns); err != nil || ns == nil {
+		return nil, false
+	}
+	out := make([]int64, len(ns))
+	for i, n := range ns {
+		if strings.ContainsAny(string(n), ".eE") {
+			return nil, false
+		}
+		v, err := strconv.ParseInt(string(n), 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		out[i] = v
+	}
+	return out, true
+}
+
+func TestIntsBoundaries(t *testing.T) {
+	// Many elements across buffer refills, with whitespace runs that
+	// straddle the 64 KiB read size.
+	var b strings.Builder
+	b.WriteString("[")
+	for i := range 50000 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		if i%997 == 0 {
+			b.WriteString(strings.Repeat(" \n", 40))
+		}
+		b.WriteString(strconv.Itoa(i*7919 - 1<<20))
+	}
+	b.WriteString(", -9223372036854775808, 9223372036854775807 ]")
+	doc := b.String()
+	want, ok := wantInts([]byte(doc))
+	if !ok {
+		t.Fatal("test document is not an integer array")
+	}
+	for name, r := range map[string]io.Reader{"whole": strings.NewReader(doc), "one-byte": iotest.OneByteReader(strings.NewReader(doc)), "half": iotest.HalfReader(strings.NewReader(doc))} {
+		got, err := intsOf(r)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: %v (%d of %d values)", name, err, len(got), len(want))
+		}
+	}
+	for _, bad := range []string{`[1,]`, `[,1]`, `[1 2]`, `[01]`, `[1.5]`, `[1e3]`, `[9223372036854775808]`, `[-]`, `["1"]`, `[1`, `[1,`} {
+		if _, err := intsOf(strings.NewReader(bad)); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+func FuzzInts(f *testing.F) {
+	for _, s := range []string{`[]`, `[1,2,3]`, `[ -1 , 0 ,9223372036854775807]`, `[1.0]`, `[01]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := intsOf(iotest.HalfReader(bytes.NewReader(b)))
+		want, ok := wantInts(b)
+		if err == nil && (!ok || !reflect.DeepEqual(got, want)) {
+			t.Fatalf("accepted %q as %v; encoding/json says %v %v", b, got, want, ok)
+		}
+		if err != nil && ok {
+			t.Fatalf("rejected the integer array %q: %v", b, err)
+		}
+	})
+}

@@ -682,9 +682,8 @@ func (r *reader) readSamples(p *profile) error {
 	var cur int32
 	var depth int64
 	frame := func(fr int64) error {
-		// The integer ends at the scanner's offset; JSON integers have no
-		// leading zeros, so its length is that of its decimal form.
-		at := jsonscan.Token{Offset: sc.Scanner.Offset() - digits(fr)}
+		// During Ints' callback the scanner's offset is the integer's start.
+		at := jsonscan.Token{Offset: sc.Scanner.Offset()}
 		if fr < 0 || fr >= int64(len(r.frames)) {
 			return sc.errorf(at, "sample %d of profile %d: frame %d is out of range (shared.frames has %d)", p.samples, p.index, fr, len(r.frames))
 		}
@@ -745,16 +744,4 @@ func (r *reader) readSamples(p *profile) error {
 	p.agg = st.aggregate(&r.scratch)
 	p.top = st.top
 	return nil
-}
-
-// digits is the length of n's decimal form.
-func digits(n int64) int64 {
-	d := int64(1)
-	if n < 0 {
-		d, n = 2, -n
-	}
-	for ; n >= 10; n /= 10 {
-		d++
-	}
-	return d
 }

@@ -39,10 +39,17 @@ func main() {
 	rank := func(bin, in string) []string {
 		return []string{filepath.Join(bin, "flameox-rank"), "--format", "jsonl", "--top", "20", in}
 	}
+	// tools/perfbench builds the perf script input from real perf output
+	// (make bench runs it first); it is only looked for here.
+	perfInput := func(out string, _ int64) error {
+		return fmt.Errorf("%s is missing: run `go run ./tools/perfbench` first", out)
+	}
 	cases := []benchCase{
 		{"v8 decode 10 MiB", "v8-10MiB.cpuprofile", 10 << 20, v8, decode},
 		{"v8 decode 100 MiB", "v8-100MiB.cpuprofile", 100 << 20, v8, decode},
 		{"v8 decode+rank 100 MiB", "v8-100MiB.cpuprofile", 100 << 20, v8, rank},
+		{"perf-script decode 200 MB", "../../testdata/perf/big-200mb.perf.txt", 200e6, perfInput, decode},
+		{"perf-script decode+rank 200 MB", "../../testdata/perf/big-200mb.perf.txt", 200e6, perfInput, rank},
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "case\tinput MB\twall s\tMB/s\toutput rows\trows/s\tpeak RSS MiB\t")

@@ -38,7 +38,7 @@ var (
 type jsonRead struct {
 	ctx    context.Context
 	in     *formats.Input
-	w      walker
+	w      jsonscan.Walker
 	out    formats.Sink
 	tw     formats.TableWriter
 	meta   bool
@@ -54,7 +54,7 @@ func (jsonDecoder) Decode(ctx context.Context, in *formats.Input, out formats.Si
 	s := jsonscan.New(bufio.NewReaderSize(in.R, 64<<10))
 	s.MaxToken = int(Limit(in, JSONSpec, LimitToken))
 	s.MaxDepth = 64
-	d := &jsonRead{ctx: ctx, in: in, w: walker{s: s}, out: out, sums: map[string]int64{}}
+	d := &jsonRead{ctx: ctx, in: in, w: jsonscan.Walker{S: s}, out: out, sums: map[string]int64{}}
 	err := d.document()
 	if err == nil {
 		err = s.CheckEnd()
@@ -69,11 +69,11 @@ func (jsonDecoder) Decode(ctx context.Context, in *formats.Input, out formats.Si
 }
 
 func (d *jsonRead) document() error {
-	tok, err := d.w.value()
+	tok, err := d.w.Value()
 	if err != nil {
 		return err
 	}
-	err = d.w.members(tok, "the coverage report", func(key []byte) error {
+	err = d.w.Members(tok, "the coverage report", func(key []byte) error {
 		switch string(key) {
 		case "meta":
 			return d.metaBlock()
@@ -89,7 +89,7 @@ func (d *jsonRead) document() error {
 			d.totals = n
 			return err
 		}
-		return d.w.skip()
+		return d.w.SkipValue()
 	})
 	if err != nil {
 		return err
@@ -104,33 +104,33 @@ func (d *jsonRead) document() error {
 }
 
 func (d *jsonRead) metaBlock() error {
-	tok, err := d.w.value()
+	tok, err := d.w.Value()
 	if err != nil {
 		return err
 	}
 	d.format = -1
-	err = d.w.members(tok, "meta", func(key []byte) error {
+	err = d.w.Members(tok, "meta", func(key []byte) error {
 		switch string(key) {
 		case "format":
-			n, err := d.w.integer("meta.format")
+			n, err := d.w.Integer("meta.format")
 			d.format = n
 			return err
 		case "version":
-			s, _, _, err := d.w.str("meta.version", 64)
+			s, _, _, err := d.w.Str("meta.version", 64)
 			d.ver = s
 			return err
 		case "branch_coverage":
-			t, err := d.w.value()
+			t, err := d.w.Value()
 			if err != nil {
 				return err
 			}
 			if t.Kind != jsonscan.True && t.Kind != jsonscan.False {
-				return d.w.s.Errorf(t, "meta.branch_coverage must be a boolean")
+				return d.w.S.Errorf(t, "meta.branch_coverage must be a boolean")
 			}
 			d.branch = t.Kind == jsonscan.True
 			return nil
 		}
-		return d.w.skip()
+		return d.w.SkipValue()
 	})
 	if err != nil {
 		return err
@@ -145,41 +145,41 @@ func (d *jsonRead) metaBlock() error {
 }
 
 func (d *jsonRead) numbers(what string) (*numbers, error) {
-	tok, err := d.w.value()
+	tok, err := d.w.Value()
 	if err != nil {
 		return nil, err
 	}
 	n := &numbers{ints: map[string]int64{}, floats: map[string]float64{}, displays: map[string]string{}}
-	err = d.w.members(tok, what, func(key []byte) error {
+	err = d.w.Members(tok, what, func(key []byte) error {
 		k := string(key)
 		switch {
 		case contains(intFields, k):
-			v, err := d.w.integer(what + "." + k)
+			v, err := d.w.Integer(what + "." + k)
 			if err == nil && v < 0 {
 				return fmt.Errorf("%s.%s is negative", what, k)
 			}
 			n.ints[k] = v
 			return err
 		case contains(percentFields, k):
-			t, err := d.w.value()
+			t, err := d.w.Value()
 			if err != nil {
 				return err
 			}
 			if t.Kind != jsonscan.Number {
-				return d.w.s.Errorf(t, "%s.%s must be a number", what, k)
+				return d.w.S.Errorf(t, "%s.%s must be a number", what, k)
 			}
 			f, err := strconv.ParseFloat(string(t.Bytes), 64)
 			if err != nil {
-				return d.w.s.Errorf(t, "%s.%s: %v", what, k, err)
+				return d.w.S.Errorf(t, "%s.%s: %v", what, k, err)
 			}
 			n.floats[k] = f
 			return nil
 		case contains(displayFields, k):
-			s, _, _, err := d.w.str(what+"."+k, 32)
+			s, _, _, err := d.w.Str(what+"."+k, 32)
 			n.displays[k] = s
 			return err
 		}
-		return d.w.skip()
+		return d.w.SkipValue()
 	})
 	if err != nil {
 		return nil, err
@@ -211,7 +211,7 @@ func contains(xs []string, s string) bool {
 }
 
 func (d *jsonRead) filesBlock() error {
-	tok, err := d.w.value()
+	tok, err := d.w.Value()
 	if err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ func (d *jsonRead) filesBlock() error {
 		return err
 	}
 	maxFiles := Limit(d.in, JSONSpec, LimitFiles)
-	return d.w.members(tok, "files", func(key []byte) error {
+	return d.w.Members(tok, "files", func(key []byte) error {
 		if err := d.ctx.Err(); err != nil {
 			return err
 		}
@@ -237,19 +237,19 @@ func (d *jsonRead) filesBlock() error {
 
 // lineList counts an array of line numbers, keeping the first keep.
 func (d *jsonRead) lineList(what string, keep int) (int64, []any, error) {
-	tok, err := d.w.value()
+	tok, err := d.w.Value()
 	if err != nil {
 		return 0, nil, err
 	}
 	var n int64
 	var kept []any
-	err = d.w.elements(tok, what, func(i int, el jsonscan.Token) error {
+	err = d.w.Elements(tok, what, func(i int, el jsonscan.Token) error {
 		if el.Kind != jsonscan.Number {
-			return d.w.s.Errorf(el, "%s[%d] must be a line number", what, i)
+			return d.w.S.Errorf(el, "%s[%d] must be a line number", what, i)
 		}
 		v, err := strconv.ParseInt(string(el.Bytes), 10, 64)
 		if err != nil {
-			return d.w.s.Errorf(el, "%s[%d] must be an integer line number", what, i)
+			return d.w.S.Errorf(el, "%s[%d] must be an integer line number", what, i)
 		}
 		n++
 		if len(kept) < keep {
@@ -261,7 +261,7 @@ func (d *jsonRead) lineList(what string, keep int) (int64, []any, error) {
 }
 
 func (d *jsonRead) file(name string) error {
-	tok, err := d.w.value()
+	tok, err := d.w.Value()
 	if err != nil {
 		return err
 	}
@@ -272,7 +272,7 @@ func (d *jsonRead) file(name string) error {
 		ctxNames                   map[string]struct{}
 	)
 	maxCtx := Limit(d.in, JSONSpec, LimitContexts)
-	err = d.w.members(tok, "a file", func(key []byte) error {
+	err = d.w.Members(tok, "a file", func(key []byte) error {
 		var err error
 		switch string(key) {
 		case "summary":
@@ -285,18 +285,18 @@ func (d *jsonRead) file(name string) error {
 			exclude, _, err = d.lineList("excluded_lines", 0)
 		case "contexts":
 			ctxNames = map[string]struct{}{}
-			t, err := d.w.value()
+			t, err := d.w.Value()
 			if err != nil {
 				return err
 			}
-			return d.w.members(t, "contexts", func(line []byte) error {
-				lt, err := d.w.value()
+			return d.w.Members(t, "contexts", func(line []byte) error {
+				lt, err := d.w.Value()
 				if err != nil {
 					return err
 				}
-				return d.w.elements(lt, "contexts of a line", func(i int, el jsonscan.Token) error {
+				return d.w.Elements(lt, "contexts of a line", func(i int, el jsonscan.Token) error {
 					if el.Kind != jsonscan.String {
-						return d.w.s.Errorf(el, "a context name must be a string")
+						return d.w.S.Errorf(el, "a context name must be a string")
 					}
 					if _, ok := ctxNames[string(el.Bytes)]; !ok {
 						if int64(len(ctxNames)) >= maxCtx {
@@ -308,7 +308,7 @@ func (d *jsonRead) file(name string) error {
 				})
 			})
 		default:
-			err = d.w.skip()
+			err = d.w.SkipValue()
 		}
 		return err
 	})
@@ -430,7 +430,7 @@ func (d *jsonRead) abort(err error) error {
 	s := d.summary()
 	s.Complete = false
 	s.Truncation = &evidence.Truncation{Reason: "document_incomplete"}
-	s.Limit(fmt.Sprintf("decoding stopped at byte %d (%v): the rows above are not the whole report", d.w.s.Offset(), err))
+	s.Limit(fmt.Sprintf("decoding stopped at byte %d (%v): the rows above are not the whole report", d.w.S.Offset(), err))
 	if eerr := d.tw.End(s); eerr != nil {
 		return eerr
 	}

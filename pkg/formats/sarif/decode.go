@@ -87,7 +87,7 @@ type decoder struct {
 	in      *formats.Input
 	out     formats.Sink
 	root    *Root
-	w       walker
+	w       jsonscan.Walker
 	version string // "" until the version member is read
 	queue   []*result
 	tw      formats.TableWriter
@@ -124,7 +124,7 @@ func (d *decoder) run() error {
 	s := jsonscan.New(br)
 	s.MaxToken = int(limit(d.in, LimitToken))
 	s.MaxDepth = 128
-	d.w = walker{s: s}
+	d.w = jsonscan.Walker{S: s}
 	err := d.document()
 	if err == nil {
 		err = s.CheckEnd()
@@ -136,15 +136,15 @@ func (d *decoder) run() error {
 }
 
 func (d *decoder) document() error {
-	tok, err := d.w.value()
+	tok, err := d.w.Value()
 	if err != nil {
 		return err
 	}
 	sawRuns := false
-	err = d.w.members(tok, "the SARIF log", func(key []byte) error {
+	err = d.w.Members(tok, "the SARIF log", func(key []byte) error {
 		switch string(key) {
 		case "version":
-			v, _, null, err := d.w.str("version", 64)
+			v, _, null, err := d.w.Str("version", 64)
 			if err != nil {
 				return err
 			}
@@ -160,7 +160,7 @@ func (d *decoder) document() error {
 			sawRuns = true
 			return d.runsArray()
 		}
-		return d.w.skip()
+		return d.w.SkipValue()
 	})
 	if err != nil {
 		return err
@@ -184,7 +184,7 @@ func unsupported(v string) error {
 }
 
 func (d *decoder) runsArray() error {
-	tok, err := d.w.value()
+	tok, err := d.w.Value()
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (d *decoder) runsArray() error {
 		d.notes = append(d.notes, "runs is null: the tool did not run, so no rows is not evidence of no findings")
 		return nil
 	}
-	return d.w.elements(tok, "runs", func(i int, el jsonscan.Token) error {
+	return d.w.Elements(tok, "runs", func(i int, el jsonscan.Token) error {
 		r := &runState{index: i}
 		d.runs++
 		if err := d.runObject(r, el); err != nil {
@@ -214,7 +214,7 @@ func (d *decoder) runsArray() error {
 }
 
 func (d *decoder) runObject(r *runState, tok jsonscan.Token) error {
-	return d.w.members(tok, "a run", func(key []byte) error {
+	return d.w.Members(tok, "a run", func(key []byte) error {
 		switch string(key) {
 		case "tool":
 			if err := d.tool(r); err != nil {
@@ -237,7 +237,7 @@ func (d *decoder) runObject(r *runState, tok jsonscan.Token) error {
 		case "invocations":
 			return d.invocations(r)
 		case "results":
-			t, err := d.w.value()
+			t, err := d.w.Value()
 			if err != nil {
 				return err
 			}
@@ -245,7 +245,7 @@ func (d *decoder) runObject(r *runState, tok jsonscan.Token) error {
 				r.nullResults = true
 				return nil
 			}
-			return d.w.elements(t, "results", func(i int, el jsonscan.Token) error {
+			return d.w.Elements(t, "results", func(i int, el jsonscan.Token) error {
 				if err := d.ctx.Err(); err != nil {
 					return err
 				}
@@ -269,7 +269,7 @@ func (d *decoder) runObject(r *runState, tok jsonscan.Token) error {
 				return nil
 			})
 		}
-		return d.w.skip()
+		return d.w.SkipValue()
 	})
 }
 
@@ -280,21 +280,21 @@ func limitFailure(name string, limit int64, what string) error {
 }
 
 func (d *decoder) tool(r *runState) error {
-	tok, err := d.w.value()
+	tok, err := d.w.Value()
 	if err != nil {
 		return err
 	}
 	var nrules int64
-	return d.w.members(tok, "tool", func(key []byte) error {
+	return d.w.Members(tok, "tool", func(key []byte) error {
 		switch string(key) {
 		case "driver":
 			return d.component(&r.driver, &nrules)
 		case "extensions":
-			t, err := d.w.value()
+			t, err := d.w.Value()
 			if err != nil {
 				return err
 			}
-			return d.w.elements(t, "extensions", func(i int, el jsonscan.Token) error {
+			return d.w.Elements(t, "extensions", func(i int, el jsonscan.Token) error {
 				var c component
 				if err := d.componentFrom(&c, el, &nrules); err != nil {
 					return fmt.Errorf("extensions[%d]: %w", i, err)
@@ -303,12 +303,12 @@ func (d *decoder) tool(r *runState) error {
 				return nil
 			})
 		}
-		return d.w.skip()
+		return d.w.SkipValue()
 	})
 }
 
 func (d *decoder) component(c *component, nrules *int64) error {
-	tok, err := d.w.value()
+	tok, err := d.w.Value()
 	if err != nil {
 		return err
 	}
@@ -316,21 +316,21 @@ func (d *decoder) component(c *component, nrules *int64) error {
 }
 
 func (d *decoder) componentFrom(c *component, tok jsonscan.Token, nrules *int64) error {
-	return d.w.members(tok, "a tool component", func(key []byte) error {
+	return d.w.Members(tok, "a tool component", func(key []byte) error {
 		switch string(key) {
 		case "name":
-			s, _, _, err := d.w.str("name", MessageBytes)
+			s, _, _, err := d.w.Str("name", MessageBytes)
 			c.name = s
 			return err
 		case "rules":
-			t, err := d.w.value()
+			t, err := d.w.Value()
 			if err != nil {
 				return err
 			}
 			if t.Kind == jsonscan.Null {
 				return nil
 			}
-			return d.w.elements(t, "rules", func(i int, el jsonscan.Token) error {
+			return d.w.Elements(t, "rules", func(i int, el jsonscan.Token) error {
 				*nrules++
 				if *nrules > d.limits.rules {
 					return limitFailure(LimitRules, d.limits.rules, "rules in one run")
@@ -343,31 +343,31 @@ func (d *decoder) componentFrom(c *component, tok jsonscan.Token, nrules *int64)
 				return nil
 			})
 		}
-		return d.w.skip()
+		return d.w.SkipValue()
 	})
 }
 
 func (d *decoder) rule(tok jsonscan.Token) (rule, error) {
 	var ru rule
-	err := d.w.members(tok, "a rule", func(key []byte) error {
+	err := d.w.Members(tok, "a rule", func(key []byte) error {
 		switch string(key) {
 		case "id":
-			s, _, _, err := d.w.str("id", MessageBytes)
+			s, _, _, err := d.w.Str("id", MessageBytes)
 			ru.id = s
 			return err
 		case "defaultConfiguration":
-			t, err := d.w.value()
+			t, err := d.w.Value()
 			if err != nil {
 				return err
 			}
 			if t.Kind == jsonscan.Null {
 				return nil
 			}
-			return d.w.members(t, "defaultConfiguration", func(key []byte) error {
+			return d.w.Members(t, "defaultConfiguration", func(key []byte) error {
 				if string(key) != "level" {
-					return d.w.skip()
+					return d.w.SkipValue()
 				}
-				lv, _, null, err := d.w.str("level", 16)
+				lv, _, null, err := d.w.Str("level", 16)
 				if err != nil {
 					return err
 				}
@@ -380,24 +380,24 @@ func (d *decoder) rule(tok jsonscan.Token) (rule, error) {
 				return nil
 			})
 		case "messageStrings":
-			t, err := d.w.value()
+			t, err := d.w.Value()
 			if err != nil {
 				return err
 			}
 			if t.Kind == jsonscan.Null {
 				return nil
 			}
-			return d.w.members(t, "messageStrings", func(key []byte) error {
+			return d.w.Members(t, "messageStrings", func(key []byte) error {
 				id := string(key)
-				mt, err := d.w.value()
+				mt, err := d.w.Value()
 				if err != nil {
 					return err
 				}
-				return d.w.members(mt, "a message string", func(k []byte) error {
+				return d.w.Members(mt, "a message string", func(k []byte) error {
 					if string(k) != "text" {
-						return d.w.skip()
+						return d.w.SkipValue()
 					}
-					s, _, _, err := d.w.str("text", MessageBytes)
+					s, _, _, err := d.w.Str("text", MessageBytes)
 					if ru.messages == nil {
 						ru.messages = map[string]string{}
 					}
@@ -406,7 +406,7 @@ func (d *decoder) rule(tok jsonscan.Token) (rule, error) {
 				})
 			})
 		}
-		return d.w.skip()
+		return d.w.SkipValue()
 	})
 	return ru, err
 }
@@ -428,7 +428,7 @@ func validKind(s string) bool {
 }
 
 func (d *decoder) bases(r *runState) error {
-	tok, err := d.w.value()
+	tok, err := d.w.Value()
 	if err != nil {
 		return err
 	}
@@ -436,28 +436,28 @@ func (d *decoder) bases(r *runState) error {
 	if tok.Kind == jsonscan.Null {
 		return nil
 	}
-	return d.w.members(tok, "originalUriBaseIds", func(key []byte) error {
+	return d.w.Members(tok, "originalUriBaseIds", func(key []byte) error {
 		id := string(key)
-		t, err := d.w.value()
+		t, err := d.w.Value()
 		if err != nil {
 			return err
 		}
 		var b baseDef
-		err = d.w.members(t, "an artifact location", func(k []byte) error {
+		err = d.w.Members(t, "an artifact location", func(k []byte) error {
 			switch string(k) {
 			case "uri":
-				s, cut, _, err := d.w.str("uri", uriBytes+1)
+				s, cut, _, err := d.w.Str("uri", uriBytes+1)
 				if cut {
 					s = strings.Repeat("x", uriBytes+1) // parseRef rejects it as too long
 				}
 				b.uri = s
 				return err
 			case "uriBaseId":
-				s, _, _, err := d.w.str("uriBaseId", MessageBytes)
+				s, _, _, err := d.w.Str("uriBaseId", MessageBytes)
 				b.base = s
 				return err
 			}
-			return d.w.skip()
+			return d.w.SkipValue()
 		})
 		r.bases[id] = b
 		return err
@@ -465,41 +465,41 @@ func (d *decoder) bases(r *runState) error {
 }
 
 func (d *decoder) artifacts(r *runState) error {
-	tok, err := d.w.value()
+	tok, err := d.w.Value()
 	if err != nil {
 		return err
 	}
 	if tok.Kind == jsonscan.Null {
 		return nil
 	}
-	return d.w.elements(tok, "artifacts", func(i int, el jsonscan.Token) error {
+	return d.w.Elements(tok, "artifacts", func(i int, el jsonscan.Token) error {
 		if int64(i) >= d.limits.artifacts {
 			return limitFailure(LimitArtifacts, d.limits.artifacts, "artifacts in one run")
 		}
 		var a artifactLoc
-		err := d.w.members(el, "an artifact", func(key []byte) error {
+		err := d.w.Members(el, "an artifact", func(key []byte) error {
 			if string(key) != "location" {
-				return d.w.skip()
+				return d.w.SkipValue()
 			}
-			t, err := d.w.value()
+			t, err := d.w.Value()
 			if err != nil {
 				return err
 			}
-			return d.w.members(t, "an artifact location", func(k []byte) error {
+			return d.w.Members(t, "an artifact location", func(k []byte) error {
 				switch string(k) {
 				case "uri":
-					s, cut, null, err := d.w.str("uri", uriBytes+1)
+					s, cut, null, err := d.w.Str("uri", uriBytes+1)
 					if cut {
 						s = strings.Repeat("x", uriBytes+1)
 					}
 					a.uri, a.hasURI = s, !null
 					return err
 				case "uriBaseId":
-					s, _, _, err := d.w.str("uriBaseId", MessageBytes)
+					s, _, _, err := d.w.Str("uriBaseId", MessageBytes)
 					a.base = s
 					return err
 				}
-				return d.w.skip()
+				return d.w.SkipValue()
 			})
 		})
 		if err != nil {
@@ -511,19 +511,19 @@ func (d *decoder) artifacts(r *runState) error {
 }
 
 func (d *decoder) invocations(r *runState) error {
-	tok, err := d.w.value()
+	tok, err := d.w.Value()
 	if err != nil {
 		return err
 	}
 	if tok.Kind == jsonscan.Null {
 		return nil
 	}
-	return d.w.elements(tok, "invocations", func(i int, el jsonscan.Token) error {
-		return d.w.members(el, "an invocation", func(key []byte) error {
+	return d.w.Elements(tok, "invocations", func(i int, el jsonscan.Token) error {
+		return d.w.Members(el, "an invocation", func(key []byte) error {
 			if string(key) != "executionSuccessful" {
-				return d.w.skip()
+				return d.w.SkipValue()
 			}
-			t, err := d.w.value()
+			t, err := d.w.Value()
 			if err != nil {
 				return err
 			}
@@ -532,7 +532,7 @@ func (d *decoder) invocations(r *runState) error {
 				r.failedInvoke = true
 			case jsonscan.True:
 			default:
-				return d.w.s.Errorf(t, "executionSuccessful must be a boolean")
+				return d.w.S.Errorf(t, "executionSuccessful must be a boolean")
 			}
 			return nil
 		})
@@ -542,27 +542,27 @@ func (d *decoder) invocations(r *runState) error {
 func (d *decoder) result(r *runState, i int, tok jsonscan.Token) (*result, error) {
 	res := &result{run: r, index: i, ruleIndex: -1, ruleRefIndex: -1, tcIndex: -1, artIndex: -1,
 		startLine: -1, startCol: -1, endLine: -1, endCol: -1, regionOffset: tok.Offset}
-	err := d.w.members(tok, "a result", func(key []byte) error {
+	err := d.w.Members(tok, "a result", func(key []byte) error {
 		switch string(key) {
 		case "ruleId":
-			s, _, null, err := d.w.str("ruleId", MessageBytes)
+			s, _, null, err := d.w.Str("ruleId", MessageBytes)
 			res.ruleID, res.hasRuleID = s, !null
 			return err
 		case "ruleIndex":
-			n, err := d.w.integer("ruleIndex")
+			n, err := d.w.Integer("ruleIndex")
 			res.ruleIndex = n
 			return err
 		case "rule":
 			return d.ruleRef(res)
 		case "kind":
-			s, _, _, err := d.w.str("kind", 32)
+			s, _, _, err := d.w.Str("kind", 32)
 			if err == nil && !validKind(s) {
 				return fmt.Errorf("kind %q is not a SARIF result kind", s)
 			}
 			res.kind = s
 			return err
 		case "level":
-			s, _, _, err := d.w.str("level", 16)
+			s, _, _, err := d.w.Str("level", 16)
 			if err == nil && !validLevel(s) {
 				return fmt.Errorf("level %q is not error, warning, note or none", s)
 			}
@@ -571,118 +571,118 @@ func (d *decoder) result(r *runState, i int, tok jsonscan.Token) (*result, error
 		case "message":
 			return d.message(res)
 		case "locations":
-			t, err := d.w.value()
+			t, err := d.w.Value()
 			if err != nil {
 				return err
 			}
 			if t.Kind == jsonscan.Null {
 				return nil
 			}
-			return d.w.elements(t, "locations", func(i int, el jsonscan.Token) error {
+			return d.w.Elements(t, "locations", func(i int, el jsonscan.Token) error {
 				if i > 0 {
 					// Only the primary location is a row coordinate.
-					return d.w.s.Skip(el)
+					return d.w.S.Skip(el)
 				}
 				res.hasLocation = true
 				return d.location(res, el)
 			})
 		}
-		return d.w.skip()
+		return d.w.SkipValue()
 	})
 	return res, err
 }
 
 func (d *decoder) ruleRef(res *result) error {
-	tok, err := d.w.value()
+	tok, err := d.w.Value()
 	if err != nil {
 		return err
 	}
 	if tok.Kind == jsonscan.Null {
 		return nil
 	}
-	return d.w.members(tok, "rule", func(key []byte) error {
+	return d.w.Members(tok, "rule", func(key []byte) error {
 		switch string(key) {
 		case "id":
-			s, _, null, err := d.w.str("rule.id", MessageBytes)
+			s, _, null, err := d.w.Str("rule.id", MessageBytes)
 			res.ruleRefID, res.hasRuleRefID = s, !null
 			return err
 		case "index":
-			n, err := d.w.integer("rule.index")
+			n, err := d.w.Integer("rule.index")
 			res.ruleRefIndex = n
 			return err
 		case "toolComponent":
-			t, err := d.w.value()
+			t, err := d.w.Value()
 			if err != nil {
 				return err
 			}
-			return d.w.members(t, "rule.toolComponent", func(k []byte) error {
+			return d.w.Members(t, "rule.toolComponent", func(k []byte) error {
 				switch string(k) {
 				case "index":
-					n, err := d.w.integer("toolComponent.index")
+					n, err := d.w.Integer("toolComponent.index")
 					res.tcIndex = n
 					return err
 				case "name":
-					s, _, _, err := d.w.str("toolComponent.name", MessageBytes)
+					s, _, _, err := d.w.Str("toolComponent.name", MessageBytes)
 					res.tcName = s
 					return err
 				}
-				return d.w.skip()
+				return d.w.SkipValue()
 			})
 		}
-		return d.w.skip()
+		return d.w.SkipValue()
 	})
 }
 
 func (d *decoder) message(res *result) error {
-	tok, err := d.w.value()
+	tok, err := d.w.Value()
 	if err != nil {
 		return err
 	}
 	if tok.Kind == jsonscan.Null {
 		return nil
 	}
-	return d.w.members(tok, "message", func(key []byte) error {
+	return d.w.Members(tok, "message", func(key []byte) error {
 		switch string(key) {
 		case "text":
-			s, cut, null, err := d.w.str("message.text", MessageBytes)
+			s, cut, null, err := d.w.Str("message.text", MessageBytes)
 			res.msgText, res.msgCut, res.hasMsgText = s, cut, !null
 			return err
 		case "id":
-			s, _, _, err := d.w.str("message.id", MessageBytes)
+			s, _, _, err := d.w.Str("message.id", MessageBytes)
 			res.msgID = s
 			return err
 		case "arguments":
-			t, err := d.w.value()
+			t, err := d.w.Value()
 			if err != nil {
 				return err
 			}
 			if t.Kind == jsonscan.Null {
 				return nil
 			}
-			return d.w.elements(t, "message.arguments", func(i int, el jsonscan.Token) error {
+			return d.w.Elements(t, "message.arguments", func(i int, el jsonscan.Token) error {
 				if el.Kind != jsonscan.String {
-					return d.w.s.Errorf(el, "message.arguments[%d] must be a string", i)
+					return d.w.S.Errorf(el, "message.arguments[%d] must be a string", i)
 				}
 				if i < 16 {
 					b := el.Bytes
 					if len(b) > MessageBytes {
-						b = b[:runeCut(b, MessageBytes)]
+						b = b[:jsonscan.RuneCut(b, MessageBytes)]
 					}
 					res.msgArgs = append(res.msgArgs, string(b))
 				}
 				return nil
 			})
 		}
-		return d.w.skip()
+		return d.w.SkipValue()
 	})
 }
 
 func (d *decoder) location(res *result, tok jsonscan.Token) error {
-	return d.w.members(tok, "a location", func(key []byte) error {
+	return d.w.Members(tok, "a location", func(key []byte) error {
 		if string(key) != "physicalLocation" {
-			return d.w.skip()
+			return d.w.SkipValue()
 		}
-		t, err := d.w.value()
+		t, err := d.w.Value()
 		if err != nil {
 			return err
 		}
@@ -690,39 +690,39 @@ func (d *decoder) location(res *result, tok jsonscan.Token) error {
 			return nil
 		}
 		res.hasPhysLocation = true
-		return d.w.members(t, "physicalLocation", func(key []byte) error {
+		return d.w.Members(t, "physicalLocation", func(key []byte) error {
 			switch string(key) {
 			case "artifactLocation":
-				at, err := d.w.value()
+				at, err := d.w.Value()
 				if err != nil {
 					return err
 				}
-				return d.w.members(at, "artifactLocation", func(k []byte) error {
+				return d.w.Members(at, "artifactLocation", func(k []byte) error {
 					switch string(k) {
 					case "uri":
-						s, cut, null, err := d.w.str("uri", uriBytes)
+						s, cut, null, err := d.w.Str("uri", uriBytes)
 						res.uri, res.hasURI, res.uriTooLong = s, !null, cut
 						return err
 					case "uriBaseId":
-						s, _, _, err := d.w.str("uriBaseId", MessageBytes)
+						s, _, _, err := d.w.Str("uriBaseId", MessageBytes)
 						res.baseID = s
 						return err
 					case "index":
-						n, err := d.w.integer("artifactLocation.index")
+						n, err := d.w.Integer("artifactLocation.index")
 						res.artIndex = n
 						return err
 					}
-					return d.w.skip()
+					return d.w.SkipValue()
 				})
 			case "region":
-				rt, err := d.w.value()
+				rt, err := d.w.Value()
 				if err != nil {
 					return err
 				}
 				if rt.Kind == jsonscan.Null {
 					return nil
 				}
-				return d.w.members(rt, "region", func(k []byte) error {
+				return d.w.Members(rt, "region", func(k []byte) error {
 					var dst *int64
 					switch string(k) {
 					case "startLine":
@@ -734,15 +734,15 @@ func (d *decoder) location(res *result, tok jsonscan.Token) error {
 					case "endColumn":
 						dst = &res.endCol
 					default:
-						return d.w.skip()
+						return d.w.SkipValue()
 					}
 					name := string(k)
-					n, err := d.w.integer("region." + name)
+					n, err := d.w.Integer("region." + name)
 					*dst = n
 					return err
 				})
 			}
-			return d.w.skip()
+			return d.w.SkipValue()
 		})
 	})
 }
@@ -898,7 +898,7 @@ func (d *decoder) emit(res *result) error {
 		if tmpl, ok := ru.messages[res.msgID]; ok {
 			s := substitute(tmpl, res.msgArgs)
 			if len(s) > MessageBytes {
-				s, cut = s[:runeCut([]byte(s), MessageBytes)], true
+				s, cut = s[:jsonscan.RuneCut([]byte(s), MessageBytes)], true
 			}
 			msg = s
 		}
@@ -1048,7 +1048,7 @@ func (d *decoder) abort(err error) error {
 	d.incomp = true
 	s := d.summary()
 	s.Truncation = &evidence.Truncation{Reason: "document_incomplete", Omitted: int64(len(d.queue))}
-	s.Limit(fmt.Sprintf("decoding stopped at byte %d (%v): results after that point, and %d read but unresolved, are not in this table", d.w.s.Offset(), err, len(d.queue)))
+	s.Limit(fmt.Sprintf("decoding stopped at byte %d (%v): results after that point, and %d read but unresolved, are not in this table", d.w.S.Offset(), err, len(d.queue)))
 	if eerr := d.tw.End(s); eerr != nil {
 		return eerr
 	}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/flameox/flameox/pkg/evidence"
+	"github.com/flameox/flameox/pkg/proc"
 	"github.com/flameox/flameox/pkg/unit"
 )
 
@@ -197,7 +198,7 @@ func settle(drained <-chan struct{}) bool {
 func (m *monitor) poll(tr *tree, res *execResult) {
 	var rss int64
 	if m.budget.MaxMemoryBytes > 0 || m.progress != nil {
-		if procs, err := scanProcs(); err == nil {
+		if procs, err := proc.Scan(); err == nil {
 			rss = tr.rss(procs)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/flameox/flameox/pkg/bundle"
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/param"
+	"github.com/flameox/flameox/pkg/proc"
 )
 
 // testProvider runs the test binary as the workload mode given in the
@@ -114,12 +115,8 @@ func (r *result) artifacts(t *testing.T) []*evidence.Artifact {
 
 // gone reports whether a process has ended (absent or a zombie).
 func gone(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	p, ok := parseStat(pid, b)
-	return !ok || p.zombie
+	p, ok := proc.Read(pid)
+	return !ok || p.Zombie
 }
 
 // waitFile waits for a file the workload publishes atomically.

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/flameox/flameox/pkg/evidence"
+	"github.com/flameox/flameox/pkg/proc"
 )
 
 // The pipeline tests run shell scripts in place of the flameox commands:
@@ -294,12 +295,8 @@ func waitPids(t *testing.T, pidFile string, n int) []int {
 
 // alive reports whether pid runs (a zombie has ended).
 func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	p, ok := parseStat(pid, b)
-	return ok && !p.zombie
+	p, ok := proc.Read(pid)
+	return ok && !p.Zombie
 }
 
 func TestCancellationEndsEveryProcess(t *testing.T) {
@@ -364,22 +361,6 @@ func TestStraysSweptAfterCompletion(t *testing.T) {
 	if pids := waitPids(t, pidFile, 1); alive(pids[0]) {
 		t.Error("a detached descendant outlived its request")
 		_ = syscall.Kill(pids[0], syscall.SIGKILL)
-	}
-}
-
-func TestParseStat(t *testing.T) {
-	b := []byte("4242 (a) b (c)) S 1 4240 4240 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 123456 1000 10 18446744073709551615")
-	p, ok := parseStat(4242, b)
-	if !ok || p.ppid != 1 || p.pgrp != 4240 || p.start != 123456 || p.zombie {
-		t.Fatalf("parseStat = %+v, %v", p, ok)
-	}
-	if _, ok := parseStat(1, []byte("1 (init S 0")); ok {
-		t.Error("a truncated stat line parsed")
-	}
-	// This process is in the table, with its own parent.
-	procs := readProcs()
-	if me, ok := procs[os.Getpid()]; !ok || me.ppid != os.Getppid() {
-		t.Errorf("readProcs lacks this process: %+v", me)
 	}
 }
 

@@ -1,65 +1,14 @@
 package mcpserver
 
 import (
-	"bytes"
 	"os"
 	"slices"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/flameox/flameox/pkg/proc"
 )
-
-// proc is one process as /proc/PID/stat describes it.
-type proc struct {
-	pid, ppid, pgrp int
-	start           uint64 // start time in clock ticks; with pid, an identity that survives pid reuse
-	zombie          bool
-}
-
-// readProcs reads every process's stat line; processes that vanish while
-// being read are skipped.
-func readProcs() map[int]proc {
-	names, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	out := make(map[int]proc, len(names))
-	for _, n := range names {
-		pid, err := strconv.Atoi(n.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + n.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		if p, ok := parseStat(pid, b); ok {
-			out[pid] = p
-		}
-	}
-	return out
-}
-
-// parseStat reads the fields of proc(5) stat that tree tracking needs. The
-// command name may hold spaces and parentheses: fields count from its last ')'.
-func parseStat(pid int, b []byte) (proc, bool) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return proc{}, false
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 20 { // f[0] is field 3 (state); starttime is field 22
-		return proc{}, false
-	}
-	ppid, err1 := strconv.Atoi(string(f[1]))
-	pgrp, err2 := strconv.Atoi(string(f[2]))
-	start, err3 := strconv.ParseUint(string(f[19]), 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
-		return proc{}, false
-	}
-	return proc{pid: pid, ppid: ppid, pgrp: pgrp, start: start, zombie: f[0][0] == 'Z'}, true
-}
 
 // tree is every process one request started: the process group of each
 // stage and every descendant seen while its parent lived, including ones
@@ -79,18 +28,10 @@ func (t *tree) add(pid int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.pgids = append(t.pgids, pid)
-	if p, ok := readProc(pid); ok {
-		t.known[pid] = p.start
-		t.leaders[pid] = p.start
+	if p, ok := proc.Read(pid); ok {
+		t.known[pid] = p.Start
+		t.leaders[pid] = p.Start
 	}
-}
-
-func readProc(pid int) (proc, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return proc{}, false
-	}
-	return parseStat(pid, b)
 }
 
 // leadersExited reports whether every stage process has exited; their
@@ -99,7 +40,7 @@ func (t *tree) leadersExited() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for pid, start := range t.leaders {
-		if p, ok := readProc(pid); ok && p.start == start && !p.zombie {
+		if p, ok := proc.Read(pid); ok && p.Start == start && !p.Zombie {
 			return false
 		}
 	}
@@ -107,8 +48,8 @@ func (t *tree) leadersExited() bool {
 }
 
 // live returns the tree's live (non-zombie) processes and remembers them.
-func (t *tree) live() []proc {
-	procs := readProcs()
+func (t *tree) live() []proc.Info {
+	procs, _ := proc.Scan()
 	if procs == nil {
 		return nil
 	}
@@ -118,47 +59,30 @@ func (t *tree) live() []proc {
 	// an unrelated group, so it is forgotten rather than signalled.
 	groups := map[int]bool{}
 	for _, p := range procs {
-		groups[p.pgrp] = true
+		groups[p.PGRP] = true
 	}
 	t.pgids = slices.DeleteFunc(t.pgids, func(g int) bool { return !groups[g] })
 	in := map[int]bool{}
 	for pid, p := range procs {
-		if start, ok := t.known[pid]; ok && start == p.start {
+		if start, ok := t.known[pid]; ok && start == p.Start {
 			in[pid] = true
 		}
 		for _, g := range t.pgids {
-			if p.pgrp == g {
+			if p.PGRP == g {
 				in[pid] = true
 			}
 		}
 	}
-	children := map[int][]int{}
-	for pid, p := range procs {
-		children[p.ppid] = append(children[p.ppid], pid)
-	}
-	queue := make([]int, 0, len(in))
-	for pid := range in {
-		queue = append(queue, pid)
-	}
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		for _, c := range children[pid] {
-			if !in[c] {
-				in[c] = true
-				queue = append(queue, c)
-			}
-		}
-	}
+	proc.AddDescendants(procs, in)
 	self := os.Getpid()
-	var out []proc
+	var out []proc.Info
 	for pid := range in {
 		p := procs[pid]
 		if pid == self {
 			continue
 		}
-		t.known[pid] = p.start
-		if !p.zombie {
+		t.known[pid] = p.Start
+		if !p.Zombie {
 			out = append(out, p)
 		}
 	}
@@ -208,7 +132,7 @@ func (t *tree) sweep() int {
 			return 0
 		}
 		for _, p := range left {
-			_ = syscall.Kill(p.pid, syscall.SIGKILL)
+			_ = syscall.Kill(p.PID, syscall.SIGKILL)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -265,20 +189,20 @@ func endRequest() {
 	}
 	self := os.Getpid()
 	for range 50 {
-		procs := readProcs()
+		procs, _ := proc.Scan()
 		t := newTree()
 		var children []int
 		for pid, p := range procs {
-			if p.ppid == self && !orphans.stages[pid] {
+			if p.PPID == self && !orphans.stages[pid] {
 				children = append(children, pid)
-				t.known[pid] = p.start
+				t.known[pid] = p.Start
 			}
 		}
 		if len(children) == 0 {
 			return
 		}
 		for _, p := range t.live() {
-			_ = syscall.Kill(p.pid, syscall.SIGKILL)
+			_ = syscall.Kill(p.PID, syscall.SIGKILL)
 		}
 		time.Sleep(20 * time.Millisecond)
 		// Reap them: they are the server's children now.

@@ -294,14 +294,3 @@ func TestStartFailure(t *testing.T) {
 	_, err = Run(context.Background(), &Spec{Name: "relative", Path: "perf"}, readAll(&bytes.Buffer{}))
 	wantFailure(t, err, evidence.CodeInternal)
 }
-
-func TestParseStat(t *testing.T) {
-	line := []byte("123 (a (weird) name) S 1 77 77 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 100 1000000 250 18446744073709551615")
-	g, r, ok := parseStat(line)
-	if !ok || g != 77 || r != 250 {
-		t.Fatalf("pgrp %d rss %d ok %v", g, r, ok)
-	}
-	if _, _, ok := parseStat([]byte("123 (x) S 1")); ok {
-		t.Fatal("short stat accepted")
-	}
-}

@@ -54,24 +54,6 @@ var Spec = &projection.Spec{
 // Columns of the result table: those of pytest.outcomes.
 func Columns() []evidence.Column { return schema.PytestOutcomeColumns() }
 
-// GlobRegexp compiles a node id pattern.
-func GlobRegexp(glob string) (*regexp.Regexp, error) {
-	var b strings.Builder
-	b.WriteString(`(?s)^`)
-	for _, r := range glob {
-		switch r {
-		case '*':
-			b.WriteString(`.*`)
-		case '?':
-			b.WriteString(`.`)
-		default:
-			b.WriteString(regexp.QuoteMeta(string(r)))
-		}
-	}
-	b.WriteString(`$`)
-	return regexp.Compile(b.String())
-}
-
 type item struct {
 	values evidence.Object
 	rank   int
@@ -102,7 +84,7 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 		return nil, evidence.Failf(evidence.CodeInvalidArgument, "argument top must be an integer")
 	}
 	if g, ok := args["nodeid_glob"].(string); ok {
-		re, err := GlobRegexp(g)
+		re, err := projection.NameGlob(g)
 		if err != nil {
 			return nil, evidence.Wrap(evidence.CodeInvalidArgument, err, "argument nodeid_glob")
 		}

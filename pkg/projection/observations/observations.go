@@ -83,24 +83,6 @@ func PhaseColumns() []evidence.Column {
 	}
 }
 
-// GlobRegexp compiles a name pattern: * any text, ? one character.
-func GlobRegexp(glob string) (*regexp.Regexp, error) {
-	var b strings.Builder
-	b.WriteString(`(?s)^`)
-	for _, r := range glob {
-		switch r {
-		case '*':
-			b.WriteString(`.*`)
-		case '?':
-			b.WriteString(`.`)
-		default:
-			b.WriteString(regexp.QuoteMeta(string(r)))
-		}
-	}
-	b.WriteString(`$`)
-	return regexp.Compile(b.String())
-}
-
 type seriesKey struct {
 	artifact, name, phase, unit string
 	hasPhase, hasUnit           bool
@@ -180,7 +162,7 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 			return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
 				Message: "name_glob selects observations; phases mode lists phases (use phase)", Location: evidence.Location{Field: "name_glob"}}
 		}
-		re, err := GlobRegexp(g)
+		re, err := projection.NameGlob(g)
 		if err != nil {
 			return nil, evidence.Wrap(evidence.CodeInvalidArgument, err, "argument name_glob")
 		}

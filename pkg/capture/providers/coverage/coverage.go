@@ -10,13 +10,9 @@ package coverage
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -148,7 +144,7 @@ func Resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, erro
 			Message: fmt.Sprintf("coverage.py %s in %s is not supported: flameox reads coverage.py 7.x data (schema 7) and JSON reports (format 3)", *pr.Coverage, pr.Executable),
 			Details: evidence.Object{"interpreter": pr.Executable, "coverage": *pr.Coverage}, Retry: retry}
 	}
-	sum, err := fileSHA256(pr.Executable)
+	sum, err := capture.FileSHA256(pr.Executable)
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "hash interpreter %s", pr.Executable)
 	}
@@ -160,19 +156,6 @@ func bounded(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
-}
-
-func fileSHA256(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // checkArgv accepts `PY script [args]` and `PY -m module [args]`: what

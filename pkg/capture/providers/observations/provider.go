@@ -8,10 +8,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,16 +116,11 @@ func resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, erro
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(exe)
+	sum, err := capture.FileSHA256(exe)
 	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "open %s", exe)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
 		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "hash %s", exe)
 	}
-	return &capture.Resolved{Executable: &evidence.Executable{Path: exe, SHA256: hex.EncodeToString(h.Sum(nil))}}, nil
+	return &capture.Resolved{Executable: &evidence.Executable{Path: exe, SHA256: sum}}, nil
 }
 
 func plan(req *capture.Request, scratch string, r *capture.Resolved) (*capture.Plan, error) {

@@ -10,11 +10,8 @@ package perf
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,7 +78,7 @@ func resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, erro
 	if path, err = filepath.Abs(path); err != nil {
 		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "resolve perf")
 	}
-	digest, err := fileDigest(path)
+	digest, err := capture.FileSHA256(path)
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "read %s", path)
 	}
@@ -103,19 +100,6 @@ func resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, erro
 		Executable: &evidence.Executable{Path: path, SHA256: digest},
 		Version:    strings.TrimPrefix(version, "perf version "),
 	}, nil
-}
-
-func fileDigest(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // permitted turns the probe's errno into host guidance.

@@ -6,11 +6,8 @@ package process
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,7 +63,7 @@ func Resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, erro
 			Retry:   &evidence.Retry{Action: guidance + "; install the program or fix the path, then capture again"},
 			Err:     err}
 	}
-	sum, err := digest(path)
+	sum, err := capture.FileSHA256(path)
 	if err != nil {
 		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
 			Message: fmt.Sprintf("cannot read the executable %s to bind its identity: %v", path, err),
@@ -112,20 +109,6 @@ func checkExecutable(p string) (string, error) {
 		return "", fmt.Errorf("%s is not executable", p)
 	}
 	return filepath.Clean(p), nil
-}
-
-// digest hashes the file the path finally names.
-func digest(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Plan runs the resolved executable with the request's arguments in the

@@ -8,9 +8,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -171,19 +169,6 @@ func Interpreter(python, cwd string) (string, error) {
 	return abs, nil
 }
 
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // probeScript runs in the workload interpreter and reports what `import
 // pytest` finds there: the workload's own environment decides, not
 // flameox's.
@@ -333,7 +318,7 @@ func resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, erro
 			Details: evidence.Object{"interpreter": python, "python_version": p.Python, "pytest_version": nullable(p.Pytest), "import_error": nullable(p.Error)},
 			Retry:   &evidence.Retry{Action: "install pytest>=" + MinVersion + " into the workload interpreter, then retry the capture", Argv: remedy}}
 	}
-	sum, err := fileSHA256(python)
+	sum, err := capture.FileSHA256(python)
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "hash interpreter %s", python)
 	}

@@ -27,8 +27,10 @@ const (
 // (after -i <input>). The explicit field list keeps the text stable across
 // perf configurations and leaves out fields that some recordings lack
 // (time, period, cpu), which would make perf script refuse the file.
-// --header adds the recording's perf version. Symbols stay demangled.
-var ScriptArgs = []string{"-F", "comm,pid,tid,event,ip,sym,dso", "--header"}
+// No --header: perf prints the recorded command line raw there, so a
+// workload argument holding a newline would break the block's comment
+// lines. Symbols stay demangled.
+var ScriptArgs = []string{"-F", "comm,pid,tid,event,ip,sym,dso"}
 
 // HostGuidance is what to do when perf is missing.
 const HostGuidance = "install perf and put it on PATH: Debian `apt-get install linux-perf`, Ubuntu `apt-get install linux-tools-common linux-tools-$(uname -r)`, Fedora `dnf install perf`"

@@ -57,7 +57,10 @@ func (t *Text) Pass(b evidence.Block) error {
 	return nil
 }
 
-// visible drops identity columns that only machines need; with several
+// opaque are identity columns that only machines need.
+var opaque = map[string]bool{"artifact_id": true, "frame_id": true, "caller_id": true, "callee_id": true}
+
+// visible drops opaque identity columns; with several
 // artifacts, a short artifact digest tells their rows apart.
 func visible(h *evidence.Table) []evidence.Column {
 	var out []evidence.Column
@@ -66,7 +69,7 @@ func visible(h *evidence.Table) []evidence.Column {
 			out = append(out, c)
 			continue
 		}
-		if strings.HasSuffix(c.Name, "_id") {
+		if opaque[c.Name] {
 			continue
 		}
 		out = append(out, c)

@@ -66,7 +66,7 @@ var Spec = &formats.Spec{
 	Name:     "text",
 	Title:    "Text (lines)",
 	Family:   "Generic previews",
-	Suffixes: []string{".txt", ".log"},
+	Suffixes: []string{".txt", ".log", ".md", ".out", ".err"},
 	Sniff:    sniff,
 	Tables:   []string{Lines},
 	Producer: "any program writing text (console output, logs)",

@@ -169,3 +169,40 @@ func BenchmarkHotspots(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(rows))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 }
+
+func edgeRowOf(caller, callee string, w any, calls int64) evidence.Object {
+	return evidence.Object{"artifact_id": "sha256:a", "caller_id": caller, "caller_function": caller, "caller_file": nil,
+		"caller_line": int64(1), "callee_id": callee, "callee_function": callee, "callee_file": nil, "callee_line": int64(2),
+		"thread": nil, "process": nil, "weight": w, "self_weight": w, "calls": calls, "primitive_calls": nil}
+}
+
+// The profile module's pstats record only call counts on edges: such edges
+// rank after weighted ones, by calls, keep null weights, and say so.
+func TestEdgesWithoutWeights(t *testing.T) {
+	eff, given, _ := param.Validate(Edges.Params, nil)
+	p, _ := Edges.New(eff, given)
+	tab := &evidence.Table{ID: "e", Name: schema.CPUEdges, Format: "pstats", Columns: schema.CPUEdgeColumns("s"), ArtifactIDs: []string{"sha256:a"}}
+	if err := p.Table(tab); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []evidence.Object{edgeRowOf("a", "b", nil, 5), edgeRowOf("a", "c", 0.5, 1), edgeRowOf("a", "d", nil, 9)} {
+		if err := p.Row(tab, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Summary(tab, &evidence.Summary{Complete: true})
+	var m memEmitter
+	if err := p.Finish(&m); err != nil {
+		t.Fatal(err)
+	}
+	order := []any{m.rows[0]["callee_function"], m.rows[1]["callee_function"], m.rows[2]["callee_function"]}
+	if order[0] != "c" || order[1] != "d" || order[2] != "b" || m.rows[1]["weight"] != nil {
+		t.Fatalf("order %v, rows %v", order, m.rows)
+	}
+	if m.s.Metrics["unweighted_edges"].Value != int64(2) || len(m.s.Limitations) == 0 {
+		t.Fatalf("summary %+v", m.s)
+	}
+	if err := p.Row(tab, edgeRowOf("a", "e", "x", 1)); err == nil {
+		t.Fatal("a string weight accepted")
+	}
+}

@@ -23,10 +23,12 @@ var Edges = &projection.Spec{
 }
 
 type edgeRow struct {
-	values evidence.Object
-	weight float64
-	self   float64
-	key    string
+	values   evidence.Object
+	weighted bool // the producer recorded weights for this edge
+	weight   float64
+	self     float64
+	calls    int64
+	key      string
 }
 
 type edges struct {
@@ -35,6 +37,7 @@ type edges struct {
 	thread, process string
 	inputs          inputs
 	ranked          *projection.TopN[edgeRow]
+	unweighted      int64 // edges without recorded weights
 }
 
 func newEdges(args evidence.Object, _ map[string]bool) (projection.Projector, error) {
@@ -51,12 +54,20 @@ func newEdges(args evidence.Object, _ map[string]bool) (projection.Projector, er
 	e.thread, _ = args["thread"].(string)
 	e.process, _ = args["process"].(string)
 	e.inputs.args = args
+	// Weighted edges rank first by weight; edges whose producer recorded
+	// only call counts (the profile module's pstats) follow, by calls.
 	e.ranked = projection.NewTopN(e.top, func(a, b edgeRow) bool {
+		if a.weighted != b.weighted {
+			return a.weighted
+		}
 		if a.weight != b.weight {
 			return a.weight > b.weight
 		}
 		if a.self != b.self {
 			return a.self > b.self
+		}
+		if a.calls != b.calls {
+			return a.calls > b.calls
 		}
 		return a.key < b.key
 	})
@@ -69,8 +80,12 @@ func (e *edges) Row(t *evidence.Table, v evidence.Object) error {
 	in := e.inputs.of(t)
 	w, ok1 := evidence.AsFloat(v["weight"])
 	s, ok2 := evidence.AsFloat(v["self_weight"])
-	if !ok1 || !ok2 {
-		return evidence.Failf(evidence.CodeInvalidArgument, "table %s: edge row without numeric weights", t.ID)
+	weighted := ok1 && ok2
+	if !weighted && (v["weight"] != nil || v["self_weight"] != nil) {
+		return evidence.Failf(evidence.CodeDecodeFailure, "table %s: edge weights must be numbers or both null", t.ID)
+	}
+	if !weighted {
+		e.unweighted++
 	}
 	w *= in.factor
 	s *= in.factor
@@ -94,7 +109,8 @@ func (e *edges) Row(t *evidence.Table, v evidence.Object) error {
 		}
 	}
 	key := fmt.Sprint(v["artifact_id"], "\x00", v["caller_id"], "\x00", v["callee_id"], "\x00", v["thread"], "\x00", v["process"])
-	e.ranked.Add(edgeRow{values: v, weight: w, self: s, key: key})
+	calls, _ := evidence.AsInt(v["calls"])
+	e.ranked.Add(edgeRow{values: v, weighted: weighted, weight: w, self: s, calls: calls, key: key})
 	return nil
 }
 
@@ -118,11 +134,18 @@ func (e *edges) Finish(w projection.Emitter) error {
 		for _, c := range base {
 			out[c.Name] = r.values[c.Name]
 		}
-		out["weight"] = r.weight
-		out["self_weight"] = r.self
+		if r.weighted {
+			out["weight"] = r.weight
+			out["self_weight"] = r.self
+		}
 		if err := w.Row(out); err != nil {
 			return err
 		}
 	}
-	return w.End(e.inputs.closing(e.ranked.Observed(), e.ranked.Truncation("top")))
+	sum := e.inputs.closing(e.ranked.Observed(), e.ranked.Truncation("top"))
+	if e.unweighted > 0 {
+		sum.Metrics["unweighted_edges"] = evidence.Metric{Value: e.unweighted, Unit: "count"}
+		sum.Limit("some edges carry call counts but no weights (the producer recorded none); they rank after weighted edges, by calls")
+	}
+	return w.End(sum)
 }

@@ -40,7 +40,7 @@ var Provider = &capture.Provider{
 		Role: "cpu-profile", Format: "v8-cpuprofile", Pattern: "*.cpuprofile", Required: true,
 		Doc: "one profile per profiled thread or process, under Node's generated name CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile",
 	}},
-	Operations: []string{"summarize_cpu_hotspots"},
+	Operations: []string{"summarize_cpu_hotspots", "summarize_cpu_caller_edges"},
 	Example:    []string{"node", "app.js"},
 	Binding:    capture.Binding{Executable: "node", Guidance: Guidance},
 	Resolve:    resolve,

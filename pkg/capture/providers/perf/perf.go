@@ -59,7 +59,7 @@ var Provider = &capture.Provider{
 		{Role: "cpu-profile", Format: "perf-data", Pattern: OutputName, Required: true,
 			Doc: "native perf.data with sampled callchains"},
 	},
-	Operations: []string{"summarize_cpu_hotspots"},
+	Operations: []string{"summarize_cpu_hotspots", "summarize_cpu_caller_edges"},
 	Binding:    capture.Binding{Executable: "perf", Guidance: installGuidance},
 	Resolve:    resolve,
 	Plan:       plan,

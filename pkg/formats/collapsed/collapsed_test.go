@@ -16,31 +16,10 @@ import (
 
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
+	"github.com/flameox/flameox/pkg/formats/formatstest"
 )
 
-type table struct {
-	hdr     *evidence.Table
-	rows    []evidence.Object
-	summary *evidence.Summary
-}
-
-type memSink struct{ tables []*table }
-
-func (m *memSink) Begin(t *evidence.Table) (formats.TableWriter, error) {
-	tb := &table{hdr: t}
-	m.tables = append(m.tables, tb)
-	return tb, nil
-}
-
-func (t *table) Row(v evidence.Object) error {
-	if err := formats.CheckRow(t.hdr, v); err != nil {
-		return err
-	}
-	t.rows = append(t.rows, v)
-	return nil
-}
-
-func (t *table) End(s *evidence.Summary) error { t.summary = s; return nil }
+type memSink = formatstest.Sink
 
 func testdata(name string) string { return filepath.Join("..", "..", "..", "testdata", name) }
 
@@ -59,11 +38,11 @@ func decode(t testing.TB, r io.Reader, limits map[string]int64) (*memSink, error
 
 func weightsOf(t testing.TB, s *memSink) map[string][2]int64 {
 	out := map[string][2]int64{}
-	for _, tb := range s.tables {
-		if tb.hdr.Name != "cpu.frames" {
+	for _, tb := range s.Tables {
+		if tb.Header.Name != "cpu.frames" {
 			continue
 		}
-		for _, r := range tb.rows {
+		for _, r := range tb.Rows {
 			se, _ := evidence.AsInt(r["self_weight"])
 			in, _ := evidence.AsInt(r["inclusive_weight"])
 			out[r["function"].(string)] = [2]int64{se, in}
@@ -103,7 +82,7 @@ func TestUnresolvedSymbolization(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range s.tables[0].rows {
+	for _, r := range s.Tables[0].Rows {
 		want := "symbolized"
 		if r["function"] == "[unknown]" {
 			want = "unresolved"
@@ -189,16 +168,16 @@ func TestFixtures(t *testing.T) {
 			if err := formats.Run(context.Background(), Spec, art, lims, nil, sink); err != nil {
 				t.Fatal(err)
 			}
-			if len(sink.tables) != 2 || sink.tables[0].hdr.Name != "cpu.frames" || sink.tables[1].hdr.Name != "cpu.edges" {
-				t.Fatalf("tables %d", len(sink.tables))
+			if len(sink.Tables) != 2 || sink.Tables[0].Header.Name != "cpu.frames" || sink.Tables[1].Header.Name != "cpu.edges" {
+				t.Fatalf("tables %d", len(sink.Tables))
 			}
 			want := expectedTotal(t, path)
-			sum := sink.tables[0].summary
+			sum := sink.Tables[0].Summary
 			if got, _ := evidence.AsInt(sum.Metrics["total_weight"].Value); got != want {
 				t.Fatalf("total %d, want %d", got, want)
 			}
 			var self int64
-			for _, r := range sink.tables[0].rows {
+			for _, r := range sink.Tables[0].Rows {
 				n, _ := evidence.AsInt(r["self_weight"])
 				self += n
 			}
@@ -287,8 +266,8 @@ func FuzzDecode(f *testing.F) {
 		if err := p.Emit(sink, EmitOptions{ArtifactID: "sha256:f", Tables: Spec.Tables, Complete: true}); err != nil {
 			t.Fatal(err)
 		}
-		total, _ := evidence.AsInt(sink.tables[0].summary.Metrics["total_weight"].Value)
-		for _, r := range sink.tables[0].rows {
+		total, _ := evidence.AsInt(sink.Tables[0].Summary.Metrics["total_weight"].Value)
+		for _, r := range sink.Tables[0].Rows {
 			s, _ := evidence.AsInt(r["self_weight"])
 			i, _ := evidence.AsInt(r["inclusive_weight"])
 			if s < 0 || s > i || i > total {

@@ -17,53 +17,19 @@ import (
 
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
+	"github.com/flameox/flameox/pkg/formats/formatstest"
 )
 
 const testdata = "../../../testdata/coverage"
 
-type table struct {
-	header  *evidence.Table
-	rows    []evidence.Object
-	summary *evidence.Summary
-}
-
-type sink struct{ tables []*table }
-
-func (s *sink) Begin(t *evidence.Table) (formats.TableWriter, error) {
-	tb := &table{header: t}
-	s.tables = append(s.tables, tb)
-	return tb, nil
-}
-
-func (t *table) Row(v evidence.Object) error {
-	if err := formats.CheckRow(t.header, v); err != nil {
-		return err
-	}
-	t.rows = append(t.rows, v)
-	return nil
-}
-
-func (t *table) End(s *evidence.Summary) error {
-	if t.summary != nil {
-		return errors.New("table ended twice")
-	}
-	s.RowsEmitted = int64(len(t.rows))
-	t.summary = s
-	return nil
-}
+type (
+	sink  = formatstest.Sink
+	table = formatstest.Table
+)
 
 func decodeFile(t testing.TB, spec *formats.Spec, path string, over map[string]int64) (*sink, error) {
 	t.Helper()
-	art, err := formats.ArtifactFromPath(path, "explicit")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lim, err := formats.EffectiveLimits(spec, over)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &sink{}
-	return s, formats.Run(context.Background(), spec, art, lim, nil, s)
+	return formatstest.DecodeFile(t, spec, path, over, nil)
 }
 
 func decodeJSONBytes(r io.Reader, over map[string]int64) (*sink, error) {
@@ -89,10 +55,10 @@ func one(t *testing.T, s *sink, err error) *table {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.tables) != 1 || s.tables[0].summary == nil {
-		t.Fatalf("want one closed table, got %d", len(s.tables))
+	if len(s.Tables) != 1 || s.Tables[0].Summary == nil {
+		t.Fatalf("want one closed table, got %d", len(s.Tables))
 	}
-	return s.tables[0]
+	return s.Tables[0]
 }
 
 func TestNumbits(t *testing.T) {
@@ -192,7 +158,7 @@ func TestJSONMatchesNativeReports(t *testing.T) {
 			tb := one(t, s, err)
 			checkOwnTotals(t, path, tb)
 			rep := reportTotal(t, filepath.Join(testdata, name+".report.txt"))
-			m := tb.summary.Metrics
+			m := tb.Summary.Metrics
 			want := map[string]any{
 				"TOTAL/Stmts": m["total_num_statements"].Value,
 				"TOTAL/Miss":  m["total_missing_lines"].Value,
@@ -202,7 +168,7 @@ func TestJSONMatchesNativeReports(t *testing.T) {
 				want["TOTAL/Branch"] = m["total_num_branches"].Value
 				want["TOTAL/BrPart"] = m["total_num_partial_branches"].Value
 			}
-			for _, r := range tb.rows {
+			for _, r := range tb.Rows {
 				f := r["file"].(string)
 				want[f+"/Stmts"] = r["statements"]
 				want[f+"/Miss"] = r["missing_lines"]
@@ -236,7 +202,7 @@ func checkOwnTotals(t *testing.T, path string, tb *table) {
 		t.Fatal(err)
 	}
 	for k, v := range doc.Totals {
-		m, ok := tb.summary.Metrics["total_"+k]
+		m, ok := tb.Summary.Metrics["total_"+k]
 		if !ok {
 			t.Errorf("totals.%s is not a metric", k)
 			continue
@@ -245,8 +211,8 @@ func checkOwnTotals(t *testing.T, path string, tb *table) {
 			t.Errorf("totals.%s = %v, decoded %v", k, v, m.Value)
 		}
 	}
-	if len(tb.rows) != len(doc.Files) || tb.summary.RowsObserved != int64(len(doc.Files)) {
-		t.Errorf("got %d rows for %d files", len(tb.rows), len(doc.Files))
+	if len(tb.Rows) != len(doc.Files) || tb.Summary.RowsObserved != int64(len(doc.Files)) {
+		t.Errorf("got %d rows for %d files", len(tb.Rows), len(doc.Files))
 	}
 }
 
@@ -255,8 +221,8 @@ func TestJSONSharedFixture(t *testing.T) {
 	s, err := decodeFile(t, JSONSpec, path, nil)
 	tb := one(t, s, err)
 	checkOwnTotals(t, path, tb)
-	if tb.summary.Coverage["coverage_version"] != "7.12.0" || !tb.summary.Complete {
-		t.Fatalf("summary %+v", tb.summary)
+	if tb.Summary.Coverage["coverage_version"] != "7.12.0" || !tb.Summary.Complete {
+		t.Fatalf("summary %+v", tb.Summary)
 	}
 }
 
@@ -306,9 +272,9 @@ func TestJSONHostile(t *testing.T) {
 				t.Fatalf("error %v, want %s", err, c.code)
 			}
 			var rows int
-			for _, tb := range s.tables {
-				rows += len(tb.rows)
-				if tb.summary == nil || tb.summary.Complete {
+			for _, tb := range s.Tables {
+				rows += len(tb.Rows)
+				if tb.Summary == nil || tb.Summary.Complete {
 					t.Fatal("a failed decode left an open or complete table")
 				}
 			}
@@ -342,7 +308,7 @@ func TestJSONIOTestReaders(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s, err := decodeJSONBytes(r, nil)
 			got := one(t, s, err)
-			if fmt.Sprint(got.rows) != fmt.Sprint(want.rows) || fmt.Sprint(got.summary) != fmt.Sprint(want.summary) {
+			if fmt.Sprint(got.Rows) != fmt.Sprint(want.Rows) || fmt.Sprint(got.Summary) != fmt.Sprint(want.Summary) {
 				t.Fatal("result differs from a plain reader")
 			}
 		})
@@ -401,15 +367,15 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"meta":{"format":3,"version":"7.17.5","branch_coverage":true,"show_contexts":true},"files":{"a.py":{"executed_lines":[1,2],"missing_lines":[3],"excluded_lines":[],"contexts":{"1":["","t"]},"summary":{"covered_lines":2,"num_statements":3,"percent_covered":50.0,"missing_lines":1,"excluded_lines":0,"num_branches":2,"num_partial_branches":1,"covered_branches":1,"missing_branches":1}}},"totals":{"covered_lines":2,"num_statements":3,"percent_covered":50.0,"missing_lines":1,"excluded_lines":0,"num_branches":2,"num_partial_branches":1,"covered_branches":1,"missing_branches":1}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := decodeJSONBytes(bytes.NewReader(b), map[string]int64{LimitFiles: 1000})
-		for _, tb := range s.tables {
-			if tb.summary == nil {
+		for _, tb := range s.Tables {
+			if tb.Summary == nil {
 				t.Fatal("table left open")
 			}
-			if err != nil && tb.summary.Complete {
+			if err != nil && tb.Summary.Complete {
 				t.Fatal("failed decode with a complete table")
 			}
-			if err == nil && tb.summary.RowsObserved != int64(len(tb.rows)) {
-				t.Fatalf("rows_observed %d for %d rows", tb.summary.RowsObserved, len(tb.rows))
+			if err == nil && tb.Summary.RowsObserved != int64(len(tb.Rows)) {
+				t.Fatalf("rows_observed %d for %d rows", tb.Summary.RowsObserved, len(tb.Rows))
 			}
 		}
 	})

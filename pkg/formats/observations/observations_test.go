@@ -14,39 +14,18 @@ import (
 
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
+	"github.com/flameox/flameox/pkg/formats/formatstest"
 	"github.com/flameox/flameox/pkg/observe"
 )
 
 const fixtures = "../../../testdata/observations"
 
-type table struct {
-	t    *evidence.Table
-	rows []evidence.Object
-	sum  *evidence.Summary
-}
-
-type sink struct{ tables []*table }
-
-func (s *sink) Begin(t *evidence.Table) (formats.TableWriter, error) {
-	tb := &table{t: t}
-	s.tables = append(s.tables, tb)
-	return tb, nil
-}
-
-func (tb *table) Row(v evidence.Object) error {
-	if err := formats.CheckRow(tb.t, v); err != nil {
-		return err
-	}
-	if _, err := evidence.Canonical(v); err != nil {
-		return err
-	}
-	tb.rows = append(tb.rows, v)
-	return nil
-}
-
-func (tb *table) End(s *evidence.Summary) error { tb.sum = s; return nil }
-
 var testArtifact = &evidence.Artifact{ID: "sha256:" + strings.Repeat("0", 64), Path: "/test"}
+
+type (
+	sink  = formatstest.Sink
+	table = formatstest.Table
+)
 
 func decode(t testing.TB, r io.Reader) (*table, error) {
 	t.Helper()
@@ -54,10 +33,10 @@ func decode(t testing.TB, r io.Reader) (*table, error) {
 	if err := Decode(context.Background(), &formats.Input{Artifact: testArtifact, R: r}, &s); err != nil {
 		return nil, err
 	}
-	if len(s.tables) != 1 || s.tables[0].sum == nil {
+	if len(s.Tables) != 1 || s.Tables[0].Summary == nil {
 		t.Fatalf("want one closed table")
 	}
-	return s.tables[0], nil
+	return s.Tables[0], nil
 }
 
 func decodeFile(t *testing.T, name string) *table {
@@ -70,7 +49,7 @@ func decodeFile(t *testing.T, name string) *table {
 	if err := formats.Run(context.Background(), Spec, art, nil, nil, &s); err != nil {
 		t.Fatal(err)
 	}
-	return s.tables[0]
+	return s.Tables[0]
 }
 
 func TestFixtures(t *testing.T) {
@@ -85,22 +64,22 @@ func TestFixtures(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
 			tb := decodeFile(t, c.file)
-			s := tb.sum
-			if !s.Complete || s.RowsObserved != c.rows || int64(len(tb.rows)) != c.rows {
-				t.Fatalf("summary %+v, %d rows", s, len(tb.rows))
+			s := tb.Summary
+			if !s.Complete || s.RowsObserved != c.rows || int64(len(tb.Rows)) != c.rows {
+				t.Fatalf("summary %+v, %d rows", s, len(tb.Rows))
 			}
 			for name, want := range map[string]int64{"observations": c.obs, "phase_starts": c.starts, "phase_ends": c.ends, "processes": c.pids} {
 				if got := s.Metrics[name].Value; got != want {
 					t.Errorf("%s = %v, want %d", name, got, want)
 				}
 			}
-			if tb.rows[0]["kind"] != c.firstKind || tb.rows[0]["name"] != nil {
-				t.Errorf("first row %v", tb.rows[0])
+			if tb.Rows[0]["kind"] != c.firstKind || tb.Rows[0]["name"] != nil {
+				t.Errorf("first row %v", tb.Rows[0])
 			}
-			if v, _ := evidence.Canonical(tb.rows[len(tb.rows)-1]["value"]); string(v) != c.lastValue {
+			if v, _ := evidence.Canonical(tb.Rows[len(tb.Rows)-1]["value"]); string(v) != c.lastValue {
 				t.Errorf("last value %s", v)
 			}
-			for i, r := range tb.rows {
+			for i, r := range tb.Rows {
 				if r["line"] != int64(i+1) {
 					t.Fatalf("row %d has line %v", i, r["line"])
 				}
@@ -110,14 +89,14 @@ func TestFixtures(t *testing.T) {
 	// Exact values survive: a 2**70 integer from Python, an unsigned 64-bit
 	// seed from Go, non-ASCII keys.
 	py := decodeFile(t, "python.observations.jsonl")
-	if v, _ := evidence.Canonical(py.rows[2]["value"]); string(v) != `"1180591620717411303424"` {
+	if v, _ := evidence.Canonical(py.Rows[2]["value"]); string(v) != `"1180591620717411303424"` {
 		t.Fatalf("2**70 decoded as %s", v)
 	}
-	if v, _ := evidence.Canonical(py.rows[1]["value"]); !strings.Contains(string(v), `"débit":"élevé"`) {
+	if v, _ := evidence.Canonical(py.Rows[1]["value"]); !strings.Contains(string(v), `"débit":"élevé"`) {
 		t.Fatalf("config %s", v)
 	}
 	g := decodeFile(t, "go.observations.jsonl")
-	if v, _ := evidence.Canonical(g.rows[8]["value"]); !strings.Contains(string(v), `"seed":"18446744073709551615"`) {
+	if v, _ := evidence.Canonical(g.Rows[8]["value"]); !strings.Contains(string(v), `"seed":"18446744073709551615"`) {
 		t.Fatalf("go config %s", v)
 	}
 }
@@ -214,7 +193,7 @@ func TestHostile(t *testing.T) {
 				t.Fatal("padded line has the wrong size")
 			}
 			tb, err := decode(t, strings.NewReader(c.in))
-			if err != nil || len(tb.rows) != 1 {
+			if err != nil || len(tb.Rows) != 1 {
 				t.Fatalf("refused: %v", err)
 			}
 		})
@@ -231,10 +210,10 @@ func TestTruncated(t *testing.T) {
 	if err != nil {
 		t.Fatalf("truncation must not fail: %v", err)
 	}
-	if tb.sum.Complete || len(tb.sum.Limitations) != 1 || tb.sum.Metrics["unterminated_bytes"].Value.(int64) <= 0 || len(tb.rows) != 6 {
-		t.Fatalf("summary %+v, %d rows", tb.sum, len(tb.rows))
+	if tb.Summary.Complete || len(tb.Summary.Limitations) != 1 || tb.Summary.Metrics["unterminated_bytes"].Value.(int64) <= 0 || len(tb.Rows) != 6 {
+		t.Fatalf("summary %+v, %d rows", tb.Summary, len(tb.Rows))
 	}
-	if tb, err = decode(t, strings.NewReader("")); err != nil || !tb.sum.Complete || len(tb.rows) != 0 {
+	if tb, err = decode(t, strings.NewReader("")); err != nil || !tb.Summary.Complete || len(tb.Rows) != 0 {
 		t.Fatalf("empty file: %v", err)
 	}
 }
@@ -248,7 +227,7 @@ func TestIOTestReaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := evidence.Canonical([]any{base.sum, base.rows})
+	want, _ := evidence.Canonical([]any{base.Summary, base.Rows})
 	for name, wrap := range map[string]func(io.Reader) io.Reader{
 		"OneByteReader": iotest.OneByteReader,
 		"HalfReader":    iotest.HalfReader,
@@ -259,7 +238,7 @@ func TestIOTestReaders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, _ := evidence.Canonical([]any{tb.sum, tb.rows}); !bytes.Equal(got, want) {
+			if got, _ := evidence.Canonical([]any{tb.Summary, tb.Rows}); !bytes.Equal(got, want) {
 				t.Fatal("output differs from a plain reader's")
 			}
 		})
@@ -317,8 +296,8 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		if tb.sum.RowsObserved != int64(len(tb.rows)) {
-			t.Fatalf("rows_observed %d, rows %d", tb.sum.RowsObserved, len(tb.rows))
+		if tb.Summary.RowsObserved != int64(len(tb.Rows)) {
+			t.Fatalf("rows_observed %d, rows %d", tb.Summary.RowsObserved, len(tb.Rows))
 		}
 	})
 }
@@ -341,15 +320,8 @@ func BenchmarkDecode(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := Decode(context.Background(), &formats.Input{Artifact: testArtifact, R: bytes.NewReader(data)}, discard{}); err != nil {
+		if err := Decode(context.Background(), &formats.Input{Artifact: testArtifact, R: bytes.NewReader(data)}, formatstest.Discard{}); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
-
-// discard is a sink that keeps nothing, so benchmarks measure the decoder.
-type discard struct{}
-
-func (discard) Begin(*evidence.Table) (formats.TableWriter, error) { return discard{}, nil }
-func (discard) Row(evidence.Object) error                          { return nil }
-func (discard) End(*evidence.Summary) error                        { return nil }

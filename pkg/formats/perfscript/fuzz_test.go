@@ -38,10 +38,10 @@ func FuzzDecode(f *testing.F) {
 		if err := emit(sink, "sha256:fuzz", res, nil, nil); err != nil {
 			t.Fatal(err)
 		}
-		for _, tb := range sink.named("cpu.frames") {
-			total := intOf(t, tb.summary.Metrics["total_weight"].Value)
+		for _, tb := range sink.Named("cpu.frames") {
+			total := intOf(t, tb.Summary.Metrics["total_weight"].Value)
 			var self int64
-			for _, r := range tb.rows {
+			for _, r := range tb.Rows {
 				s, i := intOf(t, r["self_weight"]), intOf(t, r["inclusive_weight"])
 				if s < 0 || s > i || i > total {
 					t.Fatalf("row breaks 0 <= self <= inclusive <= total=%d: %v", total, r)

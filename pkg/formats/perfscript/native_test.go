@@ -74,16 +74,16 @@ func TestDataMatchesPerfReport(t *testing.T) {
 			}
 			want := parseReport(t, string(out))
 			compareSelf(t, selfByEvent(t, sink), want)
-			for _, tb := range sink.named("cpu.frames") {
-				ev, _ := tb.summary.Coverage["event"].(string)
+			for _, tb := range sink.Named("cpu.frames") {
+				ev, _ := tb.Summary.Coverage["event"].(string)
 				var total int64
 				for _, n := range want[ev] {
 					total += n
 				}
-				if n := intOf(t, tb.summary.Metrics["samples"].Value); n != total {
+				if n := intOf(t, tb.Summary.Metrics["samples"].Value); n != total {
 					t.Errorf("%s: samples metric %d, perf report total %d", ev, n, total)
 				}
-				if v, _ := tb.summary.Coverage["converter_version"].(string); !strings.HasPrefix(v, "perf version ") {
+				if v, _ := tb.Summary.Coverage["converter_version"].(string); !strings.HasPrefix(v, "perf version ") {
 					t.Errorf("coverage converter_version = %q", v)
 				}
 			}

@@ -26,8 +26,8 @@ type row struct {
 func frameRows(t testing.TB, s *memSink) []row {
 	t.Helper()
 	var out []row
-	for _, tb := range s.named("cpu.frames") {
-		for _, r := range tb.rows {
+	for _, tb := range s.Named("cpu.frames") {
+		for _, r := range tb.Rows {
 			str := func(k string) string { v, _ := r[k].(string); return v }
 			out = append(out, row{str("process"), str("thread"), str("function"), str("module"), str("symbolization"),
 				intOf(t, r["self_weight"]), intOf(t, r["inclusive_weight"])})
@@ -196,13 +196,13 @@ func TestEventsGetTheirOwnTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	frames := sink.named("cpu.frames")
-	if len(frames) != 2 || len(sink.named("cpu.edges")) != 2 {
+	frames := sink.Named("cpu.frames")
+	if len(frames) != 2 || len(sink.Named("cpu.edges")) != 2 {
 		t.Fatalf("%d frames tables", len(frames))
 	}
 	for _, tb := range frames {
-		ev := tb.summary.Coverage["event"]
-		total := intOf(t, tb.summary.Metrics["total_weight"].Value)
+		ev := tb.Summary.Coverage["event"]
+		total := intOf(t, tb.Summary.Metrics["total_weight"].Value)
 		if (ev == "cycles" && total != 1) || (ev == "instructions" && total != 2) {
 			t.Fatalf("event %v total %d", ev, total)
 		}
@@ -218,7 +218,7 @@ func TestEdges(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string][2]int64{}
-	for _, r := range sink.named("cpu.edges")[0].rows {
+	for _, r := range sink.Named("cpu.edges")[0].Rows {
 		got[r["caller_function"].(string)+">"+r["callee_function"].(string)] = [2]int64{intOf(t, r["weight"]), intOf(t, r["self_weight"])}
 	}
 	want := map[string][2]int64{"main>mid": {2, 1}, "mid>leaf": {1, 1}, "main>rec": {1, 0}, "rec>rec": {1, 1}}
@@ -245,11 +245,11 @@ func TestFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			frames := sink.named("cpu.frames")
+			frames := sink.Named("cpu.frames")
 			if len(frames) != 1 {
 				t.Fatalf("%d frames tables", len(frames))
 			}
-			sum := frames[0].summary
+			sum := frames[0].Summary
 			samples := intOf(t, sum.Metrics["samples"].Value)
 			if c.samples != 0 && samples != c.samples {
 				t.Errorf("samples %d, want %d", samples, c.samples)
@@ -493,7 +493,7 @@ func TestCollapsedCrossCheck(t *testing.T) {
 				t.Fatal(err)
 			}
 			total := func(s *memSink) int64 {
-				return intOf(t, s.named("cpu.frames")[0].summary.Metrics["total_weight"].Value)
+				return intOf(t, s.Named("cpu.frames")[0].Summary.Metrics["total_weight"].Value)
 			}
 			if total(ps) != total(cs) {
 				t.Fatalf("totals: perf script %d, folded %d", total(ps), total(cs))

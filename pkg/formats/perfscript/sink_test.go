@@ -1,8 +1,6 @@
 package perfscript
 
 import (
-	"context"
-	"fmt"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -11,65 +9,15 @@ import (
 
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
+	"github.com/flameox/flameox/pkg/formats/formatstest"
 )
 
-// table is one decoded table as the sink saw it.
-type table struct {
-	hdr     *evidence.Table
-	rows    []evidence.Object
-	summary *evidence.Summary
-}
-
-// memSink keeps tables in memory and checks every row against its header.
-type memSink struct{ tables []*table }
-
-func (m *memSink) Begin(t *evidence.Table) (formats.TableWriter, error) {
-	tb := &table{hdr: t}
-	m.tables = append(m.tables, tb)
-	return tb, nil
-}
-
-func (t *table) Row(v evidence.Object) error {
-	if err := formats.CheckRow(t.hdr, v); err != nil {
-		return err
-	}
-	t.rows = append(t.rows, v)
-	return nil
-}
-
-func (t *table) End(s *evidence.Summary) error {
-	if t.summary != nil {
-		return fmt.Errorf("table %s ended twice", t.hdr.Name)
-	}
-	s.RowsEmitted = int64(len(t.rows))
-	t.summary = s
-	return nil
-}
-
-func (m *memSink) named(name string) []*table {
-	var out []*table
-	for _, t := range m.tables {
-		if t.hdr.Name == name {
-			out = append(out, t)
-		}
-	}
-	return out
-}
+type memSink = formatstest.Sink
 
 // decodeFile runs spec on a file through formats.Run, the public path.
 func decodeFile(t testing.TB, spec *formats.Spec, path string, limits map[string]int64, opts evidence.Object) (*memSink, error) {
 	t.Helper()
-	art, err := formats.ArtifactFromPath(path, "explicit")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lims, err := formats.EffectiveLimits(spec, limits)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := &memSink{}
-	err = formats.Run(context.Background(), spec, art, lims, opts, sink)
-	return sink, err
+	return formatstest.DecodeFile(t, spec, path, limits, opts)
 }
 
 func intOf(t testing.TB, v any) int64 {
@@ -84,8 +32,8 @@ func intOf(t testing.TB, v any) int64 {
 // selfByFunction sums cpu.frames self weights per function over every table.
 func selfByFunction(t testing.TB, s *memSink) map[string]int64 {
 	out := map[string]int64{}
-	for _, tb := range s.named("cpu.frames") {
-		for _, r := range tb.rows {
+	for _, tb := range s.Named("cpu.frames") {
+		for _, r := range tb.Rows {
 			out[r["function"].(string)] += intOf(t, r["self_weight"])
 		}
 	}
@@ -95,12 +43,12 @@ func selfByFunction(t testing.TB, s *memSink) map[string]int64 {
 // selfByEvent is selfByFunction per event (each event has its own table).
 func selfByEvent(t testing.TB, s *memSink) map[string]map[string]int64 {
 	out := map[string]map[string]int64{}
-	for _, tb := range s.named("cpu.frames") {
-		ev, _ := tb.summary.Coverage["event"].(string)
+	for _, tb := range s.Named("cpu.frames") {
+		ev, _ := tb.Summary.Coverage["event"].(string)
 		if out[ev] == nil {
 			out[ev] = map[string]int64{}
 		}
-		for _, r := range tb.rows {
+		for _, r := range tb.Rows {
 			out[ev][r["function"].(string)] += intOf(t, r["self_weight"])
 		}
 	}

@@ -18,45 +18,13 @@ import (
 
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
+	"github.com/flameox/flameox/pkg/formats/formatstest"
 	"github.com/flameox/flameox/pkg/schema"
 )
 
+type capture = formatstest.Sink
+
 const testdata = "../../../testdata/pstats"
-
-// capture is a Sink that keeps what a decoder emits and checks each row
-// against its table's columns.
-type capture struct{ tables []*table }
-
-type table struct {
-	hdr  *evidence.Table
-	rows []evidence.Object
-	sum  *evidence.Summary
-}
-
-func (c *capture) Begin(t *evidence.Table) (formats.TableWriter, error) {
-	tb := &table{hdr: t}
-	c.tables = append(c.tables, tb)
-	return tb, nil
-}
-
-func (t *table) Row(v evidence.Object) error {
-	if err := formats.CheckRow(t.hdr, v); err != nil {
-		return err
-	}
-	t.rows = append(t.rows, v)
-	return nil
-}
-
-func (t *table) End(s *evidence.Summary) error { t.sum = s; return nil }
-
-func (c *capture) table(name string) *table {
-	for _, t := range c.tables {
-		if t.hdr.Name == name {
-			return t
-		}
-	}
-	return nil
-}
 
 func run(r io.Reader, limits map[string]int64) (*capture, error) {
 	in := &formats.Input{Artifact: &evidence.Artifact{ID: "sha256:test"}, R: r, Limits: limits}
@@ -140,11 +108,11 @@ func TestMatchesCPythonPstats(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			frames, edges := c.table(schema.CPUFrames), c.table(schema.CPUEdges)
-			if len(frames.rows) != len(want.Functions) {
-				t.Fatalf("%d frames, pstats has %d functions", len(frames.rows), len(want.Functions))
+			frames, edges := c.Table(schema.CPUFrames), c.Table(schema.CPUEdges)
+			if len(frames.Rows) != len(want.Functions) {
+				t.Fatalf("%d frames, pstats has %d functions", len(frames.Rows), len(want.Functions))
 			}
-			m := frames.sum.Metrics
+			m := frames.Summary.Metrics
 			if got := bits(t, m[schema.MetricTotalWeight].Value); got != math.Float64bits(want.TotalTT) {
 				t.Errorf("total_weight %v, pstats total_tt %v", m[schema.MetricTotalWeight].Value, want.TotalTT)
 			}
@@ -153,7 +121,7 @@ func TestMatchesCPythonPstats(t *testing.T) {
 			}
 			e := 0
 			for i, f := range want.Functions {
-				row := frames.rows[i]
+				row := frames.Rows[i]
 				id := canonicalKey(t, f.Key)
 				if row["frame_id"] != id {
 					t.Fatalf("frame %d is %v, pstats has %s", i, row["frame_id"], id)
@@ -168,10 +136,10 @@ func TestMatchesCPythonPstats(t *testing.T) {
 					t.Errorf("%s: times %v/%v, pstats %v/%v", id, row["self_weight"], row["inclusive_weight"], f.TT, f.CT)
 				}
 				for _, cl := range f.Callers {
-					if e >= len(edges.rows) {
-						t.Fatalf("only %d edges", len(edges.rows))
+					if e >= len(edges.Rows) {
+						t.Fatalf("only %d edges", len(edges.Rows))
 					}
-					edge := edges.rows[e]
+					edge := edges.Rows[e]
 					e++
 					var ck []any
 					mustUnmarshal(t, cl[0], &ck)
@@ -193,8 +161,8 @@ func TestMatchesCPythonPstats(t *testing.T) {
 					}
 				}
 			}
-			if e != len(edges.rows) {
-				t.Errorf("%d edges, pstats has %d", len(edges.rows), e)
+			if e != len(edges.Rows) {
+				t.Errorf("%d edges, pstats has %d", len(edges.Rows), e)
 			}
 		})
 	}
@@ -252,20 +220,20 @@ func TestFixtureFacts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			frames, edges := got.table(schema.CPUFrames), got.table(schema.CPUEdges)
-			if !frames.sum.Complete || !edges.sum.Complete {
+			frames, edges := got.Table(schema.CPUFrames), got.Table(schema.CPUEdges)
+			if !frames.Summary.Complete || !edges.Summary.Complete {
 				t.Fatal("summaries must be complete")
 			}
-			if u, _ := frames.hdr.Column("self_weight"); u.Unit != "s" {
+			if u, _ := frames.Header.Column("self_weight"); u.Unit != "s" {
 				t.Fatalf("self_weight unit %q", u.Unit)
 			}
-			hot := find(frames.rows, "hot")
+			hot := find(frames.Rows, "hot")
 			if hot["calls"] != int64(40) || hot["file"] != "workload.py" || hot["line"] != int64(8) || hot["symbolization"] != schema.Symbolized {
 				t.Errorf("hot: %v", hot)
 			}
 			var maxSelf float64
 			var hottest string
-			for _, r := range frames.rows {
+			for _, r := range frames.Rows {
 				if f, _ := evidence.AsFloat(r["self_weight"]); f > maxSelf {
 					maxSelf, hottest = f, r["function"].(string)
 				}
@@ -273,16 +241,16 @@ func TestFixtureFacts(t *testing.T) {
 			if hottest != "hot" {
 				t.Errorf("hottest function is %s, want hot", hottest)
 			}
-			fib := find(frames.rows, "fib")
+			fib := find(frames.Rows, "fib")
 			// fib(16) makes 3193 calls, one of them primitive.
 			if fib["calls"] != int64(3193) || fib["primitive_calls"] != int64(1) {
 				t.Errorf("fib: %v", fib)
 			}
-			if l := find(frames.rows, "<lambda>"); l["symbolization"] != schema.Anonymous {
+			if l := find(frames.Rows, "<lambda>"); l["symbolization"] != schema.Anonymous {
 				t.Errorf("lambda: %v", l)
 			}
 			var self int
-			for _, e := range edges.rows {
+			for _, e := range edges.Rows {
 				if e["caller_function"] == "fib" && e["callee_function"] == "fib" {
 					self++
 					if c.timedEdge && e["calls"] != int64(3192) {
@@ -297,18 +265,18 @@ func TestFixtureFacts(t *testing.T) {
 				t.Errorf("%d fib→fib edges", self)
 			}
 			if c.timedEdge {
-				b := find(frames.rows, "<built-in method builtins.sorted>")
+				b := find(frames.Rows, "<built-in method builtins.sorted>")
 				if b["file"] != nil || b["line"] != int64(0) || b["symbolization"] != schema.Symbolized {
 					t.Errorf("built-in: %v", b)
 				}
 			} else {
-				if p := find(frames.rows, "profiler"); p["symbolization"] != schema.Synthetic || p["file"] != nil {
+				if p := find(frames.Rows, "profiler"); p["symbolization"] != schema.Synthetic || p["file"] != nil {
 					t.Errorf("profiler frame: %v", p)
 				}
-				if p := find(frames.rows, `<code object <module>, file "workload.py", line 1>`); p["symbolization"] != schema.Synthetic {
+				if p := find(frames.Rows, `<code object <module>, file "workload.py", line 1>`); p["symbolization"] != schema.Synthetic {
 					t.Errorf("statement frame: %v", p)
 				}
-				if len(edges.sum.Limitations) == 0 {
+				if len(edges.Summary.Limitations) == 0 {
 					t.Error("profile-module edges must state that they carry no weights")
 				}
 			}
@@ -327,11 +295,11 @@ func TestEncodingsAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range a.tables {
-		ja, _ := evidence.Canonical(a.tables[i].rows)
-		jb, _ := evidence.Canonical(b.tables[i].rows)
+	for i := range a.Tables {
+		ja, _ := evidence.Canonical(a.Tables[i].Rows)
+		jb, _ := evidence.Canonical(b.Tables[i].Rows)
 		if !bytes.Equal(ja, jb) {
-			t.Fatalf("table %s differs", a.tables[i].hdr.Name)
+			t.Fatalf("table %s differs", a.Tables[i].Header.Name)
 		}
 	}
 }
@@ -342,7 +310,7 @@ func TestReaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantJSON, _ := evidence.Canonical(want.tables[1].rows)
+	wantJSON, _ := evidence.Canonical(want.Tables[1].Rows)
 	for name, r := range map[string]func() io.Reader{
 		"one byte": func() io.Reader { return iotest.OneByteReader(bytes.NewReader(data)) },
 		"half":     func() io.Reader { return iotest.HalfReader(bytes.NewReader(data)) },
@@ -353,7 +321,7 @@ func TestReaders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if j, _ := evidence.Canonical(got.tables[1].rows); !bytes.Equal(j, wantJSON) {
+			if j, _ := evidence.Canonical(got.Tables[1].Rows); !bytes.Equal(j, wantJSON) {
 				t.Fatal("edges differ from a plain read")
 			}
 		})
@@ -399,14 +367,6 @@ func assertCode(t *testing.T, err error, code evidence.Code) {
 		t.Fatalf("got %s (%v), want %s", f.Code, f, code)
 	}
 }
-
-type discard struct{}
-
-type discardTable struct{ hdr *evidence.Table }
-
-func (discard) Begin(t *evidence.Table) (formats.TableWriter, error) { return discardTable{t}, nil }
-func (d discardTable) Row(v evidence.Object) error                   { return formats.CheckRow(d.hdr, v) }
-func (discardTable) End(*evidence.Summary) error                     { return nil }
 
 // enc writes marshal data for hand-made inputs.
 type enc struct{ b []byte }
@@ -542,18 +502,18 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		frames, edges := c.table(schema.CPUFrames), c.table(schema.CPUEdges)
-		if frames == nil || edges == nil || frames.sum == nil || edges.sum == nil {
+		frames, edges := c.Table(schema.CPUFrames), c.Table(schema.CPUEdges)
+		if frames == nil || edges == nil || frames.Summary == nil || edges.Summary == nil {
 			t.Fatal("success without both tables")
 		}
-		if int64(len(frames.rows)) != frames.sum.RowsObserved || int64(len(edges.rows)) != edges.sum.RowsObserved {
+		if int64(len(frames.Rows)) != frames.Summary.RowsObserved || int64(len(edges.Rows)) != edges.Summary.RowsObserved {
 			t.Fatal("rows and summary disagree")
 		}
 		ids := map[any]bool{}
-		for _, r := range frames.rows {
+		for _, r := range frames.Rows {
 			ids[r["frame_id"]] = true
 		}
-		for _, e := range edges.rows {
+		for _, e := range edges.Rows {
 			if !ids[e["caller_id"]] || !ids[e["callee_id"]] {
 				t.Fatalf("edge %v → %v does not resolve", e["caller_id"], e["callee_id"])
 			}
@@ -582,7 +542,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			in := &formats.Input{Artifact: art, R: bytes.NewReader(data)}
-			if err := Spec.Decoder.Decode(context.Background(), in, discard{}); err != nil {
+			if err := Spec.Decoder.Decode(context.Background(), in, formatstest.Discard{}); err != nil {
 				b.Fatal(err)
 			}
 		}

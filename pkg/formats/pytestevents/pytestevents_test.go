@@ -19,45 +19,20 @@ import (
 
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
+	"github.com/flameox/flameox/pkg/formats/formatstest"
 	"github.com/flameox/flameox/pkg/schema"
 )
 
 const fixtures = "../../../testdata/pytest-events"
 
-type table struct {
-	t    *evidence.Table
-	rows []evidence.Object
-	sum  *evidence.Summary
-}
-
-type sink struct{ tables []*table }
-
-func (s *sink) Begin(t *evidence.Table) (formats.TableWriter, error) {
-	tb := &table{t: t}
-	s.tables = append(s.tables, tb)
-	return tb, nil
-}
-
-func (tb *table) Row(v evidence.Object) error {
-	if err := formats.CheckRow(tb.t, v); err != nil {
-		return err
-	}
-	if _, err := evidence.Canonical(v); err != nil {
-		return err
-	}
-	tb.rows = append(tb.rows, v)
-	return nil
-}
-
-func (tb *table) End(s *evidence.Summary) error {
-	s.RowsEmitted = int64(len(tb.rows))
-	tb.sum = s
-	return nil
-}
-
 var testArtifact = &evidence.Artifact{ID: "sha256:" + strings.Repeat("0", 64), Path: "/test", Name: "test"}
 
 // decode runs the decoder over r with default limits.
+type (
+	sink  = formatstest.Sink
+	table = formatstest.Table
+)
+
 func decode(t testing.TB, r io.Reader, limits map[string]int64) (*table, error) {
 	t.Helper()
 	if limits == nil {
@@ -68,10 +43,10 @@ func decode(t testing.TB, r io.Reader, limits map[string]int64) (*table, error) 
 	if err != nil {
 		return nil, err
 	}
-	if len(s.tables) != 1 || s.tables[0].sum == nil {
-		t.Fatalf("want one closed table, got %d", len(s.tables))
+	if len(s.Tables) != 1 || s.Tables[0].Summary == nil {
+		t.Fatalf("want one closed table, got %d", len(s.Tables))
 	}
-	return s.tables[0], nil
+	return s.Tables[0], nil
 }
 
 func decodeFile(t *testing.T, name string) *table {
@@ -85,8 +60,8 @@ func decodeFile(t *testing.T, name string) *table {
 	if err := formats.Run(context.Background(), Spec, art, map[string]int64{LimitItems: DefaultItems}, nil, &s); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	tb := s.tables[0]
-	for _, r := range tb.rows {
+	tb := s.Tables[0]
+	for _, r := range tb.Rows {
 		if r["artifact_id"] != art.ID {
 			t.Fatalf("row artifact_id %v, want %s", r["artifact_id"], art.ID)
 		}
@@ -105,7 +80,7 @@ func metric(t *testing.T, s *evidence.Summary, name string) any {
 
 func rowsWhere(tb *table, outcome string) []evidence.Object {
 	var out []evidence.Object
-	for _, r := range tb.rows {
+	for _, r := range tb.Rows {
 		if r["outcome"] == outcome {
 			out = append(out, r)
 		}
@@ -162,7 +137,7 @@ func TestFixtures(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
 			tb := decodeFile(t, c.file)
-			s := tb.sum
+			s := tb.Summary
 			for name, n := range c.want.counts {
 				if got := metric(t, s, name); got != n {
 					t.Errorf("%s = %v, want %d", name, got, n)
@@ -182,8 +157,8 @@ func TestFixtures(t *testing.T) {
 					t.Errorf("no limitation contains %q: %q", l, s.Limitations)
 				}
 			}
-			if s.RowsObserved != int64(len(tb.rows)) {
-				t.Errorf("rows_observed %d, rows %d", s.RowsObserved, len(tb.rows))
+			if s.RowsObserved != int64(len(tb.Rows)) {
+				t.Errorf("rows_observed %d, rows %d", s.RowsObserved, len(tb.Rows))
 			}
 		})
 	}
@@ -200,7 +175,7 @@ func maps(m map[string]int64) map[string]int64 {
 func TestRowDetails(t *testing.T) {
 	tb := decodeFile(t, "suite.pytest-events.jsonl")
 	byID := map[string][]evidence.Object{}
-	for _, r := range tb.rows {
+	for _, r := range tb.Rows {
 		byID[r["nodeid"].(string)] = append(byID[r["nodeid"].(string)], r)
 	}
 	one := func(id string) evidence.Object {
@@ -247,10 +222,10 @@ func TestRowDetails(t *testing.T) {
 		t.Fatalf("the plugin's fixture timer leaks into the traceback: %s", lr)
 	}
 	// Fixture timing: the session fixture sleeps 20 ms, the slow one 50 ms.
-	if n := tb.sum.Metrics[schema.MetricFixtureSetups].Value; n != int64(12) {
+	if n := tb.Summary.Metrics[schema.MetricFixtureSetups].Value; n != int64(12) {
 		t.Fatalf("fixture_setups = %v, want 12", n)
 	}
-	if s := tb.sum.Metrics[schema.MetricFixtureSeconds].Value.(float64); s < 0.07 {
+	if s := tb.Summary.Metrics[schema.MetricFixtureSeconds].Value.(float64); s < 0.07 {
 		t.Fatalf("fixture_setup_seconds = %v, below the fixtures' 70 ms of sleep", s)
 	}
 	slow := one("test_outcomes.py::test_slow_fixture")
@@ -265,7 +240,7 @@ func TestRowDetails(t *testing.T) {
 func TestXdistWorkerIdentity(t *testing.T) {
 	tb := decodeFile(t, "xdist.pytest-events.jsonl")
 	workers := map[any]int{}
-	for _, r := range tb.rows {
+	for _, r := range tb.Rows {
 		if r["kind"] == schema.KindTest {
 			workers[r["worker"]]++
 		}
@@ -324,7 +299,7 @@ func TestBoundsFixture(t *testing.T) {
 	tb := decodeFile(t, "bounds.pytest-events.jsonl")
 	hashed := regexp.MustCompile(`^test_bounds\.py::test_long_nodeid\[x+\.\.\.\[sha256:[0-9a-f]{64}\]\]?`)
 	var sawLong, sawHuge bool
-	for _, r := range tb.rows {
+	for _, r := range tb.Rows {
 		id := r["nodeid"].(string)
 		switch {
 		case strings.HasPrefix(id, "test_bounds.py::test_long_nodeid"):
@@ -422,7 +397,7 @@ func TestJUnitAgreement(t *testing.T) {
 				want = append(want, c.Classname+"|"+c.Name+" "+junitResult(c))
 			}
 			var failures, errs, skipped, tests int
-			for _, r := range tb.rows {
+			for _, r := range tb.Rows {
 				res := map[any]string{
 					"passed": "pass", "xpassed": "pass", "failed": "failure", "error": "error",
 					"skipped": "skipped", "xfailed": "skipped",
@@ -471,7 +446,7 @@ func TestTruncatedStream(t *testing.T) {
 	if err != nil {
 		t.Fatalf("truncation must not fail: %v", err)
 	}
-	s := tb.sum
+	s := tb.Summary
 	if s.Complete {
 		t.Fatal("truncated stream reported complete")
 	}
@@ -490,8 +465,8 @@ func TestTruncatedStream(t *testing.T) {
 	}
 	// Nothing but a partial first line: an empty, incomplete table.
 	tb, err = decode(t, bytes.NewReader(raw[:40]), nil)
-	if err != nil || tb.sum.Complete || len(tb.rows) != 0 {
-		t.Fatalf("partial first line: err=%v complete=%v rows=%d", err, tb != nil && tb.sum.Complete, len(tb.rows))
+	if err != nil || tb.Summary.Complete || len(tb.Rows) != 0 {
+		t.Fatalf("partial first line: err=%v complete=%v rows=%d", err, tb != nil && tb.Summary.Complete, len(tb.Rows))
 	}
 }
 
@@ -597,7 +572,7 @@ func TestIOTestReaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := evidence.Canonical(append([]any{base.sum}, rowsAny(base.rows)...))
+	want, _ := evidence.Canonical(append([]any{base.Summary}, rowsAny(base.Rows)...))
 	readers := map[string]func(io.Reader) io.Reader{
 		"OneByteReader": iotest.OneByteReader,
 		"HalfReader":    iotest.HalfReader,
@@ -609,7 +584,7 @@ func TestIOTestReaders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, _ := evidence.Canonical(append([]any{tb.sum}, rowsAny(tb.rows)...))
+			got, _ := evidence.Canonical(append([]any{tb.Summary}, rowsAny(tb.Rows)...))
 			if !bytes.Equal(got, want) {
 				t.Fatal("output differs from a plain reader's")
 			}
@@ -680,11 +655,11 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		if tb.sum.RowsObserved != int64(len(tb.rows)) {
-			t.Fatalf("rows_observed %d, rows %d", tb.sum.RowsObserved, len(tb.rows))
+		if tb.Summary.RowsObserved != int64(len(tb.Rows)) {
+			t.Fatalf("rows_observed %d, rows %d", tb.Summary.RowsObserved, len(tb.Rows))
 		}
-		if tb.sum.Complete && (tb.sum.Metrics[schema.MetricSessionFinished].Value != true || tb.sum.Metrics[schema.MetricTruncatedBytes].Value != int64(0)) {
-			t.Fatalf("complete without a finished, whole session: %v", tb.sum.Metrics)
+		if tb.Summary.Complete && (tb.Summary.Metrics[schema.MetricSessionFinished].Value != true || tb.Summary.Metrics[schema.MetricTruncatedBytes].Value != int64(0)) {
+			t.Fatalf("complete without a finished, whole session: %v", tb.Summary.Metrics)
 		}
 	})
 }
@@ -726,15 +701,8 @@ func BenchmarkDecode(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := Decode(context.Background(), &formats.Input{Artifact: testArtifact, R: bytes.NewReader(data), Limits: map[string]int64{LimitItems: DefaultItems}}, discard{}); err != nil {
+		if err := Decode(context.Background(), &formats.Input{Artifact: testArtifact, R: bytes.NewReader(data), Limits: map[string]int64{LimitItems: DefaultItems}}, formatstest.Discard{}); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
-
-// discard is a sink that keeps nothing, so benchmarks measure the decoder.
-type discard struct{}
-
-func (discard) Begin(*evidence.Table) (formats.TableWriter, error) { return discard{}, nil }
-func (discard) Row(evidence.Object) error                          { return nil }
-func (discard) End(*evidence.Summary) error                        { return nil }

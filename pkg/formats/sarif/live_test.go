@@ -103,7 +103,7 @@ func TestLiveGosec(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []finding
-	for _, r := range one(t, s).rows {
+	for _, r := range one(t, s).Rows {
 		if r["location_status"] != StatusOK {
 			t.Fatalf("location rejected: %v", r)
 		}
@@ -165,7 +165,7 @@ func TestLiveESLint(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []finding
-	for _, r := range one(t, s).rows {
+	for _, r := range one(t, s).Rows {
 		if r["location_status"] != StatusOK {
 			t.Fatalf("location rejected: %v", r)
 		}

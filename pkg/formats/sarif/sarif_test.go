@@ -17,6 +17,7 @@ import (
 
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
+	"github.com/flameox/flameox/pkg/formats/formatstest"
 )
 
 const testdata = "../../../testdata/sarif"
@@ -27,37 +28,6 @@ const (
 	eslintRoot = "/tmp/flameox-sarif-fixture/eslint"
 )
 
-type table struct {
-	header  *evidence.Table
-	rows    []evidence.Object
-	summary *evidence.Summary
-}
-
-type sink struct{ tables []*table }
-
-func (s *sink) Begin(t *evidence.Table) (formats.TableWriter, error) {
-	tb := &table{header: t}
-	s.tables = append(s.tables, tb)
-	return tb, nil
-}
-
-func (t *table) Row(v evidence.Object) error {
-	if err := formats.CheckRow(t.header, v); err != nil {
-		return err
-	}
-	t.rows = append(t.rows, v)
-	return nil
-}
-
-func (t *table) End(s *evidence.Summary) error {
-	if t.summary != nil {
-		return errors.New("table ended twice")
-	}
-	s.RowsEmitted = int64(len(t.rows))
-	t.summary = s
-	return nil
-}
-
 func limits(over map[string]int64) map[string]int64 {
 	l, err := formats.EffectiveLimits(Spec, over)
 	if err != nil {
@@ -67,15 +37,14 @@ func limits(over map[string]int64) map[string]int64 {
 }
 
 // decodeFile runs the decoder through formats.Run, as the CLI does.
+type (
+	sink  = formatstest.Sink
+	table = formatstest.Table
+)
+
 func decodeFile(t testing.TB, path string, opts evidence.Object, over map[string]int64) (*sink, error) {
 	t.Helper()
-	art, err := formats.ArtifactFromPath(path, "explicit")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &sink{}
-	err = formats.Run(context.Background(), Spec, art, limits(over), opts, s)
-	return s, err
+	return formatstest.DecodeFile(t, Spec, path, over, opts)
 }
 
 // decodeBytes runs the decoder on an in-memory reader.
@@ -96,11 +65,11 @@ func code(err error) evidence.Code {
 
 func one(t *testing.T, s *sink) *table {
 	t.Helper()
-	if len(s.tables) != 1 {
-		t.Fatalf("got %d tables, want 1", len(s.tables))
+	if len(s.Tables) != 1 {
+		t.Fatalf("got %d tables, want 1", len(s.Tables))
 	}
-	tb := s.tables[0]
-	if tb.summary == nil {
+	tb := s.Tables[0]
+	if tb.Summary == nil {
 		t.Fatal("table was not ended")
 	}
 	return tb
@@ -133,8 +102,8 @@ func TestDecodeFixtures(t *testing.T) {
 				if code(err) != c.code {
 					t.Fatalf("error %v, want code %s", err, c.code)
 				}
-				if len(s.tables) != 0 {
-					t.Fatalf("a rejected document produced %d tables", len(s.tables))
+				if len(s.Tables) != 0 {
+					t.Fatalf("a rejected document produced %d tables", len(s.Tables))
 				}
 				return
 			}
@@ -142,13 +111,13 @@ func TestDecodeFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			tb := one(t, s)
-			if len(tb.rows) != c.rows || tb.summary.RowsObserved != int64(c.rows) {
-				t.Fatalf("got %d rows (observed %d), want %d", len(tb.rows), tb.summary.RowsObserved, c.rows)
+			if len(tb.Rows) != c.rows || tb.Summary.RowsObserved != int64(c.rows) {
+				t.Fatalf("got %d rows (observed %d), want %d", len(tb.Rows), tb.Summary.RowsObserved, c.rows)
 			}
-			if tb.summary.Complete != c.complete {
-				t.Fatalf("complete = %v, want %v (limitations %v)", tb.summary.Complete, c.complete, tb.summary.Limitations)
+			if tb.Summary.Complete != c.complete {
+				t.Fatalf("complete = %v, want %v (limitations %v)", tb.Summary.Complete, c.complete, tb.Summary.Limitations)
 			}
-			for i, r := range tb.rows {
+			for i, r := range tb.Rows {
 				ri, _ := evidence.AsInt(r["result_index"])
 				if _, ok := r["run_index"]; !ok || ri < 0 {
 					t.Fatalf("row %d lacks native coordinates: %v", i, r)
@@ -232,7 +201,7 @@ func TestGosecMatchesItsJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []finding
-	for _, r := range one(t, s).rows {
+	for _, r := range one(t, s).Rows {
 		if r["location_status"] != StatusOK {
 			t.Fatalf("gosec location rejected: %v", r)
 		}
@@ -278,7 +247,7 @@ func TestESLintMatchesItsJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []finding
-	for _, r := range one(t, s).rows {
+	for _, r := range one(t, s).Rows {
 		if r["location_status"] != StatusOK {
 			t.Fatalf("eslint location rejected: %v", r)
 		}
@@ -297,22 +266,22 @@ func TestWrongRootRejectsButKeepsRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb := one(t, s)
-	if len(tb.rows) != 8 {
-		t.Fatalf("got %d rows, want all 8", len(tb.rows))
+	if len(tb.Rows) != 8 {
+		t.Fatalf("got %d rows, want all 8", len(tb.Rows))
 	}
-	for _, r := range tb.rows {
+	for _, r := range tb.Rows {
 		if r["location_status"] != StatusFileOutsideRoot || r["path"] != nil {
 			t.Fatalf("want file_uri_outside_root with null path, got %v", r)
 		}
 	}
-	if m := tb.summary.Metrics["rejected_locations"]; m.Value != int64(8) {
+	if m := tb.Summary.Metrics["rejected_locations"]; m.Value != int64(8) {
 		t.Fatalf("rejected_locations = %v", m.Value)
 	}
-	if len(tb.summary.Limitations) == 0 {
+	if len(tb.Summary.Limitations) == 0 {
 		t.Fatal("rejections must be stated as a limitation")
 	}
 	abs, _ := filepath.Abs(testdata)
-	if got := tb.header.Arguments["options"].(evidence.Object)[OptSourceRoot]; got != abs {
+	if got := tb.Header.Arguments["options"].(evidence.Object)[OptSourceRoot]; got != abs {
 		t.Fatalf("header source_root = %v, want the artifact's directory %s", got, abs)
 	}
 }
@@ -361,11 +330,11 @@ func TestHostileURIs(t *testing.T) {
 		{StatusFileOutsideRoot, ""},
 	}
 	tb := one(t, s)
-	if len(tb.rows) != len(want) {
-		t.Fatalf("got %d rows, want %d", len(tb.rows), len(want))
+	if len(tb.Rows) != len(want) {
+		t.Fatalf("got %d rows, want %d", len(tb.Rows), len(want))
 	}
 	for i, w := range want {
-		r := tb.rows[i]
+		r := tb.Rows[i]
 		if ri, _ := evidence.AsInt(r["result_index"]); ri != int64(i) {
 			t.Fatalf("row %d has result_index %d: native order lost", i, ri)
 		}
@@ -415,13 +384,13 @@ func TestRulesAndLevels(t *testing.T) {
 		{nil, -1, "warning", "sarif_default", "no rule at all"},
 	}
 	for i, w := range want {
-		r := tb.rows[i]
+		r := tb.Rows[i]
 		idx, _ := evidence.AsInt(r["rule_index"])
 		if r["rule_id"] != w.rule || idx != w.index || r["level"] != w.level || r["level_source"] != w.source || r["message"] != w.msg {
 			t.Errorf("row %d = %v, want %+v", i, r, w)
 		}
 	}
-	if tb.summary.Complete {
+	if tb.Summary.Complete {
 		t.Fatal("a run with results: null must make the table incomplete")
 	}
 }
@@ -485,9 +454,9 @@ func TestHostileDocuments(t *testing.T) {
 			if got != c.code {
 				t.Fatalf("error %v, want %s", err, c.code)
 			}
-			for _, tb := range s.tables {
-				if tb.summary == nil || tb.summary.Complete {
-					t.Fatalf("a failed decode left a table that is open or complete: %+v", tb.summary)
+			for _, tb := range s.Tables {
+				if tb.Summary == nil || tb.Summary.Complete {
+					t.Fatalf("a failed decode left a table that is open or complete: %+v", tb.Summary)
 				}
 			}
 		})
@@ -501,8 +470,8 @@ func TestNullRunsIsIncomplete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tb := one(t, s); tb.summary.Complete || len(tb.rows) != 0 {
-		t.Fatalf("runs: null must give an empty, incomplete table: %+v", tb.summary)
+	if tb := one(t, s); tb.Summary.Complete || len(tb.Rows) != 0 {
+		t.Fatalf("runs: null must give an empty, incomplete table: %+v", tb.Summary)
 	}
 }
 
@@ -517,8 +486,8 @@ func TestTruncatedDocumentIsIncomplete(t *testing.T) {
 		t.Fatal("a truncated log decoded without failure")
 	}
 	tb := one(t, s)
-	if len(tb.rows) == 0 || tb.summary.Complete || tb.summary.Truncation == nil {
-		t.Fatalf("want rows and an incomplete, truncated summary; got %d rows, %+v", len(tb.rows), tb.summary)
+	if len(tb.Rows) == 0 || tb.Summary.Complete || tb.Summary.Truncation == nil {
+		t.Fatalf("want rows and an incomplete, truncated summary; got %d rows, %+v", len(tb.Rows), tb.Summary)
 	}
 }
 
@@ -536,7 +505,7 @@ func rowsOf(t *testing.T, s *sink, err error) []evidence.Object {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return one(t, s).rows
+	return one(t, s).Rows
 }
 
 func TestIOTestReaders(t *testing.T) {
@@ -594,17 +563,17 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("untyped error %T", err)
 			}
 		}
-		for _, tb := range s.tables {
-			if tb.summary == nil {
+		for _, tb := range s.Tables {
+			if tb.Summary == nil {
 				t.Fatal("table left open")
 			}
-			if tb.summary.RowsObserved != int64(len(tb.rows)) {
-				t.Fatalf("rows_observed %d for %d rows", tb.summary.RowsObserved, len(tb.rows))
+			if tb.Summary.RowsObserved != int64(len(tb.Rows)) {
+				t.Fatalf("rows_observed %d for %d rows", tb.Summary.RowsObserved, len(tb.Rows))
 			}
-			if err != nil && tb.summary.Complete {
+			if err != nil && tb.Summary.Complete {
 				t.Fatal("failed decode with a complete table")
 			}
-			for _, r := range tb.rows {
+			for _, r := range tb.Rows {
 				if r["location_status"] == StatusOK {
 					p := r["path"].(string)
 					if hasDotDot(p) || strings.HasPrefix(p, "/") {
@@ -639,7 +608,7 @@ func BenchmarkDecode(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(s.tables[0].rows) != 20000 {
+		if len(s.Tables[0].Rows) != 20000 {
 			b.Fatal("wrong row count")
 		}
 	}

@@ -18,44 +18,13 @@ import (
 
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
+	"github.com/flameox/flameox/pkg/formats/formatstest"
 	"github.com/flameox/flameox/pkg/schema"
 )
 
+type capture = formatstest.Sink
+
 const testdata = "../../../testdata/speedscope"
-
-type capture struct{ tables []*table }
-
-type table struct {
-	hdr  *evidence.Table
-	rows []evidence.Object
-	sum  *evidence.Summary
-}
-
-func (c *capture) Begin(t *evidence.Table) (formats.TableWriter, error) {
-	tb := &table{hdr: t}
-	c.tables = append(c.tables, tb)
-	return tb, nil
-}
-
-func (t *table) Row(v evidence.Object) error {
-	if err := formats.CheckRow(t.hdr, v); err != nil {
-		return err
-	}
-	t.rows = append(t.rows, v)
-	return nil
-}
-
-func (t *table) End(s *evidence.Summary) error { t.sum = s; return nil }
-
-func (c *capture) named(name string) []*table {
-	var out []*table
-	for _, t := range c.tables {
-		if t.hdr.Name == name {
-			out = append(out, t)
-		}
-	}
-	return out
-}
 
 func defaults(over map[string]int64) limits {
 	in := &formats.Input{Limits: over}
@@ -223,8 +192,8 @@ func TestAgainstNaiveOracle(t *testing.T) {
 			}
 			want := naive(t, b)
 			seen := map[string]bool{}
-			for _, tb := range c.named(schema.CPUFrames) {
-				for _, r := range tb.rows {
+			for _, tb := range c.Named(schema.CPUFrames) {
+				for _, r := range tb.Rows {
 					k := rowKey(r)
 					if seen[k] {
 						t.Fatalf("frame %s twice", k)
@@ -243,8 +212,8 @@ func TestAgainstNaiveOracle(t *testing.T) {
 				t.Errorf("%d frame rows, want %d", len(seen), len(want.incl))
 			}
 			edges := 0
-			for _, tb := range c.named(schema.CPUEdges) {
-				for _, r := range tb.rows {
+			for _, tb := range c.Named(schema.CPUEdges) {
+				for _, r := range tb.Rows {
 					k := edgeKeyOf(r)
 					f := factors[want.unit[r["thread"].(string)]]
 					if !close(float(t, r["weight"]), want.eWeight[k]*f) || !close(float(t, r["self_weight"]), want.eSelf[k]*f) {
@@ -257,8 +226,8 @@ func TestAgainstNaiveOracle(t *testing.T) {
 				t.Errorf("%d edge rows, want %d", edges, len(want.eWeight))
 			}
 			var total float64
-			for _, tb := range c.named(schema.CPUFrames) {
-				total += float(t, tb.sum.Metrics[schema.MetricTotalWeight].Value)
+			for _, tb := range c.Named(schema.CPUFrames) {
+				total += float(t, tb.Summary.Metrics[schema.MetricTotalWeight].Value)
 			}
 			var wantTotal float64
 			for th, w := range want.total {
@@ -300,15 +269,15 @@ func TestKnownValues(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			frames := got.named(schema.CPUFrames)
+			frames := got.Named(schema.CPUFrames)
 			if len(frames) != 1 {
 				t.Fatalf("%d frame tables", len(frames))
 			}
-			if col, _ := frames[0].hdr.Column("self_weight"); col.Unit != c.unit {
+			if col, _ := frames[0].Header.Column("self_weight"); col.Unit != c.unit {
 				t.Fatalf("unit %q, want %q", col.Unit, c.unit)
 			}
 			rows := map[string]evidence.Object{}
-			for _, r := range frames[0].rows {
+			for _, r := range frames[0].Rows {
 				rows[rowKey(r)] = r
 			}
 			for k, w := range c.frames {
@@ -320,7 +289,7 @@ func TestKnownValues(t *testing.T) {
 					t.Errorf("%s: %v", k, r)
 				}
 			}
-			if m := frames[0].sum.Metrics[schema.MetricTotalWeight]; float(t, m.Value) != c.total || m.Unit != c.unit {
+			if m := frames[0].Summary.Metrics[schema.MetricTotalWeight]; float(t, m.Value) != c.total || m.Unit != c.unit {
 				t.Errorf("total %v", m)
 			}
 		})
@@ -335,24 +304,24 @@ func TestMixedUnits(t *testing.T) {
 		t.Fatal(err)
 	}
 	var order []string
-	for _, tb := range c.tables {
-		col, _ := tb.hdr.Column("self_weight")
-		order = append(order, tb.hdr.Name+":"+col.Unit)
-		if !slices.Contains(tb.sum.Limitations, "the file's profiles use units of different dimensions; each dimension has its own table and they are never pooled") {
-			t.Errorf("%s lacks the split limitation", tb.hdr.Name)
+	for _, tb := range c.Tables {
+		col, _ := tb.Header.Column("self_weight")
+		order = append(order, tb.Header.Name+":"+col.Unit)
+		if !slices.Contains(tb.Summary.Limitations, "the file's profiles use units of different dimensions; each dimension has its own table and they are never pooled") {
+			t.Errorf("%s lacks the split limitation", tb.Header.Name)
 		}
 	}
 	if want := []string{"cpu.frames:s", "cpu.edges:s", "cpu.frames:bytes", "cpu.edges:bytes"}; !slices.Equal(order, want) {
 		t.Fatalf("tables %v, want %v", order, want)
 	}
-	secs, byts := c.tables[0], c.tables[2]
-	if m := secs.sum.Metrics[schema.MetricTotalWeight]; float(t, m.Value) != 3+10*1e-3 || m.Unit != "s" {
+	secs, byts := c.Tables[0], c.Tables[2]
+	if m := secs.Summary.Metrics[schema.MetricTotalWeight]; float(t, m.Value) != 3+10*1e-3 || m.Unit != "s" {
 		t.Errorf("seconds total %v", m)
 	}
-	if m := byts.sum.Metrics[schema.MetricTotalWeight]; float(t, m.Value) != 4096 || m.Unit != "bytes" {
+	if m := byts.Summary.Metrics[schema.MetricTotalWeight]; float(t, m.Value) != 4096 || m.Unit != "bytes" {
 		t.Errorf("bytes total %v", m)
 	}
-	for _, r := range secs.rows {
+	for _, r := range secs.Rows {
 		if r["thread"] == "trace-ms" && r["frame_id"] == "2" {
 			if float(t, r["self_weight"]) != 4*1e-3 || r["calls"] != int64(1) || r["primitive_calls"] != int64(1) {
 				t.Errorf("trace-ms work: %v", r)
@@ -363,7 +332,7 @@ func TestMixedUnits(t *testing.T) {
 		}
 	}
 	alloc := map[string]evidence.Object{}
-	for _, r := range c.tables[3].rows {
+	for _, r := range c.Tables[3].Rows {
 		alloc[edgeKeyOf(r)] = r
 	}
 	if e := alloc["heap|1>1"]; e == nil || float(t, e["weight"]) != 3072 || e["calls"] != nil {
@@ -372,7 +341,7 @@ func TestMixedUnits(t *testing.T) {
 	if e := alloc["heap|0>1"]; e == nil || float(t, e["weight"]) != 4096 || float(t, e["self_weight"]) != 1024 {
 		t.Errorf("main→alloc edge: %v", e)
 	}
-	for _, r := range byts.rows {
+	for _, r := range byts.Rows {
 		if r["frame_id"] == "1" && (r["line"] != int64(7) || r["column"] != int64(3) || r["file"] != "app.py") {
 			t.Errorf("alloc frame coordinates: %v", r)
 		}
@@ -399,12 +368,12 @@ func TestPySpyThreads(t *testing.T) {
 			if err := json.Unmarshal(b, &doc); err != nil {
 				t.Fatal(err)
 			}
-			frames := c.named(schema.CPUFrames)
+			frames := c.Named(schema.CPUFrames)
 			if len(frames) != 1 {
 				t.Fatalf("%d frame tables", len(frames))
 			}
 			threads := map[any]bool{}
-			for _, r := range frames[0].rows {
+			for _, r := range frames[0].Rows {
 				threads[r["thread"]] = true
 				if r["calls"] != nil {
 					t.Fatalf("sampled frame with calls: %v", r)
@@ -420,10 +389,10 @@ func TestPySpyThreads(t *testing.T) {
 			if len(threads) != len(doc.Profiles) || len(doc.Profiles) < 2 {
 				t.Errorf("%d threads for %d profiles", len(threads), len(doc.Profiles))
 			}
-			if got := frames[0].sum.Metrics[schema.MetricSamples].Value; got != samples {
+			if got := frames[0].Summary.Metrics[schema.MetricSamples].Value; got != samples {
 				t.Errorf("samples %v, want %d", got, samples)
 			}
-			cov := frames[0].sum.Coverage
+			cov := frames[0].Summary.Coverage
 			if cov["exporter"] != "py-spy@0.4.2" {
 				t.Errorf("exporter %v", cov["exporter"])
 			}
@@ -444,7 +413,7 @@ func TestPySpyThreads(t *testing.T) {
 			t.Fatal(err)
 		}
 		top := map[any]evidence.Object{}
-		for _, r := range c.named(schema.CPUFrames)[0].rows {
+		for _, r := range c.Named(schema.CPUFrames)[0].Rows {
 			if cur := top[r["thread"]]; cur == nil || float(t, r["self_weight"]) > float(t, cur["self_weight"]) {
 				top[r["thread"]] = r
 			}
@@ -466,7 +435,7 @@ func TestReaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantJSON, _ := evidence.Canonical(want.tables[1].rows)
+	wantJSON, _ := evidence.Canonical(want.Tables[1].Rows)
 	for name, wrap := range map[string]func(io.Reader) io.Reader{
 		"one byte": iotest.OneByteReader,
 		"half":     iotest.HalfReader,
@@ -477,7 +446,7 @@ func TestReaders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if j, _ := evidence.Canonical(got.tables[1].rows); !bytes.Equal(j, wantJSON) {
+			if j, _ := evidence.Canonical(got.Tables[1].Rows); !bytes.Equal(j, wantJSON) {
 				t.Fatal("edges differ from a plain read")
 			}
 		})
@@ -653,8 +622,8 @@ func TestEmptyAndEdgeCases(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(c.tables) != 2 || len(c.tables[0].rows) != 0 || !c.tables[0].sum.Complete {
-			t.Fatalf("%+v", c.tables)
+		if len(c.Tables) != 2 || len(c.Tables[0].Rows) != 0 || !c.Tables[0].Summary.Complete {
+			t.Fatalf("%+v", c.Tables)
 		}
 	})
 	t.Run("empty stack", func(t *testing.T) {
@@ -662,8 +631,8 @@ func TestEmptyAndEdgeCases(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := c.tables[0].sum
-		if float(t, s.Metrics[schema.MetricTotalWeight].Value) != 3 || len(c.tables[0].rows) != 1 {
+		s := c.Tables[0].Summary
+		if float(t, s.Metrics[schema.MetricTotalWeight].Value) != 3 || len(c.Tables[0].Rows) != 1 {
 			t.Fatalf("%+v", s)
 		}
 		if !slices.ContainsFunc(s.Limitations, func(l string) bool { return strings.HasPrefix(l, "1 samples have no frames") }) {
@@ -677,7 +646,7 @@ func TestEmptyAndEdgeCases(t *testing.T) {
 			t.Fatal(err)
 		}
 		var threads []string
-		for _, r := range c.tables[0].rows {
+		for _, r := range c.Tables[0].Rows {
 			threads = append(threads, r["thread"].(string))
 		}
 		if !slices.Equal(threads, []string{"p (profile 0)", "p (profile 1)"}) {
@@ -691,11 +660,11 @@ func TestEmptyAndEdgeCases(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := c.tables[1].rows
+		r := c.Tables[1].Rows
 		if len(r) != 1 || r[0]["caller_id"] != "1" || r[0]["callee_id"] != "0" || float(t, r[0]["weight"]) != 2e-6 {
 			t.Fatalf("edges %v", r)
 		}
-		if f := c.tables[0].rows[0]; f["file"] != nil || f["line"] != int64(-1) || f["column"] != int64(-1) {
+		if f := c.Tables[0].Rows[0]; f["file"] != nil || f["line"] != int64(-1) || f["column"] != int64(-1) {
 			t.Fatalf("frame %v", f)
 		}
 	})
@@ -747,24 +716,24 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		if len(c.tables)%2 != 0 || len(c.tables) == 0 {
-			t.Fatalf("%d tables", len(c.tables))
+		if len(c.Tables)%2 != 0 || len(c.Tables) == 0 {
+			t.Fatalf("%d tables", len(c.Tables))
 		}
-		for i := 0; i < len(c.tables); i += 2 {
-			frames, edges := c.tables[i], c.tables[i+1]
-			if frames.hdr.Name != schema.CPUFrames || edges.hdr.Name != schema.CPUEdges {
+		for i := 0; i < len(c.Tables); i += 2 {
+			frames, edges := c.Tables[i], c.Tables[i+1]
+			if frames.Header.Name != schema.CPUFrames || edges.Header.Name != schema.CPUEdges {
 				t.Fatal("tables out of order")
 			}
 			ids := map[string]bool{}
-			for _, r := range frames.rows {
+			for _, r := range frames.Rows {
 				ids[rowKey(r)] = true
 			}
-			for _, e := range edges.rows {
+			for _, e := range edges.Rows {
 				if !ids[fmt.Sprint(e["thread"], "|", e["caller_id"])] || !ids[fmt.Sprint(e["thread"], "|", e["callee_id"])] {
 					t.Fatalf("edge %v does not resolve", e)
 				}
 			}
-			if int64(len(frames.rows)) != frames.sum.RowsObserved {
+			if int64(len(frames.Rows)) != frames.Summary.RowsObserved {
 				t.Fatal("rows and summary disagree")
 			}
 		}
@@ -827,16 +796,8 @@ func BenchmarkDecode(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := decodeFrom(context.Background(), open, int64(len(data)), lim, "sha256:bench", discard{}); err != nil {
+		if err := decodeFrom(context.Background(), open, int64(len(data)), lim, "sha256:bench", formatstest.Discard{}); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
-
-type discard struct{}
-
-type discardTable struct{ hdr *evidence.Table }
-
-func (discard) Begin(t *evidence.Table) (formats.TableWriter, error) { return discardTable{t}, nil }
-func (d discardTable) Row(v evidence.Object) error                   { return formats.CheckRow(d.hdr, v) }
-func (discardTable) End(*evidence.Summary) error                     { return nil }

@@ -15,57 +15,24 @@ import (
 
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
+	"github.com/flameox/flameox/pkg/formats/formatstest"
 	"github.com/flameox/flameox/pkg/schema"
 )
 
 const testdata = "../../../testdata/v8"
 
-// memSink keeps decoded tables in memory.
-type memSink struct{ tables []*memTable }
-
-type memTable struct {
-	t       *evidence.Table
-	rows    []evidence.Object
-	summary *evidence.Summary
-}
-
-func (m *memSink) Begin(t *evidence.Table) (formats.TableWriter, error) {
-	mt := &memTable{t: t}
-	m.tables = append(m.tables, mt)
-	return mt, nil
-}
-
-func (m *memTable) Row(v evidence.Object) error {
-	if err := formats.CheckRow(m.t, v); err != nil {
-		return err
-	}
-	m.rows = append(m.rows, v)
-	return nil
-}
-
-func (m *memTable) End(s *evidence.Summary) error { m.summary = s; return nil }
-
-func (m *memSink) table(name string) *memTable {
-	for _, t := range m.tables {
-		if t.t.Name == name {
-			return t
-		}
-	}
-	return nil
-}
-
-func decodeReader(t testing.TB, r io.Reader, limits map[string]int64) (*memSink, error) {
+func decodeReader(t testing.TB, r io.Reader, limits map[string]int64) (*formatstest.Sink, error) {
 	t.Helper()
 	lim, err := formats.EffectiveLimits(Spec, limits)
 	if err != nil {
 		t.Fatal(err)
 	}
 	in := &formats.Input{Artifact: &evidence.Artifact{ID: "sha256:" + strings.Repeat("0", 64)}, R: r, Limits: lim}
-	sink := &memSink{}
+	sink := &formatstest.Sink{}
 	return sink, Spec.Decoder.Decode(context.Background(), in, sink)
 }
 
-func decodeBytes(t testing.TB, b []byte) (*memSink, error) {
+func decodeBytes(t testing.TB, b []byte) (*formatstest.Sink, error) {
 	return decodeReader(t, bytes.NewReader(b), nil)
 }
 
@@ -116,10 +83,10 @@ func TestSelfCountsEqualIndependentCount(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			frames := sink.table(schema.CPUFrames)
+			frames := sink.Table(schema.CPUFrames)
 			got := map[string]int64{}
 			var sum int64
-			for _, r := range frames.rows {
+			for _, r := range frames.Rows {
 				n, _ := evidence.AsInt(r["self_weight"])
 				got[rowKey(r)] += n
 				sum += n
@@ -132,10 +99,10 @@ func TestSelfCountsEqualIndependentCount(t *testing.T) {
 			if sum != total {
 				t.Errorf("self weights sum to %d, file has %d samples", sum, total)
 			}
-			if tw := frames.summary.Metrics[schema.MetricTotalWeight].Value; tw != total {
+			if tw := frames.Summary.Metrics[schema.MetricTotalWeight].Value; tw != total {
 				t.Errorf("total_weight %v, want %d", tw, total)
 			}
-			if !frames.summary.Complete {
+			if !frames.Summary.Complete {
 				t.Error("summary not complete")
 			}
 		})
@@ -157,7 +124,7 @@ func TestHotFunctionAndCoordinates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := sink.table(schema.CPUFrames).rows
+	rows := sink.Table(schema.CPUFrames).Rows
 	var top evidence.Object
 	var best int64 = -1
 	for _, r := range rows {
@@ -228,7 +195,7 @@ func TestRecursionInclusiveRepeats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fib := find(sink.table(schema.CPUFrames).rows, "fib")
+	fib := find(sink.Table(schema.CPUFrames).Rows, "fib")
 	if fib == nil {
 		t.Fatal("no fib frame")
 	}
@@ -239,9 +206,9 @@ func TestRecursionInclusiveRepeats(t *testing.T) {
 	if incl <= stacks {
 		t.Errorf("fib inclusive %d should exceed the %d stacks holding fib: recursion repeats", incl, stacks)
 	}
-	edges := sink.table(schema.CPUEdges)
+	edges := sink.Table(schema.CPUEdges)
 	self := 0
-	for _, e := range edges.rows {
+	for _, e := range edges.Rows {
 		if e["caller_function"] == "fib" && e["callee_function"] == "fib" {
 			self++
 		}
@@ -275,7 +242,7 @@ func TestTimeDeltasAndIotest(t *testing.T) {
 			}
 		})
 	}
-	if _, ok := want.table(schema.CPUFrames).summary.Metrics["sampled_duration"]; !ok {
+	if _, ok := want.Table(schema.CPUFrames).Summary.Metrics["sampled_duration"]; !ok {
 		t.Error("no sampled_duration metric")
 	}
 	t.Run("read-error", func(t *testing.T) {
@@ -286,14 +253,14 @@ func TestTimeDeltasAndIotest(t *testing.T) {
 	})
 }
 
-func toAny(m *memSink) []any {
+func toAny(m *formatstest.Sink) []any {
 	var out []any
-	for _, t := range m.tables {
-		rows := make([]any, len(t.rows))
-		for i, r := range t.rows {
+	for _, t := range m.Tables {
+		rows := make([]any, len(t.Rows))
+		for i, r := range t.Rows {
 			rows[i] = r
 		}
-		out = append(out, t.t.Name, rows, t.summary.CanonicalValue())
+		out = append(out, t.Header.Name, rows, t.Summary.CanonicalValue())
 	}
 	return out
 }
@@ -396,16 +363,16 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		frames := sink.table(schema.CPUFrames)
-		if frames == nil || frames.summary == nil {
+		frames := sink.Table(schema.CPUFrames)
+		if frames == nil || frames.Summary == nil {
 			t.Fatal("success without a frames table and summary")
 		}
 		var sum int64
-		for _, r := range frames.rows {
+		for _, r := range frames.Rows {
 			n, _ := evidence.AsInt(r["self_weight"])
 			sum += n
 		}
-		if sum != frames.summary.Metrics[schema.MetricSamples].Value.(int64) {
+		if sum != frames.Summary.Metrics[schema.MetricSamples].Value.(int64) {
 			t.Fatalf("self weights %d do not add up to the samples", sum)
 		}
 	})

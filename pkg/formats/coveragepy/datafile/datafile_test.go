@@ -16,53 +16,19 @@ import (
 	"github.com/flameox/flameox/pkg/evidence"
 	"github.com/flameox/flameox/pkg/formats"
 	"github.com/flameox/flameox/pkg/formats/coveragepy"
+	"github.com/flameox/flameox/pkg/formats/formatstest"
 )
 
 const testdata = "../../../../testdata/coverage"
 
-type table struct {
-	header  *evidence.Table
-	rows    []evidence.Object
-	summary *evidence.Summary
-}
-
-type sink struct{ tables []*table }
-
-func (s *sink) Begin(t *evidence.Table) (formats.TableWriter, error) {
-	tb := &table{header: t}
-	s.tables = append(s.tables, tb)
-	return tb, nil
-}
-
-func (t *table) Row(v evidence.Object) error {
-	if err := formats.CheckRow(t.header, v); err != nil {
-		return err
-	}
-	t.rows = append(t.rows, v)
-	return nil
-}
-
-func (t *table) End(s *evidence.Summary) error {
-	if t.summary != nil {
-		return errors.New("table ended twice")
-	}
-	s.RowsEmitted = int64(len(t.rows))
-	t.summary = s
-	return nil
-}
+type (
+	sink  = formatstest.Sink
+	table = formatstest.Table
+)
 
 func decodeFile(t testing.TB, spec *formats.Spec, path string, over map[string]int64) (*sink, error) {
 	t.Helper()
-	art, err := formats.ArtifactFromPath(path, "explicit")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lim, err := formats.EffectiveLimits(spec, over)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &sink{}
-	return s, formats.Run(context.Background(), spec, art, lim, nil, s)
+	return formatstest.DecodeFile(t, spec, path, over, nil)
 }
 
 func code(err error) evidence.Code {
@@ -78,10 +44,10 @@ func one(t *testing.T, s *sink, err error) *table {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.tables) != 1 || s.tables[0].summary == nil {
-		t.Fatalf("want one closed table, got %d", len(s.tables))
+	if len(s.Tables) != 1 || s.Tables[0].Summary == nil {
+		t.Fatalf("want one closed table, got %d", len(s.Tables))
 	}
-	return s.tables[0]
+	return s.Tables[0]
 }
 
 func intOf(t *testing.T, v any) int64 {
@@ -109,7 +75,7 @@ func TestSQLiteMatchesCoverageAPI(t *testing.T) {
 			s, err := decodeFile(t, Spec, filepath.Join(testdata, name+".coverage"), nil)
 			tb := one(t, s, err)
 			got := map[string]int64{}
-			for _, r := range tb.rows {
+			for _, r := range tb.Rows {
 				got[r["file"].(string)] = intOf(t, r["executed_lines"])
 				for _, c := range []string{"statements", "missing_lines", "percent_covered", "num_branches"} {
 					if r[c] != nil {
@@ -120,7 +86,7 @@ func TestSQLiteMatchesCoverageAPI(t *testing.T) {
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("executed lines differ from CoverageData.lines:\n got %v\nwant %v", got, want)
 			}
-			if !slices.ContainsFunc(tb.summary.Limitations, func(l string) bool { return strings.Contains(l, "statements") }) {
+			if !slices.ContainsFunc(tb.Summary.Limitations, func(l string) bool { return strings.Contains(l, "statements") }) {
 				t.Fatal("the missing statement data is not stated as a limitation")
 			}
 		})
@@ -130,10 +96,10 @@ func TestSQLiteMatchesCoverageAPI(t *testing.T) {
 func TestSQLiteArcsAndContexts(t *testing.T) {
 	s, err := decodeFile(t, Spec, filepath.Join(testdata, "branch.coverage"), nil)
 	tb := one(t, s, err)
-	if tb.summary.Coverage["has_arcs"] != true {
+	if tb.Summary.Coverage["has_arcs"] != true {
 		t.Fatal("branch data not recognized as arcs")
 	}
-	for _, r := range tb.rows {
+	for _, r := range tb.Rows {
 		if intOf(t, r["executed_arcs"]) <= 0 {
 			t.Fatalf("no arcs counted: %v", r)
 		}
@@ -141,7 +107,7 @@ func TestSQLiteArcsAndContexts(t *testing.T) {
 	s, err = decodeFile(t, Spec, filepath.Join(testdata, "contexts.coverage"), nil)
 	tb = one(t, s, err)
 	var app evidence.Object
-	for _, r := range tb.rows {
+	for _, r := range tb.Rows {
 		if strings.HasSuffix(r["file"].(string), "/app.py") {
 			app = r
 		}
@@ -248,7 +214,7 @@ func TestSQLiteHostile(t *testing.T) {
 			if code(err) != c.code {
 				t.Fatalf("error %v, want %s", err, c.code)
 			}
-			if len(s.tables) != 0 {
+			if len(s.Tables) != 0 {
 				t.Fatal("a rejected data file produced a table")
 			}
 		})
@@ -266,8 +232,8 @@ func TestSQLiteVerifiesDigest(t *testing.T) {
 	lim, _ := formats.EffectiveLimits(Spec, nil)
 	s := &sink{}
 	err = formats.Run(context.Background(), Spec, art, lim, nil, s)
-	if code(err) != evidence.CodeIntegrity || len(s.tables) != 0 {
-		t.Fatalf("got %v with %d tables, want INTEGRITY_FAILURE and none", err, len(s.tables))
+	if code(err) != evidence.CodeIntegrity || len(s.Tables) != 0 {
+		t.Fatalf("got %v with %d tables, want INTEGRITY_FAILURE and none", err, len(s.Tables))
 	}
 }
 

@@ -1,7 +1,7 @@
 // Command flameox-capture runs a workload under a capture provider and
 // writes canonical evidence blocks (capture, artifact, bundle, failure) to
 // stdout. Provider subcommands and their flags are derived from the
-// registry; the work is pkg/capture's.
+// registry; the work is internal/capture's.
 package main
 
 import (
@@ -18,10 +18,10 @@ import (
 	"github.com/alecthomas/kong"
 	"golang.org/x/sys/unix"
 
-	"github.com/flameox/flameox/pkg/capture"
-	"github.com/flameox/flameox/pkg/evidence"
-	"github.com/flameox/flameox/pkg/param"
-	"github.com/flameox/flameox/pkg/registry"
+	"github.com/flameox/flameox/internal/capture"
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/registry"
 )
 
 func main() {

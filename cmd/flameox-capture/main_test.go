@@ -14,9 +14,9 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/flameox/flameox/pkg/capture"
-	"github.com/flameox/flameox/pkg/evidence"
-	"github.com/flameox/flameox/pkg/registry"
+	"github.com/flameox/flameox/internal/capture"
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/registry"
 )
 
 func TestMain(m *testing.M) {

@@ -5,11 +5,11 @@ import (
 	"context"
 	"os"
 
-	"github.com/flameox/flameox/pkg/bundle"
-	"github.com/flameox/flameox/pkg/command"
-	"github.com/flameox/flameox/pkg/decode"
-	"github.com/flameox/flameox/pkg/evidence"
-	"github.com/flameox/flameox/pkg/registry"
+	"github.com/flameox/flameox/internal/bundle"
+	"github.com/flameox/flameox/internal/command"
+	"github.com/flameox/flameox/internal/decode"
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/registry"
 )
 
 const description = `Decode native artifacts into typed, canonical JSONL tables.

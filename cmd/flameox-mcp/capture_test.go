@@ -13,8 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
-	"github.com/flameox/flameox/pkg/evidence"
-	"github.com/flameox/flameox/pkg/registry"
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/registry"
 )
 
 // captureClient connects to flameox-mcp with flameox-capture beside it and

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flameox/flameox/pkg/evidence"
-	"github.com/flameox/flameox/pkg/mcpserver"
-	"github.com/flameox/flameox/pkg/registry"
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/mcpserver"
+	"github.com/flameox/flameox/internal/registry"
 )
 
 // inspectorVersion is pinned in tools/mcp-inspector/package.json and its

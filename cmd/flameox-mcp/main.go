@@ -12,9 +12,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/flameox/flameox/pkg/command"
-	"github.com/flameox/flameox/pkg/evidence"
-	"github.com/flameox/flameox/pkg/mcpserver"
+	"github.com/flameox/flameox/internal/command"
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/mcpserver"
 )
 
 const description = `Serve flameox's tools to an MCP client over stdin/stdout.

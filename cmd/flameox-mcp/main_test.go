@@ -23,9 +23,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/flameox/flameox/pkg/evidence"
-	"github.com/flameox/flameox/pkg/mcpserver"
-	"github.com/flameox/flameox/pkg/registry"
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/mcpserver"
+	"github.com/flameox/flameox/internal/registry"
 )
 
 var (

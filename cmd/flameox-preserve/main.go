@@ -12,8 +12,8 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/flameox/flameox/pkg/bundle"
-	"github.com/flameox/flameox/pkg/evidence"
+	"github.com/flameox/flameox/internal/bundle"
+	"github.com/flameox/flameox/internal/evidence"
 )
 
 const description = `Preserve evidence as an immutable, content-addressed bundle.

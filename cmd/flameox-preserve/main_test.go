@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flameox/flameox/pkg/bundle"
-	"github.com/flameox/flameox/pkg/evidence"
-	"github.com/flameox/flameox/pkg/schema"
+	"github.com/flameox/flameox/internal/bundle"
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/schema"
 )
 
 var binary string

@@ -9,13 +9,13 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/flameox/flameox/pkg/command"
-	"github.com/flameox/flameox/pkg/decode"
-	"github.com/flameox/flameox/pkg/evidence"
-	"github.com/flameox/flameox/pkg/param"
-	"github.com/flameox/flameox/pkg/rank"
-	"github.com/flameox/flameox/pkg/registry"
-	"github.com/flameox/flameox/pkg/render"
+	"github.com/flameox/flameox/internal/command"
+	"github.com/flameox/flameox/internal/decode"
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/rank"
+	"github.com/flameox/flameox/internal/registry"
+	"github.com/flameox/flameox/internal/render"
 )
 
 const description = `Select a projection of decoded tables, then bound and rank it.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/flameox/flameox/pkg/registry"
+	"github.com/flameox/flameox/internal/registry"
 )
 
 func main() {

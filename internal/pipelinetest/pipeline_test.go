@@ -16,7 +16,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/flameox/flameox/pkg/evidence"
+	"github.com/flameox/flameox/internal/evidence"
 )
 
 var binDir string

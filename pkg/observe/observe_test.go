@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/flameox/flameox/pkg/evidence"
+	"github.com/flameox/flameox/internal/evidence"
 )
 
 func nest(depth int) any {

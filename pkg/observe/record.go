@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/flameox/flameox/pkg/evidence"
-	"github.com/flameox/flameox/pkg/jsonscan"
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/jsonscan"
 )
 
 // Record is one parsed line of an observations file.

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flameox/flameox/pkg/evidence"
+	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/pkg/observe"
 )
 

@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 py=${FLAMEOX_VENV:-$root/.venv}/bin/python
 export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ in the suites
-export PYTHONPATH="$root/pkg/capture/providers/pytest"
+export PYTHONPATH="$root/internal/capture/providers/pytest"
 
 run() { # NAME SUITE WANT_EXIT ARGS...
 	name=$1 suite=$2 want=$3

@@ -26,9 +26,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/flameox/flameox/pkg/evidence"
-	"github.com/flameox/flameox/pkg/formats"
-	"github.com/flameox/flameox/pkg/formats/perfscript"
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/perfscript"
 )
 
 // sources are real perf script outputs; only their samples are repeated.

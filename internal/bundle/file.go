@@ -1,0 +1,156 @@
+package bundle
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/flameox/flameox/internal/evidence"
+)
+
+// copyBuffer is the read size for native copies and digest checks.
+const copyBuffer = 1 << 20
+
+// copyNative copies a's bytes to dst, hashing them on the way. It reads at
+// most a.Size+1 bytes, so a file that is still growing cannot keep it busy,
+// and removes dst unless the bytes match the artifact's id and size.
+func copyNative(a *evidence.Artifact, dst string) (err error) {
+	src, err := os.Open(a.Path)
+	if err != nil {
+		return (&evidence.Failure{Code: evidence.CodeIOFailure, Message: "open native artifact: " + err.Error(), Err: err}).At(a.Path, a.ID)
+	}
+	defer src.Close()
+	st, err := src.Stat()
+	if err != nil {
+		return evidence.Wrap(evidence.CodeIOFailure, err, "stat native artifact").At(a.Path, a.ID)
+	}
+	if !st.Mode().IsRegular() {
+		return evidence.Failf(evidence.CodeInvalidArgument, "native artifact is not a regular file").At(a.Path, a.ID)
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return evidence.Wrap(evidence.CodeIOFailure, err, "create native copy").At(a.Path, a.ID)
+	}
+	defer func() {
+		if err != nil {
+			out.Close()
+			os.Remove(dst)
+		}
+	}()
+	h := sha256.New()
+	n, err := io.CopyBuffer(io.MultiWriter(out, h), io.LimitReader(src, a.Size+1), make([]byte, copyBuffer))
+	if err != nil {
+		return evidence.Wrap(evidence.CodeIOFailure, err, "copy native artifact").At(a.Path, a.ID)
+	}
+	if n != a.Size {
+		msg := fmt.Sprintf("native artifact holds %d bytes, its artifact block says %d", n, a.Size)
+		if n > a.Size {
+			msg = fmt.Sprintf("native artifact holds more than the %d bytes its artifact block says", a.Size)
+		}
+		return (&evidence.Failure{Code: evidence.CodeIntegrity, Message: msg,
+			Details: evidence.Object{"expected_size": a.Size}}).At(a.Path, a.ID)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != a.Digest() {
+		return (&evidence.Failure{Code: evidence.CodeIntegrity,
+			Message: "native artifact bytes do not match the artifact id",
+			Details: evidence.Object{"expected_sha256": a.Digest(), "actual_sha256": got}}).At(a.Path, a.ID)
+	}
+	if err := syncClose(out); err != nil {
+		return evidence.Wrap(evidence.CodeIOFailure, err, "write native copy").At(a.Path, a.ID)
+	}
+	return nil
+}
+
+// verifyFile checks that path is a regular file of size bytes whose
+// SHA-256 is sum (hex), reading at most size+1 bytes.
+func verifyFile(path string, size int64, sum string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return verifyOpen(f, size, sum)
+}
+
+func verifyOpen(f *os.File, size int64, sum string) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return errors.New("not a regular file")
+	}
+	h := sha256.New()
+	n, err := io.CopyBuffer(h, io.LimitReader(f, size+1), make([]byte, copyBuffer))
+	if err != nil {
+		return err
+	}
+	if n != size {
+		return fmt.Errorf("size is not %d bytes as the manifest says", size)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
+		return fmt.Errorf("sha256 is %s, the manifest says %s", got, sum)
+	}
+	return nil
+}
+
+// syncClose flushes a file to stable storage and closes it.
+func syncClose(f *os.File) error {
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// syncDir makes a directory's entries durable (new files, renames).
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// mkdirSynced creates dir if absent and syncs its parent, so the new
+// entry survives a crash.
+func mkdirSynced(dir string) error {
+	err := os.Mkdir(dir, 0o755)
+	switch {
+	case errors.Is(err, os.ErrExist):
+		st, err := os.Stat(dir)
+		if err != nil {
+			return err
+		}
+		if !st.IsDir() {
+			return errors.New("not a directory")
+		}
+		return nil
+	case errors.Is(err, os.ErrNotExist):
+		if err := mkdirSynced(filepath.Dir(dir)); err != nil {
+			return err
+		}
+		return mkdirSynced(dir)
+	case err != nil:
+		return err
+	}
+	return syncDir(filepath.Dir(dir))
+}
+
+// writeSynced creates path with data and syncs it.
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return syncClose(f)
+}

@@ -1,0 +1,154 @@
+package bundle
+
+import (
+	"context"
+	"io"
+
+	"github.com/flameox/flameox/internal/evidence"
+)
+
+// Preserve reads a block stream from in, writes every block to out as it
+// came, and preserves the evidence the stream carries in a new bundle in
+// store: capture blocks, artifacts (native bytes copied and verified),
+// tables with their rows and summaries, and failures. It writes the bundle
+// block last and returns it; the caller flushes out.
+//
+// Bundle blocks in the stream are forwarded but not preserved: they refer
+// to other bundles. A block that cannot be preserved fails the whole run
+// with a typed failure located at its input line; nothing is published.
+func Preserve(ctx context.Context, store string, in io.Reader, out *evidence.Writer) (*evidence.Bundle, error) {
+	b, err := NewBuilder(store)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Abort()
+	p := &preserver{b: b, tables: map[string]*streamTable{}}
+	rd := evidence.NewReader(in)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, evidence.Wrap(evidence.CodeCancelled, err, "preserve")
+		}
+		raw, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if ctx.Err() != nil { // the read was interrupted on purpose
+				return nil, evidence.Wrap(evidence.CodeCancelled, ctx.Err(), "preserve")
+			}
+			return nil, err
+		}
+		if err := out.Write(raw); err != nil {
+			return nil, err
+		}
+		if err := p.block(raw); err != nil {
+			return nil, atLine(err, raw.Line)
+		}
+	}
+	bl, err := b.Publish(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := out.Write(bl); err != nil {
+		return nil, err
+	}
+	return bl, nil
+}
+
+type preserver struct {
+	b      *Builder
+	tables map[string]*streamTable
+}
+
+type streamTable struct {
+	w     *TableWriter
+	ended bool
+}
+
+func (p *preserver) block(raw *evidence.Raw) error {
+	switch raw.Kind() {
+	case evidence.KindCapture:
+		return p.b.AddCaptureBlock(raw.Obj)
+	case evidence.KindArtifact:
+		a, err := evidence.ArtifactFrom(raw.Obj)
+		if err != nil {
+			return err
+		}
+		return p.b.AddArtifact(a)
+	case evidence.KindTable:
+		t, err := evidence.TableFrom(raw.Obj)
+		if err != nil {
+			return err
+		}
+		w, err := p.b.BeginTable(t)
+		if err != nil {
+			return err
+		}
+		p.tables[t.ID] = &streamTable{w: w}
+		return nil
+	case evidence.KindRow:
+		r, err := evidence.RowFrom(raw.Obj)
+		if err != nil {
+			return err
+		}
+		st, err := p.table(r.TableID, "row")
+		if err != nil {
+			return err
+		}
+		return st.w.Row(r.Values)
+	case evidence.KindSummary:
+		s, err := evidence.SummaryFrom(raw.Obj)
+		if err != nil {
+			return err
+		}
+		st, err := p.table(s.TableID, "summary")
+		if err != nil {
+			return err
+		}
+		if s.RowsEmitted != st.w.rows {
+			return evidence.Failf(evidence.CodeInvalidArgument, "summary of table %s says %d rows emitted; the stream carried %d", s.TableID, s.RowsEmitted, st.w.rows)
+		}
+		st.ended = true
+		return st.w.End(s)
+	case evidence.KindFailure:
+		f, err := evidence.FailureFrom(raw.Obj)
+		if err != nil {
+			return err
+		}
+		return p.b.AddFailure(f)
+	case evidence.KindBundle:
+		return nil
+	}
+	return evidence.Failf(evidence.CodeInvalidArgument, "unknown block kind %q", raw.Kind())
+}
+
+// table returns the open table a row or summary belongs to.
+func (p *preserver) table(id, what string) (*streamTable, error) {
+	st := p.tables[id]
+	switch {
+	case st == nil:
+		return nil, evidence.Failf(evidence.CodeInvalidArgument, "%s for table %q, whose header never came", what, id)
+	case st.ended:
+		return nil, evidence.Failf(evidence.CodeInvalidArgument, "%s for table %q after its summary", what, id)
+	}
+	return st, nil
+}
+
+// atLine locates a failure at an input line. A failure already located in
+// a file (a native artifact) keeps that location, since a line number there
+// would name a line of the artifact, and gets the input line as a detail.
+func atLine(err error, line int) error {
+	f := evidence.Wrap(evidence.CodeInternal, err, "")
+	if f.Location.Path != "" && f.Location.Path != "<stdin>" {
+		if f.Details == nil {
+			f.Details = evidence.Object{}
+		}
+		f.Details["input_line"] = line
+		return f
+	}
+	f.Location.Path = "<stdin>"
+	if f.Location.Line == 0 {
+		f.Location.Line = line
+	}
+	return f
+}

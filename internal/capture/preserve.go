@@ -1,0 +1,45 @@
+package capture
+
+import (
+	"context"
+
+	"github.com/flameox/flameox/internal/bundle"
+	"github.com/flameox/flameox/internal/evidence"
+)
+
+// preserve publishes a capture's provenance, native outputs and failure
+// (if any) as one bundle in store, independently of any later analysis.
+// The bundled capture block has no bundle_id (a bundle cannot name
+// itself); the block written to stdout carries it.
+func preserve(ctx context.Context, store string, c *evidence.Capture, arts []*evidence.Artifact, f *evidence.Failure) (*evidence.Bundle, error) {
+	b, err := bundle.NewBuilder(store)
+	if err != nil {
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "preserve in %s", store)
+	}
+	published := false
+	defer func() {
+		if !published {
+			b.Abort()
+		}
+	}()
+	snapshot := *c
+	if err := b.AddCapture(&snapshot); err != nil {
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "preserve capture %s", c.ID)
+	}
+	for _, a := range arts {
+		if err := b.AddArtifact(a); err != nil {
+			return nil, evidence.Wrap(evidence.CodeIOFailure, err, "preserve %s", a.Path)
+		}
+	}
+	if f != nil {
+		if err := b.AddFailure(f); err != nil {
+			return nil, evidence.Wrap(evidence.CodeIOFailure, err, "preserve failure")
+		}
+	}
+	out, err := b.Publish(ctx)
+	if err != nil {
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "publish bundle in %s", store)
+	}
+	published = true
+	return out, nil
+}

@@ -1,0 +1,212 @@
+// Package coverage is the coverage capture provider: it runs a Python
+// workload under coverage.py in the workload's own interpreter, then writes
+// coverage.py's JSON report from the same data with a post command.
+//
+// coverage.py is an in-process collector, so it must be importable in the
+// declared interpreter (argv[0]). Resolve probes that interpreter before
+// anything runs and never substitutes flameox's own.
+package coverage
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/flameox/flameox/internal/capture"
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/param"
+)
+
+// Pinned is the coverage.py version flameox is tested with (see
+// tools/requirements.txt); any 7.x release that writes JSON format 3 works.
+const Pinned = "7.17.5"
+
+// Output names inside the plan's output directory.
+const (
+	DataFile   = ".coverage"
+	ReportFile = "coverage.json"
+)
+
+// probeTimeout bounds the interpreter probe.
+const probeTimeout = 30 * time.Second
+
+// probe prints what the interpreter is and which coverage.py it imports.
+const probe = `import json, sys
+try:
+    import coverage
+    v = coverage.__version__
+except ImportError:
+    v = None
+print(json.dumps({"executable": sys.executable, "python": sys.version.split()[0], "coverage": v}))
+`
+
+// Provider is the registry entry.
+var Provider = &capture.Provider{
+	Name:   "coverage",
+	Title:  "coverage.py line and branch coverage",
+	Family: "Reliability",
+	Selection: "Measure which lines (and, with branch, which branches) of a Python workload execute. " +
+		"The workload argv must start with its Python interpreter: `python script.py ...` or `python -m pytest ...`. " +
+		"coverage.py must be installed in that interpreter. Writes the native .coverage data file and coverage.py's JSON report.",
+	Params: []param.Param{
+		{Name: "branch", Type: param.Bool, Default: false, Doc: "measure branches too (coverage run --branch)"},
+		{Name: "source", Type: param.StringList, Doc: "packages or directories to measure (coverage run --source); default: coverage.py's own selection"},
+	},
+	Artifacts: []capture.Role{
+		{Role: "coverage-data", Format: "coverage-sqlite", Pattern: DataFile, Required: true,
+			Doc: "coverage.py's native data file (SQLite): executed lines or arcs per file and context"},
+		{Role: "coverage-report", Format: "coverage-json", Pattern: ReportFile,
+			Doc: "`coverage json` report from the same data: statements, missing lines, branches, totals"},
+	},
+	Operations: []string{"summarize_coverage"},
+	Binding: capture.Binding{
+		Executable: "coverage",
+		InWorkload: true,
+		Guidance:   "install coverage.py in the workload interpreter: <python> -m pip install coverage==" + Pinned,
+	},
+	Resolve: Resolve,
+	Plan:    Plan,
+}
+
+type probeResult struct {
+	Executable string  `json:"executable"`
+	Python     string  `json:"python"`
+	Coverage   *string `json:"coverage"`
+}
+
+// interpreter finds argv[0] the way the workload would run it.
+func interpreter(req *capture.Request) (string, error) {
+	if len(req.Argv) == 0 {
+		return "", evidence.Failf(evidence.CodeInvalidArgument, "coverage capture needs a workload argv: python script.py or python -m module")
+	}
+	a := req.Argv[0]
+	if strings.ContainsRune(a, filepath.Separator) {
+		if !filepath.IsAbs(a) {
+			a = filepath.Join(req.Cwd, a)
+		}
+		return a, nil
+	}
+	p, err := exec.LookPath(a)
+	if err != nil {
+		return "", (&evidence.Failure{Code: evidence.CodeInvalidArgument,
+			Message: fmt.Sprintf("workload interpreter %q is not on PATH", a), Err: err})
+	}
+	return p, nil
+}
+
+// Resolve probes the workload interpreter for coverage.py.
+func Resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, error) {
+	if err := checkArgv(req.Argv); err != nil {
+		return nil, err
+	}
+	py, err := interpreter(req)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, "-c", probe)
+	cmd.Dir = req.Cwd
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled) {
+			return nil, evidence.Failf(evidence.CodeProviderUnavailable, "probing %s for coverage.py timed out after %s", py, probeTimeout)
+		}
+		if errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled) {
+			return nil, evidence.Wrap(evidence.CodeCancelled, err, "probe %s", py)
+		}
+		return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
+			Message: fmt.Sprintf("argv[0] %s is not a working Python interpreter: the coverage provider runs `%s -m coverage run ...`", py, req.Argv[0]),
+			Details: evidence.Object{"probe_error": err.Error(), "stderr": bounded(stderr.String(), 2048)}, Err: err}
+	}
+	var pr probeResult
+	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &pr); err != nil || pr.Executable == "" {
+		return nil, evidence.Failf(evidence.CodeInvalidArgument, "argv[0] %s did not answer the Python probe; the coverage provider needs a Python interpreter as argv[0]", py)
+	}
+	retry := &evidence.Retry{
+		Action: "install coverage.py in the workload interpreter (not flameox's), then capture again",
+		Argv:   []string{pr.Executable, "-m", "pip", "install", "coverage==" + Pinned},
+	}
+	if pr.Coverage == nil {
+		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
+			Message: fmt.Sprintf("coverage.py is not installed in the workload interpreter %s (Python %s)", pr.Executable, pr.Python),
+			Details: evidence.Object{"interpreter": pr.Executable, "python": pr.Python}, Retry: retry}
+	}
+	if !strings.HasPrefix(*pr.Coverage, "7.") {
+		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
+			Message: fmt.Sprintf("coverage.py %s in %s is not supported: flameox reads coverage.py 7.x data (schema 7) and JSON reports (format 3)", *pr.Coverage, pr.Executable),
+			Details: evidence.Object{"interpreter": pr.Executable, "coverage": *pr.Coverage}, Retry: retry}
+	}
+	sum, err := capture.FileSHA256(pr.Executable)
+	if err != nil {
+		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "hash interpreter %s", pr.Executable)
+	}
+	return &capture.Resolved{Executable: &evidence.Executable{Path: pr.Executable, SHA256: sum}, Version: *pr.Coverage}, nil
+}
+
+func bounded(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// checkArgv accepts `PY script [args]` and `PY -m module [args]`: what
+// `coverage run` can run. Interpreter options and -c have no coverage run
+// equivalent, so they are rejected rather than dropped.
+func checkArgv(argv []string) error {
+	if len(argv) < 2 {
+		return evidence.Failf(evidence.CodeInvalidArgument, "coverage capture needs `python script.py ...` or `python -m module ...`, got %q", argv)
+	}
+	switch a := argv[1]; {
+	case a == "-m":
+		if len(argv) < 3 || argv[2] == "" {
+			return evidence.Failf(evidence.CodeInvalidArgument, "`-m` needs a module name")
+		}
+	case strings.HasPrefix(a, "-"):
+		return evidence.Failf(evidence.CodeInvalidArgument, "interpreter option %q is not supported: coverage run accepts only a script path or -m module after the interpreter", a)
+	}
+	return nil
+}
+
+// Plan builds `PY -m coverage run --data-file=OUT/.coverage [--branch]
+// [--source=...] ARGS...` and the post command that writes the JSON report
+// from the same data file, in the same interpreter and directory.
+func Plan(req *capture.Request, scratch string, r *capture.Resolved) (*capture.Plan, error) {
+	if err := checkArgv(req.Argv); err != nil {
+		return nil, err
+	}
+	if r == nil || r.Executable == nil {
+		return nil, evidence.Failf(evidence.CodeInternal, "coverage plan without a resolved interpreter")
+	}
+	py := r.Executable.Path
+	data := filepath.Join(scratch, DataFile)
+	cmd := []string{py, "-m", "coverage", "run", "--data-file=" + data}
+	if b, _ := req.Args["branch"].(bool); b {
+		cmd = append(cmd, "--branch")
+	}
+	if src, _ := req.Args["source"].([]string); len(src) > 0 {
+		for _, s := range src {
+			if s == "" || strings.Contains(s, ",") {
+				return nil, evidence.Failf(evidence.CodeInvalidArgument, "source entry %q must be a non-empty path or package without commas", s)
+			}
+		}
+		cmd = append(cmd, "--source="+strings.Join(src, ","))
+	}
+	cmd = append(cmd, req.Argv[1:]...)
+	return &capture.Plan{
+		Command:   cmd,
+		Dir:       req.Cwd,
+		OutputDir: scratch,
+		Post: [][]string{
+			{py, "-m", "coverage", "json", "--data-file=" + data, "-o", filepath.Join(scratch, ReportFile)},
+		},
+	}, nil
+}

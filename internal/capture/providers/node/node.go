@@ -1,0 +1,134 @@
+// Package node is the node-cpu-profile capture provider: it runs a Node.js
+// program under V8's sampling CPU profiler (`node --cpu-prof`) and stages
+// the profiles Node writes, one per profiled thread or process.
+package node
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flameox/flameox/internal/capture"
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/param"
+)
+
+// Guidance is the host guidance when node is missing or too old.
+const Guidance = "install Node.js 12 or newer (Debian: apt-get install nodejs) and put node on PATH, or name its path as the workload's argv[0]"
+
+// minMajor is the first Node.js release with --cpu-prof-dir.
+const minMajor = 12
+
+// Provider is the node-cpu-profile contract.
+var Provider = &capture.Provider{
+	Name:   "node-cpu-profile",
+	Title:  "Node.js CPU profile (V8 --cpu-prof)",
+	Family: "CPU profiles",
+	Selection: "Sample a Node.js program's CPU time with V8's profiler: pick it for JavaScript hotspots of " +
+		"`node script.js`. The main thread, its worker threads and processes started with child_process.fork " +
+		"(which inherit Node's flags) each write their own profile. Other descendants (spawn/exec of node, npm " +
+		"scripts) are not profiled, and a process ended by a signal (budget, cancellation) writes no profile.",
+	Params: []param.Param{
+		{Name: "sampling_interval_us", Type: param.Int, Default: int64(1000), Min: param.F(1), Max: param.F(1e6),
+			Doc: "V8 sampling interval in microseconds (node --cpu-prof-interval)"},
+	},
+	Artifacts: []capture.Role{{
+		Role: "cpu-profile", Format: "v8-cpuprofile", Pattern: "*.cpuprofile", Required: true,
+		Doc: "one profile per profiled thread or process, under Node's generated name CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile",
+	}},
+	Operations: []string{"summarize_cpu_hotspots", "summarize_cpu_caller_edges"},
+	Example:    []string{"node", "app.js"},
+	Binding:    capture.Binding{Executable: "node", Guidance: Guidance},
+	Resolve:    resolve,
+	Plan:       plan,
+}
+
+// resolve checks the workload's shape and binds the node it names.
+func resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, error) {
+	argv0 := req.Argv[0]
+	if b := filepath.Base(argv0); b != "node" && b != "nodejs" {
+		return nil, evidence.Failf(evidence.CodeInvalidArgument,
+			"node-cpu-profile runs `node script.js ...`; the workload's argv[0] is %q", argv0)
+	}
+	for _, a := range req.Argv[1:] {
+		if a == "--" {
+			break
+		}
+		if strings.HasPrefix(a, "--cpu-prof") {
+			return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
+				Message:  fmt.Sprintf("node-cpu-profile sets Node's --cpu-prof flags itself; remove %q (use --sampling-interval-us for the interval)", a),
+				Location: evidence.Location{Field: "argv"}}
+		}
+	}
+	path := argv0
+	if strings.ContainsRune(argv0, '/') {
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(req.Cwd, path)
+		}
+	} else {
+		p, err := exec.LookPath(argv0)
+		if err != nil {
+			return nil, unavailable("%s is not on PATH", argv0)
+		}
+		path = p
+	}
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return nil, unavailable("%s: %v", argv0, err)
+	}
+	sum, err := capture.FileSHA256(path)
+	if err != nil {
+		return nil, unavailable("%v", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(pctx, path, "--version").Output()
+	if ctx.Err() != nil {
+		return nil, evidence.Wrap(evidence.CodeCancelled, ctx.Err(), "node-cpu-profile: %s --version", path)
+	}
+	version := strings.TrimSpace(string(out))
+	major, perr := strconv.Atoi(strings.SplitN(strings.TrimPrefix(version, "v"), ".", 2)[0])
+	if err != nil || perr != nil {
+		return nil, unavailable("%s --version did not report a Node.js version (%q, %v)", path, clip(version), err)
+	}
+	if major < minMajor {
+		return nil, unavailable("%s is Node.js %s; --cpu-prof-dir needs %d or newer", path, version, minMajor)
+	}
+	return &capture.Resolved{Executable: &evidence.Executable{Path: path, SHA256: sum}, Version: version}, nil
+}
+
+func unavailable(format string, args ...any) error {
+	return &evidence.Failure{Code: evidence.CodeProviderUnavailable,
+		Message: "node-cpu-profile: " + fmt.Sprintf(format, args...),
+		Retry:   &evidence.Retry{Action: Guidance}}
+}
+
+// plan inserts the profiler flags right after argv[0], so they are Node
+// options of the main process whatever the script's own arguments are.
+// Node refuses --cpu-prof in NODE_OPTIONS, so descendants started any way
+// other than child_process.fork (which passes execArgv on) are not
+// profiled.
+func plan(req *capture.Request, scratch string, r *capture.Resolved) (*capture.Plan, error) {
+	interval, ok := evidence.AsInt(req.Args["sampling_interval_us"])
+	if !ok {
+		return nil, fmt.Errorf("node-cpu-profile: sampling_interval_us is %v", req.Args["sampling_interval_us"])
+	}
+	out := filepath.Join(scratch, "cpu-profile")
+	cmd := []string{r.Executable.Path, "--cpu-prof", "--cpu-prof-dir=" + out, "--cpu-prof-interval=" + strconv.FormatInt(interval, 10)}
+	return &capture.Plan{
+		Command:   append(cmd, req.Argv[1:]...),
+		Dir:       req.Cwd,
+		OutputDir: out,
+	}, nil
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		s = s[:80]
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}

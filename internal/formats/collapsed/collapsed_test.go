@@ -1,0 +1,294 @@
+package collapsed
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/formatstest"
+)
+
+type memSink = formatstest.Sink
+
+func testdata(name string) string { return filepath.Join("..", "..", "..", "testdata", name) }
+
+func decode(t testing.TB, r io.Reader, limits map[string]int64) (*memSink, error) {
+	t.Helper()
+	p, err := Parse(context.Background(), r, limits)
+	if err != nil {
+		return nil, err
+	}
+	sink := &memSink{}
+	if err := p.Emit(sink, EmitOptions{ArtifactID: "sha256:t", Tables: Spec.Tables, Complete: true}); err != nil {
+		t.Fatal(err)
+	}
+	return sink, nil
+}
+
+func weightsOf(t testing.TB, s *memSink) map[string][2]int64 {
+	out := map[string][2]int64{}
+	for _, tb := range s.Tables {
+		if tb.Header.Name != "cpu.frames" {
+			continue
+		}
+		for _, r := range tb.Rows {
+			se, _ := evidence.AsInt(r["self_weight"])
+			in, _ := evidence.AsInt(r["inclusive_weight"])
+			out[r["function"].(string)] = [2]int64{se, in}
+		}
+	}
+	return out
+}
+
+func TestDecode(t *testing.T) {
+	cases := []struct {
+		name string
+		text string
+		want map[string][2]int64
+	}{
+		{"duplicates sum", "main;a;b 3\nmain;a;b 4\nmain;a 1\n", map[string][2]int64{"main": {0, 8}, "a": {1, 8}, "b": {7, 7}}},
+		{"recursion once per stack", "main;r;r;r;leaf 2\n", map[string][2]int64{"main": {0, 2}, "r": {0, 2}, "leaf": {2, 2}}},
+		{"unknown leaf keeps samples", "main;[unknown] 5\nmain;f 1\n", map[string][2]int64{"main": {0, 6}, "[unknown]": {5, 5}, "f": {1, 1}}},
+		{"spaces inside frames, CRLF, blank lines", "java;oopDesc* PSPromotionManager::copy<false>(oop) 2\r\n\r\n\njava;x 1", map[string][2]int64{"java": {0, 3}, "oopDesc* PSPromotionManager::copy<false>(oop)": {2, 2}, "x": {1, 1}}},
+		{"single frame and zero count", "main 4\nidle 0\n", map[string][2]int64{"main": {4, 4}, "idle": {0, 0}}},
+		{"trailing separators are dropped", "main;a;  3\n", map[string][2]int64{"main": {0, 3}, "a": {3, 3}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := decode(t, strings.NewReader(c.text), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := weightsOf(t, s); fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestUnresolvedSymbolization(t *testing.T) {
+	s, err := decode(t, strings.NewReader("main;[unknown] 1\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.Tables[0].Rows {
+		want := "symbolized"
+		if r["function"] == "[unknown]" {
+			want = "unresolved"
+		}
+		if r["symbolization"] != want || r["module"] != nil || r["process"] != nil {
+			t.Fatalf("row %v", r)
+		}
+	}
+}
+
+func TestHostile(t *testing.T) {
+	cases := []struct {
+		name   string
+		text   string
+		limits map[string]int64
+		code   evidence.Code
+		line   int
+	}{
+		{"no count", "a;b 1\nmain;f\n", nil, evidence.CodeDecodeFailure, 2},
+		{"bad count", "a;b x1\n", nil, evidence.CodeDecodeFailure, 1},
+		{"negative count", "a;b -1\n", nil, evidence.CodeDecodeFailure, 1},
+		{"fractional count", "a;b 1.5\n", nil, evidence.CodeDecodeFailure, 1},
+		{"count overflow", "a;b 99999999999999999999\n", nil, evidence.CodeDecodeFailure, 1},
+		{"total overflow", "a 9223372036854775807\nb 1\n", nil, evidence.CodeDecodeFailure, 2},
+		{"empty frame", "a;;b 1\n", nil, evidence.CodeDecodeFailure, 1},
+		{"only separators", "ok 1\n;; 1\n", nil, evidence.CodeDecodeFailure, 2},
+		{"leading separator", ";a 1\n", nil, evidence.CodeDecodeFailure, 1},
+		{"empty stack", " 5\n", nil, evidence.CodeDecodeFailure, 1},
+		{"huge line", "a 1\n" + strings.Repeat("x", 400<<10) + " 1\n", map[string]int64{LimitLineBytes: 300 << 10}, evidence.CodeLimitExceeded, 2},
+		{"too deep", "a;b;c;d 1\n", map[string]int64{LimitStack: 3}, evidence.CodeLimitExceeded, 1},
+		{"too many frames", "a;b 1\nc;d 1\n", map[string]int64{LimitFrames: 3}, evidence.CodeLimitExceeded, 2},
+		{"too many bytes", "a;b 1\nc;d 1\n", map[string]int64{LimitBytes: 8}, evidence.CodeLimitExceeded, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := decode(t, strings.NewReader(c.text), c.limits)
+			var f *evidence.Failure
+			if !errors.As(err, &f) || f.Code != c.code {
+				t.Fatalf("want %s, got %v", c.code, err)
+			}
+			if f.Location.Line != c.line {
+				t.Fatalf("line %d, want %d", f.Location.Line, c.line)
+			}
+		})
+	}
+}
+
+// expectedTotal sums the counts of a folded file with the simplest
+// possible reading, independent of the decoder.
+func expectedTotal(t *testing.T, path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var total int64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 {
+			continue
+		}
+		n, err := strconv.ParseInt(fields[len(fields)-1], 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += n
+	}
+	return total
+}
+
+func TestFixtures(t *testing.T) {
+	for _, name := range []string{"perf-vertx-stacks-01-collapsed-all.txt", "hot.folded", "tmpl.folded", "simple-with-header.folded"} {
+		t.Run(name, func(t *testing.T) {
+			path := testdata("collapsed/" + name)
+			art, err := formats.ArtifactFromPath(path, "explicit")
+			if err != nil {
+				t.Fatal(err)
+			}
+			lims, _ := formats.EffectiveLimits(Spec, nil)
+			sink := &memSink{}
+			if err := formats.Run(context.Background(), Spec, art, lims, nil, sink); err != nil {
+				t.Fatal(err)
+			}
+			if len(sink.Tables) != 2 || sink.Tables[0].Header.Name != "cpu.frames" || sink.Tables[1].Header.Name != "cpu.edges" {
+				t.Fatalf("tables %d", len(sink.Tables))
+			}
+			want := expectedTotal(t, path)
+			sum := sink.Tables[0].Summary
+			if got, _ := evidence.AsInt(sum.Metrics["total_weight"].Value); got != want {
+				t.Fatalf("total %d, want %d", got, want)
+			}
+			var self int64
+			for _, r := range sink.Tables[0].Rows {
+				n, _ := evidence.AsInt(r["self_weight"])
+				self += n
+			}
+			if self != want {
+				t.Fatalf("self weights sum to %d, want %d", self, want)
+			}
+		})
+	}
+}
+
+func TestReaders(t *testing.T) {
+	data, err := os.ReadFile(testdata("collapsed/perf-vertx-stacks-01-collapsed-all.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := decode(t, bytes.NewReader(data), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]io.Reader{
+		"one byte": iotest.OneByteReader(bytes.NewReader(data)),
+		"half":     iotest.HalfReader(bytes.NewReader(data)),
+		"data+err": iotest.DataErrReader(bytes.NewReader(data)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, err := decode(t, r, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(weightsOf(t, s)) != fmt.Sprint(weightsOf(t, ref)) {
+				t.Fatal("weights differ from a plain read")
+			}
+		})
+	}
+	t.Run("error", func(t *testing.T) {
+		_, err := decode(t, io.MultiReader(bytes.NewReader(data[:1000]), iotest.ErrReader(errors.New("gone"))), nil)
+		var f *evidence.Failure
+		if !errors.As(err, &f) || f.Code != evidence.CodeIOFailure {
+			t.Fatalf("want IO_FAILURE, got %v", err)
+		}
+	})
+}
+
+func TestSniff(t *testing.T) {
+	vertx, _ := os.ReadFile(testdata("collapsed/perf-vertx-stacks-01-collapsed-all.txt"))
+	script, _ := os.ReadFile(testdata("perf/hot.perf.txt"))
+	cases := []struct {
+		name   string
+		prefix []byte
+		want   formats.Verdict
+	}{
+		{"vertx", vertx[:formats.SniffBytes], formats.Yes},
+		{"perf script", script[:2000], formats.No},
+		{"single frames only", []byte("main 3\nidle 4\n"), formats.NeedMore},
+		{"partial line", []byte("main;a"), formats.NeedMore},
+		{"json", []byte("{\"a\": 1}\n"), formats.No},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if v := Sniff(c.prefix); v != c.want {
+				t.Fatalf("sniff %v, want %v", v, c.want)
+			}
+		})
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, name := range []string{"collapsed/perf-vertx-stacks-01-collapsed-all.txt", "collapsed/hot.folded"} {
+		b, err := os.ReadFile(testdata(name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b[:min(len(b), 4096)])
+	}
+	f.Add([]byte("a;[unknown];a 3\r\nb 0\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Parse(context.Background(), bytes.NewReader(data), map[string]int64{LimitLineBytes: 4096, LimitFrames: 512})
+		if err != nil {
+			var fl *evidence.Failure
+			if !errors.As(err, &fl) {
+				t.Fatalf("untyped failure %T: %v", err, err)
+			}
+			return
+		}
+		sink := &memSink{}
+		if err := p.Emit(sink, EmitOptions{ArtifactID: "sha256:f", Tables: Spec.Tables, Complete: true}); err != nil {
+			t.Fatal(err)
+		}
+		total, _ := evidence.AsInt(sink.Tables[0].Summary.Metrics["total_weight"].Value)
+		for _, r := range sink.Tables[0].Rows {
+			s, _ := evidence.AsInt(r["self_weight"])
+			i, _ := evidence.AsInt(r["inclusive_weight"])
+			if s < 0 || s > i || i > total {
+				t.Fatalf("row breaks 0 <= self <= inclusive <= total=%d: %v", total, r)
+			}
+		}
+	})
+}
+
+func BenchmarkDecode(b *testing.B) {
+	path := testdata("collapsed/perf-vertx-stacks-01-collapsed-all.txt")
+	art, err := formats.ArtifactFromPath(path, "explicit")
+	if err != nil {
+		b.Fatal(err)
+	}
+	lims, _ := formats.EffectiveLimits(Spec, nil)
+	b.SetBytes(art.Size)
+	b.ReportAllocs()
+	for range b.N {
+		if err := formats.Run(context.Background(), Spec, art, lims, nil, &memSink{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

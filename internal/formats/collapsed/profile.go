@@ -1,0 +1,397 @@
+package collapsed
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/unit"
+)
+
+// Frame is one frame identity: the producer's complete function text and
+// its module (binary, shared object), "" when the producer names none.
+type Frame struct {
+	Function   string
+	Module     string
+	Unresolved bool // the producer could not name the function ([unknown])
+}
+
+// Series is one sampled population that projections never blend: a
+// process, optionally a thread, and the sampled event.
+type Series struct {
+	Process string // "" when the format has one process
+	Thread  string // "" when threads are not split
+	Event   string // "" when the format names no event
+}
+
+type weights struct{ self, incl int64 }
+
+type edgeKey struct{ series, caller, callee uint32 }
+
+// Profile accumulates weighted stacks (leaf first, frame ids from Frame)
+// into per-series frame and caller→callee weights. Memory grows with
+// distinct frames, series and edges, never with the number of samples.
+//
+// Recursion: a frame counts once per stack in its inclusive weight, and a
+// caller→callee pair once per stack in the edge weight, so no inclusive
+// weight exceeds the series total. Self weight goes to the leaf only; an
+// unresolved leaf keeps its weight.
+type Profile struct {
+	Frames []Frame
+	Series []Series
+
+	frameIdx  map[Frame]uint32
+	seriesIdx map[Series]uint32
+	nodes     map[uint64]int // series<<32|frame → index in nodeW
+	nodeW     []weights
+	edges     map[edgeKey]int
+	edgeW     []weights
+	totals    []int64 // per series
+	samples   []int64 // per series: native samples
+	unresLeaf []int64 // per series: weight whose leaf is unresolved
+
+	mark    []uint32 // per frame: the stack generation that last counted it
+	edgeGen map[uint64]uint32
+	gen     uint32
+}
+
+// NewProfile returns an empty profile.
+func NewProfile() *Profile {
+	return &Profile{
+		frameIdx:  map[Frame]uint32{},
+		seriesIdx: map[Series]uint32{},
+		nodes:     map[uint64]int{},
+		edges:     map[edgeKey]int{},
+		edgeGen:   map[uint64]uint32{},
+	}
+}
+
+// Frame returns the id of a frame, adding it when new.
+func (p *Profile) Frame(f Frame) uint32 {
+	if id, ok := p.frameIdx[f]; ok {
+		return id
+	}
+	id := uint32(len(p.Frames))
+	p.Frames = append(p.Frames, f)
+	p.frameIdx[f] = id
+	p.mark = append(p.mark, 0)
+	return id
+}
+
+// SeriesID returns the id of a series, adding it when new.
+func (p *Profile) SeriesID(s Series) uint32 {
+	if id, ok := p.seriesIdx[s]; ok {
+		return id
+	}
+	id := uint32(len(p.Series))
+	p.Series = append(p.Series, s)
+	p.seriesIdx[s] = id
+	p.totals = append(p.totals, 0)
+	p.samples = append(p.samples, 0)
+	p.unresLeaf = append(p.unresLeaf, 0)
+	return id
+}
+
+// Add records weight w for a stack (leaf first) observed in n native
+// samples. An empty stack adds to the series total only.
+func (p *Profile) Add(series uint32, leafFirst []uint32, w, n int64) {
+	p.totals[series] += w
+	p.samples[series] += n
+	if len(leafFirst) == 0 {
+		return
+	}
+	p.gen++
+	if p.gen == 0 { // wrapped: old marks could collide with the new generation
+		clear(p.mark)
+		clear(p.edgeGen)
+		p.gen = 1
+	}
+	leaf := leafFirst[0]
+	if p.Frames[leaf].Unresolved {
+		p.unresLeaf[series] += w
+	}
+	p.node(series, leaf).self += w
+	for i, f := range leafFirst {
+		if p.mark[f] != p.gen {
+			p.mark[f] = p.gen
+			p.node(series, f).incl += w
+		}
+		if i == 0 {
+			continue
+		}
+		caller, callee := f, leafFirst[i-1]
+		pk := uint64(caller)<<32 | uint64(callee)
+		if p.edgeGen[pk] == p.gen {
+			continue
+		}
+		p.edgeGen[pk] = p.gen
+		e := p.edge(edgeKey{series, caller, callee})
+		e.incl += w
+		if i == 1 {
+			e.self += w
+		}
+	}
+}
+
+func (p *Profile) node(series, frame uint32) *weights {
+	k := uint64(series)<<32 | uint64(frame)
+	i, ok := p.nodes[k]
+	if !ok {
+		i = len(p.nodeW)
+		p.nodeW = append(p.nodeW, weights{})
+		p.nodes[k] = i
+	}
+	return &p.nodeW[i]
+}
+
+func (p *Profile) edge(k edgeKey) *weights {
+	i, ok := p.edges[k]
+	if !ok {
+		i = len(p.edgeW)
+		p.edgeW = append(p.edgeW, weights{})
+		p.edges[k] = i
+	}
+	return &p.edgeW[i]
+}
+
+// Merge adds q into p, remapping q's frame and series ids.
+func (p *Profile) Merge(q *Profile) {
+	fmap := make([]uint32, len(q.Frames))
+	for i, f := range q.Frames {
+		fmap[i] = p.Frame(f)
+	}
+	smap := make([]uint32, len(q.Series))
+	for i, s := range q.Series {
+		smap[i] = p.SeriesID(s)
+		p.totals[smap[i]] += q.totals[i]
+		p.samples[smap[i]] += q.samples[i]
+		p.unresLeaf[smap[i]] += q.unresLeaf[i]
+	}
+	for k, i := range q.nodes {
+		w := p.node(smap[k>>32], fmap[uint32(k)])
+		w.self += q.nodeW[i].self
+		w.incl += q.nodeW[i].incl
+	}
+	for k, i := range q.edges {
+		w := p.edge(edgeKey{smap[k.series], fmap[k.caller], fmap[k.callee]})
+		w.self += q.edgeW[i].self
+		w.incl += q.edgeW[i].incl
+	}
+}
+
+// EmitOptions say what Emit writes besides the weights: the artifact, the
+// tables wanted, and what every summary states.
+type EmitOptions struct {
+	ArtifactID  string
+	Tables      []string // which of cpu.frames, cpu.edges to emit
+	Coverage    evidence.Object
+	Limitations []string
+	Complete    bool
+	Metrics     map[string]evidence.Metric // added to every summary
+}
+
+// FrameID is a frame's identity within an artifact: a digest of its module
+// and function, so the same frame has the same id in frames and edges and
+// in every decode of the same native profile.
+func FrameID(f Frame) string {
+	h := sha256.Sum256([]byte(f.Module + "\x00" + f.Function))
+	return hex.EncodeToString(h[:8])
+}
+
+func frameFields(f Frame) (fn string, module any, sym string) {
+	module = nil
+	if f.Module != "" {
+		module = f.Module
+	}
+	sym = schema.Symbolized
+	if f.Unresolved {
+		sym = schema.Unresolved
+	}
+	return f.Function, module, sym
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// Emit writes one cpu.frames (and cpu.edges) table per event, rows sorted
+// by series, then function and module, so output is deterministic however
+// the input was chunked.
+func (p *Profile) Emit(out formats.Sink, o EmitOptions) error {
+	var events []string
+	for _, s := range p.Series {
+		if !slices.Contains(events, s.Event) {
+			events = append(events, s.Event)
+		}
+	}
+	slices.Sort(events)
+	if len(events) == 0 {
+		events = []string{""} // an empty profile still emits its (empty) tables
+	}
+	ids := make([]string, len(p.Frames))
+	for i, f := range p.Frames {
+		ids[i] = FrameID(f)
+	}
+	for _, ev := range events {
+		inEvent := func(s uint32) bool { return p.Series[s].Event == ev }
+		var total, samples, unres int64
+		for s := range p.Series {
+			if inEvent(uint32(s)) {
+				total += p.totals[s]
+				samples += p.samples[s]
+				unres += p.unresLeaf[s]
+			}
+		}
+		metrics := map[string]evidence.Metric{
+			schema.MetricTotalWeight: {Value: total, Unit: unit.Samples},
+			schema.MetricSamples:     {Value: samples, Unit: unit.Samples},
+			"unresolved_leaf_weight": {Value: unres, Unit: unit.Samples},
+		}
+		for k, v := range o.Metrics {
+			metrics[k] = v
+		}
+		cov := evidence.Object{}
+		for k, v := range o.Coverage {
+			cov[k] = v
+		}
+		if ev != "" {
+			cov["event"] = ev
+		}
+		for _, tn := range o.Tables {
+			var err error
+			switch tn {
+			case schema.CPUFrames:
+				err = p.emitFrames(out, o, ids, inEvent, metrics, cov)
+			case schema.CPUEdges:
+				err = p.emitEdges(out, o, ids, inEvent, metrics, cov)
+			default:
+				err = fmt.Errorf("collapsed: unknown table %s", tn)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (p *Profile) seriesLess(a, b uint32) int {
+	sa, sb := p.Series[a], p.Series[b]
+	if c := strings.Compare(sa.Process, sb.Process); c != 0 {
+		return c
+	}
+	return strings.Compare(sa.Thread, sb.Thread)
+}
+
+func (p *Profile) frameLess(a, b uint32) int {
+	fa, fb := p.Frames[a], p.Frames[b]
+	if c := strings.Compare(fa.Function, fb.Function); c != 0 {
+		return c
+	}
+	return strings.Compare(fa.Module, fb.Module)
+}
+
+func (p *Profile) summary(o EmitOptions, rows int64, metrics map[string]evidence.Metric, cov evidence.Object) *evidence.Summary {
+	s := &evidence.Summary{RowsObserved: rows, Complete: o.Complete, Coverage: cov, Metrics: metrics}
+	for _, l := range o.Limitations {
+		s.Limit(l)
+	}
+	return s
+}
+
+func (p *Profile) emitFrames(out formats.Sink, o EmitOptions, ids []string, inEvent func(uint32) bool, metrics map[string]evidence.Metric, cov evidence.Object) error {
+	keys := make([]uint64, 0, len(p.nodes))
+	for k := range p.nodes {
+		if inEvent(uint32(k >> 32)) {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b uint64) int {
+		if c := p.seriesLess(uint32(a>>32), uint32(b>>32)); c != 0 {
+			return c
+		}
+		return p.frameLess(uint32(a), uint32(b))
+	})
+	tw, err := out.Begin(&evidence.Table{Name: schema.CPUFrames, Columns: schema.CPUFrameColumns(unit.Samples), Evidence: evidence.Observed})
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		s, f := p.Series[k>>32], p.Frames[uint32(k)]
+		w := p.nodeW[p.nodes[k]]
+		fn, mod, sym := frameFields(f)
+		if err := tw.Row(evidence.Object{
+			"artifact_id":      o.ArtifactID,
+			"frame_id":         ids[uint32(k)],
+			"function":         fn,
+			"file":             nil,
+			"line":             int64(-1),
+			"column":           int64(-1),
+			"module":           mod,
+			"symbolization":    sym,
+			"thread":           nullable(s.Thread),
+			"process":          nullable(s.Process),
+			"self_weight":      w.self,
+			"inclusive_weight": w.incl,
+			"calls":            nil,
+			"primitive_calls":  nil,
+		}); err != nil {
+			return err
+		}
+	}
+	return tw.End(p.summary(o, int64(len(keys)), metrics, cov))
+}
+
+func (p *Profile) emitEdges(out formats.Sink, o EmitOptions, ids []string, inEvent func(uint32) bool, metrics map[string]evidence.Metric, cov evidence.Object) error {
+	keys := make([]edgeKey, 0, len(p.edges))
+	for k := range p.edges {
+		if inEvent(k.series) {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b edgeKey) int {
+		if c := p.seriesLess(a.series, b.series); c != 0 {
+			return c
+		}
+		if c := p.frameLess(a.caller, b.caller); c != 0 {
+			return c
+		}
+		return p.frameLess(a.callee, b.callee)
+	})
+	tw, err := out.Begin(&evidence.Table{Name: schema.CPUEdges, Columns: schema.CPUEdgeColumns(unit.Samples), Evidence: evidence.Observed})
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		s := p.Series[k.series]
+		w := p.edgeW[p.edges[k]]
+		if err := tw.Row(evidence.Object{
+			"artifact_id":     o.ArtifactID,
+			"caller_id":       ids[k.caller],
+			"caller_function": p.Frames[k.caller].Function,
+			"caller_file":     nil,
+			"caller_line":     int64(-1),
+			"callee_id":       ids[k.callee],
+			"callee_function": p.Frames[k.callee].Function,
+			"callee_file":     nil,
+			"callee_line":     int64(-1),
+			"thread":          nullable(s.Thread),
+			"process":         nullable(s.Process),
+			"weight":          w.incl,
+			"self_weight":     w.self,
+			"calls":           nil,
+			"primitive_calls": nil,
+		}); err != nil {
+			return err
+		}
+	}
+	return tw.End(p.summary(o, int64(len(keys)), metrics, cov))
+}

@@ -1,0 +1,398 @@
+package coveragepy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/formatstest"
+)
+
+const testdata = "../../../testdata/coverage"
+
+type (
+	sink  = formatstest.Sink
+	table = formatstest.Table
+)
+
+func decodeFile(t testing.TB, spec *formats.Spec, path string, over map[string]int64) (*sink, error) {
+	t.Helper()
+	return formatstest.DecodeFile(t, spec, path, over, nil)
+}
+
+func decodeJSONBytes(r io.Reader, over map[string]int64) (*sink, error) {
+	lim, err := formats.EffectiveLimits(JSONSpec, over)
+	if err != nil {
+		return nil, err
+	}
+	s := &sink{}
+	in := &formats.Input{Artifact: &evidence.Artifact{ID: "sha256:test", Path: "/x/coverage.json"}, R: r, Limits: lim}
+	return s, JSONSpec.Decoder.Decode(context.Background(), in, s)
+}
+
+func code(err error) evidence.Code {
+	var f *evidence.Failure
+	if errors.As(err, &f) {
+		return f.Code
+	}
+	return ""
+}
+
+func one(t *testing.T, s *sink, err error) *table {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Tables) != 1 || s.Tables[0].Summary == nil {
+		t.Fatalf("want one closed table, got %d", len(s.Tables))
+	}
+	return s.Tables[0]
+}
+
+func TestNumbits(t *testing.T) {
+	cases := []struct {
+		blob []byte
+		want []int64
+	}{
+		{nil, nil},
+		{[]byte{0}, nil},
+		{[]byte{0x01}, []int64{0}},
+		{[]byte{0x82}, []int64{1, 7}},
+		{[]byte{0x00, 0x01, 0x00, 0x00}, []int64{8}},
+		{[]byte{0xff}, []int64{0, 1, 2, 3, 4, 5, 6, 7}},
+		{[]byte{0x04, 0x00, 0x80}, []int64{2, 23}},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%x", c.blob), func(t *testing.T) {
+			var got []int64
+			if err := Numbits(c.blob, 1000, func(n int64) { got = append(got, n) }); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+	if err := Numbits([]byte{0, 0, 0x01}, 15, func(int64) {}); code(err) != evidence.CodeLimitExceeded {
+		t.Fatalf("line 16 over a limit of 15: %v", err)
+	}
+	if err := Numbits([]byte{0x80, 0, 0, 0, 0}, 7, func(int64) {}); err != nil {
+		t.Fatalf("trailing zero bytes name no line: %v", err)
+	}
+}
+
+// encodeNumbits is coverage.py's nums_to_numbits.
+func encodeNumbits(nums []int64) []byte {
+	var b []byte
+	for _, n := range nums {
+		for int64(len(b)) <= n/8 {
+			b = append(b, 0)
+		}
+		b[n/8] |= 1 << (n % 8)
+	}
+	return b
+}
+
+func FuzzNumbits(f *testing.F) {
+	f.Add([]byte{0x82, 0x00, 0x11})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got []int64
+		if err := Numbits(b, 1<<20, func(n int64) { got = append(got, n) }); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.IsSorted(got) {
+			t.Fatal("numbers not ascending")
+		}
+		again := encodeNumbits(got)
+		trimmed := bytes.TrimRight(b, "\x00")
+		if !bytes.Equal(again, trimmed) {
+			t.Fatalf("round trip %x -> %v -> %x", b, got, again)
+		}
+	})
+}
+
+// reportTotal parses the TOTAL line of `coverage report`.
+func reportTotal(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	head := strings.Fields(lines[0])
+	out := map[string]string{}
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) > 0 && (f[0] == "TOTAL" || strings.HasSuffix(f[0], ".py")) && len(f) == len(head) {
+			for i, h := range head[1:] {
+				out[f[0]+"/"+h] = strings.TrimSuffix(f[i+1], "%")
+			}
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no rows in %s", path)
+	}
+	return out
+}
+
+// Totals and per-file numbers equal `coverage json`'s own totals and the
+// table `coverage report` printed from the same data.
+func TestJSONMatchesNativeReports(t *testing.T) {
+	for _, name := range []string{"branch", "contexts"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(testdata, name+".coverage.json")
+			s, err := decodeFile(t, JSONSpec, path, nil)
+			tb := one(t, s, err)
+			checkOwnTotals(t, path, tb)
+			rep := reportTotal(t, filepath.Join(testdata, name+".report.txt"))
+			m := tb.Summary.Metrics
+			want := map[string]any{
+				"TOTAL/Stmts": m["total_num_statements"].Value,
+				"TOTAL/Miss":  m["total_missing_lines"].Value,
+				"TOTAL/Cover": m["total_percent_covered_display"].Value,
+			}
+			if name == "branch" {
+				want["TOTAL/Branch"] = m["total_num_branches"].Value
+				want["TOTAL/BrPart"] = m["total_num_partial_branches"].Value
+			}
+			for _, r := range tb.Rows {
+				f := r["file"].(string)
+				want[f+"/Stmts"] = r["statements"]
+				want[f+"/Miss"] = r["missing_lines"]
+				if name == "branch" {
+					want[f+"/Branch"] = r["num_branches"]
+					want[f+"/BrPart"] = r["partial_branches"]
+				}
+			}
+			for k, v := range want {
+				if rep[k] != fmt.Sprint(v) {
+					t.Errorf("%s: coverage report says %q, decoded %v", k, rep[k], v)
+				}
+			}
+		})
+	}
+}
+
+// checkOwnTotals compares the decoded summary metrics with the report's
+// "totals" block read by encoding/json.
+func checkOwnTotals(t *testing.T, path string, tb *table) {
+	t.Helper()
+	var doc struct {
+		Files  map[string]json.RawMessage
+		Totals map[string]any
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range doc.Totals {
+		m, ok := tb.Summary.Metrics["total_"+k]
+		if !ok {
+			t.Errorf("totals.%s is not a metric", k)
+			continue
+		}
+		if fmt.Sprint(m.Value) != fmt.Sprint(v) {
+			t.Errorf("totals.%s = %v, decoded %v", k, v, m.Value)
+		}
+	}
+	if len(tb.Rows) != len(doc.Files) || tb.Summary.RowsObserved != int64(len(doc.Files)) {
+		t.Errorf("got %d rows for %d files", len(tb.Rows), len(doc.Files))
+	}
+}
+
+func TestJSONSharedFixture(t *testing.T) {
+	path := filepath.Join(testdata, "pdf_toolbox.coverage.json")
+	s, err := decodeFile(t, JSONSpec, path, nil)
+	tb := one(t, s, err)
+	checkOwnTotals(t, path, tb)
+	if tb.Summary.Coverage["coverage_version"] != "7.12.0" || !tb.Summary.Complete {
+		t.Fatalf("summary %+v", tb.Summary)
+	}
+}
+
+func TestJSONHostile(t *testing.T) {
+	const meta = `"meta":{"format":3,"version":"7.17.5","branch_coverage":false,"show_contexts":false}`
+	file := func(exec, miss, stmts int) string {
+		return fmt.Sprintf(`{"executed_lines":[%s],"missing_lines":[%s],"excluded_lines":[],"summary":{"covered_lines":%d,"num_statements":%d,"percent_covered":50.0,"missing_lines":%d,"excluded_lines":0}}`,
+			seq(exec, 1), seq(miss, 100), exec, stmts, miss)
+	}
+	totals := func(exec, miss int) string {
+		return fmt.Sprintf(`"totals":{"covered_lines":%d,"num_statements":%d,"percent_covered":50.0,"missing_lines":%d,"excluded_lines":0}`, exec, exec+miss, miss)
+	}
+	good := `{` + meta + `,"files":{"a.py":` + file(2, 1, 3) + `},` + totals(2, 1) + `}`
+	cases := []struct {
+		name string
+		doc  string
+		code evidence.Code
+		rows int // rows emitted before a failure
+	}{
+		{"good", good, "", 1},
+		{"format 2", strings.Replace(good, `"format":3`, `"format":2`, 1), evidence.CodeUnsupportedFormat, 0},
+		{"files before meta", `{"files":{},` + meta + `,` + totals(0, 0) + `}`, evidence.CodeDecodeFailure, 0},
+		{"totals disagree", `{` + meta + `,"files":{"a.py":` + file(2, 1, 3) + `},` + totals(5, 1) + `}`, evidence.CodeDecodeFailure, 1},
+		{"missing list disagrees", strings.Replace(good, `"missing_lines":[100]`, `"missing_lines":[100,101]`, 1), evidence.CodeDecodeFailure, 0},
+		{"duplicate file", `{` + meta + `,"files":{"a.py":` + file(1, 0, 1) + `,"a.py":` + file(1, 0, 1) + `},` + totals(2, 0) + `}`, evidence.CodeDecodeFailure, 1},
+		{"no totals", `{` + meta + `,"files":{}}`, evidence.CodeDecodeFailure, 0},
+		{"no meta", `{"totals":{}}`, evidence.CodeDecodeFailure, 0},
+		{"string line", strings.Replace(good, `"executed_lines":[1,`, `"executed_lines":["1",`, 1), evidence.CodeDecodeFailure, 0},
+		{"truncated", good[:len(good)-40], evidence.CodeDecodeFailure, 1},
+		{"trailing data", good + "{}", evidence.CodeDecodeFailure, 1},
+		{"not an object", `[1]`, evidence.CodeDecodeFailure, 0},
+		{"negative count", strings.Replace(good, `"excluded_lines":0}}}`, `"excluded_lines":-1}}}`, 1), evidence.CodeDecodeFailure, 0},
+		{"statements disagree", strings.Replace(good, `"num_statements":3,`, `"num_statements":4,`, 1), evidence.CodeDecodeFailure, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := decodeJSONBytes(strings.NewReader(c.doc), nil)
+			if c.code == "" {
+				one(t, s, err)
+				return
+			}
+			got := code(err)
+			if got == "" && err != nil {
+				got = evidence.CodeDecodeFailure // formats.Run's classification of untyped errors
+			}
+			if got != c.code {
+				t.Fatalf("error %v, want %s", err, c.code)
+			}
+			var rows int
+			for _, tb := range s.Tables {
+				rows += len(tb.Rows)
+				if tb.Summary == nil || tb.Summary.Complete {
+					t.Fatal("a failed decode left an open or complete table")
+				}
+			}
+			if rows != c.rows {
+				t.Fatalf("%d rows before the failure, want %d", rows, c.rows)
+			}
+		})
+	}
+}
+
+func seq(n, from int) string {
+	var parts []string
+	for i := range n {
+		parts = append(parts, strconv.Itoa(from+i))
+	}
+	return strings.Join(parts, ",")
+}
+
+func TestJSONIOTestReaders(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testdata, "contexts.coverage.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := decodeJSONBytes(bytes.NewReader(b), nil)
+	want := one(t, ref, err)
+	for name, r := range map[string]io.Reader{
+		"one-byte": iotest.OneByteReader(bytes.NewReader(b)),
+		"half":     iotest.HalfReader(bytes.NewReader(b)),
+		"data-err": iotest.DataErrReader(bytes.NewReader(b)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, err := decodeJSONBytes(r, nil)
+			got := one(t, s, err)
+			if fmt.Sprint(got.Rows) != fmt.Sprint(want.Rows) || fmt.Sprint(got.Summary) != fmt.Sprint(want.Summary) {
+				t.Fatal("result differs from a plain reader")
+			}
+		})
+	}
+	t.Run("read error", func(t *testing.T) {
+		_, err := decodeJSONBytes(iotest.TimeoutReader(iotest.OneByteReader(bytes.NewReader(b))), nil)
+		if err == nil {
+			t.Fatal("read error not reported")
+		}
+	})
+}
+
+func TestSniff(t *testing.T) {
+	read := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(testdata, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > formats.SniffBytes {
+			b = b[:formats.SniffBytes]
+		}
+		return b
+	}
+	cases := []struct {
+		name  string
+		sniff func([]byte) formats.Verdict
+		in    []byte
+		want  formats.Verdict
+	}{
+		{"json report", SniffJSON, read("branch.coverage.json"), formats.Yes},
+		{"shared json report", SniffJSON, read("pdf_toolbox.coverage.json"), formats.Yes},
+		{"sqlite as json", SniffJSON, read("branch.coverage"), formats.No},
+		{"other json", SniffJSON, []byte(`{"a":1}`), formats.No},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.sniff(c.in); got != c.want {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join(testdata, "*.coverage.json"))
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if len(b) < 20000 {
+			f.Add(b)
+		}
+	}
+	// A small report, so mutations reach every field cheaply.
+	f.Add([]byte(`{"meta":{"format":3,"version":"7.17.5","branch_coverage":true,"show_contexts":true},"files":{"a.py":{"executed_lines":[1,2],"missing_lines":[3],"excluded_lines":[],"contexts":{"1":["","t"]},"summary":{"covered_lines":2,"num_statements":3,"percent_covered":50.0,"missing_lines":1,"excluded_lines":0,"num_branches":2,"num_partial_branches":1,"covered_branches":1,"missing_branches":1}}},"totals":{"covered_lines":2,"num_statements":3,"percent_covered":50.0,"missing_lines":1,"excluded_lines":0,"num_branches":2,"num_partial_branches":1,"covered_branches":1,"missing_branches":1}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := decodeJSONBytes(bytes.NewReader(b), map[string]int64{LimitFiles: 1000})
+		for _, tb := range s.Tables {
+			if tb.Summary == nil {
+				t.Fatal("table left open")
+			}
+			if err != nil && tb.Summary.Complete {
+				t.Fatal("failed decode with a complete table")
+			}
+			if err == nil && tb.Summary.RowsObserved != int64(len(tb.Rows)) {
+				t.Fatalf("rows_observed %d for %d rows", tb.Summary.RowsObserved, len(tb.Rows))
+			}
+		}
+	})
+}
+
+func BenchmarkDecode(b *testing.B) {
+	b.Run("json", func(b *testing.B) {
+		data, err := os.ReadFile(filepath.Join(testdata, "pdf_toolbox.coverage.json"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeJSONBytes(bytes.NewReader(data), nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

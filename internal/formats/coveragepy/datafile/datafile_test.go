@@ -1,0 +1,268 @@
+package datafile
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/coveragepy"
+	"github.com/flameox/flameox/internal/formats/formatstest"
+)
+
+const testdata = "../../../../testdata/coverage"
+
+type (
+	sink  = formatstest.Sink
+	table = formatstest.Table
+)
+
+func decodeFile(t testing.TB, spec *formats.Spec, path string, over map[string]int64) (*sink, error) {
+	t.Helper()
+	return formatstest.DecodeFile(t, spec, path, over, nil)
+}
+
+func code(err error) evidence.Code {
+	var f *evidence.Failure
+	if errors.As(err, &f) {
+		return f.Code
+	}
+	return ""
+}
+
+func one(t *testing.T, s *sink, err error) *table {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Tables) != 1 || s.Tables[0].Summary == nil {
+		t.Fatalf("want one closed table, got %d", len(s.Tables))
+	}
+	return s.Tables[0]
+}
+
+func intOf(t *testing.T, v any) int64 {
+	t.Helper()
+	n, ok := evidence.AsInt(v)
+	if !ok {
+		t.Fatalf("%v (%T) is not an integer", v, v)
+	}
+	return n
+}
+
+// The data-file decoder's executed-line counts equal coverage.py's own
+// CoverageData.lines for every measured file (recorded by regen.sh).
+func TestSQLiteMatchesCoverageAPI(t *testing.T) {
+	for _, name := range []string{"branch", "contexts", "textxtract"} {
+		t.Run(name, func(t *testing.T) {
+			var want map[string]int64
+			b, err := os.ReadFile(filepath.Join(testdata, name+".lines.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &want); err != nil {
+				t.Fatal(err)
+			}
+			s, err := decodeFile(t, Spec, filepath.Join(testdata, name+".coverage"), nil)
+			tb := one(t, s, err)
+			got := map[string]int64{}
+			for _, r := range tb.Rows {
+				got[r["file"].(string)] = intOf(t, r["executed_lines"])
+				for _, c := range []string{"statements", "missing_lines", "percent_covered", "num_branches"} {
+					if r[c] != nil {
+						t.Fatalf("%s must be null from the data file, got %v", c, r[c])
+					}
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("executed lines differ from CoverageData.lines:\n got %v\nwant %v", got, want)
+			}
+			if !slices.ContainsFunc(tb.Summary.Limitations, func(l string) bool { return strings.Contains(l, "statements") }) {
+				t.Fatal("the missing statement data is not stated as a limitation")
+			}
+		})
+	}
+}
+
+func TestSQLiteArcsAndContexts(t *testing.T) {
+	s, err := decodeFile(t, Spec, filepath.Join(testdata, "branch.coverage"), nil)
+	tb := one(t, s, err)
+	if tb.Summary.Coverage["has_arcs"] != true {
+		t.Fatal("branch data not recognized as arcs")
+	}
+	for _, r := range tb.Rows {
+		if intOf(t, r["executed_arcs"]) <= 0 {
+			t.Fatalf("no arcs counted: %v", r)
+		}
+	}
+	s, err = decodeFile(t, Spec, filepath.Join(testdata, "contexts.coverage"), nil)
+	tb = one(t, s, err)
+	var app evidence.Object
+	for _, r := range tb.Rows {
+		if strings.HasSuffix(r["file"].(string), "/app.py") {
+			app = r
+		}
+	}
+	names := fmt.Sprint(app["contexts"])
+	if !strings.Contains(names, "__main__.test_shapes") || !strings.Contains(names, "__main__.test_parity") || intOf(t, app["context_count"]) != 3 {
+		t.Fatalf("contexts of app.py: %v (%v)", app["contexts"], app["context_count"])
+	}
+	if app["executed_arcs"] != nil {
+		t.Fatal("line data has no arcs")
+	}
+}
+
+// Reading the data file creates nothing beside it and changes no byte.
+func TestSQLiteLeavesNoTrace(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(testdata, "branch.coverage"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, ".coverage")
+	if err := os.WriteFile(p, src, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	st0, _ := os.Stat(p)
+	s, err := decodeFile(t, Spec, p, nil)
+	one(t, s, err)
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("decoding left files beside the data file: %v", names)
+	}
+	after, _ := os.ReadFile(p)
+	st1, _ := os.Stat(p)
+	if !bytes.Equal(src, after) || !st0.ModTime().Equal(st1.ModTime()) {
+		t.Fatal("the data file changed")
+	}
+}
+
+// mutate copies a fixture into a temp dir and applies SQL to the copy.
+func mutate(t *testing.T, fixture string, stmts ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testdata, fixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "bad.coverage")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	return p
+}
+
+func TestSQLiteHostile(t *testing.T) {
+	notDB := filepath.Join(t.TempDir(), "x.coverage")
+	os.WriteFile(notDB, bytes.Repeat([]byte("not a database "), 500), 0o644)
+	full, _ := os.ReadFile(filepath.Join(testdata, "textxtract.coverage"))
+	cut := filepath.Join(t.TempDir(), "cut.coverage")
+	os.WriteFile(cut, full[:4096+100], 0o644)
+	cases := []struct {
+		name string
+		path func() string
+		lim  map[string]int64
+		code evidence.Code
+	}{
+		{"not a database", func() string { return notDB }, nil, evidence.CodeUnsupportedFormat},
+		{"truncated database", func() string { return cut }, nil, evidence.CodeDecodeFailure},
+		{"old schema", func() string { return mutate(t, "branch.coverage", "UPDATE coverage_schema SET version = 6") }, nil, evidence.CodeUnsupportedFormat},
+		{"missing table", func() string { return mutate(t, "branch.coverage", "DROP TABLE tracer") }, nil, evidence.CodeUnsupportedFormat},
+		{"dangling file id", func() string {
+			return mutate(t, "contexts.coverage", "INSERT INTO line_bits (file_id, context_id, numbits) VALUES (99, 1, x'02')")
+		}, nil, evidence.CodeDecodeFailure},
+		{"dangling context id", func() string {
+			return mutate(t, "branch.coverage", "INSERT INTO arc (file_id, context_id, fromno, tono) VALUES (1, 42, 3, 4)")
+		}, nil, evidence.CodeDecodeFailure},
+		{"lines in arc data", func() string {
+			return mutate(t, "branch.coverage", "INSERT INTO line_bits (file_id, context_id, numbits) VALUES (1, 1, x'02')")
+		}, nil, evidence.CodeDecodeFailure},
+		{"bad has_arcs", func() string {
+			return mutate(t, "branch.coverage", "UPDATE meta SET value = 'yes' WHERE key = 'has_arcs'")
+		}, nil, evidence.CodeDecodeFailure},
+		{"line beyond the limit", func() string { return mutate(t, "contexts.coverage") }, map[string]int64{coveragepy.LimitLines: 10}, evidence.CodeLimitExceeded},
+		{"too many files", func() string { return mutate(t, "textxtract.coverage") }, map[string]int64{coveragepy.LimitFiles: 3}, evidence.CodeLimitExceeded},
+		{"dangling tracer", func() string {
+			return mutate(t, "branch.coverage", "INSERT INTO tracer (file_id, tracer) VALUES (77, 'plugin')")
+		}, nil, evidence.CodeDecodeFailure},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := decodeFile(t, Spec, c.path(), c.lim)
+			if code(err) != c.code {
+				t.Fatalf("error %v, want %s", err, c.code)
+			}
+			if len(s.Tables) != 0 {
+				t.Fatal("a rejected data file produced a table")
+			}
+		})
+	}
+}
+
+// The decoder reads the verified descriptor: bytes that no longer match
+// the artifact's digest are refused before SQLite sees them.
+func TestSQLiteVerifiesDigest(t *testing.T) {
+	art, err := formats.ArtifactFromPath(filepath.Join(testdata, "branch.coverage"), "explicit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	art.ID = "sha256:" + strings.Repeat("0", 64)
+	lim, _ := formats.EffectiveLimits(Spec, nil)
+	s := &sink{}
+	err = formats.Run(context.Background(), Spec, art, lim, nil, s)
+	if code(err) != evidence.CodeIntegrity || len(s.Tables) != 0 {
+		t.Fatalf("got %v with %d tables, want INTEGRITY_FAILURE and none", err, len(s.Tables))
+	}
+}
+
+func TestSniff(t *testing.T) {
+	for name, want := range map[string]formats.Verdict{"branch.coverage": formats.Yes, "branch.coverage.json": formats.No, "textxtract.coverage": formats.Yes} {
+		b, err := os.ReadFile(filepath.Join(testdata, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) > formats.SniffBytes {
+			b = b[:formats.SniffBytes]
+		}
+		if got := Sniff(b); got != want {
+			t.Errorf("%s: got %v, want %v", name, got, want)
+		}
+	}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	p := filepath.Join(testdata, "textxtract.coverage")
+	st, err := os.Stat(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeFile(b, Spec, p, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

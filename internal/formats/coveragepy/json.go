@@ -1,0 +1,438 @@
+package coveragepy
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/jsonscan"
+	"github.com/flameox/flameox/internal/schema"
+)
+
+// JSONFormat is the `coverage json` report format this decoder reads.
+const JSONFormat = 3
+
+type jsonDecoder struct{}
+
+// numbers is a report "summary" block (per file, or the totals).
+type numbers struct {
+	ints     map[string]int64
+	floats   map[string]float64
+	displays map[string]string
+}
+
+// Integer summary fields, and the ones every summary must have.
+var (
+	intFields      = []string{"covered_lines", "num_statements", "missing_lines", "excluded_lines", "num_branches", "num_partial_branches", "covered_branches", "missing_branches"}
+	requiredInts   = []string{"covered_lines", "num_statements", "missing_lines", "excluded_lines"}
+	branchInts     = []string{"num_branches", "num_partial_branches", "covered_branches", "missing_branches"}
+	percentFields  = []string{"percent_covered", "percent_statements_covered", "percent_branches_covered"}
+	displayFields  = []string{"percent_covered_display", "percent_statements_covered_display", "percent_branches_covered_display"}
+	requiredFloats = []string{"percent_covered"}
+)
+
+type jsonRead struct {
+	ctx    context.Context
+	in     *formats.Input
+	w      jsonscan.Walker
+	out    formats.Sink
+	tw     formats.TableWriter
+	meta   bool
+	format int64
+	ver    string
+	branch bool
+	sums   map[string]int64
+	files  int64
+	totals *numbers
+}
+
+func (jsonDecoder) Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
+	s := jsonscan.New(bufio.NewReaderSize(in.R, 64<<10))
+	s.MaxToken = int(Limit(in, JSONSpec, LimitToken))
+	s.MaxDepth = 64
+	d := &jsonRead{ctx: ctx, in: in, w: jsonscan.Walker{S: s}, out: out, sums: map[string]int64{}}
+	err := d.document()
+	if err == nil {
+		err = s.CheckEnd()
+	}
+	if err == nil {
+		err = d.checkTotals()
+	}
+	if err != nil {
+		return d.abort(err)
+	}
+	return d.finish()
+}
+
+func (d *jsonRead) document() error {
+	tok, err := d.w.Value()
+	if err != nil {
+		return err
+	}
+	err = d.w.Members(tok, "the coverage report", func(key []byte) error {
+		switch string(key) {
+		case "meta":
+			return d.metaBlock()
+		case "files":
+			if !d.meta {
+				// coverage.py writes meta first; without it the rows could
+				// not be known to be format 3 before they are emitted.
+				return evidence.Failf(evidence.CodeDecodeFailure, "coverage report: files precede meta (coverage json writes meta first)")
+			}
+			return d.filesBlock()
+		case "totals":
+			n, err := d.numbers("totals")
+			d.totals = n
+			return err
+		}
+		return d.w.SkipValue()
+	})
+	if err != nil {
+		return err
+	}
+	if !d.meta {
+		return evidence.Failf(evidence.CodeDecodeFailure, "coverage report: no meta block")
+	}
+	if d.totals == nil {
+		return evidence.Failf(evidence.CodeDecodeFailure, "coverage report: no totals block")
+	}
+	return nil
+}
+
+func (d *jsonRead) metaBlock() error {
+	tok, err := d.w.Value()
+	if err != nil {
+		return err
+	}
+	d.format = -1
+	err = d.w.Members(tok, "meta", func(key []byte) error {
+		switch string(key) {
+		case "format":
+			n, err := d.w.Integer("meta.format")
+			d.format = n
+			return err
+		case "version":
+			s, _, _, err := d.w.Str("meta.version", 64)
+			d.ver = s
+			return err
+		case "branch_coverage":
+			t, err := d.w.Value()
+			if err != nil {
+				return err
+			}
+			if t.Kind != jsonscan.True && t.Kind != jsonscan.False {
+				return d.w.S.Errorf(t, "meta.branch_coverage must be a boolean")
+			}
+			d.branch = t.Kind == jsonscan.True
+			return nil
+		}
+		return d.w.SkipValue()
+	})
+	if err != nil {
+		return err
+	}
+	if d.format != JSONFormat {
+		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
+			Message: fmt.Sprintf("coverage json report format %d is not supported (want %d, written by coverage.py 7.x)", d.format, JSONFormat),
+			Details: evidence.Object{"format": d.format}}
+	}
+	d.meta = true
+	return nil
+}
+
+func (d *jsonRead) numbers(what string) (*numbers, error) {
+	tok, err := d.w.Value()
+	if err != nil {
+		return nil, err
+	}
+	n := &numbers{ints: map[string]int64{}, floats: map[string]float64{}, displays: map[string]string{}}
+	err = d.w.Members(tok, what, func(key []byte) error {
+		k := string(key)
+		switch {
+		case contains(intFields, k):
+			v, err := d.w.Integer(what + "." + k)
+			if err == nil && v < 0 {
+				return fmt.Errorf("%s.%s is negative", what, k)
+			}
+			n.ints[k] = v
+			return err
+		case contains(percentFields, k):
+			t, err := d.w.Value()
+			if err != nil {
+				return err
+			}
+			if t.Kind != jsonscan.Number {
+				return d.w.S.Errorf(t, "%s.%s must be a number", what, k)
+			}
+			f, err := strconv.ParseFloat(string(t.Bytes), 64)
+			if err != nil {
+				return d.w.S.Errorf(t, "%s.%s: %v", what, k, err)
+			}
+			n.floats[k] = f
+			return nil
+		case contains(displayFields, k):
+			s, _, _, err := d.w.Str(what+"."+k, 32)
+			n.displays[k] = s
+			return err
+		}
+		return d.w.SkipValue()
+	})
+	if err != nil {
+		return nil, err
+	}
+	need := requiredInts
+	if d.branch {
+		need = intFields
+	}
+	for _, k := range need {
+		if _, ok := n.ints[k]; !ok {
+			return nil, fmt.Errorf("%s lacks %s", what, k)
+		}
+	}
+	for _, k := range requiredFloats {
+		if _, ok := n.floats[k]; !ok {
+			return nil, fmt.Errorf("%s lacks %s", what, k)
+		}
+	}
+	return n, nil
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *jsonRead) filesBlock() error {
+	tok, err := d.w.Value()
+	if err != nil {
+		return err
+	}
+	if err := d.begin(); err != nil {
+		return err
+	}
+	maxFiles := Limit(d.in, JSONSpec, LimitFiles)
+	return d.w.Members(tok, "files", func(key []byte) error {
+		if err := d.ctx.Err(); err != nil {
+			return err
+		}
+		d.files++
+		if d.files > maxFiles {
+			return LimitError(LimitFiles, maxFiles, "files")
+		}
+		name := string(key)
+		if err := d.file(name); err != nil {
+			return fmt.Errorf("files[%q]: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// lineList counts an array of line numbers, keeping the first keep.
+func (d *jsonRead) lineList(what string, keep int) (int64, []any, error) {
+	tok, err := d.w.Value()
+	if err != nil {
+		return 0, nil, err
+	}
+	var n int64
+	var kept []any
+	err = d.w.Elements(tok, what, func(i int, el jsonscan.Token) error {
+		if el.Kind != jsonscan.Number {
+			return d.w.S.Errorf(el, "%s[%d] must be a line number", what, i)
+		}
+		v, err := strconv.ParseInt(string(el.Bytes), 10, 64)
+		if err != nil {
+			return d.w.S.Errorf(el, "%s[%d] must be an integer line number", what, i)
+		}
+		n++
+		if len(kept) < keep {
+			kept = append(kept, v)
+		}
+		return nil
+	})
+	return n, kept, err
+}
+
+func (d *jsonRead) file(name string) error {
+	tok, err := d.w.Value()
+	if err != nil {
+		return err
+	}
+	var (
+		sum                        *numbers
+		executed, missing, exclude int64 = -1, -1, -1 // -1: list absent
+		missingNums                []any
+		ctxNames                   map[string]struct{}
+	)
+	maxCtx := Limit(d.in, JSONSpec, LimitContexts)
+	err = d.w.Members(tok, "a file", func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "summary":
+			sum, err = d.numbers("summary")
+		case "executed_lines":
+			executed, _, err = d.lineList("executed_lines", 0)
+		case "missing_lines":
+			missing, missingNums, err = d.lineList("missing_lines", schema.CoverageMissingNumbers)
+		case "excluded_lines":
+			exclude, _, err = d.lineList("excluded_lines", 0)
+		case "contexts":
+			ctxNames = map[string]struct{}{}
+			t, err := d.w.Value()
+			if err != nil {
+				return err
+			}
+			return d.w.Members(t, "contexts", func(line []byte) error {
+				lt, err := d.w.Value()
+				if err != nil {
+					return err
+				}
+				return d.w.Elements(lt, "contexts of a line", func(i int, el jsonscan.Token) error {
+					if el.Kind != jsonscan.String {
+						return d.w.S.Errorf(el, "a context name must be a string")
+					}
+					if _, ok := ctxNames[string(el.Bytes)]; !ok {
+						if int64(len(ctxNames)) >= maxCtx {
+							return LimitError(LimitContexts, maxCtx, "contexts in one file")
+						}
+						ctxNames[string(el.Bytes)] = struct{}{}
+					}
+					return nil
+				})
+			})
+		default:
+			err = d.w.SkipValue()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if sum == nil || executed < 0 || missing < 0 || exclude < 0 {
+		return fmt.Errorf("a format-3 file entry needs summary, executed_lines, missing_lines and excluded_lines")
+	}
+	// The missing and excluded lists and the summary come from one
+	// analysis; a disagreement means the report was edited or damaged.
+	// (executed_lines is not compared: it lists every executed line, while
+	// covered_lines counts executed statements.)
+	for _, c := range []struct {
+		field string
+		n     int64
+	}{{"missing_lines", missing}, {"excluded_lines", exclude}} {
+		if sum.ints[c.field] != c.n {
+			return fmt.Errorf("summary.%s = %d but the line list has %d entries", c.field, sum.ints[c.field], c.n)
+		}
+	}
+	if sum.ints["num_statements"] != sum.ints["covered_lines"]+missing {
+		return fmt.Errorf("summary.num_statements = %d but covered + missing = %d", sum.ints["num_statements"], sum.ints["covered_lines"]+missing)
+	}
+	for _, k := range intFields {
+		d.sums[k] += sum.ints[k]
+	}
+	branch := func(k string) any {
+		if v, ok := sum.ints[k]; ok && d.branch {
+			return v
+		}
+		return nil
+	}
+	var ctxs, ctxCount any
+	if ctxNames != nil {
+		names := make([]string, 0, len(ctxNames))
+		for n := range ctxNames {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		ctxCount = int64(len(names))
+		ctxs = BoundedStrings(names, schema.CoverageContextNames)
+	}
+	if missingNums == nil {
+		missingNums = []any{}
+	}
+	return d.tw.Row(evidence.Object{
+		"artifact_id": d.in.Artifact.ID, "file": name,
+		"statements": sum.ints["num_statements"], "executed_lines": sum.ints["covered_lines"],
+		"missing_lines": missing, "excluded_lines": exclude,
+		"num_branches": branch("num_branches"), "covered_branches": branch("covered_branches"),
+		"partial_branches": branch("num_partial_branches"), "missing_branches": branch("missing_branches"),
+		"percent_covered": sum.floats["percent_covered"], "missing_line_numbers": missingNums,
+		"executed_arcs": nil, "context_count": ctxCount, "contexts": ctxs, "tracer": nil,
+	})
+}
+
+func (d *jsonRead) begin() error {
+	if d.tw != nil {
+		return nil
+	}
+	tw, err := d.out.Begin(&evidence.Table{Name: schema.CoverageFiles, Columns: schema.CoverageFileColumns(), Evidence: evidence.Observed})
+	if err != nil {
+		return err
+	}
+	d.tw = tw
+	return nil
+}
+
+// checkTotals verifies that the report's totals are the sum of its files,
+// as coverage.py computes them.
+func (d *jsonRead) checkTotals() error {
+	need := requiredInts
+	if d.branch {
+		need = intFields
+	}
+	for _, k := range need {
+		if d.totals.ints[k] != d.sums[k] {
+			return evidence.Failf(evidence.CodeDecodeFailure, "coverage report: totals.%s = %d but its files sum to %d", k, d.totals.ints[k], d.sums[k])
+		}
+	}
+	return nil
+}
+
+func (d *jsonRead) summary() *evidence.Summary {
+	s := &evidence.Summary{RowsObserved: d.files, Complete: true}
+	s.Coverage = evidence.Object{"coverage_version": nullable(d.ver), "report_format": d.format, "branch_coverage": d.branch}
+	s.Metrics = map[string]evidence.Metric{"files": {Value: d.files, Unit: "files"}}
+	if d.totals != nil {
+		units := map[string]string{"covered_lines": "lines", "num_statements": "lines", "missing_lines": "lines", "excluded_lines": "lines"}
+		for k, v := range d.totals.ints {
+			s.Metrics["total_"+k] = evidence.Metric{Value: v, Unit: units[k]}
+		}
+		for k, v := range d.totals.floats {
+			s.Metrics["total_"+k] = evidence.Metric{Value: v, Unit: "percent"}
+		}
+		for k, v := range d.totals.displays {
+			s.Metrics["total_"+k] = evidence.Metric{Value: v, Unit: "percent"}
+		}
+	}
+	if !d.branch {
+		s.Limit("the report was made without branch measurement: branch columns are null")
+	}
+	return s
+}
+
+func (d *jsonRead) finish() error {
+	if err := d.begin(); err != nil {
+		return err
+	}
+	return d.tw.End(d.summary())
+}
+
+// abort closes an open table as incomplete before returning the failure.
+func (d *jsonRead) abort(err error) error {
+	if d.tw == nil {
+		return err
+	}
+	s := d.summary()
+	s.Complete = false
+	s.Truncation = &evidence.Truncation{Reason: "document_incomplete"}
+	s.Limit(fmt.Sprintf("decoding stopped at byte %d (%v): the rows above are not the whole report", d.w.S.Offset(), err))
+	if eerr := d.tw.End(s); eerr != nil {
+		return eerr
+	}
+	return err
+}

@@ -1,0 +1,358 @@
+// Package csvpreview previews CSV (and TSV) artifacts with encoding/csv:
+// the header as preview.fields and the first rows as preview.records, each
+// with its exact line and byte offset. Rows whose field count differs from
+// the header's are reported ragged, not padded or dropped.
+package csvpreview
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/preview"
+)
+
+// Version is the decoder's version.
+const Version = "1"
+
+// limitRecord is the parser ceiling on one record: encoding/csv holds a
+// whole record in memory, so a longer one is LIMIT_EXCEEDED.
+var limitRecord = formats.Limit{Name: "max_parse_record_bytes", Default: 16 << 20, Unit: "bytes",
+	Doc: "longest CSV record (quoted newlines included) the parser holds"}
+
+var options = preview.Options{
+	{Name: "max_rows", Kind: preview.Int, Default: int64(100), Min: 0, Max: 100000,
+		Doc: "rows emitted; later rows in the read region are parsed and counted"},
+	{Name: "max_bytes", Kind: preview.Int, Default: int64(8 << 20), Min: 1, Max: 1 << 40,
+		Doc: "bytes read from the start; reading stops at the first record boundary at or past it"},
+	{Name: "max_record_bytes", Kind: preview.Int, Default: int64(64 << 10), Min: 16, Max: 64 << 20,
+		Doc: "native size of a row beyond which it is reported oversized, without its value"},
+	{Name: "header", Kind: preview.Bool, Default: true,
+		Doc: "the first record names the columns"},
+	{Name: "delimiter", Kind: preview.String, Default: "",
+		Doc: "field delimiter, one character or \"tab\"; empty: tab for .tsv files, else comma"},
+	{Name: "lazy_quotes", Kind: preview.Bool, Default: false,
+		Doc: "accept a quote inside an unquoted field (encoding/csv LazyQuotes)"},
+}
+
+// Spec is the generic CSV preview. Its sniffer never says Yes; a CSV file
+// reaches it by suffix or --format csv.
+var Spec = &formats.Spec{
+	Name:     "csv",
+	Title:    "CSV table (preview)",
+	Family:   "Generic previews",
+	Suffixes: []string{".csv", ".tsv"},
+	Sniff:    sniff,
+	Tables:   []string{preview.Fields, preview.Records},
+	Limits:   []formats.Limit{limitRecord},
+	Producer: "any CSV writer",
+	Version:  Version,
+	Decoder:  formats.DecoderFunc(decode),
+	Options:  options.Docs(),
+}
+
+// sniff answers No for binary prefixes (NUL bytes), else NeedMore.
+func sniff(prefix []byte) formats.Verdict {
+	if bytes.IndexByte(prefix, 0) >= 0 {
+		return formats.No
+	}
+	return formats.NeedMore
+}
+
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+func delimiter(opt, name string) (rune, error) {
+	switch {
+	case opt == "tab" || opt == "\t":
+		return '\t', nil
+	case opt == "":
+		if strings.HasSuffix(strings.ToLower(name), ".tsv") {
+			return '\t', nil
+		}
+		return ',', nil
+	}
+	r, n := utf8.DecodeRuneInString(opt)
+	if n != len(opt) || r == utf8.RuneError || r == '"' || r == '\r' || r == '\n' {
+		return 0, &evidence.Failure{Code: evidence.CodeInvalidArgument,
+			Message:  fmt.Sprintf("decoder option delimiter: %q is not one character other than a quote or newline", opt),
+			Location: evidence.Location{Field: "delimiter"}}
+	}
+	return r, nil
+}
+
+// errRecordTooLong is returned by the guard when a record outgrows the
+// parser ceiling, before encoding/csv can buffer more of it.
+var errRecordTooLong = errors.New("record longer than max_parse_record_bytes")
+
+// lineStart is the offset where a line begins and how the line before it
+// ended.
+type lineStart struct {
+	line   int64
+	offset int64
+	crlf   bool // the previous line ended with \r\n
+}
+
+// guard sits under encoding/csv's buffer: it indexes line starts, so each
+// record gets its exact offset and size, and it stops a runaway record.
+type guard struct {
+	r           io.Reader
+	pos         int64 // stream offset of the next byte
+	line        int64
+	starts      []lineStart
+	prevCR      bool
+	recordStart int64
+	ceiling     int64
+}
+
+func (g *guard) Read(p []byte) (int, error) {
+	n, err := g.r.Read(p)
+	b := p[:n]
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '\n')
+		if j < 0 {
+			break
+		}
+		at := i + j
+		crlf := at > 0 && b[at-1] == '\r' || at == 0 && g.prevCR
+		g.line++
+		g.starts = append(g.starts, lineStart{line: g.line, offset: g.pos + int64(at) + 1, crlf: crlf})
+		i = at + 1
+	}
+	if n > 0 {
+		g.prevCR = b[n-1] == '\r'
+	}
+	g.pos += int64(n)
+	if err == nil && g.pos-g.recordStart > g.ceiling+readBuffer {
+		err = errRecordTooLong
+	}
+	return n, err
+}
+
+// start returns the offset of a line still indexed.
+func (g *guard) start(line int64) (lineStart, bool) {
+	for _, s := range g.starts {
+		if s.line == line {
+			return s, true
+		}
+		if s.line > line {
+			break
+		}
+	}
+	return lineStart{}, false
+}
+
+// prune forgets lines before line. It drops from the front and compacts
+// only when the dropped part dominates, so a record costs O(1) amortized.
+func (g *guard) prune(line int64) {
+	i := 0
+	for i < len(g.starts) && g.starts[i].line < line {
+		i++
+	}
+	g.starts = g.starts[i:]
+	if cap(g.starts) > 4096 && len(g.starts) < cap(g.starts)/4 {
+		g.starts = append([]lineStart(nil), g.starts...)
+	}
+}
+
+// at finds the line that begins at offset, if one does.
+func (g *guard) at(offset int64) (lineStart, bool) {
+	for _, s := range g.starts {
+		if s.offset == offset {
+			return s, true
+		}
+		if s.offset > offset {
+			break
+		}
+	}
+	return lineStart{}, false
+}
+
+const readBuffer = 64 << 10
+
+func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
+	opts, err := options.Parse(in.Options)
+	if err != nil {
+		return err
+	}
+	comma, err := delimiter(opts.String("delimiter"), in.Artifact.Name)
+	if err != nil {
+		return err
+	}
+	maxBytes, maxRecord := opts.Int("max_bytes"), opts.Int("max_record_bytes")
+	ceiling := preview.LimitOf(in, limitRecord)
+	g := &guard{r: in.R, line: 1, ceiling: ceiling, starts: []lineStart{{line: 1}}}
+	br := bufio.NewReaderSize(g, readBuffer)
+	var base int64
+	if p, err := br.Peek(3); err == nil && bytes.Equal(p, bom) {
+		_, _ = br.Discard(3)
+		base = 3
+		g.starts[0].offset = base // line 1 starts after the mark
+	} else if err != nil && !errors.Is(err, io.EOF) {
+		return evidence.Wrap(evidence.CodeIOFailure, err, "read csv")
+	}
+	cr := csv.NewReader(br) // uses br as its buffer
+	cr.Comma = comma
+	cr.FieldsPerRecord = -1
+	cr.LazyQuotes = opts.Bool("lazy_quotes")
+	cr.ReuseRecord = true // values are copied out of kept rows
+	useHeader := opts.Bool("header")
+
+	res := &preview.Result{MaxRows: opts.Int("max_rows"), FieldsDeclared: useHeader}
+	region := &preview.Region{Total: in.Artifact.Size, Bound: maxBytes}
+	var header []*preview.Field
+	var fail *evidence.Failure
+	offset := func() int64 { return base + cr.InputOffset() }
+	for n := 0; ; n++ {
+		if n&1023 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if offset() >= maxBytes {
+			region.EndReached = offset() == in.Artifact.Size
+			break
+		}
+		end := offset()
+		g.recordStart = end
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			region.EndReached = true
+			break
+		}
+		if err != nil {
+			fail = csvFailure(err, ceiling, end)
+			var pe *csv.ParseError
+			if errors.As(err, &pe) && (header != nil || !useHeader) {
+				// The row that does not parse is part of the preview.
+				st, _ := g.start(int64(pe.StartLine))
+				r := preview.Record{Index: res.Observed, Line: int64(pe.StartLine), Offset: st.offset,
+					Bytes: -1, Status: preview.StatusInvalid, Error: pe.Error()}
+				if res.Keep() {
+					res.Records = append(res.Records, r)
+				}
+				res.Count(r.Status)
+			}
+			region.Stop = "stopped by " + fail.Message
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		st, _ := g.start(int64(line))
+		size := offset() - st.offset
+		if next, ok := g.at(offset()); ok {
+			size-- // the newline ending the record
+			if next.crlf {
+				size--
+			}
+		}
+		g.prune(int64(line))
+		if size > ceiling {
+			fail = csvFailure(errRecordTooLong, ceiling, st.offset)
+			fail.Location.Line = line
+			region.Stop = "stopped by " + fail.Message
+			break
+		}
+		if useHeader && header == nil {
+			if header, err = headerFields(rec); err != nil {
+				return err
+			}
+			continue
+		}
+		for i := len(header); i < len(rec) && !useHeader; i++ {
+			header = append(header, &preview.Field{Position: int64(i), Path: []string{}, Type: "string"})
+		}
+		for i := range min(len(rec), len(header)) {
+			header[i].Observed++
+		}
+		r := preview.Record{Index: res.Observed, Line: int64(line), Offset: st.offset, Bytes: size, Status: preview.StatusOK}
+		keep := res.Keep()
+		classify(&r, rec, len(header), useHeader, maxRecord, cr, keep)
+		res.Count(r.Status)
+		if keep {
+			res.Records = append(res.Records, r)
+		}
+	}
+	region.Read = offset()
+	res.Region = region
+	res.Fields = header
+	res.Coverage = evidence.Object{"delimiter": string(comma), "header": useHeader}
+	if base > 0 {
+		res.Limitations = append(res.Limitations, "a UTF-8 byte order mark precedes the header; it was skipped")
+	}
+	res.Limitations = append(res.Limitations, "CSV has no types: every value is the field's text; blank lines are skipped as encoding/csv does")
+	ev := evidence.Observed
+	if !useHeader {
+		ev = evidence.Derived
+	}
+	if err := res.Write(out, ev); err != nil {
+		return err
+	}
+	if fail != nil {
+		return fail
+	}
+	return nil
+}
+
+// headerFields turns the header record into declared fields.
+func headerFields(rec []string) ([]*preview.Field, error) {
+	fields := make([]*preview.Field, len(rec))
+	for i, name := range rec {
+		if !utf8.ValidString(name) {
+			return nil, &evidence.Failure{Code: evidence.CodeDecodeFailure,
+				Message:  fmt.Sprintf("CSV header field %d is not valid UTF-8; preview the file with --format text", i+1),
+				Location: evidence.Location{Line: 1}}
+		}
+		fields[i] = &preview.Field{Position: int64(i), Name: name, Path: []string{name}, Type: "string"}
+	}
+	return fields, nil
+}
+
+// classify sets a row's status, and its value when it is kept.
+func classify(r *preview.Record, rec []string, width int, useHeader bool, maxRecord int64, cr *csv.Reader, keep bool) {
+	for i, f := range rec {
+		if !utf8.ValidString(f) {
+			line, col := cr.FieldPos(i)
+			r.Status = preview.StatusInvalid
+			r.Error = fmt.Sprintf("field %d (line %d, column %d) is not valid UTF-8", i+1, line, col)
+			return
+		}
+	}
+	if r.Bytes > maxRecord {
+		r.Status = preview.StatusOversized
+		r.Error = fmt.Sprintf("row is %d bytes, more than max_record_bytes=%d", r.Bytes, maxRecord)
+		return
+	}
+	if keep {
+		vals := make([]any, len(rec))
+		for i, f := range rec {
+			vals[i] = f
+		}
+		r.Value = vals
+	}
+	if useHeader && len(rec) != width {
+		r.Status = preview.StatusRagged
+		r.Error = fmt.Sprintf("row has %d fields, the header has %d", len(rec), width)
+	}
+}
+
+// csvFailure types a reader or parser error.
+func csvFailure(err error, ceiling, offset int64) *evidence.Failure {
+	var pe *csv.ParseError
+	switch {
+	case errors.Is(err, errRecordTooLong):
+		return &evidence.Failure{Code: evidence.CodeLimitExceeded,
+			Message:  fmt.Sprintf("a CSV record is longer than max_parse_record_bytes=%d", ceiling),
+			Location: evidence.Location{Offset: offset}, Err: err}
+	case errors.As(err, &pe):
+		return &evidence.Failure{Code: evidence.CodeDecodeFailure, Message: pe.Error(),
+			Location: evidence.Location{Line: pe.Line, Column: pe.Column}, Err: err}
+	}
+	f := evidence.Wrap(evidence.CodeIOFailure, err, "read csv")
+	f.Location.Offset = offset
+	return f
+}

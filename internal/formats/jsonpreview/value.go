@@ -1,0 +1,192 @@
+package jsonpreview
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats/preview"
+	"github.com/flameox/flameox/internal/jsonscan"
+)
+
+// JSON value types, in the order type unions are written.
+var typeNames = [...]string{"object", "array", "string", "number", "boolean", "null"}
+
+// typeOf returns the index in typeNames of the value a token starts.
+func typeOf(k jsonscan.Kind) int {
+	switch k {
+	case jsonscan.ObjectStart:
+		return 0
+	case jsonscan.ArrayStart:
+		return 1
+	case jsonscan.String:
+		return 2
+	case jsonscan.Number:
+		return 3
+	case jsonscan.True, jsonscan.False:
+		return 4
+	}
+	return 5
+}
+
+// errOversized reports a record beyond max_record_bytes while building it.
+var errOversized = errors.New("record larger than max_record_bytes")
+
+// builder turns a token stream into canonical values: Object, []any,
+// string, json.Number (float64 for a literal beyond the double range),
+// bool and nil. Tokens' bytes are copied: the scanner reuses them.
+type builder struct {
+	s *jsonscan.Scanner
+	// start and limit bound the value's native bytes (limit 0: unbounded).
+	start, limit int64
+}
+
+func (b *builder) next() (jsonscan.Token, error) {
+	tok, err := b.s.Next()
+	if err != nil {
+		return tok, err
+	}
+	if b.limit > 0 && b.s.Offset()-b.start > b.limit {
+		return tok, errOversized
+	}
+	return tok, nil
+}
+
+// build reads the rest of the value whose first token is tok.
+func (b *builder) build(tok jsonscan.Token) (any, error) {
+	switch tok.Kind {
+	case jsonscan.String:
+		return string(tok.Bytes), nil
+	case jsonscan.Number:
+		return number(tok.Bytes), nil
+	case jsonscan.True:
+		return true, nil
+	case jsonscan.False:
+		return false, nil
+	case jsonscan.Null:
+		return nil, nil
+	case jsonscan.ArrayStart:
+		arr := []any{}
+		for {
+			t, err := b.next()
+			if err != nil {
+				return nil, err
+			}
+			if t.Kind == jsonscan.ArrayEnd {
+				return arr, nil
+			}
+			v, err := b.build(t)
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, v)
+		}
+	case jsonscan.ObjectStart:
+		obj := evidence.Object{}
+		for {
+			t, err := b.next()
+			if err != nil {
+				return nil, err
+			}
+			if t.Kind == jsonscan.ObjectEnd {
+				return obj, nil
+			}
+			key := string(t.Bytes)
+			vt, err := b.next()
+			if err != nil {
+				return nil, err
+			}
+			v, err := b.build(vt)
+			if err != nil {
+				return nil, err
+			}
+			obj[key] = v
+		}
+	}
+	return nil, b.s.Errorf(tok, "unexpected %s", tok.Kind)
+}
+
+// number keeps a literal exact: integers of any size stay json.Number (the
+// canonical encoder writes big ones as exact strings). A non-integer beyond
+// the double range is the infinity RFC 8785's double domain gives it, which
+// the encoder writes in the tagged non-finite form.
+func number(lit []byte) any {
+	if bytes.IndexAny(lit, ".eE") < 0 {
+		return json.Number(lit)
+	}
+	f, err := strconv.ParseFloat(string(lit), 64)
+	if err != nil && math.IsInf(f, 0) {
+		return f
+	}
+	return json.Number(lit)
+}
+
+// fieldStats derives preview.fields from the top-level keys of object
+// records, tracking at most max distinct keys.
+type fieldStats struct {
+	pending []member // a JSONL line's keys, added once the line parses
+	max     int64
+	fields  []*preview.Field
+	types   []uint8 // bit i: typeNames[i] observed
+	index   map[string]int
+	omitted int64
+}
+
+// member is one top-level key of a record and its value's type.
+type member struct {
+	key string
+	typ int
+}
+
+// intern returns key as a string, reusing the tracked field's name so that
+// known keys cost no allocation.
+func (fs *fieldStats) intern(key []byte) string {
+	if i, ok := fs.index[string(key)]; ok {
+		return fs.fields[i].Name
+	}
+	return string(key)
+}
+
+func newFieldStats(max int64) *fieldStats {
+	return &fieldStats{max: max, index: map[string]int{}}
+}
+
+func (fs *fieldStats) add(key string, typ int) {
+	i, ok := fs.index[key]
+	if !ok {
+		if int64(len(fs.fields)) >= fs.max {
+			fs.omitted++
+			return
+		}
+		i = len(fs.fields)
+		fs.index[key] = i
+		fs.fields = append(fs.fields, &preview.Field{Position: int64(i), Name: key, Path: []string{key}, NullsKnown: true})
+		fs.types = append(fs.types, 0)
+	}
+	f := fs.fields[i]
+	f.Observed++
+	if typ == 5 {
+		f.Nulls++
+	}
+	fs.types[i] |= 1 << typ
+}
+
+// result fills the fields of a preview result.
+func (fs *fieldStats) result(r *preview.Result) {
+	for i, f := range fs.fields {
+		var names []string
+		for t, n := range typeNames {
+			if fs.types[i]&(1<<t) != 0 {
+				names = append(names, n)
+			}
+		}
+		f.Type = strings.Join(names, "|")
+	}
+	r.Fields = fs.fields
+	r.FieldsOmitted = fs.omitted
+	r.MaxFields = fs.max
+}

@@ -1,0 +1,344 @@
+// Package parquetpreview previews Parquet files with parquet-go: the schema
+// the footer declares (column paths, physical and logical types), the row
+// count it declares, and the first rows rebuilt from their columns.
+//
+// Parquet needs random access, so the decoder verifies the file's digest
+// (Input.VerifyFile) and reads the open file rather than the stream.
+package parquetpreview
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"unicode/utf8"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/preview"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+)
+
+// Version is the decoder's version.
+const Version = "1"
+
+// Parser ceilings, checked against the footer before anything is
+// allocated from it.
+var (
+	limitFooter = formats.Limit{Name: "max_footer_bytes", Default: 64 << 20, Unit: "bytes",
+		Doc: "largest footer (file metadata) read"}
+	limitChunk = formats.Limit{Name: "max_column_chunk_bytes", Default: 512 << 20, Unit: "bytes",
+		Doc: "largest uncompressed column chunk of a row group that rows are read from"}
+)
+
+var options = preview.Options{
+	{Name: "max_rows", Kind: preview.Int, Default: int64(100), Min: 0, Max: 100000,
+		Doc: "rows read and emitted, from the first row group on"},
+	{Name: "max_record_bytes", Kind: preview.Int, Default: int64(64 << 10), Min: 16, Max: 64 << 20,
+		Doc: "canonical size of a row beyond which it is reported oversized, without its value"},
+}
+
+// Spec is the Parquet preview. It has no sniffer: Parquet files reach it
+// by suffix or --format parquet, so a specific format written as Parquet
+// (an Nsight export directory, say) is never previewed by accident.
+var Spec = &formats.Spec{
+	Name:     "parquet",
+	Title:    "Parquet table (preview)",
+	Family:   "Generic previews",
+	Suffixes: []string{".parquet"},
+	Tables:   []string{preview.Fields, preview.Records},
+	Limits:   []formats.Limit{limitFooter, limitChunk},
+	Producer: "any Parquet writer (Arrow, DuckDB, Spark, parquet-go...)",
+	Version:  Version,
+	Decoder:  formats.DecoderFunc(decode),
+	Options:  options.Docs(),
+}
+
+func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
+	opts, err := options.Parse(in.Options)
+	if err != nil {
+		return err
+	}
+	if in.File == nil {
+		return evidence.Failf(evidence.CodeInvalidArgument, "the parquet decoder needs the artifact's file for random access")
+	}
+	if err := in.VerifyFile(); err != nil {
+		return err
+	}
+	return decodeFrom(ctx, in.File, in.Artifact.Size, opts, limits{
+		footer: preview.LimitOf(in, limitFooter), chunk: preview.LimitOf(in, limitChunk)}, out)
+}
+
+type limits struct{ footer, chunk int64 }
+
+// recorder remembers the first read error, so a failure inside parquet-go
+// caused by the disk is IO_FAILURE, not DECODE_FAILURE.
+type recorder struct {
+	r   io.ReaderAt
+	err error
+}
+
+func (rc *recorder) ReadAt(p []byte, off int64) (int, error) {
+	n, err := rc.r.ReadAt(p, off)
+	if err != nil && !errors.Is(err, io.EOF) && rc.err == nil {
+		rc.err = err
+	}
+	return n, err
+}
+
+// decodeFrom previews a Parquet file read through ra.
+func decodeFrom(ctx context.Context, ra io.ReaderAt, size int64, opts preview.Values, lim limits, out formats.Sink) error {
+	rc := &recorder{r: ra}
+	if err := decodeAt(ctx, rc, size, opts, lim, out); err != nil {
+		if rc.err != nil && ctx.Err() == nil {
+			return evidence.Wrap(evidence.CodeIOFailure, rc.err, "read parquet")
+		}
+		return err
+	}
+	return nil
+}
+
+func decodeAt(ctx context.Context, ra io.ReaderAt, size int64, opts preview.Values, lim limits, out formats.Sink) error {
+	if err := checkFooter(ra, size, lim.footer); err != nil {
+		return err
+	}
+	var f *parquet.File
+	if err := guarded("open", func() (err error) {
+		f, err = parquet.OpenFile(ra, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+		return err
+	}); err != nil {
+		return err
+	}
+	md := f.Metadata()
+	root, leaves, err := buildSchema(md.Schema)
+	if err != nil {
+		return evidence.Wrap(evidence.CodeDecodeFailure, err, "parquet schema")
+	}
+	var sum int64
+	for i, rg := range md.RowGroups {
+		if rg.NumRows < 0 || len(rg.Columns) != len(leaves) {
+			return evidence.Failf(evidence.CodeDecodeFailure, "parquet row group %d declares %d rows over %d columns for a schema of %d columns", i, rg.NumRows, len(rg.Columns), len(leaves))
+		}
+		sum += rg.NumRows
+	}
+	if sum != md.NumRows {
+		return evidence.Failf(evidence.CodeDecodeFailure, "parquet footer declares %d rows but its row groups hold %d", md.NumRows, sum)
+	}
+
+	maxRows, maxRecord := opts.Int("max_rows"), opts.Int("max_record_bytes")
+	fields := make([]*preview.Field, len(leaves))
+	for i, l := range leaves {
+		fields[i] = &preview.Field{Position: int64(i), Name: l.dotted(), Path: l.path, Type: l.physical(),
+			LogicalType: l.logical(), Repetition: l.repetition().String(), NullsKnown: true}
+	}
+	res := &preview.Result{MaxRows: maxRows, Fields: fields, FieldsDeclared: true}
+	asm := &assembler{root: root}
+	groupsRead := 0
+	err = guarded("read rows", func() error {
+		for gi, rg := range f.RowGroups() {
+			if int64(len(res.Records)) >= maxRows {
+				return nil
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := checkChunks(md.RowGroups[gi], gi, lim.chunk); err != nil {
+				return err
+			}
+			groupsRead++
+			if err := readGroup(rg, asm, res, fields, maxRecord); err != nil {
+				return fmt.Errorf("row group %d: %w", gi, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	emitted := int64(len(res.Records))
+	if md.NumRows > emitted {
+		res.Truncation = &evidence.Truncation{Reason: "row_limit", Limit: maxRows, Omitted: md.NumRows - emitted}
+		res.Limitations = append(res.Limitations,
+			fmt.Sprintf("the footer declares %d rows; only the first %d were read, and the omitted count is the footer's, not a count of rows read", md.NumRows, emitted))
+	}
+	res.Coverage = evidence.Object{"rows_declared": md.NumRows, "rows_read": emitted,
+		"row_groups": len(md.RowGroups), "row_groups_read": groupsRead, "created_by": nullable(md.CreatedBy)}
+	res.Metrics = map[string]evidence.Metric{"rows_declared": {Value: md.NumRows, Unit: "count"}}
+	res.Limitations = append(res.Limitations,
+		"values are native: timestamps, dates and times stay integers in the unit logical_type names; DECIMAL values are exact decimal strings; binary values are {\"type\":\"bytes\",\"base64\":...}")
+	if asm.invalidText > 0 {
+		res.Limitations = append(res.Limitations,
+			fmt.Sprintf("%d values annotated as text are not valid UTF-8 and are shown as tagged bytes", asm.invalidText))
+	}
+	if kv := keyValueKeys(md); len(kv) > 0 {
+		res.Coverage["key_value_metadata_keys"] = kv
+	}
+	return res.Write(out, evidence.Observed)
+}
+
+// readGroup reads rows of one row group until max_rows.
+func readGroup(rg parquet.RowGroup, asm *assembler, res *preview.Result, fields []*preview.Field, maxRecord int64) error {
+	rows := rg.Rows()
+	defer rows.Close()
+	buf := make([]parquet.Row, 16)
+	cols := make([][]parquet.Value, len(fields))
+	for int64(len(res.Records)) < res.MaxRows {
+		n, err := rows.ReadRows(buf[:min(int64(len(buf)), res.MaxRows-int64(len(res.Records)))])
+		for _, row := range buf[:n] {
+			for i := range cols {
+				cols[i] = nil
+			}
+			row.Range(func(ci int, vals []parquet.Value) bool {
+				if ci < len(cols) {
+					cols[ci] = vals
+				}
+				return true
+			})
+			for i, vals := range cols {
+				fields[i].Observed += int64(len(vals))
+				for _, v := range vals {
+					if v.DefinitionLevel() < leafDef(asm.root, i) {
+						fields[i].Nulls++
+					}
+				}
+			}
+			rec := preview.Record{Index: res.Observed, Line: -1, Offset: -1, Bytes: -1, Status: preview.StatusOK}
+			obj, aerr := asm.row(cols)
+			if aerr != nil {
+				return evidence.Wrap(evidence.CodeDecodeFailure, aerr, "row %d", rec.Index)
+			}
+			enc, cerr := evidence.AppendCanonical(nil, obj)
+			switch {
+			case cerr != nil:
+				return evidence.Wrap(evidence.CodeDecodeFailure, cerr, "row %d", rec.Index)
+			case int64(len(enc)) > maxRecord:
+				rec.Status = preview.StatusOversized
+				rec.Error = fmt.Sprintf("row is %d bytes as canonical JSON, more than max_record_bytes=%d", len(enc), maxRecord)
+			default:
+				rec.Value = obj
+			}
+			res.Records = append(res.Records, rec)
+			res.Count(rec.Status)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("the row reader made no progress")
+		}
+	}
+	return nil
+}
+
+// leafDef returns the maximum definition level of leaf column i.
+func leafDef(root *node, i int) int {
+	var find func(n *node) int
+	find = func(n *node) int {
+		if n.leaf() {
+			if n.column == i {
+				return n.maxDef
+			}
+			return -1
+		}
+		for _, c := range n.children {
+			if d := find(c); d >= 0 {
+				return d
+			}
+		}
+		return -1
+	}
+	return find(root)
+}
+
+// checkFooter validates the magic bytes and the footer length before
+// parquet-go allocates a buffer of that length.
+func checkFooter(ra io.ReaderAt, size, max int64) error {
+	if size < 12 {
+		return evidence.Failf(evidence.CodeDecodeFailure, "not a Parquet file: %d bytes is shorter than the 12 bytes of magic and footer length", size)
+	}
+	var head [4]byte
+	var tail [8]byte
+	if _, err := ra.ReadAt(head[:], 0); err != nil {
+		return evidence.Wrap(evidence.CodeIOFailure, err, "read parquet header")
+	}
+	if _, err := ra.ReadAt(tail[:], size-8); err != nil {
+		return evidence.Wrap(evidence.CodeIOFailure, err, "read parquet footer")
+	}
+	switch {
+	case string(tail[4:]) == "PARE":
+		return evidence.Failf(evidence.CodeDecodeFailure, "the Parquet footer is encrypted (magic PARE); encrypted files are not previewed")
+	case !bytes.Equal(head[:], []byte("PAR1")) || string(tail[4:]) != "PAR1":
+		f := evidence.Failf(evidence.CodeDecodeFailure, "not a Parquet file: magic bytes are %q at the start and %q at the end, not \"PAR1\"", head[:], tail[4:])
+		f.Location.Offset = size - 4
+		return f
+	}
+	n := int64(binary.LittleEndian.Uint32(tail[:4]))
+	if n > size-12 {
+		f := evidence.Failf(evidence.CodeDecodeFailure, "corrupt Parquet footer: its length %d exceeds the %d bytes before it", n, size-12)
+		f.Location.Offset = size - 8
+		return f
+	}
+	if n > max {
+		f := evidence.Failf(evidence.CodeLimitExceeded, "the Parquet footer is %d bytes, more than max_footer_bytes=%d", n, max)
+		f.Location.Offset = size - 8
+		return f
+	}
+	return nil
+}
+
+// checkChunks refuses a row group whose column chunks declare more
+// uncompressed bytes than the ceiling.
+func checkChunks(rg format.RowGroup, gi int, max int64) error {
+	for ci, c := range rg.Columns {
+		if sz := c.MetaData.TotalUncompressedSize; sz > max || sz < 0 {
+			return evidence.Failf(evidence.CodeLimitExceeded, "parquet row group %d column %d declares %d uncompressed bytes, more than max_column_chunk_bytes=%d", gi, ci, sz, max)
+		}
+	}
+	return nil
+}
+
+// guarded runs a parquet-go call, turning its errors and panics on
+// malformed input into typed failures.
+func guarded(what string, fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = evidence.Failf(evidence.CodeDecodeFailure, "parquet %s: the reader failed on malformed input: %v", what, p)
+		}
+	}()
+	if err = fn(); err != nil {
+		var f *evidence.Failure
+		if errors.As(err, &f) || errors.Is(err, context.Canceled) {
+			return err
+		}
+		return evidence.Wrap(evidence.CodeDecodeFailure, err, "parquet %s", what)
+	}
+	return nil
+}
+
+func keyValueKeys(md *format.FileMetaData) []string {
+	var keys []string
+	for _, kv := range md.KeyValueMetadata {
+		if utf8.ValidString(kv.Key) {
+			keys = append(keys, kv.Key)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func nullable(s string) any {
+	if s == "" || !utf8.ValidString(s) {
+		return nil
+	}
+	return s
+}

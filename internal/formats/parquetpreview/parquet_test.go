@@ -1,0 +1,210 @@
+package parquetpreview
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats/preview"
+	"github.com/flameox/flameox/internal/formats/preview/previewtest"
+)
+
+var fixtures = []string{"pyarrow-types.parquet", "pyarrow-flat-zstd.parquet", "duckdb-range.parquet"}
+
+func run(t testing.TB, data []byte, opts evidence.Object, limits map[string]int64) (*previewtest.Sink, error) {
+	t.Helper()
+	sink, err := previewtest.Run(t.TempDir(), Spec, "f.parquet", data, opts, limits)
+	previewtest.CheckInvariants(t, sink, err)
+	return sink, err
+}
+
+// TestMatchesPyarrow compares the schema, the declared row count and the
+// first rows with what pyarrow read from the same files (regen.sh): Arrow
+// C++ and DuckDB writers, snappy and zstd, nested lists and structs,
+// decimals, dictionary-encoded strings, NaN and 64-bit integers.
+func TestMatchesPyarrow(t *testing.T) {
+	for _, name := range fixtures {
+		t.Run(name, func(t *testing.T) {
+			want := previewtest.Expected(t, name)
+			sink, err := run(t, previewtest.Read(t, filepath.Join("parquet", name)), evidence.Object{"max_rows": 5}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fields := sink.Table(preview.Fields).Rows
+			cols := want["columns"].([]any)
+			if len(fields) != len(cols) {
+				t.Fatalf("%d columns, pyarrow %d", len(fields), len(cols))
+			}
+			for i, c := range cols {
+				c := c.(evidence.Object)
+				if fields[i]["name"] != c["path"] || !strings.HasPrefix(fields[i]["type"].(string), c["physical_type"].(string)) {
+					t.Errorf("column %d: %v %v, pyarrow %v %v", i, fields[i]["name"], fields[i]["type"], c["path"], c["physical_type"])
+				}
+			}
+			recs := sink.Table(preview.Records)
+			declared, _ := evidence.AsInt(want["num_rows"])
+			if recs.Summary.Metrics["rows_declared"].Value != declared || recs.Summary.Coverage["created_by"] != want["created_by"] {
+				t.Errorf("declared %v created_by %v, pyarrow %d %v", recs.Summary.Metrics["rows_declared"], recs.Summary.Coverage["created_by"], declared, want["created_by"])
+			}
+			if recs.Summary.Truncation.Omitted != declared-5 {
+				t.Errorf("omitted %d", recs.Summary.Truncation.Omitted)
+			}
+			for i, w := range want["first"].([]any) {
+				if got := previewtest.Canonical(t, recs.Rows[i]["value"]); got != previewtest.Canonical(t, w) {
+					t.Errorf("row %d:\n got %s\nwant %s", i, got, previewtest.Canonical(t, w))
+				}
+			}
+		})
+	}
+}
+
+func TestRowGroupsAndBounds(t *testing.T) {
+	data := previewtest.Read(t, "parquet/pyarrow-types.parquet") // 10 rows in groups of 4
+	t.Run("all rows across row groups", func(t *testing.T) {
+		sink, err := run(t, data, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := sink.Table(preview.Records).Summary
+		if s.RowsObserved != 10 || !s.Complete || s.Coverage["row_groups_read"] != 3 {
+			t.Errorf("%+v", s)
+		}
+	})
+	t.Run("oversized rows", func(t *testing.T) {
+		sink, _ := run(t, data, evidence.Object{"max_record_bytes": 64}, nil)
+		r := sink.Table(preview.Records).Rows[0]
+		if r["status"] != preview.StatusOversized || r["value"] != nil {
+			t.Errorf("%v", r)
+		}
+	})
+	t.Run("no rows", func(t *testing.T) {
+		sink, _ := run(t, data, evidence.Object{"max_rows": 0}, nil)
+		if s := sink.Table(preview.Records).Summary; s.RowsEmitted != 0 || s.Truncation.Omitted != 10 || len(sink.Table(preview.Fields).Rows) != 14 {
+			t.Errorf("%+v", s)
+		}
+	})
+}
+
+// TestHostile corrupts a real file in the ways that matter: a truncated
+// file, a footer length beyond the file, a footer over the ceiling, a
+// wrong magic, garbage metadata, an oversized column chunk declaration.
+func TestHostile(t *testing.T) {
+	good := previewtest.Read(t, "parquet/duckdb-range.parquet")
+	footerLen := func(b []byte, n uint32) []byte {
+		c := append([]byte(nil), b...)
+		binary.LittleEndian.PutUint32(c[len(c)-8:], n)
+		return c
+	}
+	garbled := append([]byte(nil), good...)
+	fl := int(binary.LittleEndian.Uint32(good[len(good)-8:]))
+	for i := len(good) - 8 - fl; i < len(good)-8; i += 7 {
+		garbled[i] ^= 0x5a
+	}
+	for _, c := range []struct {
+		name   string
+		data   []byte
+		limits map[string]int64
+		code   evidence.Code
+	}{
+		{"empty", nil, nil, evidence.CodeDecodeFailure},
+		{"text", []byte("id,name\n1,x\n"), nil, evidence.CodeDecodeFailure},
+		{"truncated", good[:len(good)/2], nil, evidence.CodeDecodeFailure},
+		{"footer longer than the file", footerLen(good, 1<<31), nil, evidence.CodeDecodeFailure},
+		{"footer length off by some", footerLen(good, uint32(fl+100)), nil, evidence.CodeDecodeFailure},
+		{"footer over the ceiling", good, map[string]int64{"max_footer_bytes": 64}, evidence.CodeLimitExceeded},
+		{"garbled metadata", garbled, nil, evidence.CodeDecodeFailure},
+		{"column chunk over the ceiling", good, map[string]int64{"max_column_chunk_bytes": 16}, evidence.CodeLimitExceeded},
+		{"encrypted footer magic", append(append([]byte(nil), good[:len(good)-4]...), "PARE"...), nil, evidence.CodeDecodeFailure},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := run(t, c.data, nil, c.limits)
+			if got := previewtest.Code(err); got != c.code {
+				t.Fatalf("code %q, want %q (%v)", got, c.code, err)
+			}
+		})
+	}
+}
+
+// failingReaderAt fails every read past a point, like a disk that goes
+// away; Parquet is read by random access, so iotest's stream readers do
+// not apply and this stands in for them.
+type failingReaderAt struct {
+	r     io.ReaderAt
+	after int64
+}
+
+func (f failingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off+int64(len(p)) > f.after {
+		return 0, errors.New("disk gone")
+	}
+	return f.r.ReadAt(p, off)
+}
+
+type bytesAt []byte
+
+func (b bytesAt) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off > int64(len(b)) {
+		return 0, io.EOF
+	}
+	n := copy(p, b[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func TestReadErrors(t *testing.T) {
+	data := previewtest.Read(t, "parquet/pyarrow-types.parquet")
+	opts, _ := options.Parse(nil)
+	lim := limits{footer: limitFooter.Default, chunk: limitChunk.Default}
+	for _, after := range []int64{0, int64(len(data)) / 3} {
+		sink := &previewtest.Sink{}
+		err := decodeFrom(context.Background(), failingReaderAt{bytesAt(data), after}, int64(len(data)), opts, lim, sink)
+		if code := previewtest.Code(err); code != evidence.CodeIOFailure {
+			t.Errorf("after %d: %v", after, err)
+		}
+		if !strings.Contains(err.Error(), "disk gone") {
+			t.Errorf("after %d: the cause is lost: %v", after, err)
+		}
+	}
+}
+
+func TestDecimalString(t *testing.T) {
+	for _, c := range []struct {
+		b     []byte
+		scale int32
+		want  string
+	}{
+		{[]byte{0x01, 0x00}, 2, "2.56"}, {[]byte{0xff}, 1, "-0.1"}, {[]byte{0x05}, 3, "0.005"}, {[]byte{0x07}, -2, "700"}, {[]byte{0x80, 0x00}, 0, "-32768"},
+	} {
+		if got := decimalString(twosComplement(c.b), c.scale); got != c.want {
+			t.Errorf("%x scale %d = %s, want %s", c.b, c.scale, got, c.want)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, s := range previewtest.Seeds(f, "parquet") {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		run(t, data, evidence.Object{"max_rows": 4}, map[string]int64{"max_footer_bytes": 1 << 20, "max_column_chunk_bytes": 1 << 20})
+	})
+}
+
+func BenchmarkDecode(b *testing.B) {
+	data := previewtest.Read(b, "parquet/duckdb-range.parquet")
+	dir := b.TempDir()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := previewtest.Run(dir, Spec, "bench.parquet", data, evidence.Object{"max_rows": 1000}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package perfscript
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+)
+
+// FuzzDecode feeds arbitrary text to the parser with small chunks and two
+// workers: it must never panic, every failure must be typed, and a
+// success must be self-consistent.
+func FuzzDecode(f *testing.F) {
+	for _, name := range []string{"perf/hot.perf.txt", "perf/tmpl.perf.txt", "perf/simple-with-header.linux-perf.txt", "perf/rust-mangled.linux-perf.txt"} {
+		b, err := os.ReadFile(testdata(name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b[:min(len(b), 4096)])
+	}
+	f.Add([]byte("a 1 c: \n\t1 f (/b (deleted))\n\t2 [unknown] ([unknown])\n\n"))
+	f.Add([]byte("     Web Content 10/11 [001] 5.5: 100 cycles:u:  abc render (/lib/xul.so)\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lims := map[string]int64{LimitLineBytes: 4096, LimitStack: 64, LimitFrames: 256}
+		res, err := Parse(context.Background(), bytes.NewReader(data), Options{Limits: lims, Workers: 2, ChunkBytes: 64})
+		if err != nil {
+			var fl *evidence.Failure
+			if !errors.As(err, &fl) {
+				t.Fatalf("untyped failure %T: %v", err, err)
+			}
+			return
+		}
+		sink := &memSink{}
+		if err := emit(sink, "sha256:fuzz", res, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, tb := range sink.Named("cpu.frames") {
+			total := intOf(t, tb.Summary.Metrics["total_weight"].Value)
+			var self int64
+			for _, r := range tb.Rows {
+				s, i := intOf(t, r["self_weight"]), intOf(t, r["inclusive_weight"])
+				if s < 0 || s > i || i > total {
+					t.Fatalf("row breaks 0 <= self <= inclusive <= total=%d: %v", total, r)
+				}
+				self += s
+			}
+			if self > total {
+				t.Fatalf("self sums to %d > total %d", self, total)
+			}
+		}
+	})
+}
+
+// BenchmarkDecode runs the public path (formats.Run: open, SHA-256,
+// parse, rows) on the committed fixtures.
+func BenchmarkDecode(b *testing.B) {
+	for _, name := range []string{"perf/hot.perf.txt", "perf/rust-mangled.linux-perf.txt"} {
+		b.Run(name, func(b *testing.B) {
+			path := testdata(name)
+			art, err := formats.ArtifactFromPath(path, "explicit")
+			if err != nil {
+				b.Fatal(err)
+			}
+			lims, _ := formats.EffectiveLimits(ScriptSpec, nil)
+			b.SetBytes(art.Size)
+			b.ReportAllocs()
+			for range b.N {
+				if err := formats.Run(context.Background(), ScriptSpec, art, lims, nil, &memSink{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDecodeBig decodes the generated 200 MB input when it exists
+// (go run ./tools/perfbench writes it).
+func BenchmarkDecodeBig(b *testing.B) {
+	path := testdata("perf/big-200mb.perf.txt")
+	if _, err := os.Stat(path); err != nil {
+		b.Skip("no generated input: go run ./tools/perfbench")
+	}
+	art, err := formats.ArtifactFromPath(path, "explicit")
+	if err != nil {
+		b.Fatal(err)
+	}
+	lims, _ := formats.EffectiveLimits(ScriptSpec, nil)
+	b.SetBytes(art.Size)
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	for range b.N {
+		if err := formats.Run(context.Background(), ScriptSpec, art, lims, nil, &memSink{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, cpu0, art.Size*int64(b.N))
+}

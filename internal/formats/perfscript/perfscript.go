@@ -1,0 +1,188 @@
+// Package perfscript decodes Linux perf CPU samples into cpu.frames and
+// cpu.edges. Two formats share it: perf-script, the text that `perf
+// script` prints (default output with callchains, with or without a
+// --header block), and perf-data, native perf.data files, which an
+// isolated worker converts with `perf script` before the same parser reads
+// the text.
+//
+// Frames keep perf's complete demangled symbol text; the module is the
+// last parenthesised group of a callchain line, and perf's +0x offsets are
+// removed so a function is one frame. [unknown] symbols are unresolved
+// frames of their own (one per module), and an unresolved leaf keeps its
+// samples. Weights count samples (perf report's Samples column), not
+// periods. A series is (comm, event): processes of different names are
+// never blended, threads of one comm are summed unless the threads option
+// splits them, and each event gets its own tables.
+package perfscript
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/collapsed"
+	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/unit"
+)
+
+// Limit names: raw parser ceilings, separate from any projection's rows.
+const (
+	LimitBytes     = "max_bytes"
+	LimitSamples   = "max_samples"
+	LimitLineBytes = "max_line_bytes"
+	LimitStack     = "max_stack_frames"
+	LimitFrames    = "max_distinct_frames"
+)
+
+// Version is the parser version, part of table headers and cache keys.
+const Version = "1"
+
+// OptionThreads is the decoder option that splits series by thread.
+const OptionThreads = "threads"
+
+var parserLimits = []formats.Limit{
+	{Name: LimitBytes, Default: 64 << 30, Unit: "bytes", Doc: "bytes of perf script text read"},
+	{Name: LimitSamples, Default: 1 << 32, Unit: "samples", Doc: "samples parsed"},
+	{Name: LimitLineBytes, Default: 1 << 20, Unit: "bytes", Doc: "bytes in one line"},
+	{Name: LimitStack, Default: 4096, Unit: "frames", Doc: "frames in one callchain"},
+	{Name: LimitFrames, Default: 1 << 22, Unit: "frames", Doc: "distinct frames (function, module)"},
+}
+
+var options = map[string]string{
+	OptionThreads: "true splits series by perf's pid/tid token (thread column); default false sums the threads of one comm",
+}
+
+// ScriptSpec is the perf-script format.
+var ScriptSpec = &formats.Spec{
+	Name:     "perf-script",
+	Title:    "Linux perf script text",
+	Family:   "CPU profiles",
+	Suffixes: []string{".perf.txt", ".perf-script", ".perfscript", ".linux-perf.txt", ".perf.script"},
+	Sniff:    Sniff,
+	Tables:   []string{schema.CPUFrames, schema.CPUEdges},
+	Limits:   parserLimits,
+	Producer: "perf script",
+	Version:  Version,
+	Decoder:  formats.DecoderFunc(decodeScript),
+	Options:  options,
+}
+
+// Sniff says Yes when the prefix's first lines after any '#' comments are
+// an event header followed by callchain lines or another header, read
+// with the parser's own splitters.
+func Sniff(prefix []byte) formats.Verdict {
+	headers, frames := 0, 0
+	inSample := false
+	for {
+		nl := bytes.IndexByte(prefix, '\n')
+		if nl < 0 {
+			break
+		}
+		ln := prefix[:nl]
+		prefix = prefix[nl+1:]
+		switch {
+		case len(bytes.TrimSpace(ln)) == 0:
+			inSample = false
+		case ln[0] == '#':
+		case isFrameLine(ln):
+			if !inSample {
+				return formats.No
+			}
+			if _, _, err := splitFrame(frameText(ln)); err != nil {
+				return formats.No
+			}
+			frames++
+		default:
+			if _, ok := parseHeader(ln); !ok {
+				return formats.No
+			}
+			headers++
+			inSample = true
+		}
+		if headers > 0 && (frames > 0 || headers > 1) && headers+frames >= 3 {
+			return formats.Yes
+		}
+	}
+	if headers > 0 && (frames > 0 || headers > 1) {
+		return formats.Yes
+	}
+	return formats.NeedMore
+}
+
+// optionBool reads a boolean decoder option given as a bool or a string.
+func optionBool(o evidence.Object, name string) (bool, error) {
+	v, ok := o[name]
+	if !ok || v == nil {
+		return false, nil
+	}
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case string:
+		switch strings.ToLower(x) {
+		case "true", "1", "yes":
+			return true, nil
+		case "false", "0", "no":
+			return false, nil
+		}
+	}
+	return false, evidence.Failf(evidence.CodeInvalidArgument, "option %s must be true or false, got %v", name, v)
+}
+
+func parseOptions(in *formats.Input) (Options, error) {
+	for k := range in.Options {
+		if _, ok := options[k]; !ok {
+			return Options{}, evidence.Failf(evidence.CodeInvalidArgument, "unknown option %q (known: %s)", k, OptionThreads)
+		}
+	}
+	th, err := optionBool(in.Options, OptionThreads)
+	if err != nil {
+		return Options{}, err
+	}
+	return Options{Limits: in.Limits, Threads: th}, nil
+}
+
+func decodeScript(ctx context.Context, in *formats.Input, out formats.Sink) error {
+	o, err := parseOptions(in)
+	if err != nil {
+		return err
+	}
+	res, err := Parse(ctx, in.R, o)
+	if err != nil {
+		return err
+	}
+	return emit(out, in.Artifact.ID, res, nil, nil)
+}
+
+// emit writes a parse result's tables. cov and lims add what the caller
+// knows (a conversion's stderr, for instance); complete is false when a
+// limitation means samples are missing.
+func emit(out formats.Sink, artifactID string, res *Result, cov evidence.Object, missing []string) error {
+	o := collapsed.EmitOptions{
+		ArtifactID: artifactID,
+		Tables:     []string{schema.CPUFrames, schema.CPUEdges},
+		Coverage:   evidence.Object{},
+		Complete:   len(missing) == 0,
+		Metrics: map[string]evidence.Metric{
+			"samples_without_stack": {Value: res.NoStack, Unit: unit.Samples},
+		},
+		Limitations: []string{
+			"weights count samples, not perf periods; perf report's Overhead column weighs by period",
+			"[unknown] symbols are one unresolved frame per module; their addresses are not kept",
+		},
+	}
+	for k, v := range cov {
+		o.Coverage[k] = v
+	}
+	if res.PerfVersion != "" {
+		o.Coverage["recorded_with_perf_version"] = res.PerfVersion
+	}
+	if res.NoStack > 0 {
+		o.Limitations = append(o.Limitations, fmt.Sprintf("%d samples had no callchain and no inline frame: they count in the totals but in no frame", res.NoStack))
+	}
+	o.Limitations = append(o.Limitations, missing...)
+	return res.Profile.Emit(out, o)
+}

@@ -1,0 +1,708 @@
+package pytestevents
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/formatstest"
+	"github.com/flameox/flameox/internal/schema"
+)
+
+const fixtures = "../../../testdata/pytest-events"
+
+var testArtifact = &evidence.Artifact{ID: "sha256:" + strings.Repeat("0", 64), Path: "/test", Name: "test"}
+
+// decode runs the decoder over r with default limits.
+type (
+	sink  = formatstest.Sink
+	table = formatstest.Table
+)
+
+func decode(t testing.TB, r io.Reader, limits map[string]int64) (*table, error) {
+	t.Helper()
+	if limits == nil {
+		limits = map[string]int64{LimitItems: DefaultItems}
+	}
+	var s sink
+	err := Decode(context.Background(), &formats.Input{Artifact: testArtifact, R: r, Limits: limits}, &s)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Tables) != 1 || s.Tables[0].Summary == nil {
+		t.Fatalf("want one closed table, got %d", len(s.Tables))
+	}
+	return s.Tables[0], nil
+}
+
+func decodeFile(t *testing.T, name string) *table {
+	t.Helper()
+	path := filepath.Join(fixtures, name)
+	art, err := formats.ArtifactFromPath(path, "explicit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s sink
+	if err := formats.Run(context.Background(), Spec, art, map[string]int64{LimitItems: DefaultItems}, nil, &s); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	tb := s.Tables[0]
+	for _, r := range tb.Rows {
+		if r["artifact_id"] != art.ID {
+			t.Fatalf("row artifact_id %v, want %s", r["artifact_id"], art.ID)
+		}
+	}
+	return tb
+}
+
+func metric(t *testing.T, s *evidence.Summary, name string) any {
+	t.Helper()
+	m, ok := s.Metrics[name]
+	if !ok {
+		t.Fatalf("summary lacks metric %s", name)
+	}
+	return m.Value
+}
+
+func rowsWhere(tb *table, outcome string) []evidence.Object {
+	var out []evidence.Object
+	for _, r := range tb.Rows {
+		if r["outcome"] == outcome {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func TestFixtures(t *testing.T) {
+	type want struct {
+		counts   map[string]int64 // outcome and count metrics
+		complete bool
+		exit     any
+		workers  int64
+		limits   []string // substrings of limitations
+	}
+	suiteCounts := map[string]int64{
+		schema.OutcomePassed: 6, schema.OutcomeFailed: 8, schema.OutcomeError: 3, schema.OutcomeSkipped: 3,
+		schema.OutcomeXFailed: 1, schema.OutcomeXPassed: 1, schema.OutcomeCrashed: 0, schema.OutcomeInterrupted: 0,
+		schema.OutcomeUnexecuted: 0, schema.MetricCollectionErrors: 1, schema.MetricCollectionSkipped: 1,
+		schema.MetricCollected: 21, schema.MetricDeselected: 0,
+	}
+	xdistCounts := maps(suiteCounts)
+	delete(xdistCounts, schema.MetricDeselected)
+	cases := []struct {
+		file string
+		want want
+	}{
+		{"suite.pytest-events.jsonl", want{counts: suiteCounts, complete: true, exit: int64(1)}},
+		{"suite-pytest-8.3.0.pytest-events.jsonl", want{counts: suiteCounts, complete: true, exit: int64(1)}},
+		{"xdist.pytest-events.jsonl", want{counts: xdistCounts, complete: true, exit: int64(1), workers: 2,
+			limits: []string{"deselected count is not observable"}}},
+		{"collection-interrupted.pytest-events.jsonl", want{counts: map[string]int64{
+			schema.OutcomeUnexecuted: 21, schema.MetricCollectionErrors: 1, schema.MetricCollected: 21, schema.OutcomePassed: 0,
+		}, exit: int64(2), limits: []string{"interrupted: Interrupted: 1 error during collection"}}},
+		{"xdist-crash.pytest-events.jsonl", want{counts: map[string]int64{
+			schema.OutcomePassed: 6, schema.OutcomeFailed: 1, schema.OutcomeCrashed: 1, schema.MetricCrashedWorkers: 1,
+			schema.OutcomeUnexecuted: 0, schema.MetricCollected: 8,
+		}, exit: int64(1), workers: 3, limits: []string{"xdist worker gw0 crashed"}}},
+		{"keyboard-interrupt.pytest-events.jsonl", want{counts: map[string]int64{
+			schema.OutcomePassed: 1, schema.OutcomeInterrupted: 1, schema.OutcomeUnexecuted: 2, schema.MetricCollected: 4,
+		}, exit: int64(2), limits: []string{"interrupted: KeyboardInterrupt"}}},
+		// pytest lists the items before the failing modifyitems hook raises;
+		// they never run.
+		{"internal-error.pytest-events.jsonl", want{counts: map[string]int64{
+			schema.MetricInternalErrors: 1, schema.MetricCollected: 1, schema.OutcomeUnexecuted: 1,
+		}, exit: int64(3), limits: []string{"1 internal error"}}},
+		{"no-tests.pytest-events.jsonl", want{counts: map[string]int64{
+			schema.MetricCollected: 0, schema.MetricDeselected: 4, schema.OutcomePassed: 0,
+		}, complete: true, exit: int64(5)}},
+		{"bounds.pytest-events.jsonl", want{counts: map[string]int64{
+			schema.OutcomeFailed: 2, schema.OutcomeSkipped: 1, schema.MetricCollected: 3,
+		}, complete: true, exit: int64(1)}},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			tb := decodeFile(t, c.file)
+			s := tb.Summary
+			for name, n := range c.want.counts {
+				if got := metric(t, s, name); got != n {
+					t.Errorf("%s = %v, want %d", name, got, n)
+				}
+			}
+			if s.Complete != c.want.complete {
+				t.Errorf("complete = %v, want %v (limitations %q)", s.Complete, c.want.complete, s.Limitations)
+			}
+			if got := metric(t, s, schema.MetricExitStatus); got != c.want.exit {
+				t.Errorf("exit_status = %v, want %v", got, c.want.exit)
+			}
+			if got := metric(t, s, schema.MetricWorkers); got != c.want.workers {
+				t.Errorf("workers = %v, want %d", got, c.want.workers)
+			}
+			for _, l := range c.want.limits {
+				if !slices.ContainsFunc(s.Limitations, func(x string) bool { return strings.Contains(x, l) }) {
+					t.Errorf("no limitation contains %q: %q", l, s.Limitations)
+				}
+			}
+			if s.RowsObserved != int64(len(tb.Rows)) {
+				t.Errorf("rows_observed %d, rows %d", s.RowsObserved, len(tb.Rows))
+			}
+		})
+	}
+}
+
+func maps(m map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func TestRowDetails(t *testing.T) {
+	tb := decodeFile(t, "suite.pytest-events.jsonl")
+	byID := map[string][]evidence.Object{}
+	for _, r := range tb.Rows {
+		byID[r["nodeid"].(string)] = append(byID[r["nodeid"].(string)], r)
+	}
+	one := func(id string) evidence.Object {
+		t.Helper()
+		if len(byID[id]) != 1 {
+			t.Fatalf("%s: %d rows", id, len(byID[id]))
+		}
+		return byID[id][0]
+	}
+	cases := []struct {
+		id, outcome, phase, message string
+	}{
+		{"test_collect_error.py", "error", "collect", ""},
+		{"test_skipped_module.py", "skipped", "collect", "could not import 'flameox_optional_dependency'"},
+		{"test_outcomes.py::test_fail_assert", "failed", "call", "assert [1, 2, 4] == [1, 2, 3]"},
+		{"test_outcomes.py::test_fixture_error", "error", "setup", "RuntimeError: fixture could not connect"},
+		{"test_outcomes.py::test_teardown_error", "error", "teardown", "OSError: teardown could not remove"},
+		{"test_outcomes.py::test_skip_marker", "skipped", "setup", "always skipped by marker"},
+		{"test_outcomes.py::test_fixture_skip", "skipped", "setup", "fixture needs a GPU"},
+		{"test_outcomes.py::test_xfail", "xfailed", "call", "assert False"},
+		{"test_outcomes.py::test_xpass", "xpassed", "call", "fixed but still marked"},
+		{"test_outcomes.py::test_xpass_strict", "failed", "call", ""},
+		{"test_outcomes.py::TestGroup::test_method_pass", "passed", "call", ""},
+		{"test_outcomes.py::test_unicode_ids[\\u65e5\\u672c\\u8a9e]", "failed", "call", "non-ASCII text: 日本語 \x01\x1b[31m"},
+	}
+	for _, c := range cases {
+		t.Run(c.id, func(t *testing.T) {
+			r := one(c.id)
+			if r["outcome"] != c.outcome || r["phase"] != c.phase {
+				t.Fatalf("outcome/phase = %v/%v, want %s/%s", r["outcome"], r["phase"], c.outcome, c.phase)
+			}
+			msg, _ := r["message"].(string)
+			if !strings.Contains(msg, c.message) {
+				t.Fatalf("message %q lacks %q", msg, c.message)
+			}
+		})
+	}
+	// A test that fails and then errors in teardown has two rows, as pytest counts it.
+	two := byID["test_outcomes.py::test_fail_and_teardown_error"]
+	if len(two) != 2 || two[0]["outcome"] != "failed" || two[1]["outcome"] != "error" || two[1]["phase"] != "teardown" {
+		t.Fatalf("fail+teardown error rows: %v", two)
+	}
+	if lr, _ := one("test_outcomes.py::test_fixture_error")["longrepr"].(string); strings.Contains(lr, "flameox_pytest") {
+		t.Fatalf("the plugin's fixture timer leaks into the traceback: %s", lr)
+	}
+	// Fixture timing: the session fixture sleeps 20 ms, the slow one 50 ms.
+	if n := tb.Summary.Metrics[schema.MetricFixtureSetups].Value; n != int64(12) {
+		t.Fatalf("fixture_setups = %v, want 12", n)
+	}
+	if s := tb.Summary.Metrics[schema.MetricFixtureSeconds].Value.(float64); s < 0.07 {
+		t.Fatalf("fixture_setup_seconds = %v, below the fixtures' 70 ms of sleep", s)
+	}
+	slow := one("test_outcomes.py::test_slow_fixture")
+	if d := slow["duration"].(float64); d < 0.05 {
+		t.Fatalf("slow fixture test duration %v < the fixture's 50ms sleep", d)
+	}
+	if got := one("test_outcomes.py::test_pass")["line"]; got != int64(3) {
+		t.Fatalf("line = %v, want pytest's zero-based 3", got)
+	}
+}
+
+func TestXdistWorkerIdentity(t *testing.T) {
+	tb := decodeFile(t, "xdist.pytest-events.jsonl")
+	workers := map[any]int{}
+	for _, r := range tb.Rows {
+		if r["kind"] == schema.KindTest {
+			workers[r["worker"]]++
+		}
+	}
+	if len(workers) != 2 || workers["gw0"] == 0 || workers["gw1"] == 0 {
+		t.Fatalf("test rows by worker: %v (want gw0 and gw1, no nulls)", workers)
+	}
+	crash := decodeFile(t, "xdist-crash.pytest-events.jsonl")
+	c := rowsWhere(crash, schema.OutcomeCrashed)
+	if len(c) != 1 || c[0]["nodeid"] != "test_crash.py::test_worker_crash" || c[0]["worker"] != "gw0" || c[0]["phase"] != "crash" {
+		t.Fatalf("crashed rows: %v", c)
+	}
+	if !strings.Contains(c[0]["message"].(string), "crashed while running") {
+		t.Fatalf("crash message: %v", c[0]["message"])
+	}
+}
+
+func TestInterruptedRows(t *testing.T) {
+	tb := decodeFile(t, "keyboard-interrupt.pytest-events.jsonl")
+	in := rowsWhere(tb, schema.OutcomeInterrupted)
+	if len(in) != 1 || in[0]["nodeid"] != "test_interrupt.py::test_interrupted" || in[0]["phase"] != "call" {
+		t.Fatalf("interrupted: %v", in)
+	}
+	var un []string
+	for _, r := range rowsWhere(tb, schema.OutcomeUnexecuted) {
+		un = append(un, r["nodeid"].(string))
+		if r["phase"] != nil || r["duration"] != nil {
+			t.Fatalf("unexecuted row with phase or duration: %v", r)
+		}
+	}
+	if want := []string{"test_interrupt.py::test_after", "test_interrupt.py::test_after_too"}; !slices.Equal(un, want) {
+		t.Fatalf("unexecuted %v, want %v", un, want)
+	}
+}
+
+func TestBoundsFixture(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(fixtures, "bounds.pytest-events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range bytes.SplitAfter(raw, []byte("\n")) {
+		if len(l) > MaxLine {
+			t.Fatalf("line %d has %d bytes", i+1, len(l))
+		}
+	}
+	var start struct {
+		Args    []string `json:"args"`
+		Omitted int      `json:"args_omitted"`
+	}
+	if err := json.Unmarshal(raw[:bytes.IndexByte(raw, '\n')], &start); err != nil {
+		t.Fatal(err)
+	}
+	if len(start.Args) != 64 || start.Omitted != 79 {
+		t.Fatalf("run_start args %d omitted %d, want 64 and 79", len(start.Args), start.Omitted)
+	}
+	tb := decodeFile(t, "bounds.pytest-events.jsonl")
+	hashed := regexp.MustCompile(`^test_bounds\.py::test_long_nodeid\[x+\.\.\.\[sha256:[0-9a-f]{64}\]\]?`)
+	var sawLong, sawHuge bool
+	for _, r := range tb.Rows {
+		id := r["nodeid"].(string)
+		switch {
+		case strings.HasPrefix(id, "test_bounds.py::test_long_nodeid"):
+			sawLong = true
+			if !hashed.MatchString(id) || len(id) > 4096 {
+				t.Fatalf("long node id not bounded with its digest: %d bytes %.80q", len(id), id)
+			}
+		case id == "test_bounds.py::test_huge_longrepr":
+			sawHuge = true
+			lr := r["longrepr"].(string)
+			if r["longrepr_truncated"] != true || len(lr) > 16384 {
+				t.Fatalf("longrepr %d bytes, truncated=%v", len(lr), r["longrepr_truncated"])
+			}
+		case id == "test_bounds.py::test_huge_skip_reason":
+			if m := r["message"].(string); len(m) > 1024 {
+				t.Fatalf("skip reason %d bytes", len(m))
+			}
+		}
+	}
+	if !sawLong || !sawHuge {
+		t.Fatal("bounds fixture rows missing")
+	}
+}
+
+// junitCase is one <testcase> with its result.
+type junitCase struct {
+	Classname string    `xml:"classname,attr"`
+	Name      string    `xml:"name,attr"`
+	Failure   *struct{} `xml:"failure"`
+	Error     *struct{} `xml:"error"`
+	Skipped   *struct{} `xml:"skipped"`
+}
+
+type junitSuite struct {
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+// ReadJUnit parses pytest's JUnit XML: one <testsuites> with one suite.
+func readJUnit(t *testing.T, path string) junitSuite {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Suites []junitSuite `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Suites) != 1 {
+		t.Fatalf("%s: %d suites", path, len(doc.Suites))
+	}
+	return doc.Suites[0]
+}
+
+// junitName maps a node id to JUnit's classname and name the way pytest's
+// junitxml plugin does: path segments dotted, ".py" dropped, parameters
+// kept on the last name.
+func junitName(nodeid string) string {
+	path, params, hasParams := strings.Cut(nodeid, "[")
+	names := strings.Split(path, "::")
+	names[0] = strings.TrimSuffix(strings.ReplaceAll(names[0], "/", "."), ".py")
+	if hasParams {
+		names[len(names)-1] += "[" + params
+	}
+	return strings.Join(names[:len(names)-1], ".") + "|" + names[len(names)-1]
+}
+
+func junitResult(c junitCase) string {
+	switch {
+	case c.Failure != nil:
+		return "failure"
+	case c.Error != nil:
+		return "error"
+	case c.Skipped != nil:
+		return "skipped"
+	}
+	return "pass"
+}
+
+// TestJUnitAgreement compares every row with pytest's own JUnit XML of the
+// same run: identities, results and the suite's totals.
+func TestJUnitAgreement(t *testing.T) {
+	for _, run := range []string{"suite", "suite-pytest-8.3.0", "xdist"} {
+		t.Run(run, func(t *testing.T) {
+			ju := readJUnit(t, filepath.Join(fixtures, run+".junit.xml"))
+			tb := decodeFile(t, run+".pytest-events.jsonl")
+			var want, got []string
+			for _, c := range ju.Cases {
+				want = append(want, c.Classname+"|"+c.Name+" "+junitResult(c))
+			}
+			var failures, errs, skipped, tests int
+			for _, r := range tb.Rows {
+				res := map[any]string{
+					"passed": "pass", "xpassed": "pass", "failed": "failure", "error": "error",
+					"skipped": "skipped", "xfailed": "skipped",
+				}[r["outcome"]]
+				if r["kind"] == schema.KindCollector && r["outcome"] == schema.OutcomePassed {
+					continue // JUnit lists only collectors that did not pass
+				}
+				if res == "" {
+					t.Fatalf("row outcome %v has no JUnit counterpart", r["outcome"])
+				}
+				got = append(got, junitName(r["nodeid"].(string))+" "+res)
+				tests++
+				switch res {
+				case "failure":
+					failures++
+				case "error":
+					errs++
+				case "skipped":
+					skipped++
+				}
+			}
+			sort.Strings(want)
+			sort.Strings(got)
+			if !slices.Equal(want, got) {
+				t.Fatalf("identities differ\njunit: %q\nours:  %q", want, got)
+			}
+			if tests != ju.Tests || failures != ju.Failures || errs != ju.Errors || skipped != ju.Skipped {
+				t.Fatalf("totals tests/failures/errors/skipped = %d/%d/%d/%d, JUnit %d/%d/%d/%d",
+					tests, failures, errs, skipped, ju.Tests, ju.Failures, ju.Errors, ju.Skipped)
+			}
+		})
+	}
+}
+
+func TestTruncatedStream(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(fixtures, "suite.pytest-events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Cut in the middle of the call report of test_fail_exception.
+	at := bytes.Index(raw, []byte(`"nodeid":"test_outcomes.py::test_fail_exception","when":"call"`))
+	if at < 0 {
+		t.Fatal("fixture changed")
+	}
+	tb, err := decode(t, bytes.NewReader(raw[:at]), nil)
+	if err != nil {
+		t.Fatalf("truncation must not fail: %v", err)
+	}
+	s := tb.Summary
+	if s.Complete {
+		t.Fatal("truncated stream reported complete")
+	}
+	if !slices.ContainsFunc(s.Limitations, func(l string) bool { return strings.Contains(l, "unterminated line") }) {
+		t.Fatalf("limitations %q", s.Limitations)
+	}
+	if n := metric(t, s, schema.MetricTruncatedBytes).(int64); n <= 0 {
+		t.Fatalf("unterminated_bytes %d", n)
+	}
+	in := rowsWhere(tb, schema.OutcomeInterrupted)
+	if len(in) != 1 || in[0]["nodeid"] != "test_outcomes.py::test_fail_exception" || in[0]["phase"] != "call" {
+		t.Fatalf("interrupted %v", in)
+	}
+	if got := metric(t, s, schema.OutcomeUnexecuted); got != int64(18) {
+		t.Fatalf("unexecuted %v, want 18", got)
+	}
+	// Nothing but a partial first line: an empty, incomplete table.
+	tb, err = decode(t, bytes.NewReader(raw[:40]), nil)
+	if err != nil || tb.Summary.Complete || len(tb.Rows) != 0 {
+		t.Fatalf("partial first line: err=%v complete=%v rows=%d", err, tb != nil && tb.Summary.Complete, len(tb.Rows))
+	}
+}
+
+// event builds one valid event line.
+func event(seq int, ev string, extra string) string {
+	s := fmt.Sprintf(`{"event":%q,"seq":%d,"time":1.5`, ev, seq)
+	if extra != "" {
+		s += "," + extra
+	}
+	return s + "}\n"
+}
+
+const runStart = `"format":"flameox-pytest-events","version":1,"pid":1,"pytest":"9.2.0","python":"3.11.7","platform":"linux","xdist":null,"args":[],"args_omitted":0,"rootdir":"/r","invocation_dir":"/r","limits":{}`
+
+func stream(lines ...string) string {
+	var b strings.Builder
+	b.WriteString(event(0, "run_start", runStart))
+	for i, l := range lines {
+		ev, extra, _ := strings.Cut(l, " ")
+		b.WriteString(event(i+1, ev, extra))
+	}
+	return b.String()
+}
+
+func TestHostile(t *testing.T) {
+	report := func(when, outcome string) string {
+		return `test_report "nodeid":"t::a","when":"` + when + `","outcome":"` + outcome + `","duration":0.1,"file":"t","line":1,"worker":null,"wasxfail":null,"message":null,"longrepr":null,"longrepr_truncated":false`
+	}
+	// A valid event padded with spaces to exactly MaxLine bytes.
+	exact := strings.TrimSuffix(event(1, "session_start", ""), "}\n") + strings.Repeat(" ", MaxLine) + "}\n"
+	exact = exact[:len(exact)-2-(len(exact)-MaxLine)] + "}\n"
+	cases := []struct {
+		name  string
+		in    string
+		code  evidence.Code
+		line  int
+		limit map[string]int64
+	}{
+		{"line of 64 KiB + 1", event(0, "run_start", runStart) + `{"event":"session_start","seq":1,"time":1` + strings.Repeat(" ", MaxLine) + "}\n", evidence.CodeDecodeFailure, 2, nil},
+		{"unterminated line beyond the bound", event(0, "run_start", runStart) + strings.Repeat("x", MaxLine+1), evidence.CodeDecodeFailure, 2, nil},
+		{"not JSON", event(0, "run_start", runStart) + "hello\n", evidence.CodeDecodeFailure, 2, nil},
+		{"blank line", event(0, "run_start", runStart) + "\n", evidence.CodeDecodeFailure, 2, nil},
+		{"not an object", "[1]\n", evidence.CodeDecodeFailure, 1, nil},
+		{"first event not run_start", event(0, "session_start", ""), evidence.CodeDecodeFailure, 1, nil},
+		{"other format", event(0, "run_start", strings.Replace(runStart, "flameox-pytest-events", "x", 1)), evidence.CodeDecodeFailure, 1, nil},
+		{"other version", event(0, "run_start", strings.Replace(runStart, `"version":1`, `"version":2`, 1)), evidence.CodeDecodeFailure, 1, nil},
+		{"seq gap", event(0, "run_start", runStart) + event(2, "session_start", ""), evidence.CodeDecodeFailure, 2, nil},
+		{"unknown event", stream("bogus"), evidence.CodeDecodeFailure, 2, nil},
+		{"unknown field", stream(`session_start "extra":1`), evidence.CodeDecodeFailure, 2, nil},
+		{"missing field", stream(`collect_item`), evidence.CodeDecodeFailure, 2, nil},
+		{"mistyped field", stream(`collect_item "nodeid":7`), evidence.CodeDecodeFailure, 2, nil},
+		{"NaN duration", stream(strings.Replace(report("setup", "passed"), "0.1", "NaN", 1)), evidence.CodeDecodeFailure, 2, nil},
+		{"infinite duration", stream(strings.Replace(report("setup", "passed"), "0.1", "1e999", 1)), evidence.CodeDecodeFailure, 2, nil},
+		{"boolean seq", strings.Replace(event(0, "run_start", runStart), `"seq":0`, `"seq":false`, 1), evidence.CodeDecodeFailure, 1, nil},
+		{"duplicate key", stream(`collect_item "nodeid":"a","nodeid":"b"`), evidence.CodeDecodeFailure, 2, nil},
+		{"invalid UTF-8", stream("collect_item \"nodeid\":\"\xff\""), evidence.CodeDecodeFailure, 2, nil},
+		{"lone surrogate", stream(`collect_item "nodeid":"\udc80"`), evidence.CodeDecodeFailure, 2, nil},
+		{"deep nesting", stream(`session_start "x":[[[[[[1]]]]]]`), evidence.CodeDecodeFailure, 2, nil},
+		{"unknown outcome", stream(report("setup", "rerun")), evidence.CodeDecodeFailure, 2, nil},
+		{"call without setup", stream(report("call", "passed")), evidence.CodeDecodeFailure, 2, nil},
+		{"setup twice", stream(report("setup", "passed"), report("setup", "passed")), evidence.CodeDecodeFailure, 3, nil},
+		{"event after run_finish", stream("run_finish", "session_start"), evidence.CodeDecodeFailure, 3, nil},
+		{"collection count mismatch", stream(`collect_item "nodeid":"a"`, `collection_finish "count":2,"deselected":0,"worker":null`), evidence.CodeDecodeFailure, 3, nil},
+		{"session_finish without start", stream(`session_finish "exit_status":0,"tests_collected":0,"tests_failed":0`), evidence.CodeDecodeFailure, 2, nil},
+		{"negative duration", stream(strings.Replace(report("setup", "passed"), "0.1", "-1", 1)), evidence.CodeDecodeFailure, 2, nil},
+		{"negative fixture duration", stream(`fixture_setup "nodeid":"a","fixture":"f","scope":"function","duration":-0.5,"outcome":"passed","worker":null`), evidence.CodeDecodeFailure, 2, nil},
+		{"item limit", stream(`collect_item "nodeid":"a"`, `collect_item "nodeid":"b"`), evidence.CodeLimitExceeded, 3, map[string]int64{LimitItems: 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := decode(t, strings.NewReader(c.in), c.limit)
+			var f *evidence.Failure
+			if !errors.As(err, &f) {
+				t.Fatalf("want a typed failure, got %v", err)
+			}
+			if f.Code != c.code || f.Location.Line != c.line {
+				t.Fatalf("got %s at line %d, want %s at line %d: %v", f.Code, f.Location.Line, c.code, c.line, f)
+			}
+		})
+	}
+	t.Run("one node id collected and run counts once", func(t *testing.T) {
+		in := stream(`collect_item "nodeid":"a"`, `collection_finish "count":1,"deselected":0,"worker":null`, `test_start "nodeid":"a"`)
+		if _, err := decode(t, strings.NewReader(in), map[string]int64{LimitItems: 1}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("line of exactly 64 KiB", func(t *testing.T) {
+		if len(exact) != MaxLine {
+			t.Fatalf("built a %d-byte line", len(exact))
+		}
+		if _, err := decode(t, strings.NewReader(event(0, "run_start", runStart)+exact), nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestIOTestReaders(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(fixtures, "xdist.pytest-events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := decode(t, bytes.NewReader(raw), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := evidence.Canonical(append([]any{base.Summary}, rowsAny(base.Rows)...))
+	readers := map[string]func(io.Reader) io.Reader{
+		"OneByteReader": iotest.OneByteReader,
+		"HalfReader":    iotest.HalfReader,
+		"DataErrReader": iotest.DataErrReader,
+	}
+	for name, wrap := range readers {
+		t.Run(name, func(t *testing.T) {
+			tb, err := decode(t, wrap(bytes.NewReader(raw)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := evidence.Canonical(append([]any{tb.Summary}, rowsAny(tb.Rows)...))
+			if !bytes.Equal(got, want) {
+				t.Fatal("output differs from a plain reader's")
+			}
+		})
+	}
+	t.Run("ErrReader", func(t *testing.T) {
+		_, err := decode(t, io.MultiReader(bytes.NewReader(raw[:1000]), iotest.ErrReader(errors.New("disk gone"))), nil)
+		var f *evidence.Failure
+		if !errors.As(err, &f) || f.Code != evidence.CodeIOFailure {
+			t.Fatalf("want IO_FAILURE, got %v", err)
+		}
+	})
+}
+
+func rowsAny(rows []evidence.Object) []any {
+	out := make([]any, len(rows))
+	for i, r := range rows {
+		out[i] = r
+	}
+	return out
+}
+
+func TestSniff(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(fixtures, "suite.pytest-events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		in   []byte
+		want formats.Verdict
+	}{
+		{"fixture", raw[:min(len(raw), formats.SniffBytes)], formats.Yes},
+		{"first 60 bytes", raw[:60], formats.NeedMore},
+		{"empty", nil, formats.NeedMore},
+		{"other jsonl", []byte(`{"event":"run_start","format":"other"}` + "\n"), formats.No},
+		{"other event", []byte(`{"event":"x","format":"flameox-pytest-events"}`), formats.No},
+		{"array", []byte(`[1,2]`), formats.No},
+		{"text", []byte("hello"), formats.No},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Sniff(c.in); got != c.want {
+				t.Fatalf("Sniff = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join(fixtures, "*.pytest-events.jsonl"))
+	for _, p := range files {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(raw)
+		f.Add(raw[:len(raw)/2])
+	}
+	f.Add([]byte(stream(`collect_item "nodeid":"a"`, `collection_finish "count":1,"deselected":0,"worker":null`)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		Sniff(data[:min(len(data), formats.SniffBytes)])
+		tb, err := decode(t, bytes.NewReader(data), nil)
+		if err != nil {
+			var fl *evidence.Failure
+			if !errors.As(err, &fl) {
+				t.Fatalf("untyped error: %v", err)
+			}
+			return
+		}
+		if tb.Summary.RowsObserved != int64(len(tb.Rows)) {
+			t.Fatalf("rows_observed %d, rows %d", tb.Summary.RowsObserved, len(tb.Rows))
+		}
+		if tb.Summary.Complete && (tb.Summary.Metrics[schema.MetricSessionFinished].Value != true || tb.Summary.Metrics[schema.MetricTruncatedBytes].Value != int64(0)) {
+			t.Fatalf("complete without a finished, whole session: %v", tb.Summary.Metrics)
+		}
+	})
+}
+
+// synthetic builds a large valid stream: n tests, every tenth failing with
+// a traceback.
+func synthetic(n int) []byte {
+	var b bytes.Buffer
+	seq := 0
+	emit := func(ev, extra string) {
+		b.WriteString(event(seq, ev, extra))
+		seq++
+	}
+	emit("run_start", runStart)
+	emit("session_start", "")
+	for i := range n {
+		emit("collect_item", fmt.Sprintf(`"nodeid":"tests/test_mod.py::TestClass::test_case[%d]"`, i))
+	}
+	emit("collection_finish", fmt.Sprintf(`"count":%d,"deselected":0,"worker":null`, n))
+	tb, _ := json.Marshal(strings.Repeat("    assert compute(x) == expected\nE   AssertionError\n", 20))
+	for i := range n {
+		id := fmt.Sprintf("tests/test_mod.py::TestClass::test_case[%d]", i)
+		emit("test_start", fmt.Sprintf(`"nodeid":%q`, id))
+		for _, when := range []string{"setup", "call", "teardown"} {
+			outcome, msg, lr := "passed", "null", "null"
+			if when == "call" && i%10 == 0 {
+				outcome, msg, lr = "failed", `"AssertionError"`, string(tb)
+			}
+			emit("test_report", fmt.Sprintf(`"nodeid":%q,"when":%q,"outcome":%q,"duration":0.00123,"file":"tests/test_mod.py","line":41,"worker":null,"wasxfail":null,"message":%s,"longrepr":%s,"longrepr_truncated":false`, id, when, outcome, msg, lr))
+		}
+	}
+	emit("session_finish", fmt.Sprintf(`"exit_status":1,"tests_collected":%d,"tests_failed":%d`, n, n/10))
+	emit("run_finish", "")
+	return b.Bytes()
+}
+
+func BenchmarkDecode(b *testing.B) {
+	data := synthetic(5000)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Decode(context.Background(), &formats.Input{Artifact: testArtifact, R: bytes.NewReader(data), Limits: map[string]int64{LimitItems: DefaultItems}}, formatstest.Discard{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,164 @@
+// Package sarif decodes SARIF 2.1.0 static-analysis logs into one row per
+// native result (table sarif.results).
+//
+// The log is streamed with internal/jsonscan: object keys are literal and a
+// repeated key fails decoding, so no dotted or duplicated key can stand in
+// for a native result. Row coordinates (run_index, result_index) index the
+// native result inside runs[run_index].results. Result locations are
+// normalized against a source root without reading any source file;
+// locations that would leave the root are kept as rows with a typed
+// location_status and a null path, never dropped.
+package sarif
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/schema"
+)
+
+// Table is the row schema this decoder emits.
+const Table = schema.SARIFResults
+
+// MessageBytes bounds the message text kept per result; longer text is cut
+// on a rune boundary and message_truncated is set.
+const MessageBytes = 1024
+
+// uriBytes bounds a kept URI; a longer one is rejected as invalid_uri
+// rather than cut, because a cut URI would name a different file.
+const uriBytes = 4096
+
+// Location statuses: "ok", "absent", or the reason a location was rejected.
+const (
+	StatusOK              = "ok"
+	StatusAbsent          = "absent"                // the result has no physical location URI
+	StatusOutsideRoot     = "outside_root"          // an absolute path outside the source root
+	StatusFileOutsideRoot = "file_uri_outside_root" // a file:// URI outside the source root
+	StatusTraversal       = "traversal"             // a ".." segment
+	StatusRemote          = "remote_uri"            // http:, https: or another URI with an authority
+	StatusScheme          = "unsupported_scheme"    // a scheme other than file without an authority
+	StatusUnsupportedBase = "unsupported_uri_base"  // a uriBaseId the log does not define as a file location
+	StatusSymlink         = "symlink_outside_root"  // an existing symlink leads out of the root
+	StatusInvalidURI      = "invalid_uri"           // unparseable, too long, or holds a NUL byte
+)
+
+// Option names.
+const OptSourceRoot = "source_root"
+
+// Limit names.
+const (
+	LimitResults   = "max_results"
+	LimitRules     = "max_rules"
+	LimitArtifacts = "max_artifacts"
+	LimitToken     = "max_token_bytes"
+	LimitPending   = "max_pending_bytes"
+)
+
+// parserLimits are the raw parser ceilings.
+var parserLimits = []formats.Limit{
+	{Name: LimitResults, Default: 500_000, Unit: "results", Doc: "results read across all runs"},
+	{Name: LimitRules, Default: 100_000, Unit: "rules", Doc: "rules kept per run (driver and extensions)"},
+	{Name: LimitArtifacts, Default: 500_000, Unit: "artifacts", Doc: "run.artifacts entries kept per run"},
+	{Name: LimitToken, Default: 16 << 20, Unit: "bytes", Doc: "longest single JSON string or number"},
+	{Name: LimitPending, Default: 256 << 20, Unit: "bytes", Doc: "results held while waiting for parts of the log they refer to (version after runs, tool after results)"},
+}
+
+// Spec is the registry entry for SARIF logs.
+var Spec = &formats.Spec{
+	Name:     "sarif",
+	Title:    "SARIF 2.1.0 static-analysis log",
+	Family:   "Static candidates",
+	Suffixes: []string{".sarif", ".sarif.json"},
+	Sniff:    Sniff,
+	Tables:   []string{Table},
+	Limits:   parserLimits,
+	Producer: "SARIF 2.1.0 producers (gosec, ESLint, CodeQL, ...)",
+	Version:  "1",
+	Decoder:  formats.DecoderFunc(decode),
+	Options: map[string]string{
+		OptSourceRoot: "absolute directory that result URIs and path filters are normalized against; default: the artifact's directory",
+	},
+}
+
+var bom = []byte{0xEF, 0xBB, 0xBF}
+
+// Sniff recognizes a SARIF log from its prefix: a JSON object naming a
+// SARIF schema, or holding runs with a tool driver.
+func Sniff(prefix []byte) formats.Verdict {
+	p := bytes.TrimLeft(bytes.TrimPrefix(prefix, bom), " \t\r\n")
+	if len(p) == 0 {
+		return formats.NeedMore
+	}
+	if p[0] != '{' {
+		return formats.No
+	}
+	if bytes.Contains(p, []byte("sarif-2")) || bytes.Contains(p, []byte("sarif-schema")) {
+		return formats.Yes
+	}
+	if bytes.Contains(p, []byte(`"runs"`)) && bytes.Contains(p, []byte(`"driver"`)) {
+		return formats.Yes
+	}
+	if len(prefix) < formats.SniffBytes {
+		return formats.No
+	}
+	return formats.NeedMore
+}
+
+// Columns are the sarif.results columns.
+func Columns() []evidence.Column { return schema.SARIFResultColumns() }
+
+func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
+	root, err := sourceRoot(in)
+	if err != nil {
+		return err
+	}
+	d := newDecoder(ctx, in, out, root)
+	return d.run()
+}
+
+// sourceRoot returns the explicit source_root option or the artifact's
+// directory.
+func sourceRoot(in *formats.Input) (*Root, error) {
+	dir := filepath.Dir(in.Artifact.Path)
+	if v, ok := in.Options[OptSourceRoot]; ok && v != nil {
+		s, ok := v.(string)
+		if !ok || s == "" {
+			return nil, evidence.Failf(evidence.CodeInvalidArgument, "option %s must be an absolute directory path", OptSourceRoot)
+		}
+		dir = s
+	}
+	return NewRoot(dir)
+}
+
+// limit returns the effective value of a limit, or the spec's default
+// when the caller passed none.
+func limit(in *formats.Input, name string) int64 {
+	if n := in.Limit(name); n > 0 {
+		return n
+	}
+	for _, l := range parserLimits {
+		if l.Name == name {
+			return l.Default
+		}
+	}
+	return 0
+}
+
+// arguments are the effective decoder arguments written into the table
+// header: the limits and options in force, with the resolved source root,
+// so a preserved replay keeps the same path scope.
+func arguments(in *formats.Input, root *Root) evidence.Object {
+	lim := evidence.Object{}
+	for _, l := range parserLimits {
+		lim[l.Name] = limit(in, l.Name)
+	}
+	opts := evidence.Object{}
+	for k, v := range in.Options {
+		opts[k] = v
+	}
+	opts[OptSourceRoot] = root.Path
+	return evidence.Object{"limits": lim, "options": opts}
+}

@@ -1,0 +1,390 @@
+// Package speedscope decodes speedscope JSON files
+// (https://www.speedscope.app/file-format-schema.json), the format py-spy
+// writes with `--format speedscope`, into cpu.frames and cpu.edges.
+//
+// Every profile in a file stays a distinct series: its name is the thread
+// column (py-spy writes one profile per thread), and no totals are pooled
+// across profiles. Weights are normalized to one output unit per table;
+// profiles whose units have different dimensions (bytes and time, say) go
+// to separate tables, never into one total.
+//
+// The file is read in two passes over the artifact (random access, after
+// the digest is verified): the first reads frames, profile headers and
+// evented profiles and notes where each sampled profile's samples and
+// weights arrays begin; the second walks each such pair of arrays in step.
+// Memory therefore grows with frames and distinct stacks and edges, never
+// with the number of samples or events.
+package speedscope
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/jsonscan"
+	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/unit"
+)
+
+// Limit names.
+const (
+	LimitBytes    = "max_bytes"
+	LimitFrames   = "max_frames"
+	LimitProfiles = "max_profiles"
+	LimitSamples  = "max_samples"
+	LimitEvents   = "max_events"
+	LimitDepth    = "max_stack_depth"
+	LimitStacks   = "max_stacks"
+	LimitString   = "max_string_bytes"
+)
+
+var limitList = []formats.Limit{
+	{Name: LimitBytes, Default: 4 << 30, Unit: "bytes", Doc: "size of the file"},
+	{Name: LimitFrames, Default: 1_000_000, Unit: "frames", Doc: "entries of shared.frames"},
+	{Name: LimitProfiles, Default: 10_000, Unit: "profiles", Doc: "profiles in the file"},
+	{Name: LimitSamples, Default: 200_000_000, Unit: "samples", Doc: "samples over all sampled profiles"},
+	{Name: LimitEvents, Default: 200_000_000, Unit: "events", Doc: "events over all evented profiles"},
+	{Name: LimitDepth, Default: 100_000, Unit: "frames", Doc: "frames in one stack"},
+	{Name: LimitStacks, Default: 10_000_000, Unit: "stacks", Doc: "distinct stacks in one profile"},
+	{Name: LimitString, Default: 1 << 20, Unit: "bytes", Doc: "one JSON string or number"},
+}
+
+// Spec is the speedscope format.
+var Spec = &formats.Spec{
+	Name:     "speedscope",
+	Title:    "Speedscope JSON (py-spy)",
+	Family:   "CPU profiles",
+	Suffixes: []string{".speedscope.json"},
+	Sniff:    Sniff,
+	Tables:   []string{schema.CPUFrames, schema.CPUEdges},
+	Limits:   limitList,
+	Producer: "py-spy record --format speedscope (or any speedscope exporter)",
+	Version:  "1",
+	Decoder:  formats.DecoderFunc(decode),
+}
+
+func limitsOf(in *formats.Input) limits {
+	get := func(name string) int64 {
+		if v := in.Limit(name); v > 0 {
+			return v
+		}
+		for _, l := range limitList {
+			if l.Name == name {
+				return l.Default
+			}
+		}
+		return 0
+	}
+	return limits{
+		bytes: get(LimitBytes), frames: get(LimitFrames), profiles: get(LimitProfiles),
+		samples: get(LimitSamples), events: get(LimitEvents), depth: get(LimitDepth),
+		stacks: get(LimitStacks), str: get(LimitString),
+	}
+}
+
+func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
+	if in.File == nil || in.Artifact == nil {
+		return evidence.Failf(evidence.CodeInternal, "speedscope: the decoder reads the artifact file, and none was given")
+	}
+	if err := in.VerifyFile(); err != nil {
+		return err
+	}
+	size := in.Artifact.Size
+	open := func(off int64) io.Reader { return io.NewSectionReader(in.File, off, size-off) }
+	return decodeFrom(ctx, open, size, limitsOf(in), in.Artifact.ID, out)
+}
+
+// decodeFrom decodes a file of size bytes that open can read from any
+// offset.
+func decodeFrom(ctx context.Context, open func(off int64) io.Reader, size int64, lim limits, artifactID string, out formats.Sink) error {
+	if size > lim.bytes {
+		return evidence.Failf(evidence.CodeLimitExceeded, "speedscope: the file has %d bytes, more than max_bytes %d", size, lim.bytes)
+	}
+	r := &reader{ctx: ctx, open: open, lim: lim}
+	if err := r.pass1(); err != nil {
+		return err
+	}
+	if err := r.pass2(); err != nil {
+		return err
+	}
+	return r.emit(artifactID, out)
+}
+
+// group is the profiles that share one output unit, and so one table.
+type group struct {
+	unit     string // normalized output unit
+	profiles []*profile
+}
+
+// cell holds a frame's row values, boxed once for all the rows that name
+// the frame.
+type cell struct {
+	id, function, file, line, column, symbolization any
+}
+
+func (r *reader) emit(artifactID string, out formats.Sink) error {
+	r.cells = make([]cell, len(r.frames))
+	for i, f := range r.frames {
+		c := cell{id: strconv.Itoa(i), function: f.name, line: f.line, column: f.col, symbolization: symbolization(f.name)}
+		if f.hasFile {
+			c.file = f.file
+		}
+		r.cells[i] = c
+	}
+	var groups []*group
+	names := map[string]int{}
+	for _, p := range r.profiles {
+		names[p.name]++
+	}
+	dupNames := false
+	for _, p := range r.profiles {
+		p.thread = p.name
+		if names[p.name] > 1 {
+			p.thread = fmt.Sprintf("%s (profile %d)", p.name, p.index)
+			dupNames = true
+		}
+		u, err := unit.Lookup(p.unit)
+		if err != nil {
+			return evidence.Wrap(evidence.CodeInternal, err, "speedscope: unit %q", p.unit)
+		}
+		var g *group
+		for _, x := range groups {
+			if x.unit == u.Output {
+				g = x
+			}
+		}
+		if g == nil {
+			g = &group{unit: u.Output}
+			groups = append(groups, g)
+		}
+		g.profiles = append(g.profiles, p)
+	}
+	if len(groups) == 0 {
+		// No profiles: empty tables, in seconds.
+		groups = []*group{{unit: unit.Seconds}}
+	}
+	for _, g := range groups {
+		if err := r.emitGroup(g, artifactID, dupNames, len(groups) > 1, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *reader) emitGroup(g *group, artifactID string, dupNames, split bool, out formats.Sink) error {
+	var aid any = artifactID
+	var total float64
+	var samples, events int64
+	var cov []any
+	var sampled, evented, unitless bool
+	var empty int64
+	for _, p := range g.profiles {
+		u, _ := unit.Lookup(p.unit)
+		w := p.total * u.Factor
+		total += w
+		samples += p.samples
+		events += p.events
+		empty += p.empty
+		entry := evidence.Object{
+			"index": p.index, "name": p.name, "thread": p.thread, "type": p.typ, "unit": p.unit,
+			"start_value": p.start, "end_value": p.end, "total_weight": w,
+		}
+		if p.typ == "sampled" {
+			entry["samples"] = p.samples
+			sampled = true
+		} else {
+			entry["events"] = p.events
+			evented = true
+		}
+		unitless = unitless || p.unit == "none"
+		cov = append(cov, entry)
+	}
+	metrics := map[string]evidence.Metric{
+		schema.MetricTotalWeight: {Value: total, Unit: g.unit},
+		schema.MetricSamples:     {Value: samples, Unit: unit.Samples},
+		"events":                 {Value: events, Unit: unit.Events},
+		"profiles":               {Value: int64(len(g.profiles))},
+	}
+	coverage := evidence.Object{"profiles": cov}
+	if r.exporter != "" {
+		coverage["exporter"] = r.exporter
+	}
+	if r.name != "" {
+		coverage["name"] = r.name
+	}
+	limitations := func(s *evidence.Summary) {
+		if split {
+			s.Limit("the file's profiles use units of different dimensions; each dimension has its own table and they are never pooled")
+		}
+		if dupNames {
+			s.Limit("several profiles share a name; the thread column adds each one's index to keep them apart")
+		}
+		if unitless {
+			s.Limit("a profile declares unit none: its weights are unitless counts, reported in the samples unit")
+		}
+		if evented {
+			s.Limit("evented profiles attribute the time between consecutive events to the stack open between them")
+		}
+		if empty > 0 {
+			s.Limit(fmt.Sprintf("%d samples have no frames: their weight is in total_weight but on no frame", empty))
+		}
+	}
+
+	tw, err := out.Begin(&evidence.Table{Name: schema.CPUFrames, Columns: schema.CPUFrameColumns(g.unit)})
+	if err != nil {
+		return err
+	}
+	var rows int64
+	for _, p := range g.profiles {
+		u, _ := unit.Lookup(p.unit)
+		var thread any = p.thread
+		for _, a := range p.agg.frames {
+			f := &r.cells[a.frame]
+			row := evidence.Object{
+				"artifact_id":      aid,
+				"frame_id":         f.id,
+				"function":         f.function,
+				"file":             f.file,
+				"line":             f.line,
+				"column":           f.column,
+				"module":           nil,
+				"symbolization":    f.symbolization,
+				"thread":           thread,
+				"process":          nil,
+				"self_weight":      a.self * u.Factor,
+				"inclusive_weight": a.inclusive * u.Factor,
+				"calls":            nil,
+				"primitive_calls":  nil,
+			}
+			if p.typ == "evented" {
+				row["calls"], row["primitive_calls"] = a.calls, a.prim
+			}
+			if err := tw.Row(row); err != nil {
+				return err
+			}
+			rows++
+		}
+	}
+	s := &evidence.Summary{RowsObserved: rows, Complete: true, Metrics: metrics, Coverage: coverage}
+	limitations(s)
+	if sampled {
+		s.Limit("sampled profiles record stacks, not calls: calls and primitive_calls are null for them")
+	}
+	if err := tw.End(s); err != nil {
+		return err
+	}
+
+	tw, err = out.Begin(&evidence.Table{Name: schema.CPUEdges, Columns: schema.CPUEdgeColumns(g.unit)})
+	if err != nil {
+		return err
+	}
+	rows = 0
+	for _, p := range g.profiles {
+		u, _ := unit.Lookup(p.unit)
+		var thread any = p.thread
+		for _, a := range p.agg.edges {
+			caller, callee := &r.cells[a.caller], &r.cells[a.callee]
+			row := evidence.Object{
+				"artifact_id":     aid,
+				"caller_id":       caller.id,
+				"caller_function": caller.function,
+				"caller_file":     caller.file,
+				"caller_line":     caller.line,
+				"callee_id":       callee.id,
+				"callee_function": callee.function,
+				"callee_file":     callee.file,
+				"callee_line":     callee.line,
+				"thread":          thread,
+				"process":         nil,
+				"weight":          a.weight * u.Factor,
+				"self_weight":     a.self * u.Factor,
+				"calls":           nil,
+				"primitive_calls": nil,
+			}
+			if p.typ == "evented" {
+				row["calls"] = a.calls
+			}
+			if err := tw.Row(row); err != nil {
+				return err
+			}
+			rows++
+		}
+	}
+	s = &evidence.Summary{RowsObserved: rows, Complete: true, Metrics: metrics, Coverage: coverage}
+	limitations(s)
+	if sampled {
+		s.Limit("sampled edges carry weights, not invocation counts: calls is null for them")
+	}
+	return tw.End(s)
+}
+
+var addressName = regexp.MustCompile(`^(0x)?[0-9a-fA-F]{6,}$`)
+
+// symbolization classifies a frame by its name. Producers write a bare
+// address, an empty name or [unknown] when they could not resolve a frame.
+func symbolization(name string) string {
+	switch {
+	case name == "", name == "[unknown]", addressName.MatchString(name):
+		return schema.Unresolved
+	case name == "<lambda>", name == "(anonymous)", name == "(anonymous function)":
+		return schema.Anonymous
+	case name == "(root)", name == "(program)", name == "(idle)", name == "(garbage collector)":
+		return schema.Synthetic
+	}
+	return schema.Symbolized
+}
+
+// Sniff recognizes a JSON object whose top-level "$schema" is the
+// speedscope schema URL, scanning top-level keys with the decoder's
+// tokenizer until it finds "$schema" or the prefix ends.
+func Sniff(prefix []byte) formats.Verdict {
+	s := jsonscan.NewBytes(prefix)
+	tok, err := s.Next()
+	if err != nil {
+		return needMoreOrNo(err)
+	}
+	if tok.Kind != jsonscan.ObjectStart {
+		return formats.No
+	}
+	for {
+		k, err := s.Next()
+		if err != nil {
+			return needMoreOrNo(err)
+		}
+		if !k.IsKey {
+			return formats.No // the object's end, or a scanner fault
+		}
+		isSchema := string(k.Bytes) == "$schema"
+		v, err := s.Next()
+		if err != nil {
+			return needMoreOrNo(err)
+		}
+		switch v.Kind {
+		case jsonscan.ObjectEnd, jsonscan.ArrayEnd, jsonscan.EOF:
+			return formats.No // a key without a value
+		}
+		if isSchema {
+			if v.Kind == jsonscan.String && string(v.Bytes) == SchemaURL {
+				return formats.Yes
+			}
+			return formats.No
+		}
+		if err := s.Skip(v); err != nil {
+			return needMoreOrNo(err)
+		}
+	}
+}
+
+func needMoreOrNo(err error) formats.Verdict {
+	if isEOF(err) {
+		return formats.NeedMore
+	}
+	return formats.No
+}
+
+func isEOF(err error) bool { return errors.Is(err, io.ErrUnexpectedEOF) }

@@ -1,0 +1,417 @@
+package v8cpu
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/formatstest"
+	"github.com/flameox/flameox/internal/schema"
+)
+
+const testdata = "../../../testdata/v8"
+
+func decodeReader(t testing.TB, r io.Reader, limits map[string]int64) (*formatstest.Sink, error) {
+	t.Helper()
+	lim, err := formats.EffectiveLimits(Spec, limits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &formats.Input{Artifact: &evidence.Artifact{ID: "sha256:" + strings.Repeat("0", 64)}, R: r, Limits: lim}
+	sink := &formatstest.Sink{}
+	return sink, Spec.Decoder.Decode(context.Background(), in, sink)
+}
+
+func decodeBytes(t testing.TB, b []byte) (*formatstest.Sink, error) {
+	return decodeReader(t, bytes.NewReader(b), nil)
+}
+
+// independentCounts counts samples per frame straight from the file with
+// encoding/json: a second implementation the decoder must agree with.
+func independentCounts(t *testing.T, b []byte) (map[string]int64, int64) {
+	var p struct {
+		Nodes []struct {
+			ID        int64 `json:"id"`
+			CallFrame struct {
+				FunctionName string `json:"functionName"`
+				URL          string `json:"url"`
+				LineNumber   int64  `json:"lineNumber"`
+				ColumnNumber int64  `json:"columnNumber"`
+			} `json:"callFrame"`
+		} `json:"nodes"`
+		Samples []int64 `json:"samples"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	key := map[int64]string{}
+	for _, n := range p.Nodes {
+		cf := n.CallFrame
+		key[n.ID] = fmt.Sprintf("%s|%s|%d|%d", cf.FunctionName, cf.URL, cf.LineNumber, cf.ColumnNumber)
+	}
+	out := map[string]int64{}
+	for _, s := range p.Samples {
+		out[key[s]]++
+	}
+	return out, int64(len(p.Samples))
+}
+
+func rowKey(v evidence.Object) string {
+	file, _ := v["file"].(string)
+	return fmt.Sprintf("%s|%s|%v|%v", v["function"], file, v["line"], v["column"])
+}
+
+func TestSelfCountsEqualIndependentCount(t *testing.T) {
+	for _, name := range []string{"hotspot.cpuprofile", "recursive-main.cpuprofile", "recursive-worker.cpuprofile", "chrome-65-simple.cpuprofile"} {
+		t.Run(name, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join(testdata, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, total := independentCounts(t, b)
+			sink, err := decodeBytes(t, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			frames := sink.Table(schema.CPUFrames)
+			got := map[string]int64{}
+			var sum int64
+			for _, r := range frames.Rows {
+				n, _ := evidence.AsInt(r["self_weight"])
+				got[rowKey(r)] += n
+				sum += n
+			}
+			for k, n := range want {
+				if got[k] != n {
+					t.Errorf("%s: self %d, independent count %d", k, got[k], n)
+				}
+			}
+			if sum != total {
+				t.Errorf("self weights sum to %d, file has %d samples", sum, total)
+			}
+			if tw := frames.Summary.Metrics[schema.MetricTotalWeight].Value; tw != total {
+				t.Errorf("total_weight %v, want %d", tw, total)
+			}
+			if !frames.Summary.Complete {
+				t.Error("summary not complete")
+			}
+		})
+	}
+}
+
+func find(rows []evidence.Object, fn string) evidence.Object {
+	for _, r := range rows {
+		if r["function"] == fn {
+			return r
+		}
+	}
+	return nil
+}
+
+func TestHotFunctionAndCoordinates(t *testing.T) {
+	b, _ := os.ReadFile(filepath.Join(testdata, "hotspot.cpuprofile"))
+	sink, err := decodeBytes(t, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := sink.Table(schema.CPUFrames).Rows
+	var top evidence.Object
+	var best int64 = -1
+	for _, r := range rows {
+		if n, _ := evidence.AsInt(r["self_weight"]); n > best {
+			best, top = n, r
+		}
+	}
+	if top["function"] != "crunchPrimes" {
+		t.Fatalf("hottest frame is %v, want crunchPrimes", top["function"])
+	}
+	// app.js declares crunchPrimes on its 5th line: V8 lines are zero-based.
+	if top["line"] != int64(4) || top["symbolization"] != schema.Symbolized {
+		t.Errorf("crunchPrimes at line %v (%v), want zero-based line 4", top["line"], top["symbolization"])
+	}
+	root := find(rows, "(root)")
+	if root == nil || root["line"] != int64(-1) || root["symbolization"] != schema.Synthetic || root["file"] != nil {
+		t.Errorf("(root) row = %v", root)
+	}
+	// An anonymous top-level function is exported at line 0, column 0: a
+	// real first line and column, not "unavailable".
+	for _, r := range rows {
+		if r["function"] == "" && r["line"] == int64(0) && r["column"] == int64(0) {
+			if r["symbolization"] != schema.Anonymous {
+				t.Errorf("anonymous frame symbolization %v", r["symbolization"])
+			}
+			return
+		}
+	}
+	t.Error("no anonymous frame at 0:0")
+}
+
+func TestRecursionInclusiveRepeats(t *testing.T) {
+	b, _ := os.ReadFile(filepath.Join(testdata, "recursive-main.cpuprofile"))
+	// Count independently: per sample, walk to the root and count fib
+	// occurrences (what inclusive weight sums) and stacks containing fib.
+	var p struct {
+		Nodes []struct {
+			ID        int64
+			CallFrame struct{ FunctionName string }
+			Children  []int64
+		}
+		Samples []int64
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	parent, name := map[int64]int64{}, map[int64]string{}
+	for _, n := range p.Nodes {
+		name[n.ID] = n.CallFrame.FunctionName
+		for _, c := range n.Children {
+			parent[c] = n.ID
+		}
+	}
+	var occurrences, stacks int64
+	for _, s := range p.Samples {
+		k := int64(0)
+		for id, ok := s, true; ok; id, ok = parent[id] {
+			if name[id] == "fib" {
+				k++
+			}
+		}
+		occurrences += k
+		if k > 0 {
+			stacks++
+		}
+	}
+	sink, err := decodeBytes(t, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fib := find(sink.Table(schema.CPUFrames).Rows, "fib")
+	if fib == nil {
+		t.Fatal("no fib frame")
+	}
+	incl, _ := evidence.AsInt(fib["inclusive_weight"])
+	if incl != occurrences {
+		t.Errorf("fib inclusive %d, independent occurrence count %d", incl, occurrences)
+	}
+	if incl <= stacks {
+		t.Errorf("fib inclusive %d should exceed the %d stacks holding fib: recursion repeats", incl, stacks)
+	}
+	edges := sink.Table(schema.CPUEdges)
+	self := 0
+	for _, e := range edges.Rows {
+		if e["caller_function"] == "fib" && e["callee_function"] == "fib" {
+			self++
+		}
+	}
+	if self != 1 {
+		t.Errorf("want one fib→fib edge, got %d", self)
+	}
+}
+
+func TestTimeDeltasAndIotest(t *testing.T) {
+	b, _ := os.ReadFile(filepath.Join(testdata, "recursive-worker.cpuprofile"))
+	want, err := decodeBytes(t, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readers := map[string]io.Reader{
+		"one-byte": iotest.OneByteReader(bytes.NewReader(b)),
+		"half":     iotest.HalfReader(bytes.NewReader(b)),
+		"data-err": iotest.DataErrReader(bytes.NewReader(b)),
+	}
+	for name, r := range readers {
+		t.Run(name, func(t *testing.T) {
+			got, err := decodeReader(t, r, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, _ := evidence.Canonical(toAny(got))
+			w, _ := evidence.Canonical(toAny(want))
+			if !bytes.Equal(a, w) {
+				t.Fatal("decode differs from the whole-buffer decode")
+			}
+		})
+	}
+	if _, ok := want.Table(schema.CPUFrames).Summary.Metrics["sampled_duration"]; !ok {
+		t.Error("no sampled_duration metric")
+	}
+	t.Run("read-error", func(t *testing.T) {
+		_, err := decodeReader(t, io.MultiReader(bytes.NewReader(b[:100]), iotest.ErrReader(errors.New("disk gone"))), nil)
+		if err == nil || !strings.Contains(err.Error(), "disk gone") {
+			t.Fatalf("want the read error, got %v", err)
+		}
+	})
+}
+
+func toAny(m *formatstest.Sink) []any {
+	var out []any
+	for _, t := range m.Tables {
+		rows := make([]any, len(t.Rows))
+		for i, r := range t.Rows {
+			rows[i] = r
+		}
+		out = append(out, t.Header.Name, rows, t.Summary.CanonicalValue())
+	}
+	return out
+}
+
+func TestMalformed(t *testing.T) {
+	good := `{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"children":[2]},{"id":2,"callFrame":{"functionName":"f","scriptId":"1","url":"a.js","lineNumber":0,"columnNumber":0}}],"samples":[2,2,1],"timeDeltas":[1,1,1]}`
+	if _, err := decodeBytes(t, []byte(good)); err != nil {
+		t.Fatalf("baseline: %v", err)
+	}
+	cases := []struct{ name, doc, want string }{
+		{"empty", ``, "empty input"},
+		{"truncated", good[:len(good)/2], "unexpected end"},
+		{"not an object", `[1,2]`, "JSON object"},
+		{"no nodes", `{"samples":[]}`, "no nodes"},
+		{"no samples", strings.Replace(good, `"samples":[2,2,1],"timeDeltas":[1,1,1]`, `"x":1`, 1), "no samples"},
+		{"unresolved sample", strings.Replace(good, `[2,2,1]`, `[2,9,1]`, 1), "node 9"},
+		{"unresolved child", strings.Replace(good, `"children":[2]`, `"children":[2,7]`, 1), "child 7"},
+		{"children not an array", strings.Replace(good, `"children":[2]`, `"children":{"0":2}`, 1), "children must be an array"},
+		{"child not an id", strings.Replace(good, `"children":[2]`, `"children":["2"]`, 1), "must be an integer"},
+		{"duplicate field", strings.Replace(good, `"id":2,`, `"id":2,"id":3,`, 1), "duplicate"},
+		{"duplicate callFrame field", strings.Replace(good, `"url":"a.js"`, `"url":"a.js","url":"b.js"`, 1), "duplicate"},
+		{"duplicate node id", strings.Replace(good, `"id":2,`, `"id":1,`, 1), "appears twice"},
+		{"own child", strings.Replace(good, `"lineNumber":0,"columnNumber":0}}`, `"lineNumber":0,"columnNumber":0},"children":[2]}`, 1), "two parents"},
+		{"two parents", strings.Replace(good, `"children":[2]}`, `"children":[2]},{"id":3,"callFrame":{"functionName":"g"},"children":[2]}`, 1), "two parents"},
+		{"delta count", strings.Replace(good, `[1,1,1]`, `[1,1]`, 1), "timeDeltas"},
+		{"dotted key is not a node", strings.Replace(good, `"samples":[2,2,1]`, `"samples.0":9,"samples":[2,2,1]`, 1), ""},
+		{"trailing garbage", good + `{}`, "after top-level"},
+		{"float id", strings.Replace(good, `"id":2,`, `"id":2.5,`, 1), "integer"},
+		{"heap profile", `{"head":{"callFrame":{}}}`, "no nodes"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := decodeBytes(t, []byte(c.doc))
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("want success, got %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("want error containing %q, got %v", c.want, err)
+			}
+		})
+	}
+}
+
+func TestCycleAndLimits(t *testing.T) {
+	cycle := `{"nodes":[{"id":1,"callFrame":{"functionName":"a"},"children":[2]},{"id":2,"callFrame":{"functionName":"b"},"children":[1]}],"samples":[]}`
+	if _, err := decodeBytes(t, []byte(cycle)); err == nil || !strings.Contains(err.Error(), "two parents") && !strings.Contains(err.Error(), "cycle") {
+		t.Fatalf("cycle accepted: %v", err)
+	}
+	b, _ := os.ReadFile(filepath.Join(testdata, "hotspot.cpuprofile"))
+	for _, c := range []struct {
+		limit string
+		value int64
+	}{{LimitNodes, 3}, {LimitSamples, 5}, {LimitBytes, 100}} {
+		_, err := decodeReader(t, bytes.NewReader(b), map[string]int64{c.limit: c.value})
+		var f *evidence.Failure
+		if !errors.As(err, &f) || f.Code != evidence.CodeLimitExceeded {
+			t.Errorf("%s=%d: want LIMIT_EXCEEDED, got %v", c.limit, c.value, err)
+		}
+	}
+	// A limit equal to the file size is not exceeded.
+	if _, err := decodeReader(t, bytes.NewReader(b), map[string]int64{LimitBytes: int64(len(b))}); err != nil {
+		t.Errorf("max_bytes = size: %v", err)
+	}
+}
+
+func TestSniff(t *testing.T) {
+	b, _ := os.ReadFile(filepath.Join(testdata, "hotspot.cpuprofile"))
+	if sniff(b[:min(len(b), formats.SniffBytes)]) != formats.Yes {
+		t.Error("real profile not recognized")
+	}
+	heap, err := os.ReadFile(filepath.Join(testdata, "node-10.11.0-Heap-20181003T105432.heapprofile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sniff(heap[:min(len(heap), formats.SniffBytes)]) == formats.Yes {
+		t.Error("heap profile taken for a CPU profile")
+	}
+	if sniff([]byte(`[{"name":"x"}]`)) != formats.No {
+		t.Error("array taken for a profile")
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, name := range []string{"chrome-65-simple.cpuprofile", "hotspot.cpuprofile"} {
+		b, err := os.ReadFile(filepath.Join(testdata, name))
+		if err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"nodes":[{"id":1,"callFrame":{"functionName":"a"},"parent":2},{"id":2,"callFrame":{}}],"samples":[1]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sink, err := decodeReader(t, bytes.NewReader(b), map[string]int64{LimitNodes: 10000})
+		if err != nil {
+			var se interface{ Error() string }
+			if !errors.As(err, &se) {
+				t.Fatal("untyped error")
+			}
+			return
+		}
+		frames := sink.Table(schema.CPUFrames)
+		if frames == nil || frames.Summary == nil {
+			t.Fatal("success without a frames table and summary")
+		}
+		var sum int64
+		for _, r := range frames.Rows {
+			n, _ := evidence.AsInt(r["self_weight"])
+			sum += n
+		}
+		if sum != frames.Summary.Metrics[schema.MetricSamples].Value.(int64) {
+			t.Fatalf("self weights %d do not add up to the samples", sum)
+		}
+	})
+}
+
+// BenchmarkDecode decodes a profile built from a real one with its sample
+// sequence repeated to about 8 MiB.
+func BenchmarkDecode(b *testing.B) {
+	seed, err := os.ReadFile(filepath.Join(testdata, "recursive-worker.cpuprofile"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(seed, &p); err != nil {
+		b.Fatal(err)
+	}
+	samples := bytes.Trim(p["samples"], "[]")
+	deltas := bytes.Trim(p["timeDeltas"], "[]")
+	var doc bytes.Buffer
+	fmt.Fprintf(&doc, `{"nodes":%s,"samples":[%s`, p["nodes"], samples)
+	n := 1
+	for doc.Len() < 4<<20 {
+		doc.WriteByte(',')
+		doc.Write(samples)
+		n++
+	}
+	doc.WriteString(`],"timeDeltas":[`)
+	doc.Write(deltas)
+	for range n - 1 {
+		doc.WriteByte(',')
+		doc.Write(deltas)
+	}
+	doc.WriteString("]}")
+	data := doc.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeReader(b, bytes.NewReader(data), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

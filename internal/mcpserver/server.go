@@ -1,0 +1,217 @@
+// Package mcpserver is flameox's MCP server: one analysis tool per registry
+// operation and one capture tool per registry provider, with input schemas
+// generated from the registry's argument models. A call is validated
+// strictly in the server, then runs the flameox commands as subprocesses
+// connected by OS pipes (flameox-rank for an analysis; flameox-capture |
+// flameox-decode | flameox-rank for a capture), each in its own process
+// group, so that a cancelled request ends every process it started.
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/flameox/flameox/internal/capture"
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/registry"
+)
+
+// Options configure a Server. Zero values take the defaults.
+type Options struct {
+	// BinDir holds flameox-rank, flameox-decode and flameox-capture.
+	// Default: BinDir().
+	BinDir string
+	// Grace is how long a cancelled request's processes have between
+	// SIGTERM and SIGKILL (default 5s): flameox-capture uses it to end its
+	// workload and record the cancellation.
+	Grace time.Duration
+	// TextBound bounds the JSONL text content (default DefaultTextBound).
+	TextBound int
+	// ResultBound bounds retained result rows (default DefaultResultBound).
+	ResultBound int64
+	// Version is reported to clients.
+	Version string
+	// Operations and Providers default to the registry's lists.
+	Operations []*registry.Operation
+	Providers  []*capture.Provider
+}
+
+// Server is a configured flameox MCP server.
+type Server struct {
+	opts  Options
+	run   *runner
+	mcp   *server.MCPServer
+	tools []mcp.Tool
+}
+
+// BinDir is where the flameox commands are: $FLAMEOX_BIN_DIR when set,
+// else the directory of the running executable.
+func BinDir() (string, error) {
+	if d := os.Getenv("FLAMEOX_BIN_DIR"); d != "" {
+		return filepath.Abs(d)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("mcpserver: locate executable: %w", err)
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	return filepath.Dir(exe), nil
+}
+
+const instructions = `flameox turns profiler, tracer and test-runner outputs into typed, bounded evidence.
+Analysis tools (summarize_*, inspect_*, preview_*) read artifacts you name by absolute path.
+Capture tools (capture_*) run a workload command under a collector, then analyze its outputs in the same call.
+Every result states how complete it is (summary.complete, truncation, limitations). A failure returns
+isError with failure.code, message, location and retry; a completed capture survives a failed analysis
+in failure.details.partial_evidence, so re-analyze its artifacts instead of re-running the workload.`
+
+// New builds the server and generates its tools. It fails when a
+// parameter collides with a field the server owns.
+func New(opts Options) (*Server, error) {
+	if opts.BinDir == "" {
+		d, err := BinDir()
+		if err != nil {
+			return nil, err
+		}
+		opts.BinDir = d
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = 5 * time.Second
+	}
+	if opts.TextBound <= 0 {
+		opts.TextBound = DefaultTextBound
+	}
+	if opts.ResultBound <= 0 {
+		opts.ResultBound = DefaultResultBound
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.Operations == nil {
+		opts.Operations = registry.Operations()
+	}
+	if opts.Providers == nil {
+		opts.Providers = registry.Providers()
+	}
+	s := &Server{opts: opts, run: &runner{binDir: opts.BinDir, grace: opts.Grace}}
+	s.mcp = server.NewMCPServer("flameox", opts.Version,
+		server.WithToolCapabilities(false),
+		server.WithInstructions(instructions),
+		server.WithRecovery())
+	for _, op := range opts.Operations {
+		in, err := analysisSchema(op)
+		if err != nil {
+			return nil, err
+		}
+		t, err := newTool(op.Name, op.Title, analysisDescription(op, opts.Providers), in, true)
+		if err != nil {
+			return nil, err
+		}
+		accepted := sortedNames(in["properties"].(evidence.Object))
+		s.add(t, &job{operation: op.Name}, func(args evidence.Object) (*job, error) { return prepareAnalysis(op, accepted, args) })
+	}
+	for _, p := range opts.Providers {
+		var ops []*registry.Operation
+		for _, name := range p.Operations {
+			i := indexOp(opts.Operations, name)
+			if i < 0 {
+				return nil, fmt.Errorf("mcpserver: provider %s feeds unknown operation %s", p.Name, name)
+			}
+			ops = append(ops, opts.Operations[i])
+		}
+		in, err := captureSchema(p, ops)
+		if err != nil {
+			return nil, err
+		}
+		t, err := newTool(CaptureToolName(p.Name), p.Title+" capture", captureDescription(p), in, false)
+		if err != nil {
+			return nil, err
+		}
+		props := in["properties"].(evidence.Object)
+		accepted := sortedNames(props)
+		var nested []string
+		if a, ok := props["analysis"].(evidence.Object); ok {
+			for _, k := range sortedNames(a["properties"].(evidence.Object)) {
+				if slices.Contains(nestedFields, k) {
+					nested = append(nested, k)
+				}
+			}
+		}
+		s.add(t, &job{provider: p.Name}, func(args evidence.Object) (*job, error) {
+			return prepareCapture(p, ops, accepted, nested, args)
+		})
+	}
+	return s, nil
+}
+
+func indexOp(ops []*registry.Operation, name string) int {
+	for i, o := range ops {
+		if o.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// add registers a tool. ident names the tool's operation or provider in
+// results of calls that fail validation, before a job exists.
+func (s *Server) add(t mcp.Tool, ident *job, prepare func(evidence.Object) (*job, error)) {
+	s.tools = append(s.tools, t)
+	s.mcp.AddTool(t, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		args, err := parseArguments(req)
+		var j *job
+		if err == nil {
+			j, err = prepare(args)
+		}
+		if err != nil {
+			o := &outcome{start: evidence.AsFailure(err, evidence.CodeInvalidArgument)}
+			return newCollector(s.opts.ResultBound).result(ident, o, s.opts.TextBound), nil
+		}
+		c := newCollector(s.opts.ResultBound)
+		o := s.run.run(ctx, j, c)
+		return c.result(j, o, s.opts.TextBound), nil
+	})
+}
+
+// Tools returns the generated tools, in registration order.
+func (s *Server) Tools() []mcp.Tool { return s.tools }
+
+// ServeStdio serves one client on in/out until in ends or ctx is
+// cancelled; either cancels every request in flight. Up to concurrency
+// tool calls run at once.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, concurrency int, logw io.Writer) error {
+	ss := server.NewStdioServer(s.mcp)
+	server.WithWorkerPoolSize(concurrency)(ss)
+	if logw != nil {
+		server.WithErrorLogger(log.New(logw, "flameox-mcp: ", log.LstdFlags))(ss)
+	}
+	return ss.Listen(ctx, in, out)
+}
+
+// BinaryNames lists the commands the server composes.
+func BinaryNames() []string { return []string{binRank, binDecode, binCapture} }
+
+// Missing lists composed commands absent from the bin dir.
+func (s *Server) Missing() []string {
+	var out []string
+	for _, b := range BinaryNames() {
+		if _, f := s.run.resolve(b); f != nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// BinDir is the directory the server runs commands from.
+func (s *Server) BinDir() string { return s.opts.BinDir }

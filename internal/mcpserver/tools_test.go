@@ -1,0 +1,214 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flameox/flameox/internal/capture"
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/projection"
+	"github.com/flameox/flameox/internal/registry"
+)
+
+func mustOp(t *testing.T, name string) *registry.Operation {
+	t.Helper()
+	op, ok := registry.OperationByName(name)
+	if !ok {
+		t.Fatalf("operation %s is not registered", name)
+	}
+	return op
+}
+
+// testProvider declares a V8 CPU profile output feeding both CPU
+// operations: it exercises capture schemas and the pre-run checks without
+// depending on which providers the registry holds today. Its Resolve and
+// Plan are never called: the server runs flameox-capture, which owns them.
+func testProvider(t *testing.T) *capture.Provider {
+	return &capture.Provider{
+		Name:      "test-v8",
+		Title:     "Test V8 provider",
+		Family:    "CPU profiles",
+		Selection: "test only",
+		Params: []param.Param{
+			{Name: "sampling_interval_us", Type: param.Int, Min: param.F(1), Doc: "sampling interval"},
+		},
+		Artifacts:  []capture.Role{{Role: "cpu-profile", Format: "v8-cpuprofile", Pattern: "*.cpuprofile", Required: true}},
+		Operations: []string{"summarize_cpu_hotspots", "summarize_cpu_caller_edges"},
+		Binding:    capture.Binding{Executable: "node"},
+	}
+}
+
+func schemaOf(t *testing.T, raw json.RawMessage) evidence.Object {
+	t.Helper()
+	v, err := evidence.ParseValue(raw, 64)
+	if err != nil {
+		t.Fatalf("schema is not JSON: %v", err)
+	}
+	return v.(evidence.Object)
+}
+
+func props(o evidence.Object) evidence.Object { return o["properties"].(evidence.Object) }
+
+func TestToolsCoverRegistry(t *testing.T) {
+	s, err := New(Options{BinDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, op := range registry.Operations() {
+		want = append(want, op.Name)
+	}
+	for _, p := range registry.Providers() {
+		want = append(want, CaptureToolName(p.Name))
+	}
+	var got []string
+	for _, tool := range s.Tools() {
+		got = append(got, tool.Name)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("tools = %v, want one per operation and provider %v", got, want)
+	}
+	for _, tool := range s.Tools() {
+		in := schemaOf(t, tool.RawInputSchema)
+		if in["additionalProperties"] != false || in["type"] != "object" {
+			t.Errorf("%s: input schema must be a closed object: %v", tool.Name, in)
+		}
+		if tool.Description == "" || tool.RawOutputSchema == nil {
+			t.Errorf("%s: missing description or output schema", tool.Name)
+		}
+		op, isOp := registry.OperationByName(tool.Name)
+		if !isOp {
+			continue
+		}
+		if req := in["required"].([]any); len(req) != 1 || req[0] != "paths" {
+			t.Errorf("%s: required = %v, want [paths]", tool.Name, req)
+		}
+		for _, p := range op.Params() {
+			if _, ok := props(in)[p.Name]; !ok {
+				t.Errorf("%s: parameter %s is not in the schema", tool.Name, p.Name)
+			}
+		}
+		enum := props(in)["format"].(evidence.Object)["enum"].([]any)
+		if len(enum) != len(op.Formats()) {
+			t.Errorf("%s: format enum %v, want %v", tool.Name, enum, op.Formats())
+		}
+	}
+}
+
+func TestCaptureSchemaFromProvider(t *testing.T) {
+	p := testProvider(t)
+	s, err := New(Options{BinDir: t.TempDir(), Providers: []*capture.Provider{p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tool *struct{ raw json.RawMessage }
+	for _, tl := range s.Tools() {
+		if tl.Name == "capture_test_v8" {
+			tool = &struct{ raw json.RawMessage }{tl.RawInputSchema}
+			if tl.Annotations.ReadOnlyHint == nil || *tl.Annotations.ReadOnlyHint {
+				t.Error("a capture tool runs a workload: it must not claim to be read-only")
+			}
+		}
+	}
+	if tool == nil {
+		t.Fatal("no capture_test_v8 tool")
+	}
+	in := schemaOf(t, tool.raw)
+	for _, name := range []string{"argv", "cwd", "budget", "console_output", "preserve", "analysis", "sampling_interval_us"} {
+		if _, ok := props(in)[name]; !ok {
+			t.Errorf("capture schema lacks %s", name)
+		}
+	}
+	a := props(in)["analysis"].(evidence.Object)
+	if a["additionalProperties"] != false {
+		t.Error("analysis must be a closed object")
+	}
+	op := props(a)["operation"].(evidence.Object)
+	if got := op["enum"].([]any); len(got) != 2 || op["default"] != "summarize_cpu_hotspots" {
+		t.Errorf("analysis.operation = %v", op)
+	}
+	// top has the same schema in both operations: one property, not an anyOf.
+	if top := props(a)["top"].(evidence.Object); top["type"] != "integer" || !strings.Contains(top["description"].(string), "summarize_cpu_caller_edges") {
+		t.Errorf("analysis.top = %v", top)
+	}
+	if _, ok := props(a)["metric"]; !ok {
+		t.Error("analysis lacks metric (a summarize_cpu_hotspots parameter)")
+	}
+	if _, ok := props(a)["limits"].(evidence.Object)["properties"].(evidence.Object)["max_nodes"]; !ok {
+		t.Error("analysis.limits lacks the V8 parser limit max_nodes")
+	}
+}
+
+func TestParamsDifferingByOperationBecomeAnyOf(t *testing.T) {
+	mk := func(name string, typ param.Type) *registry.Operation {
+		return &registry.Operation{Name: name, Title: name, Projection: &projection.Spec{Name: name,
+			Tables: []string{"cpu.frames"}, Params: []param.Param{{Name: "depth", Type: typ, Doc: "d"}}}}
+	}
+	a, b := mk("op_a", param.Int), mk("op_b", param.String)
+	p := testProvider(t)
+	p.Operations = []string{"op_a", "op_b"}
+	n, err := nestedSchema(p, []*registry.Operation{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := props(n)["depth"].(evidence.Object)
+	if alts, ok := d["anyOf"].([]any); !ok || len(alts) != 2 {
+		t.Fatalf("depth = %v, want anyOf of two schemas", d)
+	}
+}
+
+func TestReservedNamesRefused(t *testing.T) {
+	op := &registry.Operation{Name: "bad_op", Title: "bad", Projection: &projection.Spec{Name: "bad",
+		Tables: []string{"cpu.frames"}, Params: []param.Param{{Name: "paths", Type: param.String}}}}
+	if _, err := New(Options{BinDir: t.TempDir(), Operations: []*registry.Operation{op}, Providers: []*capture.Provider{}}); err == nil {
+		t.Error("an operation parameter named paths must be refused")
+	}
+	p := testProvider(t)
+	p.Params = append(p.Params, param.Param{Name: "argv", Type: param.String})
+	if _, err := New(Options{BinDir: t.TempDir(), Providers: []*capture.Provider{p}}); err == nil {
+		t.Error("a provider parameter named argv must be refused")
+	}
+	nested := &registry.Operation{Name: "summarize_cpu_hotspots", Title: "x", Projection: &projection.Spec{Name: "x",
+		Tables: []string{"cpu.frames"}, Params: []param.Param{{Name: "operation", Type: param.String}}}}
+	if _, err := New(Options{BinDir: t.TempDir(), Operations: []*registry.Operation{nested}, Providers: []*capture.Provider{testProvider(t)}}); err == nil {
+		t.Error("an operation parameter named operation must be refused in a capture's analysis object")
+	}
+}
+
+// An example is shown only with a format it fits: a metric example is
+// never illustrated with a V8 profile, whose weight is fixed.
+func TestExamplesFitTheirFormat(t *testing.T) {
+	op := mustOp(t, "summarize_cpu_hotspots")
+	if s, ok := exampleFormat(op, evidence.Object{"metric": "cumulative"}); ok && s.Name == "v8-cpuprofile" {
+		t.Error("a metric example was illustrated with a V8 profile")
+	}
+	if s, ok := exampleFormat(op, evidence.Object{"top": int64(5)}); !ok || !slices.Contains(op.Formats(), s.Name) {
+		t.Errorf("a plain example got format %v", s)
+	}
+	desc := analysisDescription(op, nil)
+	for _, line := range strings.Split(desc, "\n") {
+		if !strings.HasPrefix(line, "Example") {
+			continue
+		}
+		raw := line[strings.Index(line, "{"):]
+		v, err := evidence.ParseValue([]byte(raw), 16)
+		if err != nil {
+			t.Fatalf("example %q is not JSON: %v", line, err)
+		}
+		if _, err := prepareAnalysis(op, analysisAccepted(t, op), v.(evidence.Object)); err != nil {
+			t.Errorf("example %q does not validate: %v", line, err)
+		}
+	}
+}
+
+func analysisAccepted(t *testing.T, op *registry.Operation) []string {
+	t.Helper()
+	in, err := analysisSchema(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sortedNames(props(in))
+}

@@ -1,0 +1,249 @@
+// Package param is the strict argument model shared by operations and
+// capture providers. One []Param declares what a request may carry; CLI
+// flags, MCP input schemas and validation are all derived from it, so they
+// cannot disagree.
+package param
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/flameox/flameox/internal/evidence"
+)
+
+// Type is an argument's type.
+type Type string
+
+const (
+	String     Type = "string"
+	Int        Type = "integer"
+	Number     Type = "number"
+	Bool       Type = "boolean"
+	Enum       Type = "enum"
+	StringList Type = "string_list"
+)
+
+// Param declares one argument.
+type Param struct {
+	Name     string // snake_case; the CLI flag is the kebab-case form
+	Type     Type
+	Doc      string
+	Default  any      // nil: unset unless given
+	Enum     []string // for Enum
+	Min, Max *float64 // inclusive bounds for Int and Number
+	Required bool
+}
+
+// Flag returns the CLI flag name for the parameter.
+func (p Param) Flag() string { return strings.ReplaceAll(p.Name, "_", "-") }
+
+// F is a helper for Min/Max literals.
+func F(v float64) *float64 { return &v }
+
+// Validate checks args against params strictly: unknown names, wrong types,
+// out-of-range values and missing required arguments are INVALID_ARGUMENT
+// failures. It returns the effective arguments with defaults filled in, and
+// the set of names the caller gave explicitly.
+func Validate(params []Param, args evidence.Object) (evidence.Object, map[string]bool, error) {
+	out := evidence.Object{}
+	given := map[string]bool{}
+	byName := map[string]Param{}
+	for _, p := range params {
+		byName[p.Name] = p
+	}
+	var unknown []string
+	for k := range args {
+		if _, ok := byName[k]; !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
+			Message:  fmt.Sprintf("unknown argument %s (accepted: %s)", strings.Join(unknown, ", "), strings.Join(Names(params), ", ")),
+			Location: evidence.Location{Field: unknown[0]}}
+	}
+	for _, p := range params {
+		v, ok := args[p.Name]
+		if !ok || v == nil {
+			if p.Required {
+				return nil, nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
+					Message: "missing required argument " + p.Name, Location: evidence.Location{Field: p.Name}}
+			}
+			if p.Default != nil {
+				out[p.Name] = p.Default
+			}
+			continue
+		}
+		cv, err := coerce(p, v)
+		if err != nil {
+			return nil, nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
+				Message: fmt.Sprintf("argument %s: %v", p.Name, err), Location: evidence.Location{Field: p.Name}}
+		}
+		out[p.Name] = cv
+		given[p.Name] = true
+	}
+	return out, given, nil
+}
+
+func coerce(p Param, v any) (any, error) {
+	switch p.Type {
+	case String:
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("want a string, got %T", v)
+		}
+		return s, nil
+	case Enum:
+		s, ok := v.(string)
+		if !ok || !slices.Contains(p.Enum, s) {
+			return nil, fmt.Errorf("want one of %s, got %v", strings.Join(p.Enum, ", "), v)
+		}
+		return s, nil
+	case Bool:
+		b, ok := v.(bool)
+		if !ok {
+			return nil, fmt.Errorf("want a boolean, got %T", v)
+		}
+		return b, nil
+	case Int:
+		if _, isBool := v.(bool); isBool {
+			return nil, fmt.Errorf("want an integer, got a boolean")
+		}
+		n, ok := evidence.AsInt(v)
+		if !ok {
+			if f, isF := v.(float64); !isF || f != math.Trunc(f) {
+				return nil, fmt.Errorf("want an integer, got %v", v)
+			}
+			n = int64(v.(float64))
+		}
+		if err := inRange(p, float64(n)); err != nil {
+			return nil, err
+		}
+		return n, nil
+	case Number:
+		if _, isStr := v.(string); isStr {
+			return nil, fmt.Errorf("want a number, got a string")
+		}
+		f, ok := evidence.AsFloat(v)
+		if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("want a finite number, got %v", v)
+		}
+		if err := inRange(p, f); err != nil {
+			return nil, err
+		}
+		return f, nil
+	case StringList:
+		switch x := v.(type) {
+		case []string:
+			return x, nil
+		case []any:
+			out := make([]string, len(x))
+			for i, e := range x {
+				s, ok := e.(string)
+				if !ok {
+					return nil, fmt.Errorf("element %d: want a string, got %T", i, e)
+				}
+				out[i] = s
+			}
+			return out, nil
+		}
+		return nil, fmt.Errorf("want a list of strings, got %T", v)
+	}
+	return nil, fmt.Errorf("parameter type %q is not supported", p.Type)
+}
+
+func inRange(p Param, f float64) error {
+	if p.Min != nil && f < *p.Min {
+		return fmt.Errorf("%v is below the minimum %v", f, *p.Min)
+	}
+	if p.Max != nil && f > *p.Max {
+		return fmt.Errorf("%v is above the maximum %v", f, *p.Max)
+	}
+	return nil
+}
+
+// Names lists parameter names.
+func Names(params []Param) []string {
+	out := make([]string, len(params))
+	for i, p := range params {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// JSONSchema returns the JSON Schema (draft 2020-12 subset) of an object
+// holding params. extra adds properties that are not Params (for example an
+// artifact path), already in schema form.
+func JSONSchema(params []Param, extra map[string]evidence.Object, required []string) evidence.Object {
+	props := evidence.Object{}
+	req := append([]string(nil), required...)
+	for k, v := range extra {
+		props[k] = v
+	}
+	for _, p := range params {
+		s := evidence.Object{"description": p.Doc}
+		switch p.Type {
+		case String:
+			s["type"] = "string"
+		case Enum:
+			s["type"] = "string"
+			s["enum"] = p.Enum
+		case Bool:
+			s["type"] = "boolean"
+		case Int:
+			s["type"] = "integer"
+		case Number:
+			s["type"] = "number"
+		case StringList:
+			s["type"] = "array"
+			s["items"] = evidence.Object{"type": "string"}
+		}
+		if p.Min != nil {
+			s["minimum"] = *p.Min
+		}
+		if p.Max != nil {
+			s["maximum"] = *p.Max
+		}
+		if p.Default != nil {
+			s["default"] = p.Default
+		}
+		props[p.Name] = s
+		if p.Required {
+			req = append(req, p.Name)
+		}
+	}
+	sort.Strings(req)
+	if req == nil {
+		req = []string{}
+	}
+	return evidence.Object{"type": "object", "properties": props, "required": req, "additionalProperties": false}
+}
+
+// ParseFlagValue converts a CLI string to the parameter's type.
+func ParseFlagValue(p Param, s string) (any, error) {
+	switch p.Type {
+	case String, Enum:
+		return s, nil
+	case Bool:
+		switch s {
+		case "true", "1", "yes":
+			return true, nil
+		case "false", "0", "no":
+			return false, nil
+		}
+		return nil, fmt.Errorf("--%s: want true or false, got %q", p.Flag(), s)
+	case Int, Number:
+		return json.Number(s), nil
+	case StringList:
+		if s == "" {
+			return []string{}, nil
+		}
+		return strings.Split(s, ","), nil
+	}
+	return s, nil
+}

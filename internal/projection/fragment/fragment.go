@@ -1,0 +1,313 @@
+// Package fragment is the text-fragment projection behind
+// preview_text_fragment: an exact byte window (offset, length) or line
+// window (start_line, lines) of decoded text lines, clipped to the window,
+// with the window recorded and anything it could not show stated.
+package fragment
+
+import (
+	"fmt"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats/text"
+	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/projection"
+)
+
+// Name is the projection's name.
+const Name = "text-fragment"
+
+// Operation is the registry operation this projection serves.
+const Operation = "preview_text_fragment"
+
+// Table is the row schema of the result: text.lines rows clipped to the
+// window.
+const Table = "text.fragment"
+
+// Defaults of a window whose size is not given.
+const (
+	DefaultLength = 4096
+	DefaultLines  = 50
+)
+
+// Spec is the text-fragment projection.
+var Spec = &projection.Spec{
+	Name:   Name,
+	Tables: []string{text.Lines},
+	Params: []param.Param{
+		{Name: "offset", Type: param.Int, Min: param.F(0), Doc: "byte window: first byte (default 0)"},
+		{Name: "length", Type: param.Int, Min: param.F(1), Max: param.F(16 << 20), Doc: fmt.Sprintf("byte window: bytes from offset (default %d)", DefaultLength)},
+		{Name: "start_line", Type: param.Int, Min: param.F(1), Doc: "line window: first line, 1-based (default 1)"},
+		{Name: "lines", Type: param.Int, Min: param.F(1), Max: param.F(100000), Doc: fmt.Sprintf("line window: lines from start_line (default %d)", DefaultLines)},
+		{Name: "bytes", Type: param.Int, Default: int64(64 << 10), Min: param.F(1), Max: param.F(16 << 20),
+			Doc: "text bytes shown; rows past the bound are omitted and counted"},
+	},
+	New: New,
+}
+
+// Window is a requested fragment.
+type Window struct {
+	Bytes         bool // a byte window; else a line window
+	Offset, End   int64
+	Line, EndLine int64 // [Line, EndLine)
+}
+
+// WindowFrom reads the window from validated arguments: a byte window when
+// offset or length is given, else a line window. Giving both kinds is an
+// INVALID_ARGUMENT failure.
+func WindowFrom(args evidence.Object, given map[string]bool) (Window, error) {
+	byteWin := given["offset"] || given["length"]
+	if byteWin && (given["start_line"] || given["lines"]) {
+		return Window{}, &evidence.Failure{Code: evidence.CodeInvalidArgument,
+			Message:  "give a byte window (offset, length) or a line window (start_line, lines), not both",
+			Location: evidence.Location{Field: "start_line"}}
+	}
+	get := func(name string, def int64) int64 {
+		if n, ok := evidence.AsInt(args[name]); ok && given[name] {
+			return n
+		}
+		return def
+	}
+	if byteWin {
+		o := get("offset", 0)
+		return Window{Bytes: true, Offset: o, End: o + get("length", DefaultLength)}, nil
+	}
+	l := get("start_line", 1)
+	return Window{Line: l, EndLine: l + get("lines", DefaultLines)}, nil
+}
+
+func (w Window) value() evidence.Object {
+	if w.Bytes {
+		return evidence.Object{"kind": "bytes", "offset": w.Offset, "length": w.End - w.Offset}
+	}
+	return evidence.Object{"kind": "lines", "start_line": w.Line, "lines": w.EndLine - w.Line}
+}
+
+// New starts a fragment projection.
+func New(args evidence.Object, given map[string]bool) (projection.Projector, error) {
+	win, err := WindowFrom(args, given)
+	if err != nil {
+		return nil, err
+	}
+	budget, _ := evidence.AsInt(args["bytes"])
+	return &projector{args: args, win: win, budget: budget, byID: map[string]*stream{}}, nil
+}
+
+type projector struct {
+	args   evidence.Object
+	win    Window
+	budget int64
+	order  []*stream
+	byID   map[string]*stream
+}
+
+type stream struct {
+	in       *evidence.Table
+	kept     []*text.Row
+	selected int64
+	shown    int64
+	cut      bool  // the bytes bound stopped keeping rows
+	partial  int64 // rows in the window shown in part (max_line_bytes)
+	// Line window: lines of the window seen whole, and the highest line seen.
+	whole    int64
+	lastLine int64
+	firstCol int64 // column of the first row of the window's first line
+	firstOK  bool
+	maxEnd   int64 // end offset (terminator included) of the last row seen
+	src      *evidence.Summary
+}
+
+func (p *projector) Table(t *evidence.Table) error {
+	if t.Name != text.Lines {
+		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
+			Message: fmt.Sprintf("the text-fragment projection reads %s tables, not %s (decode the artifact with --format text)", text.Lines, t.Name)}
+	}
+	if _, dup := p.byID[t.ID]; dup {
+		return evidence.Failf(evidence.CodeInvalidArgument, "table %s was given twice", t.ID)
+	}
+	s := &stream{in: t}
+	p.byID[t.ID] = s
+	p.order = append(p.order, s)
+	return nil
+}
+
+func termLen(t string) int64 {
+	switch t {
+	case text.LF:
+		return 1
+	case text.CRLF:
+		return 2
+	}
+	return 0
+}
+
+func (p *projector) Row(t *evidence.Table, values evidence.Object) error {
+	s, ok := p.byID[t.ID]
+	if !ok {
+		return evidence.Failf(evidence.CodeInvalidArgument, "row of table %s before its header", t.ID)
+	}
+	r, err := text.RowFrom(values)
+	if err != nil {
+		return evidence.Wrap(evidence.CodeInvalidArgument, err, "table %s", t.ID)
+	}
+	s.maxEnd = max(s.maxEnd, r.Offset+r.Bytes+termLen(r.Terminator))
+	var out *text.Row
+	if p.win.Bytes {
+		out = clip(r, p.win)
+	} else if r.Line >= p.win.Line && r.Line < p.win.EndLine {
+		out = r
+		if r.Line == p.win.Line {
+			s.firstCol, s.firstOK = r.Column, true
+		}
+		if r.Column == 0 && r.Terminator != "" {
+			s.whole++
+		}
+	}
+	s.lastLine = max(s.lastLine, r.Line)
+	if out == nil {
+		return nil
+	}
+	s.selected++
+	if int64(len(out.Shown)) < out.Bytes {
+		s.partial++
+	}
+	if s.cut || s.shown+int64(len(out.Shown)) > p.budget {
+		s.cut = true
+		return nil
+	}
+	s.kept = append(s.kept, out)
+	s.shown += int64(len(out.Shown))
+	return nil
+}
+
+// clip returns the part of a row inside a byte window, or nil. The row's
+// shown bytes are cut to the window exactly, even inside a character: the
+// result is then escaped, never widened.
+func clip(r *text.Row, w Window) *text.Row {
+	contentEnd := r.Offset + r.Bytes
+	termEnd := contentEnd + termLen(r.Terminator)
+	start, end := max(w.Offset, r.Offset), min(w.End, contentEnd)
+	if start >= end && !(r.Terminator != "" && w.Offset <= contentEnd && termEnd <= w.End && termEnd > contentEnd) {
+		return nil
+	}
+	out := &text.Row{Line: r.Line, Offset: start, Column: r.Column + (start - r.Offset), Bytes: max(0, end-start)}
+	shownEnd := r.Offset + int64(len(r.Shown))
+	if s, e := start-r.Offset, min(end, shownEnd)-r.Offset; e > s {
+		out.Shown = r.Shown[s:e]
+	}
+	if r.Terminator != "" && termEnd <= w.End && w.Offset <= contentEnd {
+		out.Terminator = r.Terminator
+	}
+	return out
+}
+
+func (p *projector) Summary(t *evidence.Table, sum *evidence.Summary) error {
+	s, ok := p.byID[t.ID]
+	if !ok {
+		return evidence.Failf(evidence.CodeInvalidArgument, "summary of table %s before its header", t.ID)
+	}
+	s.src = sum
+	return nil
+}
+
+func (p *projector) Finish(w projection.Emitter) error {
+	for _, s := range p.order {
+		args := evidence.Object{}
+		for k, v := range p.args {
+			args[k] = v
+		}
+		if s.in.Arguments != nil {
+			args["decode"] = s.in.Arguments
+		}
+		out := &evidence.Table{Name: Table, Operation: Operation, Projection: Name, Format: s.in.Format,
+			Columns: text.Columns(), Evidence: s.in.Evidence, ArtifactIDs: s.in.ArtifactIDs, Decoder: s.in.Decoder, Arguments: args}
+		if err := w.Begin(out); err != nil {
+			return err
+		}
+		for _, r := range s.kept {
+			if err := w.Row(r.Values()); err != nil {
+				return err
+			}
+		}
+		if err := w.End(p.summary(s)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// summary records the exact window, what was shown of it, and whether the
+// decoded lines covered it.
+func (p *projector) summary(s *stream) *evidence.Summary {
+	sum := &evidence.Summary{RowsObserved: s.selected, RowsEmitted: int64(len(s.kept)), Complete: true,
+		Coverage: evidence.Object{"window": p.win.value()}}
+	if len(s.kept) > 0 {
+		first, last := s.kept[0], s.kept[len(s.kept)-1]
+		sum.Coverage["shown"] = evidence.Object{"first_line": first.Line, "last_line": last.Line,
+			"first_offset": first.Offset, "end_offset": last.Offset + last.Bytes + termLen(last.Terminator)}
+	}
+	if s.selected > int64(len(s.kept)) {
+		sum.Truncation = &evidence.Truncation{Reason: "byte_limit", Limit: p.budget, Omitted: s.selected - int64(len(s.kept))}
+		sum.Complete = false
+	}
+	if s.partial > 0 {
+		sum.Complete = false
+		sum.Limit(fmt.Sprintf("%d lines of the window are longer than the decoder's max_line_bytes and are shown in part (text_bytes < bytes); decode with a larger --option max_line_bytes", s.partial))
+	}
+	if s.src == nil {
+		sum.Complete = false
+		sum.Limit("the decoder's table ended without a summary (its decode failed); the window may be covered in part")
+		return sum
+	}
+	sum.Coverage["decoded"] = s.src.Coverage
+	dw, ok := text.WindowFrom(s.src.Coverage)
+	allEmitted := s.src.RowsEmitted == s.src.RowsObserved
+	if !ok {
+		sum.Complete = false
+		sum.Limit("the decoded table does not record its window, so coverage of the fragment cannot be established")
+		return sum
+	}
+	if note, covered := p.covered(s, dw, allEmitted); note != "" {
+		sum.Limit(note)
+		if !covered {
+			sum.Complete = false
+		}
+	}
+	for _, l := range s.src.Limitations {
+		if s.partial > 0 || len(s.kept) > 0 {
+			sum.Limit("decoder: " + l)
+		}
+	}
+	return sum
+}
+
+// covered tells whether the decoded lines cover the window. The note says
+// how they fall short, with the decoder options that would cover it, or
+// that the artifact itself ends inside the window.
+func (p *projector) covered(s *stream, dw text.Window, allEmitted bool) (string, bool) {
+	if p.win.Bytes {
+		if dw.Offset > p.win.Offset {
+			return fmt.Sprintf("the decoded window starts at byte %d, after the fragment's start %d; decode with --option offset=%d --option max_bytes=%d", dw.Offset, p.win.Offset, p.win.Offset, p.win.End-p.win.Offset), false
+		}
+		if s.maxEnd >= p.win.End {
+			return "", true
+		}
+		if dw.EndReached && allEmitted {
+			return fmt.Sprintf("the artifact ends at byte %d, inside the window; the fragment is shorter than requested", dw.Total), true
+		}
+		return fmt.Sprintf("the decoded lines end at byte %d, before the fragment's end %d; decode with --option offset=%d --option max_bytes=%d", s.maxEnd, p.win.End, p.win.Offset, p.win.End-p.win.Offset), false
+	}
+	n := p.win.EndLine - p.win.Line
+	if dw.Line > p.win.Line || (s.firstOK && s.firstCol > 0) {
+		return fmt.Sprintf("the decoded window starts at line %d, column %d, after the start of line %d; decode with --option start_line=%d --option max_lines=%d", dw.Line, dw.Column, p.win.Line, p.win.Line, n), false
+	}
+	if s.whole == n {
+		return "", true
+	}
+	if dw.EndReached && allEmitted && s.lastLine < p.win.EndLine && s.whole == max(0, s.lastLine-p.win.Line+1) {
+		if s.lastLine < p.win.Line {
+			return fmt.Sprintf("the artifact has %d lines; the window starts after its end", s.lastLine), true
+		}
+		return fmt.Sprintf("the artifact ends at line %d, inside the window; the fragment is shorter than requested", s.lastLine), true
+	}
+	return fmt.Sprintf("the decoded lines do not reach the end of line %d; decode with --option start_line=%d --option max_lines=%d", p.win.EndLine-1, p.win.Line, n), false
+}

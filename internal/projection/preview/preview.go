@@ -1,0 +1,320 @@
+// Package preview is the projection behind preview_artifact: it passes a
+// preview decoder's tables (JSON outline, fields, records; text lines)
+// through a selection — records by status, record values by field name —
+// and then bounds each table by rows and by canonical bytes. Selection
+// comes first, so the counts describe the selected population.
+package preview
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/flameox/flameox/internal/evidence"
+	previewfmt "github.com/flameox/flameox/internal/formats/preview"
+	"github.com/flameox/flameox/internal/formats/text"
+	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/projection"
+)
+
+// Name is the projection's name.
+const Name = "preview"
+
+// Operation is the registry operation this projection serves.
+const Operation = "preview_artifact"
+
+// Selections of the status parameter.
+const (
+	All      = "all"
+	Problems = "problems"
+)
+
+// Spec is the preview projection.
+var Spec = &projection.Spec{
+	Name:   Name,
+	Tables: []string{previewfmt.Outline, previewfmt.Fields, previewfmt.Records, text.Lines},
+	Params: []param.Param{
+		{Name: "rows", Type: param.Int, Default: int64(20), Min: param.F(1), Max: param.F(10000),
+			Doc: "rows shown per table (records, text lines, fields, outline nodes)"},
+		{Name: "bytes", Type: param.Int, Default: int64(64 << 10), Min: param.F(256), Max: param.F(16 << 20),
+			Doc: "canonical JSON bytes of the rows shown per table; the first row past the bound ends the table"},
+		{Name: "status", Type: param.Enum, Enum: []string{All, Problems}, Default: All,
+			Doc: "problems keeps only records that are not ok (invalid, oversized, ragged) and text lines that are escaped or cut"},
+		{Name: "fields", Type: param.StringList,
+			Doc: "keep only these fields: in record values (object keys, or CSV columns by header name) and in preview.fields"},
+	},
+	New: New,
+}
+
+// New starts a preview projection with validated arguments.
+func New(args evidence.Object, given map[string]bool) (projection.Projector, error) {
+	p := &projector{args: args, byID: map[string]*stream{}, positions: map[string][]int{}}
+	p.rows, _ = evidence.AsInt(args["rows"])
+	p.bytes, _ = evidence.AsInt(args["bytes"])
+	p.status, _ = args["status"].(string)
+	if fs, ok := args["fields"].([]string); ok && given["fields"] {
+		if len(fs) == 0 {
+			return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
+				Message: "argument fields: name at least one field, or omit it", Location: evidence.Location{Field: "fields"}}
+		}
+		p.fields = fs
+	}
+	return p, nil
+}
+
+type projector struct {
+	args   evidence.Object
+	rows   int64
+	bytes  int64
+	status string
+	fields []string
+	order  []*stream
+	byID   map[string]*stream
+	// positions maps an artifact to the CSV columns the fields selection
+	// keeps, learnt from its preview.fields table (which precedes records).
+	positions map[string][]int
+	seen      map[string]bool // selected field names found in a fields table
+}
+
+// stream is one admitted table on its way through.
+type stream struct {
+	in       *evidence.Table
+	kept     []evidence.Object
+	selected int64
+	size     int64
+	cut      string // the bound that first stopped keeping rows
+	src      *evidence.Summary
+	filtered bool // selection dropped some rows
+	notes    []string
+}
+
+func (p *projector) Table(t *evidence.Table) error {
+	if !slices.Contains(Spec.Tables, t.Name) {
+		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
+			Message: fmt.Sprintf("the preview projection reads %v, not %s", Spec.Tables, t.Name)}
+	}
+	if _, dup := p.byID[t.ID]; dup {
+		return evidence.Failf(evidence.CodeInvalidArgument, "table %s was given twice", t.ID)
+	}
+	s := &stream{in: t}
+	p.byID[t.ID] = s
+	p.order = append(p.order, s)
+	return nil
+}
+
+func artifactOf(t *evidence.Table) string {
+	if len(t.ArtifactIDs) > 0 {
+		return t.ArtifactIDs[0]
+	}
+	return ""
+}
+
+func (p *projector) Row(t *evidence.Table, values evidence.Object) error {
+	s, ok := p.byID[t.ID]
+	if !ok {
+		return evidence.Failf(evidence.CodeInvalidArgument, "row of table %s before its header", t.ID)
+	}
+	keep, v, err := p.selectRow(s, values)
+	if err != nil {
+		return err
+	}
+	if !keep {
+		s.filtered = true
+		return nil
+	}
+	s.selected++
+	if s.cut != "" {
+		return nil
+	}
+	enc, err := evidence.AppendCanonical(nil, v)
+	if err != nil {
+		return evidence.Wrap(evidence.CodeInvalidArgument, err, "table %s row", t.ID)
+	}
+	switch {
+	case int64(len(s.kept)) >= p.rows:
+		s.cut = "row_limit"
+	case s.size+int64(len(enc)) > p.bytes:
+		s.cut = "byte_limit"
+	default:
+		s.kept = append(s.kept, v)
+		s.size += int64(len(enc))
+	}
+	return nil
+}
+
+// selectRow applies the status and fields selections.
+func (p *projector) selectRow(s *stream, values evidence.Object) (bool, evidence.Object, error) {
+	switch s.in.Name {
+	case previewfmt.Records:
+		if p.status == Problems && values["status"] == previewfmt.StatusOK {
+			return false, nil, nil
+		}
+		if p.fields == nil {
+			return true, values, nil
+		}
+		out := make(evidence.Object, len(values))
+		for k, v := range values {
+			out[k] = v
+		}
+		out["value"] = p.project(artifactOf(s.in), values["value"])
+		return true, out, nil
+	case previewfmt.Fields:
+		if p.fields == nil {
+			return true, values, nil
+		}
+		name, _ := values["name"].(string)
+		if !slices.Contains(p.fields, name) {
+			return false, nil, nil
+		}
+		if p.seen == nil {
+			p.seen = map[string]bool{}
+		}
+		p.seen[name] = true
+		if pos, ok := evidence.AsInt(values["position"]); ok && s.in.Format == "csv" {
+			a := artifactOf(s.in)
+			p.positions[a] = append(p.positions[a], int(pos))
+		}
+		return true, values, nil
+	case text.Lines:
+		if p.status == Problems {
+			esc, _ := values["escaped"].(bool)
+			shown, _ := evidence.AsInt(values["text_bytes"])
+			n, _ := evidence.AsInt(values["bytes"])
+			if !esc && shown == n {
+				return false, nil, nil
+			}
+		}
+	}
+	return true, values, nil
+}
+
+// project keeps the selected fields of a record value: object keys by
+// name, CSV arrays by the header positions of those names.
+func (p *projector) project(artifact string, v any) any {
+	switch x := v.(type) {
+	case evidence.Object:
+		out := evidence.Object{}
+		for _, f := range p.fields {
+			if fv, ok := x[f]; ok {
+				out[f] = fv
+			}
+		}
+		return out
+	case []any:
+		pos := p.positions[artifact]
+		out := make([]any, 0, len(pos))
+		for _, i := range pos {
+			if i < len(x) {
+				out = append(out, x[i])
+			}
+		}
+		return out
+	}
+	return v
+}
+
+func (p *projector) Summary(t *evidence.Table, s *evidence.Summary) error {
+	st, ok := p.byID[t.ID]
+	if !ok {
+		return evidence.Failf(evidence.CodeInvalidArgument, "summary of table %s before its header", t.ID)
+	}
+	st.src = s
+	return nil
+}
+
+func (p *projector) Finish(w projection.Emitter) error {
+	for _, s := range p.order {
+		if err := p.emit(w, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *projector) emit(w projection.Emitter, s *stream) error {
+	args := evidence.Object{}
+	for k, v := range p.args {
+		args[k] = v
+	}
+	if s.in.Arguments != nil {
+		args["decode"] = s.in.Arguments
+	}
+	out := &evidence.Table{Name: s.in.Name, Operation: Operation, Projection: Name, Format: s.in.Format,
+		Columns: s.in.Columns, Evidence: s.in.Evidence, ArtifactIDs: s.in.ArtifactIDs, Decoder: s.in.Decoder, Arguments: args}
+	if err := w.Begin(out); err != nil {
+		return err
+	}
+	for _, v := range s.kept {
+		if err := w.Row(v); err != nil {
+			return err
+		}
+	}
+	return w.End(p.summary(s))
+}
+
+// summary states what the selection and the bounds left, on top of what
+// the decoder already left.
+func (p *projector) summary(s *stream) *evidence.Summary {
+	sum := &evidence.Summary{RowsObserved: s.selected, RowsEmitted: int64(len(s.kept)), Complete: true,
+		Coverage: evidence.Object{}, Metrics: map[string]evidence.Metric{}}
+	src := s.src
+	if src == nil {
+		sum.Complete = false
+		sum.Limit("the decoder's table ended without a summary (its decode failed); rows shown are the ones it emitted")
+		src = &evidence.Summary{}
+	} else {
+		for k, v := range src.Coverage {
+			sum.Coverage[k] = v
+		}
+		for k, m := range src.Metrics {
+			sum.Metrics[k] = m
+		}
+		for _, l := range src.Limitations {
+			sum.Limit(l)
+		}
+		if !src.Complete {
+			sum.Complete = false
+		}
+	}
+	decoderOmitted := src.RowsObserved - src.RowsEmitted
+	if decoderOmitted > 0 {
+		if s.filtered || p.status == Problems || (p.fields != nil && s.in.Name == previewfmt.Fields) {
+			sum.Limit(fmt.Sprintf("the decoder emitted %d of the %d rows it observed; the selection saw only those, so rows_observed is a lower bound (decode with a larger max_rows)", src.RowsEmitted, src.RowsObserved))
+		} else {
+			sum.RowsObserved += decoderOmitted
+		}
+	}
+	if omitted := sum.RowsObserved - sum.RowsEmitted; omitted > 0 {
+		sum.Complete = false
+		switch {
+		case s.cut == "row_limit":
+			sum.Truncation = &evidence.Truncation{Reason: "row_limit", Limit: p.rows, Omitted: omitted}
+		case s.cut == "byte_limit":
+			sum.Truncation = &evidence.Truncation{Reason: "byte_limit", Limit: p.bytes, Omitted: omitted}
+		case src.Truncation != nil:
+			sum.Truncation = &evidence.Truncation{Reason: src.Truncation.Reason, Limit: src.Truncation.Limit, Omitted: omitted}
+		default:
+			sum.Truncation = &evidence.Truncation{Reason: "decoder_limit", Limit: src.RowsEmitted, Omitted: omitted}
+		}
+	} else if src.Truncation != nil && src.Truncation.Reason == "byte_limit" {
+		sum.Truncation = src.Truncation // the decoder stopped reading early
+	}
+	if p.status == Problems && (s.in.Name == previewfmt.Records || s.in.Name == text.Lines) {
+		sum.Limit("selection: only records that are not ok, and text lines that are escaped or cut")
+	}
+	if p.fields != nil && (s.in.Name == previewfmt.Records || s.in.Name == previewfmt.Fields) {
+		sum.Limit(fmt.Sprintf("selection: fields %v only", p.fields))
+		var missing []string
+		for _, f := range p.fields {
+			if !p.seen[f] {
+				missing = append(missing, f)
+			}
+		}
+		if len(missing) > 0 && s.in.Name == previewfmt.Records {
+			sum.Limit(fmt.Sprintf("fields %v were not among the fields observed", missing))
+		}
+	}
+	if sum.Truncation != nil {
+		sum.Complete = false
+	}
+	return sum
+}

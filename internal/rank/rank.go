@@ -1,0 +1,464 @@
+// Package rank runs an operation's projection over decoded tables: it picks
+// the operation, validates its arguments strictly and checks them against
+// the formats involved before any row is read, feeds the admitted tables to
+// the projector and writes the bounded, ranked result.
+package rank
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/flameox/flameox/internal/decode"
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/projection"
+	"github.com/flameox/flameox/internal/registry"
+)
+
+// Output receives the result and every block passed through.
+type Output interface {
+	projection.Emitter
+	// Pass receives an input block that the projection does not consume
+	// (capture, artifact, failure, bundle), in input order.
+	Pass(b evidence.Block) error
+}
+
+// Request is one ranking request.
+type Request struct {
+	Operation string          // "" infers it from the first consumable table
+	Args      evidence.Object // requested arguments, validated strictly
+	Decode    decode.Options  // for explicit paths
+}
+
+type session struct {
+	req      Request
+	op       *registry.Operation
+	args     evidence.Object
+	given    map[string]bool
+	proj     projection.Projector
+	admitted map[string]*evidence.Table
+	upstream *evidence.Failure
+	formats  []string
+}
+
+// choose fixes the operation for a table name and validates arguments.
+// It returns false when the table is not for this operation.
+func (s *session) choose(tableName string) (bool, error) {
+	if s.op == nil {
+		var op *registry.Operation
+		if s.req.Operation != "" {
+			o, ok := registry.OperationByName(s.req.Operation)
+			if !ok {
+				return false, unknownOperation(s.req.Operation)
+			}
+			op = o
+		} else {
+			ops := registry.OperationsForTables([]string{tableName})
+			if len(ops) == 0 {
+				return false, nil
+			}
+			op = ops[0]
+		}
+		if !slices.Contains(op.Projection.Tables, tableName) {
+			return false, nil
+		}
+		if err := s.start(op); err != nil {
+			return false, err
+		}
+	}
+	return slices.Contains(s.op.Projection.Tables, tableName), nil
+}
+
+func (s *session) start(op *registry.Operation) error {
+	args, given, err := param.Validate(op.Params(), s.req.Args)
+	if err != nil {
+		f := evidence.AsFailure(err, evidence.CodeInvalidArgument)
+		f.Message = op.Name + ": " + f.Message
+		return f
+	}
+	p, err := op.Projection.New(args, given)
+	if err != nil {
+		return err
+	}
+	s.op, s.args, s.given, s.proj = op, args, given, p
+	s.admitted = map[string]*evidence.Table{}
+	return nil
+}
+
+func unknownOperation(name string) error {
+	var names []string
+	for _, o := range registry.Operations() {
+		names = append(names, o.Name)
+	}
+	return &evidence.Failure{Code: evidence.CodeInvalidArgument,
+		Message:  fmt.Sprintf("unknown operation %q", name),
+		Details:  evidence.Object{"operations": names},
+		Location: evidence.Location{Field: "operation"}}
+}
+
+// admit checks a table against the operation before its rows arrive.
+func (s *session) admit(t *evidence.Table) error {
+	if !slices.Contains(s.formats, t.Format) {
+		if err := registry.CheckCompatible(s.op, []string{t.Format}, s.given, s.args); err != nil {
+			return err
+		}
+		s.formats = append(s.formats, t.Format)
+	}
+	if err := s.proj.Table(t); err != nil {
+		return err
+	}
+	s.admitted[t.ID] = t
+	return nil
+}
+
+func (s *session) finish(out Output) error {
+	if s.op == nil {
+		if s.upstream != nil {
+			return &upstreamFailure{s.upstream}
+		}
+		what := "any operation"
+		if s.req.Operation != "" {
+			what = s.req.Operation
+		}
+		return evidence.Failf(evidence.CodeInvalidArgument, "the input holds no decoded table for %s", what)
+	}
+	if err := s.proj.Finish(&stamped{Output: out, s: s}); err != nil {
+		return err
+	}
+	if s.upstream != nil {
+		return &upstreamFailure{s.upstream}
+	}
+	return nil
+}
+
+// upstreamFailure reports that an earlier stage failed; its failure block
+// was already passed through.
+type upstreamFailure struct{ f *evidence.Failure }
+
+func (u *upstreamFailure) Error() string { return "upstream: " + u.f.Error() }
+
+// Upstream returns the upstream failure that err reports (its block was
+// already passed on, so the command exits with it without writing another
+// block), or nil.
+func Upstream(err error) *evidence.Failure {
+	var u *upstreamFailure
+	if errors.As(err, &u) {
+		return u.f
+	}
+	return nil
+}
+
+// Stream ranks the decoded tables of a block stream.
+func Stream(ctx context.Context, req Request, in *evidence.Reader, out Output) error {
+	s := &session{req: req}
+	skipping := map[string]bool{}
+	for {
+		raw, err := in.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return evidence.Wrap(evidence.CodeCancelled, ctx.Err(), "rank")
+		}
+		switch raw.Kind() {
+		case evidence.KindTable:
+			t, err := evidence.TableFrom(raw.Obj)
+			if err != nil {
+				return located(err, in.Line())
+			}
+			ok, err := s.choose(t.Name)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				skipping[t.ID] = true
+				continue
+			}
+			if s.admitted[t.ID] != nil {
+				return located(evidence.Failf(evidence.CodeInvalidArgument, "table %s appears twice", t.ID), in.Line())
+			}
+			if err := s.admit(t); err != nil {
+				return err
+			}
+		case evidence.KindRow:
+			r, err := evidence.RowFrom(raw.Obj)
+			if err != nil {
+				return located(err, in.Line())
+			}
+			if skipping[r.TableID] {
+				continue
+			}
+			t := s.admitted[r.TableID]
+			if t == nil {
+				return located(evidence.Failf(evidence.CodeInvalidArgument, "row for table %s before its header", r.TableID), in.Line())
+			}
+			if err := s.proj.Row(t, r.Values); err != nil {
+				return located(err, in.Line())
+			}
+		case evidence.KindSummary:
+			sm, err := evidence.SummaryFrom(raw.Obj)
+			if err != nil {
+				return located(err, in.Line())
+			}
+			if skipping[sm.TableID] {
+				continue
+			}
+			t := s.admitted[sm.TableID]
+			if t == nil {
+				return located(evidence.Failf(evidence.CodeInvalidArgument, "summary for table %s before its header", sm.TableID), in.Line())
+			}
+			if err := s.proj.Summary(t, sm); err != nil {
+				return err
+			}
+		case evidence.KindFailure:
+			if s.upstream == nil {
+				if f, err := evidence.FailureFrom(raw.Obj); err == nil {
+					s.upstream = f
+				}
+			}
+			if err := out.Pass(raw); err != nil {
+				return err
+			}
+		default:
+			if err := out.Pass(raw); err != nil {
+				return err
+			}
+		}
+	}
+	return s.finish(out)
+}
+
+func located(err error, line int) error {
+	f := evidence.AsFailure(err, evidence.CodeInvalidArgument)
+	if f.Location.Line == 0 {
+		f.Location.Path = "<stdin>"
+		f.Location.Line = line
+	}
+	return f
+}
+
+// Paths decodes explicit artifacts in process and ranks them. The
+// operation, its arguments and their fit with every artifact's format are
+// all checked before the first artifact is decoded.
+func Paths(ctx context.Context, req Request, paths []string, out Output) error {
+	s := &session{req: req}
+	run := &decode.Run{Opts: req.Decode}
+	if err := run.Opts.Check(); err != nil {
+		return err
+	}
+	type item struct {
+		a    *evidence.Artifact
+		spec *formats.Spec
+	}
+	var items []item
+	var fmts []string
+	for _, p := range paths {
+		a, err := formats.ArtifactFromPath(p, "explicit")
+		if err != nil {
+			return err
+		}
+		spec, err := run.Resolve(a)
+		if err != nil {
+			return evidence.AsFailure(err, evidence.CodeUnsupportedFormat).At(a.Path, a.ID)
+		}
+		a.Format = spec.Name
+		items = append(items, item{a, spec})
+		if !slices.Contains(fmts, spec.Name) {
+			fmts = append(fmts, spec.Name)
+		}
+	}
+	if len(items) == 0 {
+		return evidence.Failf(evidence.CodeInvalidArgument, "no artifact paths")
+	}
+	// Pick the operation from the first artifact's tables, unless named.
+	for _, t := range items[0].spec.Tables {
+		if ok, err := s.choose(t); err != nil {
+			return err
+		} else if ok {
+			break
+		}
+	}
+	if s.op == nil {
+		if req.Operation != "" {
+			return registry.CheckCompatible(mustOp(req.Operation), fmts, nil, nil)
+		}
+		return evidence.Failf(evidence.CodeUnsupportedFormat, "no operation consumes format %s", items[0].spec.Name).At(items[0].a.Path, items[0].a.ID)
+	}
+	if err := registry.CheckCompatible(s.op, fmts, s.given, s.args); err != nil {
+		return err
+	}
+	if s.op.DecoderOptions != nil {
+		derived, err := s.op.DecoderOptions(s.given, s.args)
+		if err != nil {
+			return err
+		}
+		merged := evidence.Object{}
+		for k, v := range derived {
+			merged[k] = v
+		}
+		for k, v := range run.Opts.Options {
+			if _, clash := derived[k]; clash {
+				return evidence.Failf(evidence.CodeInvalidArgument, "decoder option %s is set by the %s arguments; do not give it as well", k, s.op.Name)
+			}
+			merged[k] = v
+		}
+		run.Opts.Options = merged
+	}
+	s.formats = fmts
+	t := &feed{s: s}
+	for _, it := range items {
+		if err := out.Pass(it.a); err != nil {
+			return err
+		}
+		if err := run.Artifact(ctx, it.a, targetFor(t, out)); err != nil {
+			return err
+		}
+	}
+	if f := run.First(); f != nil {
+		s.upstream = f
+	}
+	return s.finish(out)
+}
+
+func mustOp(name string) *registry.Operation {
+	op, _ := registry.OperationByName(name)
+	return op
+}
+
+// feed is a formats.Sink that hands decoded tables straight to the
+// projector, without a JSON round trip.
+type feed struct{ s *session }
+
+type feedTarget struct {
+	f   *feed
+	out Output
+}
+
+func targetFor(f *feed, out Output) decode.Target { return &feedTarget{f, out} }
+
+func (ft *feedTarget) Artifact(a *evidence.Artifact) error { return ft.out.Pass(a) }
+func (ft *feedTarget) Failure(f *evidence.Failure) error   { return ft.out.Pass(f) }
+func (ft *feedTarget) Sink(spec *formats.Spec, a *evidence.Artifact, args evidence.Object) formats.Sink {
+	return &feedSink{s: ft.f.s, stamp: formats.Stamper{Spec: spec, Artifact: a, Arguments: args}}
+}
+
+type feedSink struct {
+	s     *session
+	stamp formats.Stamper
+}
+
+func (fs *feedSink) Begin(t *evidence.Table) (formats.TableWriter, error) {
+	fs.stamp.Stamp(t)
+	if !slices.Contains(fs.s.op.Projection.Tables, t.Name) {
+		return discard{}, nil
+	}
+	if err := fs.s.admit(t); err != nil {
+		return nil, err
+	}
+	return &feedTable{s: fs.s, t: t}, nil
+}
+
+type feedTable struct {
+	s    *session
+	t    *evidence.Table
+	rows int64
+}
+
+func (ft *feedTable) Row(v evidence.Object) error {
+	if err := formats.CheckRow(ft.t, v); err != nil {
+		return evidence.Wrap(evidence.CodeInternal, err, "table %s", ft.t.Name)
+	}
+	ft.rows++
+	return ft.s.proj.Row(ft.t, v)
+}
+
+func (ft *feedTable) End(sm *evidence.Summary) error {
+	sm.TableID = ft.t.ID
+	sm.RowsEmitted = ft.rows
+	return ft.s.proj.Summary(ft.t, sm)
+}
+
+type discard struct{}
+
+func (discard) Row(evidence.Object) error   { return nil }
+func (discard) End(*evidence.Summary) error { return nil }
+
+// JSONL writes the result as canonical blocks.
+type JSONL struct {
+	W    *evidence.Writer
+	t    *evidence.Table
+	rows int64
+}
+
+func (j *JSONL) Begin(t *evidence.Table) error { j.t, j.rows = t, 0; return j.W.Write(t) }
+
+func (j *JSONL) Row(v evidence.Object) error {
+	if err := formats.CheckRow(j.t, v); err != nil {
+		return evidence.Wrap(evidence.CodeInternal, err, "result table %s", j.t.Name)
+	}
+	j.rows++
+	return j.W.Write(&evidence.Row{TableID: j.t.ID, Values: v})
+}
+
+func (j *JSONL) End(s *evidence.Summary) error {
+	s.TableID = j.t.ID
+	s.RowsEmitted = j.rows
+	return j.W.Write(s)
+}
+
+func (j *JSONL) Pass(b evidence.Block) error { return j.W.Write(b) }
+
+// stamped completes result headers the same way for every projection: the
+// operation that ran, the projection, flameox-rank as the producer, and
+// the artifacts of the admitted tables.
+type stamped struct {
+	Output
+	s   *session
+	ids map[string]int
+}
+
+func (st *stamped) Begin(t *evidence.Table) error {
+	if t.ID == "" {
+		t.ID = "rank." + t.Name
+	}
+	// A projection may write several tables; their ids stay unique.
+	if st.ids == nil {
+		st.ids = map[string]int{}
+	}
+	st.ids[t.ID]++
+	if n := st.ids[t.ID]; n > 1 {
+		t.ID = fmt.Sprintf("%s#%d", t.ID, n)
+	}
+	t.Operation = st.s.op.Name
+	t.Projection = st.s.op.Projection.Name
+	if t.Decoder.Name == "" {
+		t.Decoder = evidence.Producer{Name: "flameox-rank", Version: Version}
+	}
+	if t.Evidence == "" {
+		t.Evidence = evidence.Derived
+	}
+	if len(t.ArtifactIDs) == 0 {
+		for _, a := range st.s.admitted {
+			for _, id := range a.ArtifactIDs {
+				if !slices.Contains(t.ArtifactIDs, id) {
+					t.ArtifactIDs = append(t.ArtifactIDs, id)
+				}
+			}
+		}
+		slices.Sort(t.ArtifactIDs)
+	}
+	if t.Arguments == nil {
+		t.Arguments = st.s.args
+	}
+	return st.Output.Begin(t)
+}
+
+// Version identifies the ranking code in result headers.
+const Version = "1"

@@ -15,7 +15,7 @@ import (
 
 	"github.com/flameox/flameox/internal/bundle"
 	"github.com/flameox/flameox/internal/evidence"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 var binary string
@@ -96,17 +96,17 @@ func profileStream(t *testing.T) ([]byte, *evidence.Artifact) {
 		Argv: []string{"node", "fib.js"}, Command: []string{"node", "--cpu-prof", "fib.js"}, Cwd: "/work",
 		StartedAt: time.Date(2026, 11, 30, 10, 49, 0, 0, time.UTC), EndedAt: time.Date(2026, 11, 30, 10, 49, 1, 0, time.UTC),
 		ExitCode: &exit, Outcome: evidence.OutcomeCompleted}
-	tab := &evidence.Table{ID: a.Digest()[:12] + ".cpu.frames", Name: schema.CPUFrames, Operation: "decode", Format: "v8-cpuprofile",
-		Columns: schema.CPUFrameColumns("samples"), Evidence: evidence.Observed, ArtifactIDs: []string{a.ID},
+	tab := &evidence.Table{ID: a.Digest()[:12] + ".cpu.frames", Name: table.CPUFrames.Name, Operation: "decode", Format: "v8-cpuprofile",
+		Columns: table.CPUFrames.EvidenceColumns("samples"), Evidence: evidence.Observed, ArtifactIDs: []string{a.ID},
 		Decoder: evidence.Producer{Name: "v8-cpuprofile", Version: "1"}, Arguments: evidence.Object{}}
 	row := func(id, fn string, self, incl float64) *evidence.Row {
 		return &evidence.Row{TableID: tab.ID, Values: evidence.Object{
 			"artifact_id": a.ID, "frame_id": id, "function": fn, "file": "[eval]", "line": 1, "column": 10,
-			"module": nil, "symbolization": schema.Symbolized, "thread": nil, "process": nil,
+			"module": nil, "symbolization": table.Symbolized, "thread": nil, "process": nil,
 			"self_weight": self, "inclusive_weight": incl, "calls": nil, "primitive_calls": nil}}
 	}
 	sumBlock := &evidence.Summary{TableID: tab.ID, RowsObserved: 2, RowsEmitted: 2, Complete: true,
-		Metrics: map[string]evidence.Metric{schema.MetricSamples: {Value: 41, Unit: "samples"}}}
+		Metrics: map[string]evidence.Metric{table.MetricSamples: {Value: 41, Unit: "samples"}}}
 	fail := &evidence.Failure{Code: evidence.CodeDecodeFailure, Message: "timeDeltas shorter than samples",
 		Location: evidence.Location{ArtifactID: a.ID, Field: "timeDeltas"}}
 	return encode(t, c, a, tab, row("3", "fib", 30, 40), row("2", "(program)", 1, 1), sumBlock, fail), a

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/flameox/flameox/internal/evidence"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // fuzzRows turns bytes into rows of allTypes: each column is null or a
@@ -126,7 +126,7 @@ func benchRows(n int) []evidence.Object {
 			"line":             int64(i % 5000),
 			"column":           int64(-1),
 			"module":           nil,
-			"symbolization":    schema.Symbolized,
+			"symbolization":    table.Symbolized,
 			"thread":           "main",
 			"process":          nil,
 			"self_weight":      float64(i%97) * 0.001,
@@ -156,7 +156,7 @@ func jsonlSize(rows []evidence.Object) int64 {
 func BenchmarkTableWrite(b *testing.B) {
 	rows := benchRows(4096)
 	jsonBytes := jsonlSize(rows)
-	header := &evidence.Table{ID: "bench", Name: schema.CPUFrames, Columns: schema.CPUFrameColumns("samples")}
+	header := &evidence.Table{ID: "bench", Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns("samples")}
 	b.SetBytes(jsonBytes)
 	b.ReportAllocs()
 	var parquetBytes int64
@@ -192,7 +192,7 @@ func BenchmarkTableRead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w, err := bd.BeginTable(&evidence.Table{ID: "bench", Name: schema.CPUFrames, Columns: schema.CPUFrameColumns("samples")})
+	w, err := bd.BeginTable(&evidence.Table{ID: "bench", Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns("samples")})
 	if err != nil {
 		b.Fatal(err)
 	}

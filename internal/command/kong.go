@@ -1,12 +1,12 @@
 package command
 
 import (
-	"encoding/json"
 	"os"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/param"
 )
 
 // Parse parses args into cli with kong. A usage error is an
@@ -30,24 +30,13 @@ func Parse(cli any, name, description string, args []string, opts ...kong.Option
 	return ctx, nil
 }
 
-// OptionValues turns --option k=v pairs into decoder options: a value that
-// is a JSON scalar (number, boolean, null) keeps that type, anything else
-// is a string.
+// OptionValues turns --option k=v pairs into decoder options. Each value
+// stays text until the format that declares the option types it, so "10"
+// is an integer for an integer option and a string for a string one.
 func OptionValues(m map[string]string) evidence.Object {
 	out := evidence.Object{}
 	for k, v := range m {
-		var x any
-		if err := json.Unmarshal([]byte(v), &x); err == nil {
-			switch x.(type) {
-			case float64:
-				out[k] = json.Number(v)
-				continue
-			case bool, nil:
-				out[k] = x
-				continue
-			}
-		}
-		out[k] = v
+		out[k] = param.FlagText(v)
 	}
 	return out
 }

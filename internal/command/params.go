@@ -64,7 +64,7 @@ func (f *ParamFlags) Args() (evidence.Object, error) {
 		}
 		v, err := param.ParseFlagValue(p, fv.Elem().String())
 		if err != nil {
-			return nil, evidence.Wrap(evidence.CodeInvalidArgument, err, "")
+			return nil, evidence.Wrap(evidence.CodeInvalidArgument, err, "--%s", p.Flag())
 		}
 		out[p.Name] = v
 	}

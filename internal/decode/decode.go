@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"slices"
 	"sort"
 	"strings"
 
@@ -140,28 +139,16 @@ func (r *Run) decode(ctx context.Context, spec *formats.Spec, a *evidence.Artifa
 	if err != nil {
 		return r.fail(t, evidence.AsFailure(err, evidence.CodeInvalidArgument).At(a.Path, a.ID))
 	}
-	opts := r.Opts.Options
-	if opts == nil {
-		opts = evidence.Object{}
-	}
-	for k := range opts {
-		if _, ok := spec.Options[k]; !ok {
-			known := make([]string, 0, len(spec.Options))
-			for n := range spec.Options {
-				known = append(known, n)
-			}
-			slices.Sort(known)
-			return r.fail(t, (&evidence.Failure{Code: evidence.CodeInvalidArgument,
-				Message:  "format " + spec.Name + " has no option " + k + " (it has: " + strings.Join(known, ", ") + ")",
-				Location: evidence.Location{Field: "options." + k}}).At(a.Path, a.ID))
-		}
+	opts, _, err := formats.EffectiveOptions(spec, r.Opts.Options)
+	if err != nil {
+		return r.fail(t, evidence.AsFailure(err, evidence.CodeInvalidArgument).At(a.Path, a.ID))
 	}
 	lim := evidence.Object{}
 	for k, v := range limits {
 		lim[k] = v
 	}
 	args := evidence.Object{"limits": lim, "options": opts}
-	if err := formats.Run(ctx, spec, a, limits, opts, t.Sink(spec, a, args)); err != nil {
+	if err := formats.Run(ctx, spec, a, limits, r.Opts.Options, t.Sink(spec, a, args)); err != nil {
 		return r.fail(t, evidence.AsFailure(err, evidence.CodeDecodeFailure).At(a.Path, a.ID))
 	}
 	return nil

@@ -160,16 +160,41 @@ func (t *Table) Column(name string) (Column, bool) {
 	return Column{}, false
 }
 
-// Row is one row of a table.
+// Row is one row of a table: its values as an object, or already encoded
+// (Encoded, the canonical JSON object a typed row encodes itself to).
 type Row struct {
 	TableID string
 	Values  Object
+	Encoded []byte
 }
 
 func (r *Row) Kind() string { return KindRow }
 
 func (r *Row) CanonicalValue() any {
+	if r.Encoded != nil {
+		v, err := ParseValue(r.Encoded, 0)
+		if err != nil {
+			return nil
+		}
+		return Object{"schema": Schema, "kind": KindRow, "table_id": r.TableID, "values": v}
+	}
 	return Object{"schema": Schema, "kind": KindRow, "table_id": r.TableID, "values": r.Values}
+}
+
+// appendBlock writes the row line without building its object: the keys
+// of a row block are fixed and already in canonical order.
+func (r *Row) appendBlock(dst []byte) ([]byte, error) {
+	if r.Encoded == nil {
+		return AppendCanonical(dst, r.CanonicalValue())
+	}
+	dst = append(dst, `{"kind":"row","schema":"`+Schema+`","table_id":`...)
+	dst, err := appendString(dst, r.TableID)
+	if err != nil {
+		return dst, err
+	}
+	dst = append(dst, `,"values":`...)
+	dst = append(dst, r.Encoded...)
+	return append(dst, '}'), nil
 }
 
 // Truncation says that a bound cut rows from a table.

@@ -353,3 +353,16 @@ func isIntegerLiteral(s string) bool {
 	}
 	return true
 }
+
+// AppendString appends the canonical form of a string; invalid UTF-8 is
+// ErrInvalidUTF8. Typed encoders (package table) call these scalar forms
+// directly rather than boxing each value.
+func AppendString(dst []byte, s string) ([]byte, error) { return appendString(dst, s) }
+
+// AppendInt appends the canonical form of an integer: a decimal string
+// beyond ±MaxSafeInteger.
+func AppendInt(dst []byte, n int64) []byte { return appendInt(dst, n) }
+
+// AppendFloat appends the canonical form of a double, tagged when
+// non-finite.
+func AppendFloat(dst []byte, f float64) []byte { return appendFloat(dst, f) }

@@ -210,3 +210,11 @@ func (f *Failure) At(path, artifactID string) *Failure {
 	}
 	return f
 }
+
+// LimitExceeded is the one LIMIT_EXCEEDED failure shape: details.limit is
+// the receipt (name, value, observed, unit), the same object a capture
+// block records for a crossed workload budget.
+func LimitExceeded(r LimitReceipt, format string, args ...any) *Failure {
+	return &Failure{Code: CodeLimitExceeded, Message: fmt.Sprintf(format, args...),
+		Details: Object{"limit": r.value()}}
+}

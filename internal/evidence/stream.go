@@ -116,7 +116,11 @@ func (w *Writer) Write(b Marshaler) error {
 		return w.err
 	}
 	var err error
-	w.buf, err = AppendCanonical(w.buf[:0], b.CanonicalValue())
+	if r, ok := b.(*Row); ok {
+		w.buf, err = r.appendBlock(w.buf[:0])
+	} else {
+		w.buf, err = AppendCanonical(w.buf[:0], b.CanonicalValue())
+	}
 	if err != nil {
 		return Wrap(CodeInternal, err, "encode block")
 	}

@@ -10,6 +10,8 @@ import (
 	"os"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Verdict is a sniffer's answer about a prefix.
@@ -31,7 +33,22 @@ type Limit struct {
 	Name    string
 	Default int64
 	Unit    string
-	Doc     string
+	Doc     string // what is counted, as a noun phrase: "call-tree nodes"
+}
+
+// Caps are what a format's tables can tell beyond their schema. Projections
+// and pre-execution checks ask for a capability, never for a format name.
+type Caps struct {
+	// CallCounts: cpu.frames rows carry recorded call counts and cumulative
+	// time per function (deterministic profilers), so hotspots can rank by
+	// calls or cumulative time.
+	CallCounts bool
+	// Statements: coverage.files rows carry statement, missing-line and
+	// branch totals (a report, not only executed lines).
+	Statements bool
+	// FieldPositions: preview.fields positions index the values of
+	// preview.records rows (CSV), so a field selection can keep columns.
+	FieldPositions bool
 }
 
 // Spec describes one native format.
@@ -42,18 +59,41 @@ type Spec struct {
 	Suffixes []string // explicit-path suffixes, lower case, with the dot
 	// Sniff recognizes the format from at most SniffBytes of the file's
 	// start. Nil means suffixes and explicit format hints only.
-	Sniff    func(prefix []byte) Verdict
-	Tables   []string // row schemas (internal/schema) the decoder emits
-	Limits   []Limit
+	Sniff  func(prefix []byte) Verdict
+	Tables []*table.Schema // the tables the decoder emits
+	Limits []Limit
+	// Options are the decoder's options, declared with the argument model
+	// of operations: the runner validates them (typed, bounded, defaults
+	// filled) before Decode sees them.
+	Options  []param.Param
+	Caps     Caps
 	Producer string // the tool that writes this format
 	Version  string // decoder version; part of cache keys and table headers
 	Decoder  Decoder
-	// Options lists decoder options (name → doc) accepted in Input.Options.
-	Options map[string]string
+}
+
+// TableNames lists the names of the tables the format emits.
+func (s *Spec) TableNames() []string {
+	out := make([]string, len(s.Tables))
+	for i, t := range s.Tables {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// Limit returns the named limit's declaration.
+func (s *Spec) Limit(name string) (Limit, bool) {
+	for _, l := range s.Limits {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return Limit{}, false
 }
 
 // Input is one native artifact ready to decode.
 type Input struct {
+	Spec     *Spec
 	Artifact *evidence.Artifact
 	// R streams the artifact's bytes from the start. The runner hashes
 	// what passes through it and checks the digest after Decode returns.
@@ -62,18 +102,66 @@ type Input struct {
 	// artifact to an isolated worker or need random access. Reading it
 	// directly bypasses the digest check, so such decoders call
 	// in.VerifyFile first.
-	File    *os.File
-	Limits  map[string]int64
+	File *os.File
+	// Limits are the effective parser ceilings; Limit falls back to the
+	// spec's defaults for any not given.
+	Limits map[string]int64
+	// Options are the validated decoder options, defaults filled in.
 	Options evidence.Object
+	given   map[string]bool
 
 	verified bool
 }
 
-// Limit returns the effective value of a named limit.
-func (in *Input) Limit(name string) int64 { return in.Limits[name] }
+// Limit returns the effective value of a named limit: the requested one,
+// else the spec's default.
+func (in *Input) Limit(name string) int64 {
+	if v, ok := in.Limits[name]; ok && v > 0 {
+		return v
+	}
+	if in.Spec != nil {
+		if l, ok := in.Spec.Limit(name); ok {
+			return l.Default
+		}
+	}
+	return 0
+}
+
+// Exceeded is the LIMIT_EXCEEDED failure for the named limit, with the
+// one receipt shape every limit failure carries. observed is what was
+// seen (nil when only "more than the limit" is known).
+func (in *Input) Exceeded(name string, observed any) *evidence.Failure {
+	l, _ := in.Spec.Limit(name)
+	what := l.Doc
+	if what == "" {
+		what = l.Unit
+	}
+	return evidence.LimitExceeded(evidence.LimitReceipt{Name: name, Value: in.Limit(name), Observed: observed, Unit: l.Unit},
+		"%s: more than %s=%d %s", in.Spec.Title, name, in.Limit(name), what)
+}
+
+// Int returns an integer option.
+func (in *Input) Int(name string) int64 { n, _ := evidence.AsInt(in.Options[name]); return n }
+
+// Bool returns a boolean option.
+func (in *Input) Bool(name string) bool { b, _ := in.Options[name].(bool); return b }
+
+// String returns a string option.
+func (in *Input) String(name string) string { s, _ := in.Options[name].(string); return s }
+
+// Strings returns a string-list option.
+func (in *Input) Strings(name string) []string { s, _ := in.Options[name].([]string); return s }
+
+// Given reports whether the caller set the option (rather than taking its
+// default).
+func (in *Input) Given(name string) bool { return in.given[name] }
 
 // Sink receives the tables a decoder produces.
 type Sink interface {
+	// Wants reports whether the sink keeps tables of this schema. A
+	// decoder does not build the rows of a table nobody wants; it may
+	// still Begin it (the sink discards it).
+	Wants(s *table.Schema) bool
 	// Begin opens a table. The sink fills in the table id, format,
 	// artifact ids, operation and decoder identity.
 	Begin(t *evidence.Table) (TableWriter, error)
@@ -81,7 +169,11 @@ type Sink interface {
 
 // TableWriter receives one table's rows and its closing summary.
 type TableWriter interface {
-	Row(values evidence.Object) error
+	// Row takes one row: a *T of the table's schema (table.Of[T]), encoded
+	// once where it leaves the process, or an evidence.Object of exactly
+	// its columns. In tables from one artifact the sink writes the
+	// artifact_id column.
+	Row(row any) error
 	End(s *evidence.Summary) error
 }
 

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/param"
 )
 
 // ArtifactFromPath resolves path to an absolute path, hashes the file and
@@ -147,6 +148,34 @@ func ReadPrefix(path string) ([]byte, error) {
 	return buf[:n], nil
 }
 
+// NewInput validates limits and options for spec and returns an Input
+// without its artifact and reader: the limits over the spec's defaults,
+// the options typed, bounded and with defaults filled. Options may be
+// JSON values or command-line text (param.FlagText).
+func NewInput(spec *Spec, limits map[string]int64, opts evidence.Object) (*Input, error) {
+	lim, err := EffectiveLimits(spec, limits)
+	if err != nil {
+		return nil, err
+	}
+	eff, given, err := EffectiveOptions(spec, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Input{Spec: spec, Limits: lim, Options: eff, given: given}, nil
+}
+
+// EffectiveOptions validates decoder options against spec's declarations.
+func EffectiveOptions(spec *Spec, opts evidence.Object) (evidence.Object, map[string]bool, error) {
+	eff, given, err := param.Validate(spec.Options, opts)
+	if err != nil {
+		f := evidence.AsFailure(err, evidence.CodeInvalidArgument)
+		f.Message = "format " + spec.Name + ": decoder option: " + f.Message
+		f.Location.Field = "options." + f.Location.Field
+		return nil, nil, f
+	}
+	return eff, given, nil
+}
+
 // EffectiveLimits merges requested limits over a spec's defaults and
 // rejects names the spec does not declare.
 func EffectiveLimits(s *Spec, requested map[string]int64) (map[string]int64, error) {
@@ -198,13 +227,17 @@ func (h *hashingReader) Read(p []byte) (int, error) {
 // size. Decoder errors become typed failures located at the artifact; a
 // decoder panic becomes an INTERNAL failure instead of crossing the call.
 func Run(ctx context.Context, spec *Spec, art *evidence.Artifact, limits map[string]int64, opts evidence.Object, sink Sink) (err error) {
+	in, err := NewInput(spec, limits, opts)
+	if err != nil {
+		return evidence.AsFailure(err, evidence.CodeInvalidArgument).At(art.Path, art.ID)
+	}
 	f, err := os.Open(art.Path)
 	if err != nil {
 		return evidence.Wrap(evidence.CodeIOFailure, err, "open artifact").At(art.Path, art.ID)
 	}
 	defer f.Close()
 	hr := &hashingReader{r: f, h: sha256.New()}
-	in := &Input{Artifact: art, R: hr, File: f, Limits: limits, Options: opts}
+	in.Artifact, in.R, in.File = art, hr, f
 	defer func() {
 		if p := recover(); p != nil {
 			err = (&evidence.Failure{Code: evidence.CodeInternal,

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Stamper fills in the parts of a decoder's table headers that the runtime
@@ -41,34 +42,56 @@ func (s *Stamper) Stamp(t *evidence.Table) {
 	}
 }
 
+// Schema returns the declared schema of a stamped table.
+func (s *Stamper) Schema(t *evidence.Table) (*table.Schema, error) {
+	ts := table.Lookup(t.Name)
+	if ts == nil {
+		return nil, evidence.Failf(evidence.CodeInternal, "decoder %s begins table %s, which package table does not declare", s.Spec.Name, t.Name)
+	}
+	return ts, nil
+}
+
 // StreamSink writes a decoder's tables to a block stream as they come.
 type StreamSink struct {
 	Stamper
 	W *evidence.Writer
 }
 
+// Wants implements Sink: a stream keeps every table.
+func (s *StreamSink) Wants(*table.Schema) bool { return true }
+
 // Begin implements Sink.
 func (s *StreamSink) Begin(t *evidence.Table) (TableWriter, error) {
 	s.Stamp(t)
+	ts, err := s.Schema(t)
+	if err != nil {
+		return nil, err
+	}
 	if err := s.W.Write(t); err != nil {
 		return nil, err
 	}
-	return &streamTable{w: s.W, t: t}, nil
+	return &streamTable{w: s.W, t: t, s: ts, artifact: s.Artifact.ID}, nil
 }
 
 type streamTable struct {
-	w    *evidence.Writer
-	t    *evidence.Table
-	rows int64
-	row  evidence.Row
+	w        *evidence.Writer
+	t        *evidence.Table
+	s        *table.Schema
+	artifact string
+	rows     int64
+	row      evidence.Row
+	buf      []byte
 }
 
-func (st *streamTable) Row(values evidence.Object) error {
-	if err := CheckRow(st.t, values); err != nil {
+// Row encodes the row once, straight from its typed form.
+func (st *streamTable) Row(row any) error {
+	var err error
+	st.buf, err = st.s.AppendValues(st.buf[:0], row, st.artifact)
+	if err != nil {
 		return evidence.Wrap(evidence.CodeInternal, err, "table %s", st.t.Name)
 	}
 	st.rows++
-	st.row = evidence.Row{TableID: st.t.ID, Values: values}
+	st.row = evidence.Row{TableID: st.t.ID, Encoded: st.buf}
 	return st.w.Write(&st.row)
 }
 

@@ -276,10 +276,10 @@ func limitsArg(v any, specs []*formats.Spec, field string) (map[string]int64, er
 	return out, nil
 }
 
-// optionsArg checks decoder options against the formats involved. Values
-// are JSON scalars; they travel as --option k=v, where flameox reads a
-// value that looks like a JSON number, boolean or null as that type, so a
-// string that would change type on the way is refused rather than altered.
+// optionsArg checks decoder options against the formats involved: each
+// value must have the JSON type some format declares for it. They travel
+// as --option k=v text, which the decoding format types again, so a
+// string stays a string and a number a number.
 func optionsArg(v any, specs []*formats.Spec, field string) (evidence.Object, error) {
 	if v == nil {
 		return nil, nil
@@ -288,38 +288,40 @@ func optionsArg(v any, specs []*formats.Spec, field string) (evidence.Object, er
 	if err != nil {
 		return nil, err
 	}
+	decls := map[string][]param.Param{}
 	var known []string
 	for _, s := range specs {
-		for name := range s.Options {
-			if !slices.Contains(known, name) {
-				known = append(known, name)
+		for _, p := range s.Options {
+			if _, seen := decls[p.Name]; !seen {
+				known = append(known, p.Name)
 			}
+			decls[p.Name] = append(decls[p.Name], p)
 		}
 	}
-	slices.Sort(known)
 	if err := checkUnknown(o, known, field); err != nil {
 		return nil, err
 	}
 	for k, x := range o {
 		f := join(field, k)
-		switch x := x.(type) {
-		case bool, json.Number:
-		case string:
-			var probe any
-			if json.Unmarshal([]byte(x), &probe) == nil {
-				if _, isStr := probe.(string); !isStr {
-					if _, isObj := probe.(map[string]any); !isObj {
-						if _, isArr := probe.([]any); !isArr {
-							return nil, invalid(f, "%s: the string %q would reach the decoder as a JSON %T; it cannot be passed unchanged", f, x, probe)
-						}
-					}
-				}
+		var firstErr error
+		for _, p := range decls[k] {
+			err := strictType(p, x)
+			if err == nil {
+				_, _, err = param.Validate([]param.Param{p}, evidence.Object{k: x})
 			}
-			if strings.Contains(x, `\,`) {
-				return nil, invalid(f, `%s: a backslash before a comma cannot be passed unchanged through --option`, f)
+			if err == nil {
+				firstErr = nil
+				break
 			}
-		default:
-			return nil, invalid(f, "%s: want a string, number or boolean, got %s", f, jsonType(x))
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+		if firstErr != nil {
+			return nil, invalid(f, "%s: %v", f, firstErr)
+		}
+		if s, isStr := x.(string); isStr && strings.Contains(s, `\,`) {
+			return nil, invalid(f, `%s: a backslash before a comma cannot be passed unchanged through --option`, f)
 		}
 	}
 	return o, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/flameox/flameox/internal/command"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/registry"
 )
 
@@ -204,26 +205,38 @@ func TestCaptureCommandLines(t *testing.T) {
 }
 
 // Decoder options travel as --option k=v through kong's map flag; what the
-// decoder receives must be what the caller sent, or the call is refused.
+// decoder receives, typed by its declarations, must be what the caller
+// sent, or the call is refused.
 func TestOptionsSurviveTheCommandLine(t *testing.T) {
-	specs := []*formats.Spec{{Name: "x", Options: map[string]string{"source_root": "root", "depth": "n", "strict": "b"}}}
-	o, err := optionsArg(args(t, `{"source_root":"/src/a,b=c","depth":3,"strict":true}`), specs, "options")
-	if err != nil {
-		t.Fatal(err)
-	}
-	flags := optionFlags(o)
-	got := map[string]string{}
-	for i := 1; i < len(flags); i += 2 {
-		for _, kv := range kong.SplitEscaped(flags[i], ',') {
-			k, v, _ := strings.Cut(kv, "=")
-			got[k] = v
+	spec := &formats.Spec{Name: "x", Options: []param.Param{
+		{Name: "source_root", Type: param.String, Doc: "root"},
+		{Name: "depth", Type: param.Int, Doc: "n"},
+		{Name: "strict", Type: param.Bool, Doc: "b"},
+	}}
+	specs := []*formats.Spec{spec}
+	for _, in := range []string{`{"source_root":"/src/a,b=c","depth":3,"strict":true}`, `{"source_root":"123"}`, `{"source_root":"true"}`} {
+		o, err := optionsArg(args(t, in), specs, "options")
+		if err != nil {
+			t.Fatal(err)
+		}
+		flags := optionFlags(o)
+		got := map[string]string{}
+		for i := 1; i < len(flags); i += 2 {
+			for _, kv := range kong.SplitEscaped(flags[i], ',') {
+				k, v, _ := strings.Cut(kv, "=")
+				got[k] = v
+			}
+		}
+		vals, _, err := formats.EffectiveOptions(spec, command.OptionValues(got))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, _ := formats.EffectiveOptions(spec, args(t, in))
+		if a, b := fmt.Sprint(vals), fmt.Sprint(want); a != b {
+			t.Fatalf("options after the command line = %v, sent %v", a, b)
 		}
 	}
-	vals := command.OptionValues(got)
-	if vals["source_root"] != "/src/a,b=c" || fmt.Sprint(vals["depth"]) != "3" || vals["strict"] != true {
-		t.Fatalf("options after the command line = %v", vals)
-	}
-	for _, bad := range []string{`{"source_root":"123"}`, `{"source_root":"true"}`, `{"source_root":"null"}`,
+	for _, bad := range []string{`{"depth":"3"}`, `{"strict":"true"}`, `{"depth":1.5}`,
 		`{"source_root":"a\\,b"}`, `{"source_root":{"a":1}}`, `{"nope":"x"}`} {
 		if _, err := optionsArg(args(t, bad), specs, "options"); err == nil {
 			t.Errorf("options %s were accepted; they cannot reach the decoder unchanged", bad)

@@ -24,13 +24,13 @@ const (
 // table is one result table as it arrived. An operation emits one table
 // per input series where series must not blend (a preview of two console
 // streams is two tables).
-type table struct {
+type resultTable struct {
 	header  evidence.Object
 	rows    []evidence.Object
 	summary evidence.Object
 }
 
-func (t *table) value() evidence.Object {
+func (t *resultTable) value() evidence.Object {
 	rows := make([]any, len(t.rows))
 	for i, r := range t.rows {
 		rows[i] = r
@@ -57,14 +57,14 @@ type collector struct {
 	artifacts []evidence.Object
 	bundles   []evidence.Object
 	failures  []evidence.Object
-	tables    []*table
-	byID      map[string]*table
+	tables    []*resultTable
+	byID      map[string]*resultTable
 	seen      map[string]bool
 	bad       *evidence.Failure
 }
 
 func newCollector(bound int64) *collector {
-	return &collector{bound: bound, byID: map[string]*table{}, seen: map[string]bool{}}
+	return &collector{bound: bound, byID: map[string]*resultTable{}, seen: map[string]bool{}}
 }
 
 // teeLine takes one line of the capture stage's output.
@@ -139,7 +139,7 @@ func (c *collector) add(o evidence.Object, fromTee bool) {
 	case evidence.KindTable:
 		// Tables arrive one after another; a header opens a new table even
 		// when its id repeats an earlier one's, and later rows are its.
-		t := &table{header: o}
+		t := &resultTable{header: o}
 		c.byID[id] = t
 		c.tables = append(c.tables, t)
 	case evidence.KindRow:

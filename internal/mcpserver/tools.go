@@ -73,20 +73,54 @@ func limitsSchema(specs []*formats.Spec) evidence.Object {
 	}
 }
 
-// optionsSchema describes the decoder options of the given formats.
+// optionsSchema describes the decoder options of the given formats, typed
+// by their declarations. An option that two formats declare differently
+// becomes an anyOf; the format that decodes the artifact validates it.
 func optionsSchema(specs []*formats.Spec) evidence.Object {
 	props := evidence.Object{}
+	type decl struct {
+		schema evidence.Object
+		fmts   []string
+	}
+	byName := map[string][]*decl{}
+	var order []string
 	for _, s := range specs {
-		for name, doc := range s.Options {
-			d := doc
-			if len(specs) > 1 {
-				d = s.Name + ": " + doc
+		ps := param.JSONSchema(s.Options, nil, nil)["properties"].(evidence.Object)
+		for _, o := range s.Options {
+			one := ps[o.Name].(evidence.Object)
+			if _, seen := byName[o.Name]; !seen {
+				order = append(order, o.Name)
 			}
-			if prev, ok := props[name].(evidence.Object); ok {
-				d = prev["description"].(string) + "; " + d
+			key, _ := evidence.Canonical(one)
+			found := false
+			for _, d := range byName[o.Name] {
+				if k, _ := evidence.Canonical(d.schema); string(k) == string(key) {
+					d.fmts = append(d.fmts, s.Name)
+					found = true
+				}
 			}
-			props[name] = evidence.Object{"type": []string{"string", "number", "boolean"}, "description": d}
+			if !found {
+				byName[o.Name] = append(byName[o.Name], &decl{schema: one, fmts: []string{s.Name}})
+			}
 		}
+	}
+	for _, name := range order {
+		ds := byName[name]
+		if len(ds) == 1 {
+			s := ds[0].schema
+			if len(specs) > 1 {
+				s["description"] = fmt.Sprintf("%s: %v", strings.Join(ds[0].fmts, ", "), s["description"])
+			}
+			props[name] = s
+			continue
+		}
+		var alts []any
+		var parts []string
+		for _, d := range ds {
+			alts = append(alts, d.schema)
+			parts = append(parts, fmt.Sprintf("%s: %v", strings.Join(d.fmts, ", "), d.schema["description"]))
+		}
+		props[name] = evidence.Object{"anyOf": alts, "description": strings.Join(parts, "; ")}
 	}
 	return evidence.Object{
 		"type":                 "object",

@@ -11,6 +11,7 @@ import (
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/registry"
+	"github.com/flameox/flameox/internal/table"
 )
 
 func mustOp(t *testing.T, name string) *registry.Operation {
@@ -145,7 +146,7 @@ func TestCaptureSchemaFromProvider(t *testing.T) {
 func TestParamsDifferingByOperationBecomeAnyOf(t *testing.T) {
 	mk := func(name string, typ param.Type) *registry.Operation {
 		return &registry.Operation{Name: name, Title: name, Projection: &projection.Spec{Name: name,
-			Tables: []string{"cpu.frames"}, Params: []param.Param{{Name: "depth", Type: typ, Doc: "d"}}}}
+			Tables: []*table.Schema{table.CPUFrames.Schema}, Params: []param.Param{{Name: "depth", Type: typ, Doc: "d"}}}}
 	}
 	a, b := mk("op_a", param.Int), mk("op_b", param.String)
 	p := testProvider(t)
@@ -162,7 +163,7 @@ func TestParamsDifferingByOperationBecomeAnyOf(t *testing.T) {
 
 func TestReservedNamesRefused(t *testing.T) {
 	op := &registry.Operation{Name: "bad_op", Title: "bad", Projection: &projection.Spec{Name: "bad",
-		Tables: []string{"cpu.frames"}, Params: []param.Param{{Name: "paths", Type: param.String}}}}
+		Tables: []*table.Schema{table.CPUFrames.Schema}, Params: []param.Param{{Name: "paths", Type: param.String}}}}
 	if _, err := New(Options{BinDir: t.TempDir(), Operations: []*registry.Operation{op}, Providers: []*capture.Provider{}}); err == nil {
 		t.Error("an operation parameter named paths must be refused")
 	}
@@ -172,7 +173,7 @@ func TestReservedNamesRefused(t *testing.T) {
 		t.Error("a provider parameter named argv must be refused")
 	}
 	nested := &registry.Operation{Name: "summarize_cpu_hotspots", Title: "x", Projection: &projection.Spec{Name: "x",
-		Tables: []string{"cpu.frames"}, Params: []param.Param{{Name: "operation", Type: param.String}}}}
+		Tables: []*table.Schema{table.CPUFrames.Schema}, Params: []param.Param{{Name: "operation", Type: param.String}}}}
 	if _, err := New(Options{BinDir: t.TempDir(), Operations: []*registry.Operation{nested}, Providers: []*capture.Provider{testProvider(t)}}); err == nil {
 		t.Error("an operation parameter named operation must be refused in a capture's analysis object")
 	}

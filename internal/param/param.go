@@ -90,7 +90,20 @@ func Validate(params []Param, args evidence.Object) (evidence.Object, map[string
 	return out, given, nil
 }
 
+// FlagText is an argument value as a command line spells it: text that
+// becomes the parameter's type when validated (--option max_rows=10 is an
+// integer for an integer option and the string "10" for a string one).
+// Values from JSON keep their JSON type and are never reinterpreted.
+type FlagText string
+
 func coerce(p Param, v any) (any, error) {
+	if t, ok := v.(FlagText); ok {
+		parsed, err := ParseFlagValue(p, string(t))
+		if err != nil {
+			return nil, err
+		}
+		v = parsed
+	}
 	switch p.Type {
 	case String:
 		s, ok := v.(string)
@@ -236,7 +249,7 @@ func ParseFlagValue(p Param, s string) (any, error) {
 		case "false", "0", "no":
 			return false, nil
 		}
-		return nil, fmt.Errorf("--%s: want true or false, got %q", p.Flag(), s)
+		return nil, fmt.Errorf("want true or false, got %q", s)
 	case Int, Number:
 		return json.Number(s), nil
 	case StringList:

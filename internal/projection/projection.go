@@ -7,16 +7,27 @@ package projection
 import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Spec describes a projection.
 type Spec struct {
-	Name   string   // e.g. "cpu-hotspots"
-	Tables []string // row schemas it consumes
+	Name   string          // e.g. "cpu-hotspots"
+	Tables []*table.Schema // the tables it consumes
 	Params []param.Param
 	// New starts a projection with validated arguments. formats lists the
 	// formats of the tables that will be fed, known from their headers.
 	New func(args evidence.Object, given map[string]bool) (Projector, error)
+}
+
+// Consumes reports whether the projection reads tables named name.
+func (s *Spec) Consumes(name string) bool {
+	for _, t := range s.Tables {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Projector consumes tables as they stream in and emits one result table.
@@ -24,8 +35,9 @@ type Projector interface {
 	// Table admits a table header; it may reject incompatible units or
 	// formats with a typed failure before any row is read.
 	Table(t *evidence.Table) error
-	// Row feeds one row of an admitted table.
-	Row(t *evidence.Table, values evidence.Object) error
+	// Row feeds one row of an admitted table: a typed row of the table's
+	// schema (in process) or its values (from a block stream).
+	Row(t *evidence.Table, row any) error
 	// Summary feeds the closing summary of an admitted table.
 	Summary(t *evidence.Table, s *evidence.Summary) error
 	// Finish writes the result table, its rows and summary.
@@ -37,4 +49,24 @@ type Emitter interface {
 	Begin(t *evidence.Table) error
 	Row(values evidence.Object) error
 	End(s *evidence.Summary) error
+}
+
+// Values returns a row's values as an object, whichever form it came in.
+func Values(t *evidence.Table, row any) (evidence.Object, error) {
+	if o, ok := row.(evidence.Object); ok {
+		return o, nil
+	}
+	s := table.Lookup(t.Name)
+	if s == nil {
+		return nil, evidence.Failf(evidence.CodeInternal, "table %s is not declared in package table", t.Name)
+	}
+	var artifact string
+	if len(t.ArtifactIDs) == 1 {
+		artifact = t.ArtifactIDs[0]
+	}
+	o, err := s.Values(row, artifact)
+	if err != nil {
+		return nil, evidence.Wrap(evidence.CodeInternal, err, "table %s", t.ID)
+	}
+	return o, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/registry"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Output receives the result and every block passed through.
@@ -63,14 +64,14 @@ func (s *session) choose(tableName string) (bool, error) {
 			}
 			op = ops[0]
 		}
-		if !slices.Contains(op.Projection.Tables, tableName) {
+		if !op.Projection.Consumes(tableName) {
 			return false, nil
 		}
 		if err := s.start(op); err != nil {
 			return false, err
 		}
 	}
-	return slices.Contains(s.op.Projection.Tables, tableName), nil
+	return s.op.Projection.Consumes(tableName), nil
 }
 
 func (s *session) start(op *registry.Operation) error {
@@ -279,7 +280,7 @@ func Paths(ctx context.Context, req Request, paths []string, out Output) error {
 	}
 	// Pick the operation from the first artifact's tables, unless named.
 	for _, t := range items[0].spec.Tables {
-		if ok, err := s.choose(t); err != nil {
+		if ok, err := s.choose(t.Name); err != nil {
 			return err
 		} else if ok {
 			break
@@ -354,29 +355,42 @@ type feedSink struct {
 	stamp formats.Stamper
 }
 
+// Wants declines the tables the projection does not read, so decoders
+// need not build their rows.
+func (fs *feedSink) Wants(s *table.Schema) bool { return fs.s.op.Projection.Consumes(s.Name) }
+
 func (fs *feedSink) Begin(t *evidence.Table) (formats.TableWriter, error) {
 	fs.stamp.Stamp(t)
-	if !slices.Contains(fs.s.op.Projection.Tables, t.Name) {
+	ts, err := fs.stamp.Schema(t)
+	if err != nil {
+		return nil, err
+	}
+	if !fs.Wants(ts) {
 		return discard{}, nil
 	}
 	if err := fs.s.admit(t); err != nil {
 		return nil, err
 	}
-	return &feedTable{s: fs.s, t: t}, nil
+	return &feedTable{s: fs.s, t: t, schema: ts}, nil
 }
 
 type feedTable struct {
-	s    *session
-	t    *evidence.Table
-	rows int64
+	s      *session
+	t      *evidence.Table
+	schema *table.Schema
+	rows   int64
 }
 
-func (ft *feedTable) Row(v evidence.Object) error {
-	if err := formats.CheckRow(ft.t, v); err != nil {
-		return evidence.Wrap(evidence.CodeInternal, err, "table %s", ft.t.Name)
+// Row hands a typed row over as it is; an object row is checked (and
+// given its artifact column) as the stream writer would.
+func (ft *feedTable) Row(row any) error {
+	if o, ok := row.(evidence.Object); ok {
+		if _, err := ft.schema.Values(o, ft.t.ArtifactIDs[0]); err != nil {
+			return evidence.Wrap(evidence.CodeInternal, err, "table %s", ft.t.Name)
+		}
 	}
 	ft.rows++
-	return ft.s.proj.Row(ft.t, v)
+	return ft.s.proj.Row(ft.t, row)
 }
 
 func (ft *feedTable) End(sm *evidence.Summary) error {
@@ -387,7 +401,7 @@ func (ft *feedTable) End(sm *evidence.Summary) error {
 
 type discard struct{}
 
-func (discard) Row(evidence.Object) error   { return nil }
+func (discard) Row(any) error               { return nil }
 func (discard) End(*evidence.Summary) error { return nil }
 
 // JSONL writes the result as canonical blocks.

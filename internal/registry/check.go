@@ -31,7 +31,7 @@ func Check() error {
 		}
 		consumed := false
 		for _, t := range f.Tables {
-			if len(OperationsForTables([]string{t})) > 0 {
+			if len(OperationsForTables([]string{t.Name})) > 0 {
 				consumed = true
 			}
 		}

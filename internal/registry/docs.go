@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // SupportMarkdown renders docs/support.md from the registry. `make check`
@@ -46,7 +47,7 @@ func SupportMarkdown() string {
 	for _, o := range operationList {
 		fmt.Fprintf(&b, "\n### `%s` — %s\n\n", o.Name, o.Title)
 		fmt.Fprintf(&b, "%s\n\n", o.Guidance)
-		fmt.Fprintf(&b, "- projection: `%s` over %s\n", o.Projection.Name, codeList(o.Projection.Tables))
+		fmt.Fprintf(&b, "- projection: `%s` over %s\n", o.Projection.Name, codeList(tableNames(o.Projection.Tables)))
 		fmt.Fprintf(&b, "- source modes: %s\n", strings.Join(o.SourceModes(), ", "))
 		fmt.Fprintf(&b, "- formats: %s\n", codeList(o.Formats()))
 		var provs []string
@@ -78,7 +79,7 @@ func SupportMarkdown() string {
 		if f.Sniff != nil {
 			sniff = "yes"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", f.Name, f.Title, codeList(f.Suffixes), sniff, codeList(f.Tables), strings.Join(lims, ", "))
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", f.Name, f.Title, codeList(f.Suffixes), sniff, codeList(f.TableNames()), strings.Join(lims, ", "))
 	}
 
 	b.WriteString("\n## Capture providers\n")
@@ -135,4 +136,12 @@ func codeList(xs []string) string {
 		out[i] = "`" + x + "`"
 	}
 	return strings.Join(out, ", ")
+}
+
+func tableNames(ts []*table.Schema) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name
+	}
+	return out
 }

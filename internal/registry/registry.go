@@ -53,7 +53,7 @@ func (o *Operation) Formats() []string {
 	var out []string
 	for _, f := range formatList {
 		for _, t := range f.Tables {
-			if slices.Contains(o.Projection.Tables, t) {
+			if o.Projection.Consumes(t.Name) {
 				out = append(out, f.Name)
 				break
 			}
@@ -123,7 +123,7 @@ func OperationsForTables(tables []string) []*Operation {
 	var out []*Operation
 	for _, o := range operationList {
 		for _, t := range o.Projection.Tables {
-			if slices.Contains(tables, t) {
+			if slices.Contains(tables, t.Name) {
 				out = append(out, o)
 				break
 			}

@@ -29,6 +29,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/perfscript"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // sources are real perf script outputs; only their samples are repeated.
@@ -116,8 +117,9 @@ func generate(path string, size int64) error {
 
 type discard struct{ rows int64 }
 
+func (d *discard) Wants(*table.Schema) bool                           { return true }
 func (d *discard) Begin(*evidence.Table) (formats.TableWriter, error) { return d, nil }
-func (d *discard) Row(evidence.Object) error                          { d.rows++; return nil }
+func (d *discard) Row(any) error                                      { d.rows++; return nil }
 func (d *discard) End(*evidence.Summary) error                        { return nil }
 
 func decode(path string) error {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Limit names.
@@ -46,7 +46,7 @@ var Spec = &formats.Spec{
 	Family:   "CPU profiles",
 	Suffixes: []string{".folded", ".collapsed", ".folded.txt", ".collapsed.txt"},
 	Sniff:    Sniff,
-	Tables:   []string{schema.CPUFrames, schema.CPUEdges},
+	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
 	Limits:   parserLimits,
 	Producer: "stackcollapse (FlameGraph, inferno, py-spy raw)",
 	Version:  Version,
@@ -125,7 +125,7 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	}
 	return p.Emit(out, EmitOptions{
 		ArtifactID: in.Artifact.ID,
-		Tables:     []string{schema.CPUFrames, schema.CPUEdges},
+		Tables:     []string{table.CPUFrames.Name, table.CPUEdges.Name},
 		Complete:   true,
 		Limitations: []string{
 			"folded stacks carry no module, file or line: frames are identified by their text alone",

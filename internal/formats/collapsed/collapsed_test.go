@@ -30,7 +30,7 @@ func decode(t testing.TB, r io.Reader, limits map[string]int64) (*memSink, error
 		return nil, err
 	}
 	sink := &memSink{}
-	if err := p.Emit(sink, EmitOptions{ArtifactID: "sha256:t", Tables: Spec.Tables, Complete: true}); err != nil {
+	if err := p.Emit(sink, EmitOptions{ArtifactID: "sha256:t", Tables: Spec.TableNames(), Complete: true}); err != nil {
 		t.Fatal(err)
 	}
 	return sink, nil
@@ -263,7 +263,7 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		sink := &memSink{}
-		if err := p.Emit(sink, EmitOptions{ArtifactID: "sha256:f", Tables: Spec.Tables, Complete: true}); err != nil {
+		if err := p.Emit(sink, EmitOptions{ArtifactID: "sha256:f", Tables: Spec.TableNames(), Complete: true}); err != nil {
 			t.Fatal(err)
 		}
 		total, _ := evidence.AsInt(sink.Tables[0].Summary.Metrics["total_weight"].Value)

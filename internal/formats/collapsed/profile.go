@@ -9,7 +9,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/unit"
 )
 
@@ -208,9 +208,9 @@ func frameFields(f Frame) (fn string, module any, sym string) {
 	if f.Module != "" {
 		module = f.Module
 	}
-	sym = schema.Symbolized
+	sym = table.Symbolized
 	if f.Unresolved {
-		sym = schema.Unresolved
+		sym = table.Unresolved
 	}
 	return f.Function, module, sym
 }
@@ -251,8 +251,8 @@ func (p *Profile) Emit(out formats.Sink, o EmitOptions) error {
 			}
 		}
 		metrics := map[string]evidence.Metric{
-			schema.MetricTotalWeight: {Value: total, Unit: unit.Samples},
-			schema.MetricSamples:     {Value: samples, Unit: unit.Samples},
+			table.MetricTotalWeight: {Value: total, Unit: unit.Samples},
+			table.MetricSamples:     {Value: samples, Unit: unit.Samples},
 			"unresolved_leaf_weight": {Value: unres, Unit: unit.Samples},
 		}
 		for k, v := range o.Metrics {
@@ -268,9 +268,9 @@ func (p *Profile) Emit(out formats.Sink, o EmitOptions) error {
 		for _, tn := range o.Tables {
 			var err error
 			switch tn {
-			case schema.CPUFrames:
+			case table.CPUFrames.Name:
 				err = p.emitFrames(out, o, ids, inEvent, metrics, cov)
-			case schema.CPUEdges:
+			case table.CPUEdges.Name:
 				err = p.emitEdges(out, o, ids, inEvent, metrics, cov)
 			default:
 				err = fmt.Errorf("collapsed: unknown table %s", tn)
@@ -320,7 +320,7 @@ func (p *Profile) emitFrames(out formats.Sink, o EmitOptions, ids []string, inEv
 		}
 		return p.frameLess(uint32(a), uint32(b))
 	})
-	tw, err := out.Begin(&evidence.Table{Name: schema.CPUFrames, Columns: schema.CPUFrameColumns(unit.Samples), Evidence: evidence.Observed})
+	tw, err := out.Begin(&evidence.Table{Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns(unit.Samples), Evidence: evidence.Observed})
 	if err != nil {
 		return err
 	}
@@ -366,7 +366,7 @@ func (p *Profile) emitEdges(out formats.Sink, o EmitOptions, ids []string, inEve
 		}
 		return p.frameLess(a.callee, b.callee)
 	})
-	tw, err := out.Begin(&evidence.Table{Name: schema.CPUEdges, Columns: schema.CPUEdgeColumns(unit.Samples), Evidence: evidence.Observed})
+	tw, err := out.Begin(&evidence.Table{Name: table.CPUEdges.Name, Columns: table.CPUEdges.EvidenceColumns(unit.Samples), Evidence: evidence.Observed})
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 	"bytes"
 
 	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Decoder identities. The data-file decoder is package datafile, kept
@@ -40,7 +40,7 @@ var JSONSpec = &formats.Spec{
 	Family:   "Reliability",
 	Suffixes: []string{".coverage.json"},
 	Sniff:    SniffJSON,
-	Tables:   []string{schema.CoverageFiles},
+	Tables:   []*table.Schema{table.CoverageFiles.Schema},
 	Limits: []formats.Limit{
 		{Name: LimitFiles, Default: 200_000, Unit: "files", Doc: "files in the report"},
 		{Name: LimitContexts, Default: 1_000_000, Unit: "contexts", Doc: "distinct context names in one file"},

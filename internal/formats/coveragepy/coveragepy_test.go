@@ -23,8 +23,8 @@ import (
 const testdata = "../../../testdata/coverage"
 
 type (
-	sink  = formatstest.Sink
-	table = formatstest.Table
+	sink     = formatstest.Sink
+	recorded = formatstest.Table
 )
 
 func decodeFile(t testing.TB, spec *formats.Spec, path string, over map[string]int64) (*sink, error) {
@@ -33,12 +33,11 @@ func decodeFile(t testing.TB, spec *formats.Spec, path string, over map[string]i
 }
 
 func decodeJSONBytes(r io.Reader, over map[string]int64) (*sink, error) {
-	lim, err := formats.EffectiveLimits(JSONSpec, over)
+	s := &sink{}
+	in, err := formatstest.Input(JSONSpec, &evidence.Artifact{ID: "sha256:test", Path: "/x/coverage.json"}, r, over, nil)
 	if err != nil {
 		return nil, err
 	}
-	s := &sink{}
-	in := &formats.Input{Artifact: &evidence.Artifact{ID: "sha256:test", Path: "/x/coverage.json"}, R: r, Limits: lim}
 	return s, JSONSpec.Decoder.Decode(context.Background(), in, s)
 }
 
@@ -50,7 +49,7 @@ func code(err error) evidence.Code {
 	return ""
 }
 
-func one(t *testing.T, s *sink, err error) *table {
+func one(t *testing.T, s *sink, err error) *recorded {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +187,7 @@ func TestJSONMatchesNativeReports(t *testing.T) {
 
 // checkOwnTotals compares the decoded summary metrics with the report's
 // "totals" block read by encoding/json.
-func checkOwnTotals(t *testing.T, path string, tb *table) {
+func checkOwnTotals(t *testing.T, path string, tb *recorded) {
 	t.Helper()
 	var doc struct {
 		Files  map[string]json.RawMessage

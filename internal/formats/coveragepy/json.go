@@ -10,7 +10,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/jsonscan"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // JSONFormat is the `coverage json` report format this decoder reads.
@@ -280,7 +280,7 @@ func (d *jsonRead) file(name string) error {
 		case "executed_lines":
 			executed, _, err = d.lineList("executed_lines", 0)
 		case "missing_lines":
-			missing, missingNums, err = d.lineList("missing_lines", schema.CoverageMissingNumbers)
+			missing, missingNums, err = d.lineList("missing_lines", table.CoverageMissingNumbers)
 		case "excluded_lines":
 			exclude, _, err = d.lineList("excluded_lines", 0)
 		case "contexts":
@@ -350,7 +350,7 @@ func (d *jsonRead) file(name string) error {
 		}
 		sort.Strings(names)
 		ctxCount = int64(len(names))
-		ctxs = BoundedStrings(names, schema.CoverageContextNames)
+		ctxs = BoundedStrings(names, table.CoverageContextNames)
 	}
 	if missingNums == nil {
 		missingNums = []any{}
@@ -370,7 +370,7 @@ func (d *jsonRead) begin() error {
 	if d.tw != nil {
 		return nil
 	}
-	tw, err := d.out.Begin(&evidence.Table{Name: schema.CoverageFiles, Columns: schema.CoverageFileColumns(), Evidence: evidence.Observed})
+	tw, err := d.out.Begin(&evidence.Table{Name: table.CoverageFiles.Name, Columns: table.CoverageFiles.EvidenceColumns(""), Evidence: evidence.Observed})
 	if err != nil {
 		return err
 	}

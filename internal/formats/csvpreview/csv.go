@@ -18,6 +18,8 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/preview"
+	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Version is the decoder's version.
@@ -28,18 +30,18 @@ const Version = "1"
 var limitRecord = formats.Limit{Name: "max_parse_record_bytes", Default: 16 << 20, Unit: "bytes",
 	Doc: "longest CSV record (quoted newlines included) the parser holds"}
 
-var options = preview.Options{
-	{Name: "max_rows", Kind: preview.Int, Default: int64(100), Min: 0, Max: 100000,
+var options = []param.Param{
+	{Name: "max_rows", Type: param.Int, Default: int64(100), Min: param.F(0), Max: param.F(100000),
 		Doc: "rows emitted; later rows in the read region are parsed and counted"},
-	{Name: "max_bytes", Kind: preview.Int, Default: int64(8 << 20), Min: 1, Max: 1 << 40,
+	{Name: "max_bytes", Type: param.Int, Default: int64(8 << 20), Min: param.F(1), Max: param.F(1 << 40),
 		Doc: "bytes read from the start; reading stops at the first record boundary at or past it"},
-	{Name: "max_record_bytes", Kind: preview.Int, Default: int64(64 << 10), Min: 16, Max: 64 << 20,
+	{Name: "max_record_bytes", Type: param.Int, Default: int64(64 << 10), Min: param.F(16), Max: param.F(64 << 20),
 		Doc: "native size of a row beyond which it is reported oversized, without its value"},
-	{Name: "header", Kind: preview.Bool, Default: true,
+	{Name: "header", Type: param.Bool, Default: true,
 		Doc: "the first record names the columns"},
-	{Name: "delimiter", Kind: preview.String, Default: "",
+	{Name: "delimiter", Type: param.String, Default: "",
 		Doc: "field delimiter, one character or \"tab\"; empty: tab for .tsv files, else comma"},
-	{Name: "lazy_quotes", Kind: preview.Bool, Default: false,
+	{Name: "lazy_quotes", Type: param.Bool, Default: false,
 		Doc: "accept a quote inside an unquoted field (encoding/csv LazyQuotes)"},
 }
 
@@ -51,12 +53,12 @@ var Spec = &formats.Spec{
 	Family:   "Generic previews",
 	Suffixes: []string{".csv", ".tsv"},
 	Sniff:    sniff,
-	Tables:   []string{preview.Fields, preview.Records},
+	Tables:   []*table.Schema{table.PreviewFields.Schema, table.PreviewRecords.Schema},
 	Limits:   []formats.Limit{limitRecord},
 	Producer: "any CSV writer",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
-	Options:  options.Docs(),
+	Options:  options,
 }
 
 // sniff answers No for binary prefixes (NUL bytes), else NeedMore.
@@ -178,10 +180,7 @@ func (g *guard) at(offset int64) (lineStart, bool) {
 const readBuffer = 64 << 10
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	opts, err := options.Parse(in.Options)
-	if err != nil {
-		return err
-	}
+	opts := in
 	comma, err := delimiter(opts.String("delimiter"), in.Artifact.Name)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats/preview"
 	"github.com/flameox/flameox/internal/formats/preview/previewtest"
+	"github.com/flameox/flameox/internal/param"
 )
 
 func decodeOK(t testing.TB, name string, data []byte, opts evidence.Object) *previewtest.Sink {
@@ -101,7 +102,7 @@ func TestOptions(t *testing.T) {
 		}
 	})
 	t.Run("no header", func(t *testing.T) {
-		sink := decodeOK(t, "x.csv", []byte("1,2\n3,4,5\n"), evidence.Object{"header": "false"})
+		sink := decodeOK(t, "x.csv", []byte("1,2\n3,4,5\n"), evidence.Object{"header": param.FlagText("false")})
 		if n := len(sink.Table(preview.Fields).Rows); n != 3 {
 			t.Errorf("fields %d", n)
 		}

@@ -16,6 +16,8 @@ import (
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/preview"
 	"github.com/flameox/flameox/internal/jsonscan"
+	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Version is the decoders' version, part of table headers and cache keys.
@@ -29,20 +31,20 @@ var (
 		Doc: "longest single string or number token the JSON scanner buffers"}
 )
 
-var jsonOptions = preview.Options{
-	{Name: "max_rows", Kind: preview.Int, Default: int64(100), Min: 0, Max: 100000,
+var jsonOptions = []param.Param{
+	{Name: "max_rows", Type: param.Int, Default: int64(100), Min: param.F(0), Max: param.F(100000),
 		Doc: "records emitted from the records array; later ones in the read region are counted"},
-	{Name: "max_bytes", Kind: preview.Int, Default: int64(8 << 20), Min: 1, Max: 1 << 40,
+	{Name: "max_bytes", Type: param.Int, Default: int64(8 << 20), Min: param.F(1), Max: param.F(1 << 40),
 		Doc: "bytes read from the start; content after the bound is reported unobserved"},
-	{Name: "max_record_bytes", Kind: preview.Int, Default: int64(64 << 10), Min: 16, Max: 64 << 20,
+	{Name: "max_record_bytes", Type: param.Int, Default: int64(64 << 10), Min: param.F(16), Max: param.F(64 << 20),
 		Doc: "native size of one record beyond which it is reported oversized, without its value"},
-	{Name: "max_fields", Kind: preview.Int, Default: int64(256), Min: 1, Max: 100000,
+	{Name: "max_fields", Type: param.Int, Default: int64(256), Min: param.F(1), Max: param.F(100000),
 		Doc: "distinct record keys tracked in preview.fields"},
-	{Name: "records", Kind: preview.String, Default: "",
+	{Name: "records", Type: param.String, Default: "",
 		Doc: "RFC 6901 pointer of the array whose elements are the records; empty: the document if it is an array, else its first array-valued member"},
-	{Name: "outline_depth", Kind: preview.Int, Default: int64(2), Min: 0, Max: 64,
+	{Name: "outline_depth", Type: param.Int, Default: int64(2), Min: param.F(0), Max: param.F(64),
 		Doc: "deepest level described in preview.outline (arrays are described through their first element)"},
-	{Name: "max_outline_nodes", Kind: preview.Int, Default: int64(200), Min: 1, Max: 100000,
+	{Name: "max_outline_nodes", Type: param.Int, Default: int64(200), Min: param.F(1), Max: param.F(100000),
 		Doc: "nodes emitted in preview.outline"},
 }
 
@@ -55,12 +57,12 @@ var JSON = &formats.Spec{
 	Family:   "Generic previews",
 	Suffixes: []string{".json"},
 	Sniff:    sniffJSON,
-	Tables:   []string{preview.Outline, preview.Fields, preview.Records},
+	Tables:   []*table.Schema{table.PreviewOutline.Schema, table.PreviewFields.Schema, table.PreviewRecords.Schema},
 	Limits:   []formats.Limit{limitDepth, limitToken},
 	Producer: "any JSON writer",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decodeJSON),
-	Options:  jsonOptions.Docs(),
+	Options:  jsonOptions,
 }
 
 // sniffJSON answers No when the prefix cannot start a JSON value, else
@@ -510,10 +512,7 @@ func validPointer(p string) bool {
 }
 
 func decodeJSON(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	opts, err := jsonOptions.Parse(in.Options)
-	if err != nil {
-		return err
-	}
+	opts := in
 	target := opts.String("records")
 	if !validPointer(target) {
 		return &evidence.Failure{Code: evidence.CodeInvalidArgument,
@@ -597,7 +596,7 @@ func decodeJSON(ctx context.Context, in *formats.Input, out formats.Sink) error 
 }
 
 func (w *walker) writeOutline(out formats.Sink, region *preview.Region) error {
-	tw, err := out.Begin(&evidence.Table{Name: preview.Outline, Columns: preview.OutlineColumns()})
+	tw, err := out.Begin(&evidence.Table{Name: preview.Outline, Columns: table.PreviewOutline.EvidenceColumns("")})
 	if err != nil {
 		return err
 	}

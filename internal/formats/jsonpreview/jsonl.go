@@ -12,16 +12,18 @@ import (
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/preview"
 	"github.com/flameox/flameox/internal/jsonscan"
+	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/table"
 )
 
-var jsonlOptions = preview.Options{
-	{Name: "max_rows", Kind: preview.Int, Default: int64(100), Min: 0, Max: 100000,
+var jsonlOptions = []param.Param{
+	{Name: "max_rows", Type: param.Int, Default: int64(100), Min: param.F(0), Max: param.F(100000),
 		Doc: "records emitted; later ones in the read region are parsed and counted"},
-	{Name: "max_bytes", Kind: preview.Int, Default: int64(8 << 20), Min: 1, Max: 1 << 40,
+	{Name: "max_bytes", Type: param.Int, Default: int64(8 << 20), Min: param.F(1), Max: param.F(1 << 40),
 		Doc: "bytes read from the start (a line in progress at the bound is finished when it fits max_record_bytes)"},
-	{Name: "max_record_bytes", Kind: preview.Int, Default: int64(64 << 10), Min: 16, Max: 64 << 20,
+	{Name: "max_record_bytes", Type: param.Int, Default: int64(64 << 10), Min: param.F(16), Max: param.F(64 << 20),
 		Doc: "bytes one line may hold before parsing; a longer line is reported oversized and skipped to its end"},
-	{Name: "max_fields", Kind: preview.Int, Default: int64(256), Min: 1, Max: 100000,
+	{Name: "max_fields", Type: param.Int, Default: int64(256), Min: param.F(1), Max: param.F(100000),
 		Doc: "distinct record keys tracked in preview.fields"},
 }
 
@@ -34,12 +36,12 @@ var JSONL = &formats.Spec{
 	Family:   "Generic previews",
 	Suffixes: []string{".jsonl", ".ndjson"},
 	Sniff:    sniffJSON,
-	Tables:   []string{preview.Fields, preview.Records},
+	Tables:   []*table.Schema{table.PreviewFields.Schema, table.PreviewRecords.Schema},
 	Limits:   []formats.Limit{limitDepth},
 	Producer: "any JSON Lines writer",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decodeJSONL),
-	Options:  jsonlOptions.Docs(),
+	Options:  jsonlOptions,
 }
 
 // lineReader reads lines with a bound on what it keeps of each.
@@ -82,10 +84,7 @@ func (lr *lineReader) next(keep int64, stop int64) (kept []byte, n int64, ended 
 }
 
 func decodeJSONL(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	opts, err := jsonlOptions.Parse(in.Options)
-	if err != nil {
-		return err
-	}
+	opts := in
 	maxBytes, maxRecord := opts.Int("max_bytes"), opts.Int("max_record_bytes")
 	maxDepth := int(preview.LimitOf(in, limitDepth))
 	br := bufio.NewReaderSize(in.R, 64<<10)

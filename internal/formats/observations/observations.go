@@ -18,7 +18,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/jsonscan"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/pkg/observe"
 )
 
@@ -32,7 +32,7 @@ var Spec = &formats.Spec{
 	Family:   "Reliability",
 	Suffixes: []string{".observations.jsonl"},
 	Sniff:    Sniff,
-	Tables:   []string{schema.ObservationRecords},
+	Tables:   []*table.Schema{table.ObservationRecords.Schema},
 	Producer: "flameox observations SDK (flameox_observe, pkg/observe)",
 	Version:  "1",
 	Decoder:  formats.DecoderFunc(Decode),
@@ -56,7 +56,7 @@ func Sniff(prefix []byte) formats.Verdict {
 
 // Decode reads records and emits observations.records.
 func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	tw, err := out.Begin(&evidence.Table{Name: schema.ObservationRecords, Columns: schema.ObservationColumns()})
+	tw, err := out.Begin(&evidence.Table{Name: table.ObservationRecords.Name, Columns: table.ObservationRecords.EvidenceColumns("")})
 	if err != nil {
 		return err
 	}

@@ -23,14 +23,14 @@ const fixtures = "../../../testdata/observations"
 var testArtifact = &evidence.Artifact{ID: "sha256:" + strings.Repeat("0", 64), Path: "/test"}
 
 type (
-	sink  = formatstest.Sink
-	table = formatstest.Table
+	sink     = formatstest.Sink
+	recorded = formatstest.Table
 )
 
-func decode(t testing.TB, r io.Reader) (*table, error) {
+func decode(t testing.TB, r io.Reader) (*recorded, error) {
 	t.Helper()
 	var s sink
-	if err := Decode(context.Background(), &formats.Input{Artifact: testArtifact, R: r}, &s); err != nil {
+	if err := Decode(context.Background(), formatstest.MustInput(t, Spec, testArtifact, r, nil), &s); err != nil {
 		return nil, err
 	}
 	if len(s.Tables) != 1 || s.Tables[0].Summary == nil {
@@ -39,7 +39,7 @@ func decode(t testing.TB, r io.Reader) (*table, error) {
 	return s.Tables[0], nil
 }
 
-func decodeFile(t *testing.T, name string) *table {
+func decodeFile(t *testing.T, name string) *recorded {
 	t.Helper()
 	art, err := formats.ArtifactFromPath(filepath.Join(fixtures, name), "explicit")
 	if err != nil {
@@ -320,7 +320,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := Decode(context.Background(), &formats.Input{Artifact: testArtifact, R: bytes.NewReader(data)}, formatstest.Discard{}); err != nil {
+		if err := Decode(context.Background(), formatstest.MustInput(b, Spec, testArtifact, bytes.NewReader(data), nil), formatstest.Discard{}); err != nil {
 			b.Fatal(err)
 		}
 	}

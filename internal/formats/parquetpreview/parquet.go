@@ -19,6 +19,8 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/preview"
+	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/table"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 )
@@ -35,10 +37,10 @@ var (
 		Doc: "largest uncompressed column chunk of a row group that rows are read from"}
 )
 
-var options = preview.Options{
-	{Name: "max_rows", Kind: preview.Int, Default: int64(100), Min: 0, Max: 100000,
+var options = []param.Param{
+	{Name: "max_rows", Type: param.Int, Default: int64(100), Min: param.F(0), Max: param.F(100000),
 		Doc: "rows read and emitted, from the first row group on"},
-	{Name: "max_record_bytes", Kind: preview.Int, Default: int64(64 << 10), Min: 16, Max: 64 << 20,
+	{Name: "max_record_bytes", Type: param.Int, Default: int64(64 << 10), Min: param.F(16), Max: param.F(64 << 20),
 		Doc: "canonical size of a row beyond which it is reported oversized, without its value"},
 }
 
@@ -50,19 +52,16 @@ var Spec = &formats.Spec{
 	Title:    "Parquet table (preview)",
 	Family:   "Generic previews",
 	Suffixes: []string{".parquet"},
-	Tables:   []string{preview.Fields, preview.Records},
+	Tables:   []*table.Schema{table.PreviewFields.Schema, table.PreviewRecords.Schema},
 	Limits:   []formats.Limit{limitFooter, limitChunk},
 	Producer: "any Parquet writer (Arrow, DuckDB, Spark, parquet-go...)",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
-	Options:  options.Docs(),
+	Options:  options,
 }
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	opts, err := options.Parse(in.Options)
-	if err != nil {
-		return err
-	}
+	opts := in
 	if in.File == nil {
 		return evidence.Failf(evidence.CodeInvalidArgument, "the parquet decoder needs the artifact's file for random access")
 	}
@@ -91,7 +90,7 @@ func (rc *recorder) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // decodeFrom previews a Parquet file read through ra.
-func decodeFrom(ctx context.Context, ra io.ReaderAt, size int64, opts preview.Values, lim limits, out formats.Sink) error {
+func decodeFrom(ctx context.Context, ra io.ReaderAt, size int64, opts *formats.Input, lim limits, out formats.Sink) error {
 	rc := &recorder{r: ra}
 	if err := decodeAt(ctx, rc, size, opts, lim, out); err != nil {
 		if rc.err != nil && ctx.Err() == nil {
@@ -102,7 +101,7 @@ func decodeFrom(ctx context.Context, ra io.ReaderAt, size int64, opts preview.Va
 	return nil
 }
 
-func decodeAt(ctx context.Context, ra io.ReaderAt, size int64, opts preview.Values, lim limits, out formats.Sink) error {
+func decodeAt(ctx context.Context, ra io.ReaderAt, size int64, opts *formats.Input, lim limits, out formats.Sink) error {
 	if err := checkFooter(ra, size, lim.footer); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/preview"
 	"github.com/flameox/flameox/internal/formats/preview/previewtest"
 )
@@ -160,7 +161,7 @@ func (b bytesAt) ReadAt(p []byte, off int64) (int, error) {
 
 func TestReadErrors(t *testing.T) {
 	data := previewtest.Read(t, "parquet/pyarrow-types.parquet")
-	opts, _ := options.Parse(nil)
+	opts, _ := formats.NewInput(Spec, nil, nil)
 	lim := limits{footer: limitFooter.Default, chunk: limitChunk.Default}
 	for _, after := range []int64{0, int64(len(data)) / 3} {
 		sink := &previewtest.Sink{}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/worker"
 )
 
@@ -43,7 +43,7 @@ var DataSpec = &formats.Spec{
 	Family:   "CPU profiles",
 	Suffixes: []string{".data"},
 	Sniff:    SniffData,
-	Tables:   []string{schema.CPUFrames, schema.CPUEdges},
+	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
 	Limits: append([]formats.Limit{
 		{Name: LimitWorkerTimeout, Default: 600, Unit: "s", Doc: "wall time of the perf script conversion"},
 		{Name: LimitWorkerRSS, Default: 4 << 30, Unit: "bytes", Doc: "resident memory of the perf script process group"},

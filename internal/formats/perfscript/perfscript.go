@@ -24,7 +24,8 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/collapsed"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/unit"
 )
 
@@ -51,8 +52,9 @@ var parserLimits = []formats.Limit{
 	{Name: LimitFrames, Default: 1 << 22, Unit: "frames", Doc: "distinct frames (function, module)"},
 }
 
-var options = map[string]string{
-	OptionThreads: "true splits series by perf's pid/tid token (thread column); default false sums the threads of one comm",
+var options = []param.Param{
+	{Name: OptionThreads, Type: param.Bool, Default: false,
+		Doc: "true splits series by perf's pid/tid token (thread column); false sums the threads of one comm"},
 }
 
 // ScriptSpec is the perf-script format.
@@ -62,7 +64,7 @@ var ScriptSpec = &formats.Spec{
 	Family:   "CPU profiles",
 	Suffixes: []string{".perf.txt", ".perf-script", ".perfscript", ".linux-perf.txt", ".perf.script"},
 	Sniff:    Sniff,
-	Tables:   []string{schema.CPUFrames, schema.CPUEdges},
+	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
 	Limits:   parserLimits,
 	Producer: "perf script",
 	Version:  Version,
@@ -133,16 +135,7 @@ func optionBool(o evidence.Object, name string) (bool, error) {
 }
 
 func parseOptions(in *formats.Input) (Options, error) {
-	for k := range in.Options {
-		if _, ok := options[k]; !ok {
-			return Options{}, evidence.Failf(evidence.CodeInvalidArgument, "unknown option %q (known: %s)", k, OptionThreads)
-		}
-	}
-	th, err := optionBool(in.Options, OptionThreads)
-	if err != nil {
-		return Options{}, err
-	}
-	return Options{Limits: in.Limits, Threads: th}, nil
+	return Options{Limits: in.Limits, Threads: in.Bool(OptionThreads)}, nil
 }
 
 func decodeScript(ctx context.Context, in *formats.Input, out formats.Sink) error {
@@ -163,7 +156,7 @@ func decodeScript(ctx context.Context, in *formats.Input, out formats.Sink) erro
 func emit(out formats.Sink, artifactID string, res *Result, cov evidence.Object, missing []string) error {
 	o := collapsed.EmitOptions{
 		ArtifactID: artifactID,
-		Tables:     []string{schema.CPUFrames, schema.CPUEdges},
+		Tables:     []string{table.CPUFrames.Name, table.CPUEdges.Name},
 		Coverage:   evidence.Object{},
 		Complete:   len(missing) == 0,
 		Metrics: map[string]evidence.Metric{

@@ -5,6 +5,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Region says how much of a streamed artifact a decoder observed. A nil
@@ -95,7 +96,7 @@ func (r *Result) Write(out formats.Sink, fieldsEvidence string) error {
 }
 
 func (r *Result) writeFields(out formats.Sink, ev string) error {
-	tw, err := out.Begin(&evidence.Table{Name: Fields, Columns: FieldColumns(), Evidence: ev})
+	tw, err := out.Begin(&evidence.Table{Name: Fields, Columns: table.PreviewFields.EvidenceColumns(""), Evidence: ev})
 	if err != nil {
 		return err
 	}
@@ -126,7 +127,7 @@ func (r *Result) writeFields(out formats.Sink, ev string) error {
 }
 
 func (r *Result) writeRecords(out formats.Sink) error {
-	tw, err := out.Begin(&evidence.Table{Name: Records, Columns: RecordColumns()})
+	tw, err := out.Begin(&evidence.Table{Name: Records, Columns: table.PreviewRecords.EvidenceColumns("")})
 	if err != nil {
 		return err
 	}

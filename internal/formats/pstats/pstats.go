@@ -19,7 +19,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/pstats/marshal"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/unit"
 )
 
@@ -47,7 +47,7 @@ var Spec = &formats.Spec{
 	Family:   "CPU profiles",
 	Suffixes: []string{".pstats", ".prof", ".cprofile"},
 	Sniff:    Sniff,
-	Tables:   []string{schema.CPUFrames, schema.CPUEdges},
+	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
 	Limits:   limits,
 	Producer: "Python cProfile / profile",
 	Version:  "1",
@@ -373,13 +373,13 @@ func frameID(k funcKey) (string, error) {
 func classify(k funcKey) (file any, sym string) {
 	switch {
 	case k.isCode, k.file == "profile" && k.line == 0 && k.name == "profiler":
-		return nil, schema.Synthetic
+		return nil, table.Synthetic
 	case k.line == 0 && (k.file == "~" || k.file == ""):
-		return nil, schema.Symbolized
+		return nil, table.Symbolized
 	case k.name == "<lambda>":
-		return k.file, schema.Anonymous
+		return k.file, table.Anonymous
 	}
-	return k.file, schema.Symbolized
+	return k.file, table.Symbolized
 }
 
 func emit(in *formats.Input, st *stats, out formats.Sink) error {
@@ -404,14 +404,14 @@ func emit(in *formats.Input, st *stats, out formats.Sink) error {
 		prim += e.cc
 	}
 	metrics := map[string]evidence.Metric{
-		schema.MetricTotalWeight: {Value: totalTT, Unit: unit.Seconds},
+		table.MetricTotalWeight: {Value: totalTT, Unit: unit.Seconds},
 		"functions":              {Value: int64(len(st.entries))},
 		"total_calls":            {Value: calls, Unit: unit.Calls},
 		"primitive_calls":        {Value: prim, Unit: unit.Calls},
 		"edges":                  {Value: st.edges},
 	}
 
-	tw, err := out.Begin(&evidence.Table{Name: schema.CPUFrames, Columns: schema.CPUFrameColumns(unit.Seconds)})
+	tw, err := out.Begin(&evidence.Table{Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns(unit.Seconds)})
 	if err != nil {
 		return err
 	}
@@ -443,7 +443,7 @@ func emit(in *formats.Input, st *stats, out formats.Sink) error {
 		return err
 	}
 
-	tw, err = out.Begin(&evidence.Table{Name: schema.CPUEdges, Columns: schema.CPUEdgeColumns(unit.Seconds)})
+	tw, err = out.Begin(&evidence.Table{Name: table.CPUEdges.Name, Columns: table.CPUEdges.EvidenceColumns(unit.Seconds)})
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/formatstest"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 type capture = formatstest.Sink
@@ -27,8 +27,11 @@ type capture = formatstest.Sink
 const testdata = "../../../testdata/pstats"
 
 func run(r io.Reader, limits map[string]int64) (*capture, error) {
-	in := &formats.Input{Artifact: &evidence.Artifact{ID: "sha256:test"}, R: r, Limits: limits}
 	c := &capture{}
+	in, err := formatstest.Input(Spec, &evidence.Artifact{ID: "sha256:test"}, r, limits, nil)
+	if err != nil {
+		return c, err
+	}
 	return c, Spec.Decoder.Decode(context.Background(), in, c)
 }
 
@@ -108,13 +111,13 @@ func TestMatchesCPythonPstats(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			frames, edges := c.Table(schema.CPUFrames), c.Table(schema.CPUEdges)
+			frames, edges := c.Table(table.CPUFrames.Name), c.Table(table.CPUEdges.Name)
 			if len(frames.Rows) != len(want.Functions) {
 				t.Fatalf("%d frames, pstats has %d functions", len(frames.Rows), len(want.Functions))
 			}
 			m := frames.Summary.Metrics
-			if got := bits(t, m[schema.MetricTotalWeight].Value); got != math.Float64bits(want.TotalTT) {
-				t.Errorf("total_weight %v, pstats total_tt %v", m[schema.MetricTotalWeight].Value, want.TotalTT)
+			if got := bits(t, m[table.MetricTotalWeight].Value); got != math.Float64bits(want.TotalTT) {
+				t.Errorf("total_weight %v, pstats total_tt %v", m[table.MetricTotalWeight].Value, want.TotalTT)
 			}
 			if m["total_calls"].Value != want.TotalCalls || m["primitive_calls"].Value != want.PrimCalls {
 				t.Errorf("calls %v/%v, pstats %d/%d", m["total_calls"].Value, m["primitive_calls"].Value, want.TotalCalls, want.PrimCalls)
@@ -220,7 +223,7 @@ func TestFixtureFacts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			frames, edges := got.Table(schema.CPUFrames), got.Table(schema.CPUEdges)
+			frames, edges := got.Table(table.CPUFrames.Name), got.Table(table.CPUEdges.Name)
 			if !frames.Summary.Complete || !edges.Summary.Complete {
 				t.Fatal("summaries must be complete")
 			}
@@ -228,7 +231,7 @@ func TestFixtureFacts(t *testing.T) {
 				t.Fatalf("self_weight unit %q", u.Unit)
 			}
 			hot := find(frames.Rows, "hot")
-			if hot["calls"] != int64(40) || hot["file"] != "workload.py" || hot["line"] != int64(8) || hot["symbolization"] != schema.Symbolized {
+			if hot["calls"] != int64(40) || hot["file"] != "workload.py" || hot["line"] != int64(8) || hot["symbolization"] != table.Symbolized {
 				t.Errorf("hot: %v", hot)
 			}
 			var maxSelf float64
@@ -246,7 +249,7 @@ func TestFixtureFacts(t *testing.T) {
 			if fib["calls"] != int64(3193) || fib["primitive_calls"] != int64(1) {
 				t.Errorf("fib: %v", fib)
 			}
-			if l := find(frames.Rows, "<lambda>"); l["symbolization"] != schema.Anonymous {
+			if l := find(frames.Rows, "<lambda>"); l["symbolization"] != table.Anonymous {
 				t.Errorf("lambda: %v", l)
 			}
 			var self int
@@ -266,14 +269,14 @@ func TestFixtureFacts(t *testing.T) {
 			}
 			if c.timedEdge {
 				b := find(frames.Rows, "<built-in method builtins.sorted>")
-				if b["file"] != nil || b["line"] != int64(0) || b["symbolization"] != schema.Symbolized {
+				if b["file"] != nil || b["line"] != int64(0) || b["symbolization"] != table.Symbolized {
 					t.Errorf("built-in: %v", b)
 				}
 			} else {
-				if p := find(frames.Rows, "profiler"); p["symbolization"] != schema.Synthetic || p["file"] != nil {
+				if p := find(frames.Rows, "profiler"); p["symbolization"] != table.Synthetic || p["file"] != nil {
 					t.Errorf("profiler frame: %v", p)
 				}
-				if p := find(frames.Rows, `<code object <module>, file "workload.py", line 1>`); p["symbolization"] != schema.Synthetic {
+				if p := find(frames.Rows, `<code object <module>, file "workload.py", line 1>`); p["symbolization"] != table.Synthetic {
 					t.Errorf("statement frame: %v", p)
 				}
 				if len(edges.Summary.Limitations) == 0 {
@@ -502,7 +505,7 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		frames, edges := c.Table(schema.CPUFrames), c.Table(schema.CPUEdges)
+		frames, edges := c.Table(table.CPUFrames.Name), c.Table(table.CPUEdges.Name)
 		if frames == nil || edges == nil || frames.Summary == nil || edges.Summary == nil {
 			t.Fatal("success without both tables")
 		}
@@ -541,7 +544,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
 		for b.Loop() {
-			in := &formats.Input{Artifact: art, R: bytes.NewReader(data)}
+			in := formatstest.MustInput(b, Spec, art, bytes.NewReader(data), nil)
 			if err := Spec.Decoder.Decode(context.Background(), in, formatstest.Discard{}); err != nil {
 				b.Fatal(err)
 			}
@@ -554,7 +557,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			w := evidence.NewWriter(io.Discard)
-			in := &formats.Input{Artifact: art, R: bytes.NewReader(data)}
+			in := formatstest.MustInput(b, Spec, art, bytes.NewReader(data), nil)
 			if err := Spec.Decoder.Decode(context.Background(), in, &formats.StreamSink{W: w, Stamper: formats.Stamper{Spec: Spec, Artifact: art}}); err != nil {
 				b.Fatal(err)
 			}

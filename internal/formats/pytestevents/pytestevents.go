@@ -22,7 +22,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/jsonscan"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 const (
@@ -47,7 +47,7 @@ var Spec = &formats.Spec{
 	Family:   "Reliability",
 	Suffixes: []string{".pytest-events.jsonl"},
 	Sniff:    Sniff,
-	Tables:   []string{schema.PytestOutcomes},
+	Tables:   []*table.Schema{table.PytestOutcomes.Schema},
 	Limits: []formats.Limit{{Name: LimitItems, Default: DefaultItems, Unit: "items",
 		Doc: "distinct test node ids (collected or reported) the decoder tracks"}},
 	Producer: "pytest with the flameox_pytest plugin",
@@ -108,7 +108,7 @@ func Sniff(prefix []byte) formats.Verdict {
 
 // Decode reads the stream and emits pytest.outcomes.
 func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	tw, err := out.Begin(&evidence.Table{Name: schema.PytestOutcomes, Columns: schema.PytestOutcomeColumns()})
+	tw, err := out.Begin(&evidence.Table{Name: table.PytestOutcomes.Name, Columns: table.PytestOutcomes.EvidenceColumns("")})
 	if err != nil {
 		return err
 	}
@@ -373,13 +373,13 @@ func (d *decoder) collectReport(f *fields) error {
 	}
 	switch outcome {
 	case "failed":
-		outcome = schema.OutcomeError
-		d.counts[schema.MetricCollectionErrors]++
+		outcome = table.OutcomeError
+		d.counts[table.MetricCollectionErrors]++
 	case "skipped":
-		d.counts[schema.MetricCollectionSkipped]++
+		d.counts[table.MetricCollectionSkipped]++
 	}
 	return d.emit(evidence.Object{
-		"nodeid": nodeid, "kind": schema.KindCollector, "outcome": outcome, "phase": schema.PhaseCollect,
+		"nodeid": nodeid, "kind": table.KindCollector, "outcome": outcome, "phase": table.PhaseCollect,
 		"duration": nil, "file": nil, "line": int64(-1), "worker": nil,
 		"message": strOrNil(ptr(msg, hasMsg)), "longrepr": strOrNil(ptr(lr, hasLR)), "longrepr_truncated": trunc,
 	})
@@ -432,7 +432,7 @@ func (d *decoder) collectionFinish(f *fields) error {
 
 func (d *decoder) testReport(f *fields) error {
 	nodeid := f.str("nodeid")
-	when := f.enum("when", schema.PhaseSetup, schema.PhaseCall, schema.PhaseTeardown)
+	when := f.enum("when", table.PhaseSetup, table.PhaseCall, table.PhaseTeardown)
 	outcome := f.enum("outcome", "passed", "failed", "skipped")
 	dur := f.number("duration")
 	file, hasFile := f.optStr("file")
@@ -450,7 +450,7 @@ func (d *decoder) testReport(f *fields) error {
 	}
 	k := key{nodeid, worker}
 	t := d.inflight[k]
-	if when == schema.PhaseSetup {
+	if when == table.PhaseSetup {
 		if t != nil {
 			return d.failf("setup report for %q while its previous run has not finished", nodeid)
 		}
@@ -473,14 +473,14 @@ func (d *decoder) testReport(f *fields) error {
 	t.line = line
 	r := phaseReport{seen: true, outcome: outcome, wasxfail: xfail, xreason: xreason, message: ptr(msg, hasMsg), longrepr: ptr(lr, hasLR), trunc: trunc}
 	switch when {
-	case schema.PhaseSetup:
+	case table.PhaseSetup:
 		t.setup = r
-	case schema.PhaseCall:
+	case table.PhaseCall:
 		if t.call.seen {
 			return d.failf("a second call report for %q", nodeid)
 		}
 		t.call = r
-	case schema.PhaseTeardown:
+	case table.PhaseTeardown:
 		delete(d.inflight, k)
 		return d.finishTest(t, r)
 	}
@@ -493,12 +493,12 @@ func (d *decoder) testReport(f *fields) error {
 func (d *decoder) finishTest(t *test, teardown phaseReport) error {
 	outcome, phase, deciding := decide(t)
 	if teardown.outcome == "failed" {
-		if outcome == schema.OutcomeFailed || outcome == schema.OutcomeError {
+		if outcome == table.OutcomeFailed || outcome == table.OutcomeError {
 			if err := d.testRow(t, outcome, phase, deciding); err != nil {
 				return err
 			}
 		}
-		outcome, phase, deciding = schema.OutcomeError, schema.PhaseTeardown, teardown
+		outcome, phase, deciding = table.OutcomeError, table.PhaseTeardown, teardown
 	}
 	return d.testRow(t, outcome, phase, deciding)
 }
@@ -506,30 +506,30 @@ func (d *decoder) finishTest(t *test, teardown phaseReport) error {
 func decide(t *test) (outcome, phase string, r phaseReport) {
 	switch {
 	case t.setup.outcome == "failed":
-		return schema.OutcomeError, schema.PhaseSetup, t.setup
+		return table.OutcomeError, table.PhaseSetup, t.setup
 	case t.setup.outcome == "skipped":
 		if t.setup.wasxfail {
-			return schema.OutcomeXFailed, schema.PhaseSetup, t.setup
+			return table.OutcomeXFailed, table.PhaseSetup, t.setup
 		}
-		return schema.OutcomeSkipped, schema.PhaseSetup, t.setup
+		return table.OutcomeSkipped, table.PhaseSetup, t.setup
 	case !t.call.seen:
 		// Setup passed and no call ran (--setup-only, --setup-plan).
-		return schema.OutcomePassed, schema.PhaseSetup, t.setup
+		return table.OutcomePassed, table.PhaseSetup, t.setup
 	}
 	c := t.call
 	switch c.outcome {
 	case "failed":
-		return schema.OutcomeFailed, schema.PhaseCall, c
+		return table.OutcomeFailed, table.PhaseCall, c
 	case "skipped":
 		if c.wasxfail {
-			return schema.OutcomeXFailed, schema.PhaseCall, c
+			return table.OutcomeXFailed, table.PhaseCall, c
 		}
-		return schema.OutcomeSkipped, schema.PhaseCall, c
+		return table.OutcomeSkipped, table.PhaseCall, c
 	}
 	if c.wasxfail {
-		return schema.OutcomeXPassed, schema.PhaseCall, c
+		return table.OutcomeXPassed, table.PhaseCall, c
 	}
-	return schema.OutcomePassed, schema.PhaseCall, c
+	return table.OutcomePassed, table.PhaseCall, c
 }
 
 func (d *decoder) testRow(t *test, outcome, phase string, r phaseReport) error {
@@ -555,7 +555,7 @@ func (d *decoder) testRowValues(t *test, outcome, phase string, msg, longrepr *s
 		ph = phase
 	}
 	return d.emit(evidence.Object{
-		"nodeid": t.nodeid, "kind": schema.KindTest, "outcome": outcome, "phase": ph,
+		"nodeid": t.nodeid, "kind": table.KindTest, "outcome": outcome, "phase": ph,
 		"duration": dur, "file": file, "line": t.line, "worker": worker,
 		"message": strOrNil(msg), "longrepr": strOrNil(longrepr), "longrepr_truncated": trunc,
 	})
@@ -586,7 +586,7 @@ func (d *decoder) testCrash(f *fields) error {
 	if t.setup.seen {
 		dur = t.duration
 	}
-	return d.testRowValues(t, schema.OutcomeCrashed, schema.PhaseCrash, &msg, nil, false, dur)
+	return d.testRowValues(t, table.OutcomeCrashed, table.PhaseCrash, &msg, nil, false, dur)
 }
 
 func (d *decoder) emit(values evidence.Object) error {
@@ -629,12 +629,12 @@ func (d *decoder) finish() error {
 	}
 	sort.Slice(open, func(i, j int) bool { return open[i].firstLine < open[j].firstLine })
 	for _, t := range open {
-		phase := schema.PhaseCall
+		phase := table.PhaseCall
 		switch {
 		case t.setup.outcome != "passed":
-			phase = schema.PhaseTeardown
+			phase = table.PhaseTeardown
 		case t.call.seen:
-			phase = schema.PhaseTeardown
+			phase = table.PhaseTeardown
 		}
 		// Keep a failure the test already reported before it was cut off.
 		var msg, lr *string
@@ -642,7 +642,7 @@ func (d *decoder) finish() error {
 		if _, _, r := decide(t); r.outcome == "failed" {
 			msg, lr, trunc = r.message, r.longrepr, r.trunc
 		}
-		if err := d.testRowValues(t, schema.OutcomeInterrupted, phase, msg, lr, trunc, t.duration); err != nil {
+		if err := d.testRowValues(t, table.OutcomeInterrupted, phase, msg, lr, trunc, t.duration); err != nil {
 			return err
 		}
 	}
@@ -655,43 +655,43 @@ func (d *decoder) finish() error {
 	sort.Strings(starts)
 	for _, n := range starts {
 		for range d.starts[n] {
-			if err := d.testRowValues(&test{nodeid: n, line: -1}, schema.OutcomeInterrupted, schema.PhaseSetup, nil, nil, false, nil); err != nil {
+			if err := d.testRowValues(&test{nodeid: n, line: -1}, table.OutcomeInterrupted, table.PhaseSetup, nil, nil, false, nil); err != nil {
 				return err
 			}
 		}
 	}
 	for _, n := range d.order {
 		if d.ids[n]&idRan == 0 {
-			if err := d.testRowValues(&test{nodeid: n, line: -1}, schema.OutcomeUnexecuted, "", nil, nil, false, nil); err != nil {
+			if err := d.testRowValues(&test{nodeid: n, line: -1}, table.OutcomeUnexecuted, "", nil, nil, false, nil); err != nil {
 				return err
 			}
 		}
 	}
 
-	for _, o := range []string{schema.OutcomePassed, schema.OutcomeFailed, schema.OutcomeError, schema.OutcomeSkipped,
-		schema.OutcomeXFailed, schema.OutcomeXPassed, schema.OutcomeCrashed, schema.OutcomeInterrupted, schema.OutcomeUnexecuted,
-		schema.MetricCollectionErrors, schema.MetricCollectionSkipped} {
+	for _, o := range []string{table.OutcomePassed, table.OutcomeFailed, table.OutcomeError, table.OutcomeSkipped,
+		table.OutcomeXFailed, table.OutcomeXPassed, table.OutcomeCrashed, table.OutcomeInterrupted, table.OutcomeUnexecuted,
+		table.MetricCollectionErrors, table.MetricCollectionSkipped} {
 		sum.Metrics[o] = evidence.Metric{Value: d.counts[o]}
 	}
-	sum.Metrics[schema.MetricCollected] = evidence.Metric{Value: int64(len(d.order))}
+	sum.Metrics[table.MetricCollected] = evidence.Metric{Value: int64(len(d.order))}
 	if d.deselectedUnknown {
-		sum.Metrics[schema.MetricDeselected] = evidence.Metric{Value: nil}
+		sum.Metrics[table.MetricDeselected] = evidence.Metric{Value: nil}
 	} else {
-		sum.Metrics[schema.MetricDeselected] = evidence.Metric{Value: d.deselected}
+		sum.Metrics[table.MetricDeselected] = evidence.Metric{Value: d.deselected}
 	}
 	if d.exitStatus != nil {
-		sum.Metrics[schema.MetricExitStatus] = evidence.Metric{Value: *d.exitStatus}
+		sum.Metrics[table.MetricExitStatus] = evidence.Metric{Value: *d.exitStatus}
 	} else {
-		sum.Metrics[schema.MetricExitStatus] = evidence.Metric{Value: nil}
+		sum.Metrics[table.MetricExitStatus] = evidence.Metric{Value: nil}
 	}
-	sum.Metrics[schema.MetricSessionFinished] = evidence.Metric{Value: d.sessionFinished}
-	sum.Metrics[schema.MetricSessionInterrupt] = evidence.Metric{Value: len(d.interrupts) > 0}
-	sum.Metrics[schema.MetricCrashedWorkers] = evidence.Metric{Value: int64(len(d.crashed))}
-	sum.Metrics[schema.MetricWorkers] = evidence.Metric{Value: int64(len(d.workers))}
-	sum.Metrics[schema.MetricInternalErrors] = evidence.Metric{Value: d.internalErrors}
-	sum.Metrics[schema.MetricTruncatedBytes] = evidence.Metric{Value: d.unterminated, Unit: "bytes"}
-	sum.Metrics[schema.MetricFixtureSetups] = evidence.Metric{Value: d.fixtures}
-	sum.Metrics[schema.MetricFixtureSeconds] = evidence.Metric{Value: d.fixtureSeconds, Unit: "s"}
+	sum.Metrics[table.MetricSessionFinished] = evidence.Metric{Value: d.sessionFinished}
+	sum.Metrics[table.MetricSessionInterrupt] = evidence.Metric{Value: len(d.interrupts) > 0}
+	sum.Metrics[table.MetricCrashedWorkers] = evidence.Metric{Value: int64(len(d.crashed))}
+	sum.Metrics[table.MetricWorkers] = evidence.Metric{Value: int64(len(d.workers))}
+	sum.Metrics[table.MetricInternalErrors] = evidence.Metric{Value: d.internalErrors}
+	sum.Metrics[table.MetricTruncatedBytes] = evidence.Metric{Value: d.unterminated, Unit: "bytes"}
+	sum.Metrics[table.MetricFixtureSetups] = evidence.Metric{Value: d.fixtures}
+	sum.Metrics[table.MetricFixtureSeconds] = evidence.Metric{Value: d.fixtureSeconds, Unit: "s"}
 	sum.RowsObserved = d.rows
 	sum.Complete = d.runFinished && d.sessionFinished && len(d.interrupts) == 0 && len(d.crashed) == 0 &&
 		d.internalErrors == 0 && d.unterminated == 0

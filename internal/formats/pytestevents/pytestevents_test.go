@@ -20,7 +20,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/formatstest"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 const fixtures = "../../../testdata/pytest-events"
@@ -29,17 +29,17 @@ var testArtifact = &evidence.Artifact{ID: "sha256:" + strings.Repeat("0", 64), P
 
 // decode runs the decoder over r with default limits.
 type (
-	sink  = formatstest.Sink
-	table = formatstest.Table
+	sink     = formatstest.Sink
+	recorded = formatstest.Table
 )
 
-func decode(t testing.TB, r io.Reader, limits map[string]int64) (*table, error) {
+func decode(t testing.TB, r io.Reader, limits map[string]int64) (*recorded, error) {
 	t.Helper()
 	if limits == nil {
 		limits = map[string]int64{LimitItems: DefaultItems}
 	}
 	var s sink
-	err := Decode(context.Background(), &formats.Input{Artifact: testArtifact, R: r, Limits: limits}, &s)
+	err := Decode(context.Background(), formatstest.MustInput(t, Spec, testArtifact, r, limits), &s)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func decode(t testing.TB, r io.Reader, limits map[string]int64) (*table, error) 
 	return s.Tables[0], nil
 }
 
-func decodeFile(t *testing.T, name string) *table {
+func decodeFile(t *testing.T, name string) *recorded {
 	t.Helper()
 	path := filepath.Join(fixtures, name)
 	art, err := formats.ArtifactFromPath(path, "explicit")
@@ -78,7 +78,7 @@ func metric(t *testing.T, s *evidence.Summary, name string) any {
 	return m.Value
 }
 
-func rowsWhere(tb *table, outcome string) []evidence.Object {
+func rowsWhere(tb *recorded, outcome string) []evidence.Object {
 	var out []evidence.Object
 	for _, r := range tb.Rows {
 		if r["outcome"] == outcome {
@@ -97,13 +97,13 @@ func TestFixtures(t *testing.T) {
 		limits   []string // substrings of limitations
 	}
 	suiteCounts := map[string]int64{
-		schema.OutcomePassed: 6, schema.OutcomeFailed: 8, schema.OutcomeError: 3, schema.OutcomeSkipped: 3,
-		schema.OutcomeXFailed: 1, schema.OutcomeXPassed: 1, schema.OutcomeCrashed: 0, schema.OutcomeInterrupted: 0,
-		schema.OutcomeUnexecuted: 0, schema.MetricCollectionErrors: 1, schema.MetricCollectionSkipped: 1,
-		schema.MetricCollected: 21, schema.MetricDeselected: 0,
+		table.OutcomePassed: 6, table.OutcomeFailed: 8, table.OutcomeError: 3, table.OutcomeSkipped: 3,
+		table.OutcomeXFailed: 1, table.OutcomeXPassed: 1, table.OutcomeCrashed: 0, table.OutcomeInterrupted: 0,
+		table.OutcomeUnexecuted: 0, table.MetricCollectionErrors: 1, table.MetricCollectionSkipped: 1,
+		table.MetricCollected: 21, table.MetricDeselected: 0,
 	}
 	xdistCounts := maps(suiteCounts)
-	delete(xdistCounts, schema.MetricDeselected)
+	delete(xdistCounts, table.MetricDeselected)
 	cases := []struct {
 		file string
 		want want
@@ -113,25 +113,25 @@ func TestFixtures(t *testing.T) {
 		{"xdist.pytest-events.jsonl", want{counts: xdistCounts, complete: true, exit: int64(1), workers: 2,
 			limits: []string{"deselected count is not observable"}}},
 		{"collection-interrupted.pytest-events.jsonl", want{counts: map[string]int64{
-			schema.OutcomeUnexecuted: 21, schema.MetricCollectionErrors: 1, schema.MetricCollected: 21, schema.OutcomePassed: 0,
+			table.OutcomeUnexecuted: 21, table.MetricCollectionErrors: 1, table.MetricCollected: 21, table.OutcomePassed: 0,
 		}, exit: int64(2), limits: []string{"interrupted: Interrupted: 1 error during collection"}}},
 		{"xdist-crash.pytest-events.jsonl", want{counts: map[string]int64{
-			schema.OutcomePassed: 6, schema.OutcomeFailed: 1, schema.OutcomeCrashed: 1, schema.MetricCrashedWorkers: 1,
-			schema.OutcomeUnexecuted: 0, schema.MetricCollected: 8,
+			table.OutcomePassed: 6, table.OutcomeFailed: 1, table.OutcomeCrashed: 1, table.MetricCrashedWorkers: 1,
+			table.OutcomeUnexecuted: 0, table.MetricCollected: 8,
 		}, exit: int64(1), workers: 3, limits: []string{"xdist worker gw0 crashed"}}},
 		{"keyboard-interrupt.pytest-events.jsonl", want{counts: map[string]int64{
-			schema.OutcomePassed: 1, schema.OutcomeInterrupted: 1, schema.OutcomeUnexecuted: 2, schema.MetricCollected: 4,
+			table.OutcomePassed: 1, table.OutcomeInterrupted: 1, table.OutcomeUnexecuted: 2, table.MetricCollected: 4,
 		}, exit: int64(2), limits: []string{"interrupted: KeyboardInterrupt"}}},
 		// pytest lists the items before the failing modifyitems hook raises;
 		// they never run.
 		{"internal-error.pytest-events.jsonl", want{counts: map[string]int64{
-			schema.MetricInternalErrors: 1, schema.MetricCollected: 1, schema.OutcomeUnexecuted: 1,
+			table.MetricInternalErrors: 1, table.MetricCollected: 1, table.OutcomeUnexecuted: 1,
 		}, exit: int64(3), limits: []string{"1 internal error"}}},
 		{"no-tests.pytest-events.jsonl", want{counts: map[string]int64{
-			schema.MetricCollected: 0, schema.MetricDeselected: 4, schema.OutcomePassed: 0,
+			table.MetricCollected: 0, table.MetricDeselected: 4, table.OutcomePassed: 0,
 		}, complete: true, exit: int64(5)}},
 		{"bounds.pytest-events.jsonl", want{counts: map[string]int64{
-			schema.OutcomeFailed: 2, schema.OutcomeSkipped: 1, schema.MetricCollected: 3,
+			table.OutcomeFailed: 2, table.OutcomeSkipped: 1, table.MetricCollected: 3,
 		}, complete: true, exit: int64(1)}},
 	}
 	for _, c := range cases {
@@ -146,10 +146,10 @@ func TestFixtures(t *testing.T) {
 			if s.Complete != c.want.complete {
 				t.Errorf("complete = %v, want %v (limitations %q)", s.Complete, c.want.complete, s.Limitations)
 			}
-			if got := metric(t, s, schema.MetricExitStatus); got != c.want.exit {
+			if got := metric(t, s, table.MetricExitStatus); got != c.want.exit {
 				t.Errorf("exit_status = %v, want %v", got, c.want.exit)
 			}
-			if got := metric(t, s, schema.MetricWorkers); got != c.want.workers {
+			if got := metric(t, s, table.MetricWorkers); got != c.want.workers {
 				t.Errorf("workers = %v, want %d", got, c.want.workers)
 			}
 			for _, l := range c.want.limits {
@@ -222,10 +222,10 @@ func TestRowDetails(t *testing.T) {
 		t.Fatalf("the plugin's fixture timer leaks into the traceback: %s", lr)
 	}
 	// Fixture timing: the session fixture sleeps 20 ms, the slow one 50 ms.
-	if n := tb.Summary.Metrics[schema.MetricFixtureSetups].Value; n != int64(12) {
+	if n := tb.Summary.Metrics[table.MetricFixtureSetups].Value; n != int64(12) {
 		t.Fatalf("fixture_setups = %v, want 12", n)
 	}
-	if s := tb.Summary.Metrics[schema.MetricFixtureSeconds].Value.(float64); s < 0.07 {
+	if s := tb.Summary.Metrics[table.MetricFixtureSeconds].Value.(float64); s < 0.07 {
 		t.Fatalf("fixture_setup_seconds = %v, below the fixtures' 70 ms of sleep", s)
 	}
 	slow := one("test_outcomes.py::test_slow_fixture")
@@ -241,7 +241,7 @@ func TestXdistWorkerIdentity(t *testing.T) {
 	tb := decodeFile(t, "xdist.pytest-events.jsonl")
 	workers := map[any]int{}
 	for _, r := range tb.Rows {
-		if r["kind"] == schema.KindTest {
+		if r["kind"] == table.KindTest {
 			workers[r["worker"]]++
 		}
 	}
@@ -249,7 +249,7 @@ func TestXdistWorkerIdentity(t *testing.T) {
 		t.Fatalf("test rows by worker: %v (want gw0 and gw1, no nulls)", workers)
 	}
 	crash := decodeFile(t, "xdist-crash.pytest-events.jsonl")
-	c := rowsWhere(crash, schema.OutcomeCrashed)
+	c := rowsWhere(crash, table.OutcomeCrashed)
 	if len(c) != 1 || c[0]["nodeid"] != "test_crash.py::test_worker_crash" || c[0]["worker"] != "gw0" || c[0]["phase"] != "crash" {
 		t.Fatalf("crashed rows: %v", c)
 	}
@@ -260,12 +260,12 @@ func TestXdistWorkerIdentity(t *testing.T) {
 
 func TestInterruptedRows(t *testing.T) {
 	tb := decodeFile(t, "keyboard-interrupt.pytest-events.jsonl")
-	in := rowsWhere(tb, schema.OutcomeInterrupted)
+	in := rowsWhere(tb, table.OutcomeInterrupted)
 	if len(in) != 1 || in[0]["nodeid"] != "test_interrupt.py::test_interrupted" || in[0]["phase"] != "call" {
 		t.Fatalf("interrupted: %v", in)
 	}
 	var un []string
-	for _, r := range rowsWhere(tb, schema.OutcomeUnexecuted) {
+	for _, r := range rowsWhere(tb, table.OutcomeUnexecuted) {
 		un = append(un, r["nodeid"].(string))
 		if r["phase"] != nil || r["duration"] != nil {
 			t.Fatalf("unexecuted row with phase or duration: %v", r)
@@ -402,7 +402,7 @@ func TestJUnitAgreement(t *testing.T) {
 					"passed": "pass", "xpassed": "pass", "failed": "failure", "error": "error",
 					"skipped": "skipped", "xfailed": "skipped",
 				}[r["outcome"]]
-				if r["kind"] == schema.KindCollector && r["outcome"] == schema.OutcomePassed {
+				if r["kind"] == table.KindCollector && r["outcome"] == table.OutcomePassed {
 					continue // JUnit lists only collectors that did not pass
 				}
 				if res == "" {
@@ -453,14 +453,14 @@ func TestTruncatedStream(t *testing.T) {
 	if !slices.ContainsFunc(s.Limitations, func(l string) bool { return strings.Contains(l, "unterminated line") }) {
 		t.Fatalf("limitations %q", s.Limitations)
 	}
-	if n := metric(t, s, schema.MetricTruncatedBytes).(int64); n <= 0 {
+	if n := metric(t, s, table.MetricTruncatedBytes).(int64); n <= 0 {
 		t.Fatalf("unterminated_bytes %d", n)
 	}
-	in := rowsWhere(tb, schema.OutcomeInterrupted)
+	in := rowsWhere(tb, table.OutcomeInterrupted)
 	if len(in) != 1 || in[0]["nodeid"] != "test_outcomes.py::test_fail_exception" || in[0]["phase"] != "call" {
 		t.Fatalf("interrupted %v", in)
 	}
-	if got := metric(t, s, schema.OutcomeUnexecuted); got != int64(18) {
+	if got := metric(t, s, table.OutcomeUnexecuted); got != int64(18) {
 		t.Fatalf("unexecuted %v, want 18", got)
 	}
 	// Nothing but a partial first line: an empty, incomplete table.
@@ -658,7 +658,7 @@ func FuzzDecode(f *testing.F) {
 		if tb.Summary.RowsObserved != int64(len(tb.Rows)) {
 			t.Fatalf("rows_observed %d, rows %d", tb.Summary.RowsObserved, len(tb.Rows))
 		}
-		if tb.Summary.Complete && (tb.Summary.Metrics[schema.MetricSessionFinished].Value != true || tb.Summary.Metrics[schema.MetricTruncatedBytes].Value != int64(0)) {
+		if tb.Summary.Complete && (tb.Summary.Metrics[table.MetricSessionFinished].Value != true || tb.Summary.Metrics[table.MetricTruncatedBytes].Value != int64(0)) {
 			t.Fatalf("complete without a finished, whole session: %v", tb.Summary.Metrics)
 		}
 	})
@@ -701,7 +701,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := Decode(context.Background(), &formats.Input{Artifact: testArtifact, R: bytes.NewReader(data), Limits: map[string]int64{LimitItems: DefaultItems}}, formatstest.Discard{}); err != nil {
+		if err := Decode(context.Background(), formatstest.MustInput(b, Spec, testArtifact, bytes.NewReader(data), nil), formatstest.Discard{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/jsonscan"
+	"github.com/flameox/flameox/internal/table"
 )
 
 type rule struct {
@@ -797,7 +798,7 @@ func (d *decoder) begin() error {
 	if d.tw != nil {
 		return nil
 	}
-	tw, err := d.out.Begin(&evidence.Table{Name: Table, Columns: Columns(), Evidence: evidence.Observed,
+	tw, err := d.out.Begin(&evidence.Table{Name: Table, Columns: table.SARIFResults.EvidenceColumns(""), Evidence: evidence.Observed,
 		Arguments: arguments(d.in, d.root)})
 	if err != nil {
 		return err

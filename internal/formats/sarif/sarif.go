@@ -17,11 +17,12 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Table is the row schema this decoder emits.
-const Table = schema.SARIFResults
+var Table = table.SARIFResults.Name
 
 // MessageBytes bounds the message text kept per result; longer text is cut
 // on a rune boundary and message_truncated is set.
@@ -73,14 +74,13 @@ var Spec = &formats.Spec{
 	Family:   "Static candidates",
 	Suffixes: []string{".sarif", ".sarif.json"},
 	Sniff:    Sniff,
-	Tables:   []string{Table},
+	Tables:   []*table.Schema{table.SARIFResults.Schema},
 	Limits:   parserLimits,
 	Producer: "SARIF 2.1.0 producers (gosec, ESLint, CodeQL, ...)",
 	Version:  "1",
 	Decoder:  formats.DecoderFunc(decode),
-	Options: map[string]string{
-		OptSourceRoot: "absolute directory that result URIs and path filters are normalized against; default: the artifact's directory",
-	},
+	Options: []param.Param{{Name: OptSourceRoot, Type: param.String,
+		Doc: "absolute directory that result URIs and path filters are normalized against; default: the artifact's directory"}},
 }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
@@ -108,7 +108,7 @@ func Sniff(prefix []byte) formats.Verdict {
 }
 
 // Columns are the sarif.results columns.
-func Columns() []evidence.Column { return schema.SARIFResultColumns() }
+func Columns() []evidence.Column { return table.SARIFResults.EvidenceColumns("") }
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	root, err := sourceRoot(in)
@@ -123,9 +123,9 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 // directory.
 func sourceRoot(in *formats.Input) (*Root, error) {
 	dir := filepath.Dir(in.Artifact.Path)
-	if v, ok := in.Options[OptSourceRoot]; ok && v != nil {
-		s, ok := v.(string)
-		if !ok || s == "" {
+	if in.Given(OptSourceRoot) {
+		s := in.String(OptSourceRoot)
+		if s == "" {
 			return nil, evidence.Failf(evidence.CodeInvalidArgument, "option %s must be an absolute directory path", OptSourceRoot)
 		}
 		dir = s

@@ -38,8 +38,8 @@ func limits(over map[string]int64) map[string]int64 {
 
 // decodeFile runs the decoder through formats.Run, as the CLI does.
 type (
-	sink  = formatstest.Sink
-	table = formatstest.Table
+	sink     = formatstest.Sink
+	recorded = formatstest.Table
 )
 
 func decodeFile(t testing.TB, path string, opts evidence.Object, over map[string]int64) (*sink, error) {
@@ -50,8 +50,10 @@ func decodeFile(t testing.TB, path string, opts evidence.Object, over map[string
 // decodeBytes runs the decoder on an in-memory reader.
 func decodeBytes(r io.Reader, opts evidence.Object, over map[string]int64) (*sink, error) {
 	s := &sink{}
-	in := &formats.Input{Artifact: &evidence.Artifact{ID: "sha256:test", Path: "/nonexistent/dir/log.sarif"},
-		R: r, Limits: limits(over), Options: opts}
+	in, err := formatstest.Input(Spec, &evidence.Artifact{ID: "sha256:test", Path: "/nonexistent/dir/log.sarif"}, r, limits(over), opts)
+	if err != nil {
+		return s, err
+	}
 	return s, Spec.Decoder.Decode(context.Background(), in, s)
 }
 
@@ -63,7 +65,7 @@ func code(err error) evidence.Code {
 	return ""
 }
 
-func one(t *testing.T, s *sink) *table {
+func one(t *testing.T, s *sink) *recorded {
 	t.Helper()
 	if len(s.Tables) != 1 {
 		t.Fatalf("got %d tables, want 1", len(s.Tables))

@@ -27,7 +27,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/jsonscan"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/unit"
 )
 
@@ -61,7 +61,7 @@ var Spec = &formats.Spec{
 	Family:   "CPU profiles",
 	Suffixes: []string{".speedscope.json"},
 	Sniff:    Sniff,
-	Tables:   []string{schema.CPUFrames, schema.CPUEdges},
+	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
 	Limits:   limitList,
 	Producer: "py-spy record --format speedscope (or any speedscope exporter)",
 	Version:  "1",
@@ -205,8 +205,8 @@ func (r *reader) emitGroup(g *group, artifactID string, dupNames, split bool, ou
 		cov = append(cov, entry)
 	}
 	metrics := map[string]evidence.Metric{
-		schema.MetricTotalWeight: {Value: total, Unit: g.unit},
-		schema.MetricSamples:     {Value: samples, Unit: unit.Samples},
+		table.MetricTotalWeight: {Value: total, Unit: g.unit},
+		table.MetricSamples:     {Value: samples, Unit: unit.Samples},
 		"events":                 {Value: events, Unit: unit.Events},
 		"profiles":               {Value: int64(len(g.profiles))},
 	}
@@ -235,7 +235,7 @@ func (r *reader) emitGroup(g *group, artifactID string, dupNames, split bool, ou
 		}
 	}
 
-	tw, err := out.Begin(&evidence.Table{Name: schema.CPUFrames, Columns: schema.CPUFrameColumns(g.unit)})
+	tw, err := out.Begin(&evidence.Table{Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns(g.unit)})
 	if err != nil {
 		return err
 	}
@@ -279,7 +279,7 @@ func (r *reader) emitGroup(g *group, artifactID string, dupNames, split bool, ou
 		return err
 	}
 
-	tw, err = out.Begin(&evidence.Table{Name: schema.CPUEdges, Columns: schema.CPUEdgeColumns(g.unit)})
+	tw, err = out.Begin(&evidence.Table{Name: table.CPUEdges.Name, Columns: table.CPUEdges.EvidenceColumns(g.unit)})
 	if err != nil {
 		return err
 	}
@@ -330,13 +330,13 @@ var addressName = regexp.MustCompile(`^(0x)?[0-9a-fA-F]{6,}$`)
 func symbolization(name string) string {
 	switch {
 	case name == "", name == "[unknown]", addressName.MatchString(name):
-		return schema.Unresolved
+		return table.Unresolved
 	case name == "<lambda>", name == "(anonymous)", name == "(anonymous function)":
-		return schema.Anonymous
+		return table.Anonymous
 	case name == "(root)", name == "(program)", name == "(idle)", name == "(garbage collector)":
-		return schema.Synthetic
+		return table.Synthetic
 	}
-	return schema.Symbolized
+	return table.Symbolized
 }
 
 // Sniff recognizes a JSON object whose top-level "$schema" is the

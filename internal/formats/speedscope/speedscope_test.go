@@ -19,7 +19,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/formatstest"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 type capture = formatstest.Sink
@@ -27,7 +27,10 @@ type capture = formatstest.Sink
 const testdata = "../../../testdata/speedscope"
 
 func defaults(over map[string]int64) limits {
-	in := &formats.Input{Limits: over}
+	in, err := formats.NewInput(Spec, over, nil)
+	if err != nil {
+		panic(err)
+	}
 	return limitsOf(in)
 }
 
@@ -192,7 +195,7 @@ func TestAgainstNaiveOracle(t *testing.T) {
 			}
 			want := naive(t, b)
 			seen := map[string]bool{}
-			for _, tb := range c.Named(schema.CPUFrames) {
+			for _, tb := range c.Named(table.CPUFrames.Name) {
 				for _, r := range tb.Rows {
 					k := rowKey(r)
 					if seen[k] {
@@ -212,7 +215,7 @@ func TestAgainstNaiveOracle(t *testing.T) {
 				t.Errorf("%d frame rows, want %d", len(seen), len(want.incl))
 			}
 			edges := 0
-			for _, tb := range c.Named(schema.CPUEdges) {
+			for _, tb := range c.Named(table.CPUEdges.Name) {
 				for _, r := range tb.Rows {
 					k := edgeKeyOf(r)
 					f := factors[want.unit[r["thread"].(string)]]
@@ -226,8 +229,8 @@ func TestAgainstNaiveOracle(t *testing.T) {
 				t.Errorf("%d edge rows, want %d", edges, len(want.eWeight))
 			}
 			var total float64
-			for _, tb := range c.Named(schema.CPUFrames) {
-				total += float(t, tb.Summary.Metrics[schema.MetricTotalWeight].Value)
+			for _, tb := range c.Named(table.CPUFrames.Name) {
+				total += float(t, tb.Summary.Metrics[table.MetricTotalWeight].Value)
 			}
 			var wantTotal float64
 			for th, w := range want.total {
@@ -269,7 +272,7 @@ func TestKnownValues(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			frames := got.Named(schema.CPUFrames)
+			frames := got.Named(table.CPUFrames.Name)
 			if len(frames) != 1 {
 				t.Fatalf("%d frame tables", len(frames))
 			}
@@ -289,7 +292,7 @@ func TestKnownValues(t *testing.T) {
 					t.Errorf("%s: %v", k, r)
 				}
 			}
-			if m := frames[0].Summary.Metrics[schema.MetricTotalWeight]; float(t, m.Value) != c.total || m.Unit != c.unit {
+			if m := frames[0].Summary.Metrics[table.MetricTotalWeight]; float(t, m.Value) != c.total || m.Unit != c.unit {
 				t.Errorf("total %v", m)
 			}
 		})
@@ -315,10 +318,10 @@ func TestMixedUnits(t *testing.T) {
 		t.Fatalf("tables %v, want %v", order, want)
 	}
 	secs, byts := c.Tables[0], c.Tables[2]
-	if m := secs.Summary.Metrics[schema.MetricTotalWeight]; float(t, m.Value) != 3+10*1e-3 || m.Unit != "s" {
+	if m := secs.Summary.Metrics[table.MetricTotalWeight]; float(t, m.Value) != 3+10*1e-3 || m.Unit != "s" {
 		t.Errorf("seconds total %v", m)
 	}
-	if m := byts.Summary.Metrics[schema.MetricTotalWeight]; float(t, m.Value) != 4096 || m.Unit != "bytes" {
+	if m := byts.Summary.Metrics[table.MetricTotalWeight]; float(t, m.Value) != 4096 || m.Unit != "bytes" {
 		t.Errorf("bytes total %v", m)
 	}
 	for _, r := range secs.Rows {
@@ -368,7 +371,7 @@ func TestPySpyThreads(t *testing.T) {
 			if err := json.Unmarshal(b, &doc); err != nil {
 				t.Fatal(err)
 			}
-			frames := c.Named(schema.CPUFrames)
+			frames := c.Named(table.CPUFrames.Name)
 			if len(frames) != 1 {
 				t.Fatalf("%d frame tables", len(frames))
 			}
@@ -389,7 +392,7 @@ func TestPySpyThreads(t *testing.T) {
 			if len(threads) != len(doc.Profiles) || len(doc.Profiles) < 2 {
 				t.Errorf("%d threads for %d profiles", len(threads), len(doc.Profiles))
 			}
-			if got := frames[0].Summary.Metrics[schema.MetricSamples].Value; got != samples {
+			if got := frames[0].Summary.Metrics[table.MetricSamples].Value; got != samples {
 				t.Errorf("samples %v, want %d", got, samples)
 			}
 			cov := frames[0].Summary.Coverage
@@ -413,7 +416,7 @@ func TestPySpyThreads(t *testing.T) {
 			t.Fatal(err)
 		}
 		top := map[any]evidence.Object{}
-		for _, r := range c.Named(schema.CPUFrames)[0].Rows {
+		for _, r := range c.Named(table.CPUFrames.Name)[0].Rows {
 			if cur := top[r["thread"]]; cur == nil || float(t, r["self_weight"]) > float(t, cur["self_weight"]) {
 				top[r["thread"]] = r
 			}
@@ -632,7 +635,7 @@ func TestEmptyAndEdgeCases(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := c.Tables[0].Summary
-		if float(t, s.Metrics[schema.MetricTotalWeight].Value) != 3 || len(c.Tables[0].Rows) != 1 {
+		if float(t, s.Metrics[table.MetricTotalWeight].Value) != 3 || len(c.Tables[0].Rows) != 1 {
 			t.Fatalf("%+v", s)
 		}
 		if !slices.ContainsFunc(s.Limitations, func(l string) bool { return strings.HasPrefix(l, "1 samples have no frames") }) {
@@ -721,7 +724,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		for i := 0; i < len(c.Tables); i += 2 {
 			frames, edges := c.Tables[i], c.Tables[i+1]
-			if frames.Header.Name != schema.CPUFrames || edges.Header.Name != schema.CPUEdges {
+			if frames.Header.Name != table.CPUFrames.Name || edges.Header.Name != table.CPUEdges.Name {
 				t.Fatal("tables out of order")
 			}
 			ids := map[string]bool{}

@@ -15,48 +15,34 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/formats/preview"
+	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Lines is the row schema of the decoder's table, one row per line (or
 // the part of a line inside the window).
-const Lines = "text.lines"
+var Lines = table.TextLines.Name
 
 // Version is the decoder's version.
 const Version = "1"
 
 // Terminators.
 const (
-	LF   = "lf"   // the line ended with \n
-	CRLF = "crlf" // the line ended with \r\n
-	EOF  = "eof"  // the last line, without a newline
+	LF   = table.LF
+	CRLF = table.CRLF
+	EOF  = table.EOF
 )
 
-// Columns are the columns of text.lines (and of the text-fragment
-// projection's rows).
-func Columns() []evidence.Column {
-	return []evidence.Column{
-		{Name: "line", Type: evidence.TypeInt, Description: "1-based line number"},
-		{Name: "offset", Type: evidence.TypeInt, Unit: "bytes", Description: "byte offset of the row's first byte"},
-		{Name: "column", Type: evidence.TypeInt, Unit: "bytes", Description: "0-based byte column of that byte in its line (non-zero when the window starts mid-line)"},
-		{Name: "bytes", Type: evidence.TypeInt, Unit: "bytes", Description: "bytes of the line from offset, inside the window, terminator excluded"},
-		{Name: "text", Type: evidence.TypeString, Description: "the first text_bytes of them; escaped when they are not valid UTF-8"},
-		{Name: "text_bytes", Type: evidence.TypeInt, Unit: "bytes", Description: "native bytes text shows; less than bytes when max_line_bytes cut the line"},
-		{Name: "escaped", Type: evidence.TypeBool, Description: "text writes invalid bytes as \\xHH and backslashes as \\\\"},
-		{Name: "terminator", Type: evidence.TypeString, Description: "lf, crlf, or eof for a last line without newline; null when the window ends inside the line"},
-	}
-}
-
-var options = preview.Options{
-	{Name: "offset", Kind: preview.Int, Default: int64(0), Min: 0, Max: 1 << 50,
+var options = []param.Param{
+	{Name: "offset", Type: param.Int, Default: int64(0), Min: param.F(0), Max: param.F(1 << 50),
 		Doc: "byte offset where the window starts (line numbers are still counted from the start)"},
-	{Name: "start_line", Kind: preview.Int, Default: int64(1), Min: 1, Max: 1 << 50,
+	{Name: "start_line", Type: param.Int, Default: int64(1), Min: param.F(1), Max: param.F(1 << 50),
 		Doc: "1-based line where the window starts; not with offset"},
-	{Name: "max_lines", Kind: preview.Int, Default: int64(1000), Min: 0, Max: 1000000,
+	{Name: "max_lines", Type: param.Int, Default: int64(1000), Min: param.F(0), Max: param.F(1000000),
 		Doc: "lines emitted; later lines inside the byte window are counted"},
-	{Name: "max_bytes", Kind: preview.Int, Default: int64(1 << 20), Min: 1, Max: 1 << 40,
+	{Name: "max_bytes", Type: param.Int, Default: int64(1 << 20), Min: param.F(1), Max: param.F(1 << 40),
 		Doc: "bytes of the window, from its start"},
-	{Name: "max_line_bytes", Kind: preview.Int, Default: int64(4096), Min: 1, Max: 16 << 20,
+	{Name: "max_line_bytes", Type: param.Int, Default: int64(4096), Min: param.F(1), Max: param.F(16 << 20),
 		Doc: "bytes of one line shown in text; the rest is counted in bytes"},
 }
 
@@ -68,11 +54,11 @@ var Spec = &formats.Spec{
 	Family:   "Generic previews",
 	Suffixes: []string{".txt", ".log", ".md", ".out", ".err"},
 	Sniff:    sniff,
-	Tables:   []string{Lines},
+	Tables:   []*table.Schema{table.TextLines.Schema},
 	Producer: "any program writing text (console output, logs)",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
-	Options:  options.Docs(),
+	Options:  options,
 }
 
 func sniff(prefix []byte) formats.Verdict {
@@ -228,10 +214,7 @@ func (r *reader) atEOF() bool {
 }
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	opts, err := options.Parse(in.Options)
-	if err != nil {
-		return err
-	}
+	opts := in
 	if opts.Given("offset") && opts.Given("start_line") {
 		return &evidence.Failure{Code: evidence.CodeInvalidArgument,
 			Message: "decoder options offset and start_line both set a window start; give one", Location: evidence.Location{Field: "start_line"}}
@@ -245,7 +228,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		return readFailure(err, r)
 	}
 	win := Window{Offset: r.pos, Line: r.line, Column: r.pos - r.lineStart, Total: in.Artifact.Size}
-	tw, err := out.Begin(&evidence.Table{Name: Lines, Columns: Columns()})
+	tw, err := out.Begin(&evidence.Table{Name: Lines, Columns: table.TextLines.EvidenceColumns("")})
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/jsonscan"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/unit"
 )
 
@@ -42,7 +42,7 @@ var Spec = &formats.Spec{
 	Family:   "CPU profiles",
 	Suffixes: []string{".cpuprofile"},
 	Sniff:    sniff,
-	Tables:   []string{schema.CPUFrames, schema.CPUEdges},
+	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
 	Limits: []formats.Limit{
 		{Name: LimitBytes, Default: 16 << 30, Unit: "bytes", Doc: "bytes read from the profile"},
 		{Name: LimitNodes, Default: 5_000_000, Unit: "count", Doc: "call-tree nodes"},
@@ -563,11 +563,11 @@ var syntheticNames = map[string]bool{"(root)": true, "(program)": true, "(idle)"
 func symbolization(cf callFrame) string {
 	switch {
 	case syntheticNames[cf.function] && cf.url == "":
-		return schema.Synthetic
+		return table.Synthetic
 	case cf.function == "":
-		return schema.Anonymous
+		return table.Anonymous
 	}
-	return schema.Symbolized
+	return table.Symbolized
 }
 
 func frameID(cf callFrame) string {
@@ -614,7 +614,7 @@ func (p *profile) emit(in *formats.Input, out formats.Sink) error {
 	}
 
 	aid := in.Artifact.ID
-	tw, err := out.Begin(&evidence.Table{Name: schema.CPUFrames, Columns: schema.CPUFrameColumns(unit.Samples)})
+	tw, err := out.Begin(&evidence.Table{Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns(unit.Samples)})
 	if err != nil {
 		return err
 	}
@@ -645,7 +645,7 @@ func (p *profile) emit(in *formats.Input, out formats.Sink) error {
 		return err
 	}
 
-	ew, err := out.Begin(&evidence.Table{Name: schema.CPUEdges, Columns: schema.CPUEdgeColumns(unit.Samples)})
+	ew, err := out.Begin(&evidence.Table{Name: table.CPUEdges.Name, Columns: table.CPUEdges.EvidenceColumns(unit.Samples)})
 	if err != nil {
 		return err
 	}
@@ -693,8 +693,8 @@ func (p *profile) summary(rows, hitMismatch int64) *evidence.Summary {
 		RowsObserved: rows,
 		Complete:     true,
 		Metrics: map[string]evidence.Metric{
-			schema.MetricTotalWeight:   {Value: p.samples, Unit: unit.Samples},
-			schema.MetricSamples:       {Value: p.samples, Unit: unit.Samples},
+			table.MetricTotalWeight:   {Value: p.samples, Unit: unit.Samples},
+			table.MetricSamples:       {Value: p.samples, Unit: unit.Samples},
 			"nodes":                    {Value: len(p.nodes), Unit: "count"},
 			"frames":                   {Value: len(p.frames), Unit: "count"},
 			"hit_count_mismatch_nodes": {Value: hitMismatch, Unit: "count"},

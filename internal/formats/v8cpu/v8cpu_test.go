@@ -16,7 +16,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/formatstest"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 const testdata = "../../../testdata/v8"
@@ -27,7 +27,7 @@ func decodeReader(t testing.TB, r io.Reader, limits map[string]int64) (*formatst
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &formats.Input{Artifact: &evidence.Artifact{ID: "sha256:" + strings.Repeat("0", 64)}, R: r, Limits: lim}
+	in := formatstest.MustInput(t, Spec, nil, r, lim)
 	sink := &formatstest.Sink{}
 	return sink, Spec.Decoder.Decode(context.Background(), in, sink)
 }
@@ -83,7 +83,7 @@ func TestSelfCountsEqualIndependentCount(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			frames := sink.Table(schema.CPUFrames)
+			frames := sink.Table(table.CPUFrames.Name)
 			got := map[string]int64{}
 			var sum int64
 			for _, r := range frames.Rows {
@@ -99,7 +99,7 @@ func TestSelfCountsEqualIndependentCount(t *testing.T) {
 			if sum != total {
 				t.Errorf("self weights sum to %d, file has %d samples", sum, total)
 			}
-			if tw := frames.Summary.Metrics[schema.MetricTotalWeight].Value; tw != total {
+			if tw := frames.Summary.Metrics[table.MetricTotalWeight].Value; tw != total {
 				t.Errorf("total_weight %v, want %d", tw, total)
 			}
 			if !frames.Summary.Complete {
@@ -124,7 +124,7 @@ func TestHotFunctionAndCoordinates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := sink.Table(schema.CPUFrames).Rows
+	rows := sink.Table(table.CPUFrames.Name).Rows
 	var top evidence.Object
 	var best int64 = -1
 	for _, r := range rows {
@@ -136,18 +136,18 @@ func TestHotFunctionAndCoordinates(t *testing.T) {
 		t.Fatalf("hottest frame is %v, want crunchPrimes", top["function"])
 	}
 	// app.js declares crunchPrimes on its 5th line: V8 lines are zero-based.
-	if top["line"] != int64(4) || top["symbolization"] != schema.Symbolized {
+	if top["line"] != int64(4) || top["symbolization"] != table.Symbolized {
 		t.Errorf("crunchPrimes at line %v (%v), want zero-based line 4", top["line"], top["symbolization"])
 	}
 	root := find(rows, "(root)")
-	if root == nil || root["line"] != int64(-1) || root["symbolization"] != schema.Synthetic || root["file"] != nil {
+	if root == nil || root["line"] != int64(-1) || root["symbolization"] != table.Synthetic || root["file"] != nil {
 		t.Errorf("(root) row = %v", root)
 	}
 	// An anonymous top-level function is exported at line 0, column 0: a
 	// real first line and column, not "unavailable".
 	for _, r := range rows {
 		if r["function"] == "" && r["line"] == int64(0) && r["column"] == int64(0) {
-			if r["symbolization"] != schema.Anonymous {
+			if r["symbolization"] != table.Anonymous {
 				t.Errorf("anonymous frame symbolization %v", r["symbolization"])
 			}
 			return
@@ -195,7 +195,7 @@ func TestRecursionInclusiveRepeats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fib := find(sink.Table(schema.CPUFrames).Rows, "fib")
+	fib := find(sink.Table(table.CPUFrames.Name).Rows, "fib")
 	if fib == nil {
 		t.Fatal("no fib frame")
 	}
@@ -206,7 +206,7 @@ func TestRecursionInclusiveRepeats(t *testing.T) {
 	if incl <= stacks {
 		t.Errorf("fib inclusive %d should exceed the %d stacks holding fib: recursion repeats", incl, stacks)
 	}
-	edges := sink.Table(schema.CPUEdges)
+	edges := sink.Table(table.CPUEdges.Name)
 	self := 0
 	for _, e := range edges.Rows {
 		if e["caller_function"] == "fib" && e["callee_function"] == "fib" {
@@ -242,7 +242,7 @@ func TestTimeDeltasAndIotest(t *testing.T) {
 			}
 		})
 	}
-	if _, ok := want.Table(schema.CPUFrames).Summary.Metrics["sampled_duration"]; !ok {
+	if _, ok := want.Table(table.CPUFrames.Name).Summary.Metrics["sampled_duration"]; !ok {
 		t.Error("no sampled_duration metric")
 	}
 	t.Run("read-error", func(t *testing.T) {
@@ -363,7 +363,7 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		frames := sink.Table(schema.CPUFrames)
+		frames := sink.Table(table.CPUFrames.Name)
 		if frames == nil || frames.Summary == nil {
 			t.Fatal("success without a frames table and summary")
 		}
@@ -372,7 +372,7 @@ func FuzzDecode(f *testing.F) {
 			n, _ := evidence.AsInt(r["self_weight"])
 			sum += n
 		}
-		if sum != frames.Summary.Metrics[schema.MetricSamples].Value.(int64) {
+		if sum != frames.Summary.Metrics[table.MetricSamples].Value.(int64) {
 			t.Fatalf("self weights %d do not add up to the samples", sum)
 		}
 	})

@@ -12,7 +12,7 @@ import (
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/projection/pathglob"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Name is the projection's name.
@@ -45,7 +45,7 @@ func NeedsStatements(rank string) bool {
 // Spec is the projection.
 var Spec = &projection.Spec{
 	Name:   Name,
-	Tables: []string{schema.CoverageFiles},
+	Tables: []*table.Schema{table.CoverageFiles.Schema},
 	Params: []param.Param{
 		{Name: "rank_by", Type: param.Enum, Enum: []string{ByMissingLines, ByPercentCovered, ByMissingBranches, ByExecutedLines, ByFile},
 			Doc: "ranking: missing_lines (most first), percent_covered (lowest first), missing_branches (most first), executed_lines (most first) or file (by path); default missing_lines for a JSON report, executed_lines for a data file alone"},
@@ -107,7 +107,7 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 }
 
 func (p *projector) Table(t *evidence.Table) error {
-	if t.Name != schema.CoverageFiles {
+	if t.Name != table.CoverageFiles.Name {
 		return nil
 	}
 	if t.Format != FormatJSON && t.Format != FormatSQLite {
@@ -143,7 +143,11 @@ func (p *projector) effectiveRank() (string, error) {
 	return p.rank, nil
 }
 
-func (p *projector) Row(t *evidence.Table, v evidence.Object) error {
+func (p *projector) Row(t *evidence.Table, row any) error {
+	v, err := projection.Values(t, row)
+	if err != nil {
+		return err
+	}
 	in, ok := p.byID[t.ID]
 	if !ok {
 		return nil
@@ -195,8 +199,8 @@ func (p *projector) Finish(w projection.Emitter) error {
 		args[k] = v
 	}
 	args["rank_by"] = rank
-	t := &evidence.Table{Name: schema.CoverageFiles, Operation: Operation, Projection: Name,
-		Columns: schema.CoverageFileColumns(), Evidence: evidence.Observed, Arguments: args}
+	t := &evidence.Table{Name: table.CoverageFiles.Name, Operation: Operation, Projection: Name,
+		Columns: table.CoverageFiles.EvidenceColumns(""), Evidence: evidence.Observed, Arguments: args}
 	for _, f := range []string{FormatJSON, FormatSQLite} {
 		if in := p.inputs[f]; in != nil {
 			t.ArtifactIDs = append(t.ArtifactIDs, in.t.ArtifactIDs...)

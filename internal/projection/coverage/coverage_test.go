@@ -13,6 +13,8 @@ import (
 	"github.com/flameox/flameox/internal/formats/coveragepy"
 	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/projection"
+	"github.com/flameox/flameox/internal/table"
 )
 
 const testdata = "../../../testdata/coverage"
@@ -28,6 +30,8 @@ type sink struct {
 	tables []*decoded
 }
 
+func (s *sink) Wants(*table.Schema) bool { return true }
+
 func (s *sink) Begin(t *evidence.Table) (formats.TableWriter, error) {
 	t.ID = s.spec.Name + strconv.Itoa(len(s.tables))
 	t.Format = s.spec.Name
@@ -36,7 +40,11 @@ func (s *sink) Begin(t *evidence.Table) (formats.TableWriter, error) {
 	s.tables = append(s.tables, d)
 	return d, nil
 }
-func (d *decoded) Row(v evidence.Object) error   { d.rows = append(d.rows, v); return nil }
+func (d *decoded) Row(v any) error {
+	o, err := projection.Values(d.header, v)
+	d.rows = append(d.rows, o)
+	return err
+}
 func (d *decoded) End(s *evidence.Summary) error { d.summary = s; return nil }
 
 type emitted struct {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 type memEmitter struct {
@@ -21,12 +21,12 @@ func (m *memEmitter) Row(v evidence.Object) error   { m.rows = append(m.rows, v)
 func (m *memEmitter) End(s *evidence.Summary) error { m.s = s; return nil }
 
 func frames(id, format, unit string) *evidence.Table {
-	return &evidence.Table{ID: id, Name: schema.CPUFrames, Format: format, Columns: schema.CPUFrameColumns(unit), ArtifactIDs: []string{"sha256:" + id}}
+	return &evidence.Table{ID: id, Name: table.CPUFrames.Name, Format: format, Columns: table.CPUFrames.EvidenceColumns(unit), ArtifactIDs: []string{"sha256:" + id}}
 }
 
 func mkRow(artifact, fn string, self, incl float64) evidence.Object {
 	return evidence.Object{"artifact_id": "sha256:" + artifact, "frame_id": fn, "function": fn, "file": nil, "line": int64(-1),
-		"column": int64(-1), "module": nil, "symbolization": schema.Symbolized, "thread": nil, "process": nil,
+		"column": int64(-1), "module": nil, "symbolization": table.Symbolized, "thread": nil, "process": nil,
 		"self_weight": self, "inclusive_weight": incl, "calls": nil, "primitive_calls": nil}
 }
 
@@ -181,7 +181,7 @@ func edgeRowOf(caller, callee string, w any, calls int64) evidence.Object {
 func TestEdgesWithoutWeights(t *testing.T) {
 	eff, given, _ := param.Validate(Edges.Params, nil)
 	p, _ := Edges.New(eff, given)
-	tab := &evidence.Table{ID: "e", Name: schema.CPUEdges, Format: "pstats", Columns: schema.CPUEdgeColumns("s"), ArtifactIDs: []string{"sha256:a"}}
+	tab := &evidence.Table{ID: "e", Name: table.CPUEdges.Name, Format: "pstats", Columns: table.CPUEdges.EvidenceColumns("s"), ArtifactIDs: []string{"sha256:a"}}
 	if err := p.Table(tab); err != nil {
 		t.Fatal(err)
 	}

@@ -8,13 +8,13 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Edges is the cpu-caller-edges projection.
 var Edges = &projection.Spec{
 	Name:   "cpu-caller-edges",
-	Tables: []string{schema.CPUEdges},
+	Tables: []*table.Schema{table.CPUEdges.Schema},
 	Params: append(slices.Clone(commonParams),
 		param.Param{Name: "caller_pattern", Type: param.String, Doc: "RE2 regular expression the caller function must match"},
 		param.Param{Name: "callee_pattern", Type: param.String, Doc: "RE2 regular expression the callee function must match"},
@@ -76,7 +76,11 @@ func newEdges(args evidence.Object, _ map[string]bool) (projection.Projector, er
 
 func (e *edges) Table(t *evidence.Table) error { return e.inputs.admit(t, "weight", "self_weight") }
 
-func (e *edges) Row(t *evidence.Table, v evidence.Object) error {
+func (e *edges) Row(t *evidence.Table, row any) error {
+	v, err := projection.Values(t, row)
+	if err != nil {
+		return err
+	}
 	in := e.inputs.of(t)
 	w, ok1 := evidence.AsFloat(v["weight"])
 	s, ok2 := evidence.AsFloat(v["self_weight"])
@@ -123,7 +127,7 @@ func (e *edges) Finish(w projection.Emitter) error {
 	if err := e.inputs.ready(); err != nil {
 		return err
 	}
-	base := schema.CPUEdgeColumns(e.inputs.unit)
+	base := table.CPUEdges.EvidenceColumns(e.inputs.unit)
 	cols := append([]evidence.Column{{Name: "rank", Type: evidence.TypeInt, Description: "1 = heaviest edge"}}, base...)
 	t := e.inputs.header("cpu-caller-edges", Edges.Name, "summarize_cpu_caller_edges", cols)
 	if err := w.Begin(t); err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/unit"
 )
 
@@ -35,7 +35,7 @@ var commonParams = []param.Param{
 // Hotspots is the cpu-hotspots projection.
 var Hotspots = &projection.Spec{
 	Name:   "cpu-hotspots",
-	Tables: []string{schema.CPUFrames},
+	Tables: []*table.Schema{table.CPUFrames.Schema},
 	Params: append(slices.Clone(commonParams),
 		param.Param{Name: "metric", Type: param.Enum, Enum: []string{MetricSelf, MetricCumulative, MetricCalls},
 			Doc: "ranking metric; pstats only (other formats have a native fixed weight: omit it)"},
@@ -130,7 +130,11 @@ func (h *hotspots) Table(t *evidence.Table) error {
 	return h.inputs.admit(t, "self_weight", "inclusive_weight")
 }
 
-func (h *hotspots) Row(t *evidence.Table, v evidence.Object) error {
+func (h *hotspots) Row(t *evidence.Table, row any) error {
+	v, err := projection.Values(t, row)
+	if err != nil {
+		return err
+	}
 	in := h.inputs.of(t)
 	self, ok1 := evidence.AsFloat(v["self_weight"])
 	incl, ok2 := evidence.AsFloat(v["inclusive_weight"])
@@ -150,7 +154,7 @@ func (h *hotspots) Row(t *evidence.Table, v evidence.Object) error {
 }
 
 func (h *hotspots) selected(v evidence.Object) bool {
-	if !h.synthetic && v["symbolization"] == schema.Synthetic {
+	if !h.synthetic && v["symbolization"] == table.Synthetic {
 		return false
 	}
 	if h.thread != "" && v["thread"] != h.thread {
@@ -188,7 +192,7 @@ func (h *hotspots) Finish(w projection.Emitter) error {
 	}
 	wu := h.inputs.unit
 	cols := []evidence.Column{{Name: "rank", Type: evidence.TypeInt, Description: "1 = hottest by the ranking metric"}}
-	base := schema.CPUFrameColumns(wu)
+	base := table.CPUFrames.EvidenceColumns(wu)
 	for _, name := range hotspotColumns {
 		c, _ := findColumn(base, name)
 		cols = append(cols, c)

@@ -17,7 +17,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Names of the projection and its result table.
@@ -30,16 +30,16 @@ const (
 // every test it would have collected), then crashes, interruptions, errors
 // and failures, and last the tests that never ran, so that a long tail of
 // unexecuted tests after an interruption cannot crowd out real failures.
-var rankOrder = []string{"collector-error", schema.OutcomeCrashed, schema.OutcomeInterrupted,
-	schema.OutcomeError, schema.OutcomeFailed, schema.OutcomeUnexecuted}
+var rankOrder = []string{"collector-error", table.OutcomeCrashed, table.OutcomeInterrupted,
+	table.OutcomeError, table.OutcomeFailed, table.OutcomeUnexecuted}
 
-var selectable = []string{schema.OutcomeFailed, schema.OutcomeError, schema.OutcomeCrashed,
-	schema.OutcomeInterrupted, schema.OutcomeUnexecuted}
+var selectable = []string{table.OutcomeFailed, table.OutcomeError, table.OutcomeCrashed,
+	table.OutcomeInterrupted, table.OutcomeUnexecuted}
 
 // Spec is the failures projection.
 var Spec = &projection.Spec{
 	Name:   Name,
-	Tables: []string{schema.PytestOutcomes},
+	Tables: []*table.Schema{table.PytestOutcomes.Schema},
 	Params: []param.Param{
 		{Name: "top", Type: param.Int, Default: int64(50), Min: param.F(1), Max: param.F(10000),
 			Doc: "most failure identities to return; ranked collection errors, crashes, interruptions, errors, failures, then unexecuted tests, each in run order"},
@@ -52,7 +52,7 @@ var Spec = &projection.Spec{
 }
 
 // Columns of the result table: those of pytest.outcomes.
-func Columns() []evidence.Column { return schema.PytestOutcomeColumns() }
+func Columns() []evidence.Column { return table.PytestOutcomes.EvidenceColumns("") }
 
 type item struct {
 	values evidence.Object
@@ -112,9 +112,9 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 }
 
 func (p *projector) Table(t *evidence.Table) error {
-	if t.Name != schema.PytestOutcomes {
+	if t.Name != table.PytestOutcomes.Name {
 		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
-			Message: fmt.Sprintf("projection %s reads %s tables, not %s", Name, schema.PytestOutcomes, t.Name)}
+			Message: fmt.Sprintf("projection %s reads %s tables, not %s", Name, table.PytestOutcomes.Name, t.Name)}
 	}
 	for _, c := range []string{"nodeid", "kind", "outcome"} {
 		if _, ok := t.Column(c); !ok {
@@ -130,7 +130,11 @@ func (p *projector) Table(t *evidence.Table) error {
 	return nil
 }
 
-func (p *projector) Row(t *evidence.Table, values evidence.Object) error {
+func (p *projector) Row(t *evidence.Table, row any) error {
+	values, err := projection.Values(t, row)
+	if err != nil {
+		return err
+	}
 	if p.byID[t.ID] == nil {
 		return evidence.Failf(evidence.CodeInternal, "row of a table that was not admitted: %s", t.ID)
 	}
@@ -139,17 +143,17 @@ func (p *projector) Row(t *evidence.Table, values evidence.Object) error {
 	nodeid, _ := values["nodeid"].(string)
 	key := outcome
 	switch kind {
-	case schema.KindTest:
+	case table.KindTest:
 		p.counts[outcome]++
-	case schema.KindCollector:
+	case table.KindCollector:
 		switch outcome {
-		case schema.OutcomeError:
-			p.counts[schema.MetricCollectionErrors]++
+		case table.OutcomeError:
+			p.counts[table.MetricCollectionErrors]++
 			key = "collector-error"
-		case schema.OutcomeSkipped:
-			p.counts[schema.MetricCollectionSkipped]++
+		case table.OutcomeSkipped:
+			p.counts[table.MetricCollectionSkipped]++
 		}
-		if outcome != schema.OutcomeError {
+		if outcome != table.OutcomeError {
 			return nil // successful and skipped collection is never a row
 		}
 	default:
@@ -221,13 +225,13 @@ func (p *projector) summary() *evidence.Summary {
 	if len(p.inputs) == 0 {
 		s.Limit("no pytest.outcomes table was read")
 	}
-	for _, o := range []string{schema.OutcomePassed, schema.OutcomeFailed, schema.OutcomeError, schema.OutcomeSkipped,
-		schema.OutcomeXFailed, schema.OutcomeXPassed, schema.OutcomeCrashed, schema.OutcomeInterrupted,
-		schema.OutcomeUnexecuted, schema.MetricCollectionErrors, schema.MetricCollectionSkipped} {
+	for _, o := range []string{table.OutcomePassed, table.OutcomeFailed, table.OutcomeError, table.OutcomeSkipped,
+		table.OutcomeXFailed, table.OutcomeXPassed, table.OutcomeCrashed, table.OutcomeInterrupted,
+		table.OutcomeUnexecuted, table.MetricCollectionErrors, table.MetricCollectionSkipped} {
 		s.Metrics[o] = evidence.Metric{Value: p.counts[o]}
 	}
-	sums := []string{schema.MetricCollected, schema.MetricDeselected, schema.MetricCrashedWorkers,
-		schema.MetricWorkers, schema.MetricInternalErrors}
+	sums := []string{table.MetricCollected, table.MetricDeselected, table.MetricCrashedWorkers,
+		table.MetricWorkers, table.MetricInternalErrors}
 	totals := map[string]int64{}
 	unknown := map[string]bool{}
 	finished, interrupted := true, false
@@ -237,7 +241,7 @@ func (p *projector) summary() *evidence.Summary {
 		if is == nil {
 			s.Complete = false
 			finished = false
-			unknown[schema.MetricExitStatus] = true
+			unknown[table.MetricExitStatus] = true
 			s.Limit(fmt.Sprintf("table %s ended without its summary: the decode was cut off", in.table.ID))
 			for _, m := range sums {
 				unknown[m] = true
@@ -260,16 +264,16 @@ func (p *projector) summary() *evidence.Summary {
 			}
 			totals[m] += n
 		}
-		if b, _ := is.Metrics[schema.MetricSessionFinished].Value.(bool); !b {
+		if b, _ := is.Metrics[table.MetricSessionFinished].Value.(bool); !b {
 			finished = false
 		}
-		if b, _ := is.Metrics[schema.MetricSessionInterrupt].Value.(bool); b {
+		if b, _ := is.Metrics[table.MetricSessionInterrupt].Value.(bool); b {
 			interrupted = true
 		}
-		if e, ok := evidence.AsInt(is.Metrics[schema.MetricExitStatus].Value); ok {
+		if e, ok := evidence.AsInt(is.Metrics[table.MetricExitStatus].Value); ok {
 			exits = append(exits, e)
 		} else {
-			unknown[schema.MetricExitStatus] = true
+			unknown[table.MetricExitStatus] = true
 		}
 	}
 	for _, m := range sums {
@@ -281,7 +285,7 @@ func (p *projector) summary() *evidence.Summary {
 	}
 	// One exit status describes the inputs only when they all agree.
 	var exit any
-	if !unknown[schema.MetricExitStatus] && len(exits) > 0 {
+	if !unknown[table.MetricExitStatus] && len(exits) > 0 {
 		exit = exits[0]
 		for _, e := range exits[1:] {
 			if e != exits[0] {
@@ -289,9 +293,9 @@ func (p *projector) summary() *evidence.Summary {
 			}
 		}
 	}
-	s.Metrics[schema.MetricExitStatus] = evidence.Metric{Value: exit}
-	s.Metrics[schema.MetricSessionFinished] = evidence.Metric{Value: finished && len(p.inputs) > 0}
-	s.Metrics[schema.MetricSessionInterrupt] = evidence.Metric{Value: interrupted}
+	s.Metrics[table.MetricExitStatus] = evidence.Metric{Value: exit}
+	s.Metrics[table.MetricSessionFinished] = evidence.Metric{Value: finished && len(p.inputs) > 0}
+	s.Metrics[table.MetricSessionInterrupt] = evidence.Metric{Value: interrupted}
 	s.Metrics["artifacts"] = evidence.Metric{Value: int64(len(p.inputs))}
 	return s
 }

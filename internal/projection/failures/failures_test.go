@@ -16,7 +16,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/pytestevents"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 const fixtures = "../../../testdata/pytest-events"
@@ -32,6 +32,8 @@ type feedTable struct {
 	t *evidence.Table
 }
 
+func (f *feed) Wants(*table.Schema) bool { return true }
+
 func (f *feed) Begin(t *evidence.Table) (formats.TableWriter, error) {
 	t.ID = f.art.Digest()[:12] + "." + t.Name
 	t.ArtifactIDs = []string{f.art.ID}
@@ -39,7 +41,7 @@ func (f *feed) Begin(t *evidence.Table) (formats.TableWriter, error) {
 	return &feedTable{f.p, t}, f.p.Table(t)
 }
 
-func (f *feedTable) Row(v evidence.Object) error   { return f.p.Row(f.t, v) }
+func (f *feedTable) Row(v any) error               { return f.p.Row(f.t, v) }
 func (f *feedTable) End(s *evidence.Summary) error { return f.p.Summary(f.t, s) }
 func (r *result) Begin(t *evidence.Table) error    { r.t = t; return nil }
 func (r *result) Row(v evidence.Object) error      { return r.add(v) }
@@ -111,7 +113,7 @@ func TestSuite(t *testing.T) {
 	if got := ids(r.rows); !slices.Equal(got, want) {
 		t.Fatalf("rows\n got %q\nwant %q", got, want)
 	}
-	if r.rows[0]["kind"] != schema.KindCollector || r.rows[0]["phase"] != schema.PhaseCollect {
+	if r.rows[0]["kind"] != table.KindCollector || r.rows[0]["phase"] != table.PhaseCollect {
 		t.Fatalf("the collection error keeps its collector identity: %v", r.rows[0])
 	}
 	s := r.sum
@@ -249,7 +251,7 @@ func TestIncompleteInputs(t *testing.T) {
 	}
 	t.Run("table without summary", func(t *testing.T) {
 		p, _ := New(evidence.Object{"top": int64(5)}, nil)
-		tb := &evidence.Table{ID: "x.pytest.outcomes", Name: schema.PytestOutcomes, Columns: Columns()}
+		tb := &evidence.Table{ID: "x.pytest.outcomes", Name: table.PytestOutcomes.Name, Columns: Columns()}
 		if err := p.Table(tb); err != nil {
 			t.Fatal(err)
 		}
@@ -270,7 +272,7 @@ func TestPassingNeverConsumesBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb := &evidence.Table{ID: "x.pytest.outcomes", Name: schema.PytestOutcomes, Columns: Columns()}
+	tb := &evidence.Table{ID: "x.pytest.outcomes", Name: table.PytestOutcomes.Name, Columns: Columns()}
 	if err := p.Table(tb); err != nil {
 		t.Fatal(err)
 	}
@@ -280,14 +282,14 @@ func TestPassingNeverConsumesBudget(t *testing.T) {
 	}
 	for i := range 3000 {
 		o := []string{"passed", "skipped", "xfailed", "xpassed"}[i%4]
-		if err := p.Row(tb, row(fmt.Sprint("t::pass", i), schema.KindTest, o)); err != nil {
+		if err := p.Row(tb, row(fmt.Sprint("t::pass", i), table.KindTest, o)); err != nil {
 			t.Fatal(err)
 		}
-		if err := p.Row(tb, row(fmt.Sprint("mod", i), schema.KindCollector, "passed")); err != nil {
+		if err := p.Row(tb, row(fmt.Sprint("mod", i), table.KindCollector, "passed")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := p.Row(tb, row("t::the_failure", schema.KindTest, "failed")); err != nil {
+	if err := p.Row(tb, row("t::the_failure", table.KindTest, "failed")); err != nil {
 		t.Fatal(err)
 	}
 	var r result

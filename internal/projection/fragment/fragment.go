@@ -11,6 +11,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/text"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Name is the projection's name.
@@ -32,7 +33,7 @@ const (
 // Spec is the text-fragment projection.
 var Spec = &projection.Spec{
 	Name:   Name,
-	Tables: []string{text.Lines},
+	Tables: []*table.Schema{table.TextLines.Schema},
 	Params: []param.Param{
 		{Name: "offset", Type: param.Int, Min: param.F(0), Doc: "byte window: first byte (default 0)"},
 		{Name: "length", Type: param.Int, Min: param.F(1), Max: param.F(16 << 20), Doc: fmt.Sprintf("byte window: bytes from offset (default %d)", DefaultLength)},
@@ -140,7 +141,11 @@ func termLen(t string) int64 {
 	return 0
 }
 
-func (p *projector) Row(t *evidence.Table, values evidence.Object) error {
+func (p *projector) Row(t *evidence.Table, row any) error {
+	values, err := projection.Values(t, row)
+	if err != nil {
+		return err
+	}
 	s, ok := p.byID[t.ID]
 	if !ok {
 		return evidence.Failf(evidence.CodeInvalidArgument, "row of table %s before its header", t.ID)
@@ -219,7 +224,7 @@ func (p *projector) Finish(w projection.Emitter) error {
 			args["decode"] = s.in.Arguments
 		}
 		out := &evidence.Table{Name: Table, Operation: Operation, Projection: Name, Format: s.in.Format,
-			Columns: text.Columns(), Evidence: s.in.Evidence, ArtifactIDs: s.in.ArtifactIDs, Decoder: s.in.Decoder, Arguments: args}
+			Columns: table.TextLines.EvidenceColumns(""), Evidence: s.in.Evidence, ArtifactIDs: s.in.ArtifactIDs, Decoder: s.in.Decoder, Arguments: args}
 		if err := w.Begin(out); err != nil {
 			return err
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/unit"
 )
 
@@ -34,7 +34,7 @@ const (
 // Spec is the observations projection.
 var Spec = &projection.Spec{
 	Name:   Name,
-	Tables: []string{schema.ObservationRecords},
+	Tables: []*table.Schema{table.ObservationRecords.Schema},
 	Params: []param.Param{
 		{Name: "mode", Type: param.Enum, Enum: []string{ModeAggregate, ModeRaw, ModePhases}, Default: ModeAggregate,
 			Doc: "aggregate: one row per series (name, phase, unit, process, artifact) in name order; raw: observations in file order; phases: phases with durations, unclosed first, then longest"},
@@ -183,9 +183,9 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 }
 
 func (p *projector) Table(t *evidence.Table) error {
-	if t.Name != schema.ObservationRecords {
+	if t.Name != table.ObservationRecords.Name {
 		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
-			Message: fmt.Sprintf("projection %s reads %s tables, not %s", Name, schema.ObservationRecords, t.Name)}
+			Message: fmt.Sprintf("projection %s reads %s tables, not %s", Name, table.ObservationRecords.Name, t.Name)}
 	}
 	if _, dup := p.byID[t.ID]; dup {
 		return evidence.Failf(evidence.CodeInvalidArgument, "table %s was fed twice", t.ID)
@@ -201,7 +201,11 @@ func str(v any) (string, bool) {
 	return s, ok
 }
 
-func (p *projector) Row(t *evidence.Table, v evidence.Object) error {
+func (p *projector) Row(t *evidence.Table, row any) error {
+	v, err := projection.Values(t, row)
+	if err != nil {
+		return err
+	}
 	if p.byID[t.ID] == nil {
 		return evidence.Failf(evidence.CodeInternal, "row of a table that was not admitted: %s", t.ID)
 	}
@@ -338,7 +342,7 @@ func (p *projector) Finish(w projection.Emitter) error {
 	var trunc *evidence.Truncation
 	switch p.mode {
 	case ModeRaw:
-		header.Name, header.Columns, header.Evidence = schema.ObservationRecords, schema.ObservationColumns(), evidence.Observed
+		header.Name, header.Columns, header.Evidence = table.ObservationRecords.Name, table.ObservationRecords.EvidenceColumns(""), evidence.Observed
 		for _, r := range p.raw.Sorted() {
 			rows = append(rows, r.values)
 		}

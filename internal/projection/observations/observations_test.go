@@ -16,7 +16,7 @@ import (
 	obsformat "github.com/flameox/flameox/internal/formats/observations"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 const fixtures = "../../../testdata/observations"
@@ -31,13 +31,15 @@ type feedTable struct {
 	t *evidence.Table
 }
 
+func (f *feed) Wants(*table.Schema) bool { return true }
+
 func (f *feed) Begin(t *evidence.Table) (formats.TableWriter, error) {
 	t.ID = f.art.Digest()[:12] + "." + t.Name
 	t.ArtifactIDs = []string{f.art.ID}
 	return &feedTable{f.p, t}, f.p.Table(t)
 }
 
-func (f *feedTable) Row(v evidence.Object) error   { return f.p.Row(f.t, v) }
+func (f *feedTable) Row(v any) error               { return f.p.Row(f.t, v) }
 func (f *feedTable) End(s *evidence.Summary) error { return f.p.Summary(f.t, s) }
 
 type result struct {
@@ -230,7 +232,7 @@ func TestPhases(t *testing.T) {
 // table feeds synthetic observation rows.
 func feedRows(t *testing.T, p projection.Projector, rows ...evidence.Object) {
 	t.Helper()
-	tb := &evidence.Table{ID: "t.observations.records", Name: schema.ObservationRecords, Columns: schema.ObservationColumns(), ArtifactIDs: []string{"a"}}
+	tb := &evidence.Table{ID: "t.observations.records", Name: table.ObservationRecords.Name, Columns: table.ObservationRecords.EvidenceColumns(""), ArtifactIDs: []string{"a"}}
 	if err := p.Table(tb); err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +291,7 @@ func TestUnmatchedAndIncomplete(t *testing.T) {
 		t.Fatalf("summary %+v rows %v", r.sum, r.rows)
 	}
 	p = newProjector(t, nil)
-	tb := &evidence.Table{ID: "x", Name: schema.ObservationRecords}
+	tb := &evidence.Table{ID: "x", Name: table.ObservationRecords.Name}
 	if err := p.Table(tb); err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +327,7 @@ func TestArguments(t *testing.T) {
 	}
 	p := newProjector(t, nil)
 	var f *evidence.Failure
-	if err := p.Table(&evidence.Table{ID: "x", Name: schema.PytestOutcomes}); !errors.As(err, &f) || f.Code != evidence.CodeUnsupportedFormat {
+	if err := p.Table(&evidence.Table{ID: "x", Name: table.PytestOutcomes.Name}); !errors.As(err, &f) || f.Code != evidence.CodeUnsupportedFormat {
 		t.Fatalf("other table: %v", err)
 	}
 }

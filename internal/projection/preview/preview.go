@@ -14,6 +14,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/text"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Name is the projection's name.
@@ -31,7 +32,7 @@ const (
 // Spec is the preview projection.
 var Spec = &projection.Spec{
 	Name:   Name,
-	Tables: []string{previewfmt.Outline, previewfmt.Fields, previewfmt.Records, text.Lines},
+	Tables: []*table.Schema{table.PreviewOutline.Schema, table.PreviewFields.Schema, table.PreviewRecords.Schema, table.TextLines.Schema},
 	Params: []param.Param{
 		{Name: "rows", Type: param.Int, Default: int64(20), Min: param.F(1), Max: param.F(10000),
 			Doc: "rows shown per table (records, text lines, fields, outline nodes)"},
@@ -88,9 +89,9 @@ type stream struct {
 }
 
 func (p *projector) Table(t *evidence.Table) error {
-	if !slices.Contains(Spec.Tables, t.Name) {
+	if !Spec.Consumes(t.Name) {
 		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
-			Message: fmt.Sprintf("the preview projection reads %v, not %s", Spec.Tables, t.Name)}
+			Message: fmt.Sprintf("the preview projection reads preview and text tables, not %s", t.Name)}
 	}
 	if _, dup := p.byID[t.ID]; dup {
 		return evidence.Failf(evidence.CodeInvalidArgument, "table %s was given twice", t.ID)
@@ -108,7 +109,11 @@ func artifactOf(t *evidence.Table) string {
 	return ""
 }
 
-func (p *projector) Row(t *evidence.Table, values evidence.Object) error {
+func (p *projector) Row(t *evidence.Table, row any) error {
+	values, err := projection.Values(t, row)
+	if err != nil {
+		return err
+	}
 	s, ok := p.byID[t.ID]
 	if !ok {
 		return evidence.Failf(evidence.CodeInvalidArgument, "row of table %s before its header", t.ID)

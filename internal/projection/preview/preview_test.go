@@ -12,6 +12,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/preview/previewtest"
 	"github.com/flameox/flameox/internal/formats/text"
 	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // project decodes a fixture and runs the preview projection over it with
@@ -151,7 +152,7 @@ func TestAdmission(t *testing.T) {
 // summary; the projection shows its rows and says it is incomplete.
 func TestMissingSummary(t *testing.T) {
 	p, _ := New(evidence.Object{"rows": int64(5), "bytes": int64(1000), "status": "all"}, nil)
-	h := &evidence.Table{ID: "t", Name: previewfmt.Records, Columns: previewfmt.RecordColumns()}
+	h := &evidence.Table{ID: "t", Name: previewfmt.Records, Columns: table.PreviewRecords.EvidenceColumns("")}
 	if err := p.Table(h); err != nil {
 		t.Fatal(err)
 	}

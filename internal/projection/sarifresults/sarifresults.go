@@ -14,7 +14,7 @@ import (
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/projection/pathglob"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Name is the projection's name.
@@ -28,7 +28,7 @@ var levels = []string{"error", "warning", "note", "none"}
 // Spec is the projection.
 var Spec = &projection.Spec{
 	Name:   Name,
-	Tables: []string{schema.SARIFResults},
+	Tables: []*table.Schema{table.SARIFResults.Schema},
 	Params: []param.Param{
 		{Name: "levels", Type: param.StringList, Doc: "keep results of these levels (error, warning, note, none); default: all"},
 		{Name: "rules", Type: param.StringList, Doc: "keep results whose rule_id is one of these; default: all"},
@@ -148,7 +148,7 @@ func sourceRoot(t *evidence.Table) (string, error) {
 }
 
 func (p *projector) Table(t *evidence.Table) error {
-	if t.Name != schema.SARIFResults {
+	if t.Name != table.SARIFResults.Name {
 		return nil
 	}
 	root, err := sourceRoot(t)
@@ -186,7 +186,11 @@ func (p *projector) Table(t *evidence.Table) error {
 	return nil
 }
 
-func (p *projector) Row(t *evidence.Table, v evidence.Object) error {
+func (p *projector) Row(t *evidence.Table, row any) error {
+	v, err := projection.Values(t, row)
+	if err != nil {
+		return err
+	}
 	a, ok := p.tables[t.ID]
 	if !ok {
 		return nil
@@ -259,8 +263,8 @@ func (p *projector) Finish(w projection.Emitter) error {
 		args[k] = v
 	}
 	args["source_roots"] = roots
-	t := &evidence.Table{Name: schema.SARIFResults, Operation: Operation, Projection: Name,
-		Format: "sarif", Columns: schema.SARIFResultColumns(), Evidence: evidence.Observed,
+	t := &evidence.Table{Name: table.SARIFResults.Name, Operation: Operation, Projection: Name,
+		Format: "sarif", Columns: table.SARIFResults.EvidenceColumns(""), Evidence: evidence.Observed,
 		ArtifactIDs: ids, Arguments: args}
 	if p.header != nil {
 		t.Decoder = p.header.Decoder

@@ -12,6 +12,8 @@ import (
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/sarif"
 	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/projection"
+	"github.com/flameox/flameox/internal/table"
 )
 
 const (
@@ -28,6 +30,8 @@ type decoded struct {
 
 type sink struct{ tables []*decoded }
 
+func (s *sink) Wants(*table.Schema) bool { return true }
+
 func (s *sink) Begin(t *evidence.Table) (formats.TableWriter, error) {
 	t.ID = "t" + string(rune('0'+len(s.tables)))
 	t.ArtifactIDs = []string{"sha256:" + t.ID}
@@ -35,7 +39,11 @@ func (s *sink) Begin(t *evidence.Table) (formats.TableWriter, error) {
 	s.tables = append(s.tables, d)
 	return d, nil
 }
-func (d *decoded) Row(v evidence.Object) error   { d.rows = append(d.rows, v); return nil }
+func (d *decoded) Row(v any) error {
+	o, err := projection.Values(d.header, v)
+	d.rows = append(d.rows, o)
+	return err
+}
 func (d *decoded) End(s *evidence.Summary) error { d.summary = s; return nil }
 func (e *emitted) Begin(t *evidence.Table) error { e.header = t; return nil }
 func (e *emitted) Row(v evidence.Object) error   { e.rows = append(e.rows, v); return nil }

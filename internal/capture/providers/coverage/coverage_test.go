@@ -18,6 +18,7 @@ import (
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/coveragepy"
 	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
+	"github.com/flameox/flameox/internal/formats/formatstest"
 )
 
 const repo = "../../../.."
@@ -150,32 +151,13 @@ func run(t *testing.T, dir string, argv []string) string {
 	return out.String()
 }
 
-type decoded struct {
-	rows    []evidence.Object
-	summary *evidence.Summary
-}
-type sink struct{ tables []*decoded }
-
-func (s *sink) Begin(t *evidence.Table) (formats.TableWriter, error) {
-	d := &decoded{}
-	s.tables = append(s.tables, d)
-	return d, nil
-}
-func (d *decoded) Row(v evidence.Object) error   { d.rows = append(d.rows, v); return nil }
-func (d *decoded) End(s *evidence.Summary) error { d.summary = s; return nil }
-
-func decodeOut(t *testing.T, spec *formats.Spec, path string) *decoded {
+func decodeOut(t *testing.T, spec *formats.Spec, path string) *formatstest.Table {
 	t.Helper()
-	art, err := formats.ArtifactFromPath(path, "capture")
+	s, err := formatstest.DecodeFile(t, spec, path, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim, _ := formats.EffectiveLimits(spec, nil)
-	s := &sink{}
-	if err := formats.Run(context.Background(), spec, art, lim, nil, s); err != nil {
-		t.Fatal(err)
-	}
-	return s.tables[0]
+	return s.Tables[0]
 }
 
 // A real capture: the plan's command and post command run with coverage.py
@@ -218,7 +200,7 @@ func TestCaptureWithRealCoverage(t *testing.T) {
 	total := run(t, work, []string{py, "-m", "coverage", "report", "--data-file=" + data, "--format=total", "--precision=6"})
 	var pc float64
 	fmt.Sscan(total, &pc)
-	got, _ := evidence.AsFloat(rep.summary.Metrics["total_percent_covered"].Value)
+	got, _ := evidence.AsFloat(rep.Summary.Metrics["total_percent_covered"].Value)
 	if fmt.Sprintf("%.6f", got) != strings.TrimSpace(total) || pc == 0 {
 		t.Fatalf("decoded total %v%%, coverage report --format=total says %s", got, total)
 	}
@@ -226,8 +208,8 @@ func TestCaptureWithRealCoverage(t *testing.T) {
 	b, _ := os.ReadFile(report)
 	json.Unmarshal(b, &native)
 	for k, v := range native.Totals {
-		if fmt.Sprint(rep.summary.Metrics["total_"+k].Value) != fmt.Sprint(v) {
-			t.Errorf("total %s: decoded %v, coverage json %v", k, rep.summary.Metrics["total_"+k].Value, v)
+		if fmt.Sprint(rep.Summary.Metrics["total_"+k].Value) != fmt.Sprint(v) {
+			t.Errorf("total %s: decoded %v, coverage json %v", k, rep.Summary.Metrics["total_"+k].Value, v)
 		}
 	}
 
@@ -239,10 +221,10 @@ print(json.dumps({f: len(d.lines(f)) for f in d.measured_files()}))`, data})
 		t.Fatal(err)
 	}
 	dat := decodeOut(t, datafile.Spec, data)
-	if len(dat.rows) != len(want) {
-		t.Fatalf("%d data rows for %d measured files", len(dat.rows), len(want))
+	if len(dat.Rows) != len(want) {
+		t.Fatalf("%d data rows for %d measured files", len(dat.Rows), len(want))
 	}
-	for _, row := range dat.rows {
+	for _, row := range dat.Rows {
 		n, _ := evidence.AsInt(row["executed_lines"])
 		if n != want[row["file"].(string)] {
 			t.Errorf("%s: decoded %d executed lines, CoverageData.lines has %d", row["file"], n, want[row["file"].(string)])

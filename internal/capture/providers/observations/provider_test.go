@@ -14,6 +14,7 @@ import (
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/formatstest"
 	obsformat "github.com/flameox/flameox/internal/formats/observations"
 )
 
@@ -144,24 +145,16 @@ func runCapture(t *testing.T, argv []string, cwd string) []evidence.Object {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s sink
-	if err := formats.Run(context.Background(), obsformat.Spec, art, nil, nil, &s); err != nil {
+	s := &formatstest.Sink{Artifact: art.ID}
+	if err := formats.Run(context.Background(), obsformat.Spec, art, nil, nil, s); err != nil {
 		t.Fatal(err)
 	}
-	if !s.sum.Complete {
-		t.Fatalf("incomplete: %q", s.sum.Limitations)
+	tb := s.Tables[0]
+	if !tb.Summary.Complete {
+		t.Fatalf("incomplete: %q", tb.Summary.Limitations)
 	}
-	return s.rows
+	return tb.Rows
 }
-
-type sink struct {
-	rows []evidence.Object
-	sum  *evidence.Summary
-}
-
-func (s *sink) Begin(*evidence.Table) (formats.TableWriter, error) { return s, nil }
-func (s *sink) Row(v evidence.Object) error                        { s.rows = append(s.rows, v); return nil }
-func (s *sink) End(sum *evidence.Summary) error                    { s.sum = sum; return nil }
 
 func TestCapturePython(t *testing.T) {
 	py := python(t)

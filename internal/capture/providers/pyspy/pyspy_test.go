@@ -14,9 +14,10 @@ import (
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/formatstest"
 	"github.com/flameox/flameox/internal/formats/speedscope"
 	"github.com/flameox/flameox/internal/param"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 var resolved = &capture.Resolved{Executable: &evidence.Executable{Path: "/opt/flameox/py-spy/bin/py-spy", SHA256: "ab"}, Version: Version}
@@ -211,14 +212,13 @@ func TestRecordRealWorkload(t *testing.T) {
 	if v := speedscope.Spec.Sniff(mustPrefix(t, matches[0])); v != formats.Yes {
 		t.Fatalf("sniff = %d", v)
 	}
-	lims, _ := formats.EffectiveLimits(speedscope.Spec, nil)
-	c := &collect{}
-	if err := formats.Run(ctx, speedscope.Spec, art, lims, nil, c); err != nil {
+	c := &formatstest.Sink{Artifact: art.ID}
+	if err := formats.Run(ctx, speedscope.Spec, art, nil, nil, c); err != nil {
 		t.Fatal(err)
 	}
 	threads := map[any]bool{}
 	spin := false
-	for _, r := range c.rows[schema.CPUFrames] {
+	for _, r := range c.Table(table.CPUFrames.Name).Rows {
 		threads[r["thread"]] = true
 		spin = spin || r["function"] == "spin"
 	}
@@ -234,24 +234,3 @@ func mustPrefix(t *testing.T, path string) []byte {
 	}
 	return b
 }
-
-type collect struct{ rows map[string][]evidence.Object }
-
-type collectTable struct {
-	c    *collect
-	name string
-}
-
-func (c *collect) Begin(t *evidence.Table) (formats.TableWriter, error) {
-	if c.rows == nil {
-		c.rows = map[string][]evidence.Object{}
-	}
-	return collectTable{c, t.Name}, nil
-}
-
-func (t collectTable) Row(v evidence.Object) error {
-	t.c.rows[t.name] = append(t.c.rows[t.name], v)
-	return nil
-}
-
-func (collectTable) End(*evidence.Summary) error { return nil }

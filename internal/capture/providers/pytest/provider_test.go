@@ -15,9 +15,9 @@ import (
 
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/evidence"
-	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/formatstest"
 	"github.com/flameox/flameox/internal/formats/pytestevents"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 const repoRoot = "../../../.."
@@ -286,26 +286,13 @@ func copySuite(t *testing.T) string {
 	return dst
 }
 
-type rowSink struct {
-	rows []evidence.Object
-	sum  *evidence.Summary
-}
-
-func (s *rowSink) Begin(t *evidence.Table) (formats.TableWriter, error) { return s, nil }
-func (s *rowSink) Row(v evidence.Object) error                          { s.rows = append(s.rows, v); return nil }
-func (s *rowSink) End(sum *evidence.Summary) error                      { s.sum = sum; return nil }
-
-func decodeEvents(t *testing.T, path string) *rowSink {
+func decodeEvents(t *testing.T, path string) *formatstest.Table {
 	t.Helper()
-	art, err := formats.ArtifactFromPath(path, Role)
+	s, err := formatstest.DecodeFile(t, pytestevents.Spec, path, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s rowSink
-	if err := formats.Run(context.Background(), pytestevents.Spec, art, map[string]int64{pytestevents.LimitItems: pytestevents.DefaultItems}, nil, &s); err != nil {
-		t.Fatal(err)
-	}
-	return &s
+	return s.Tables[0]
 }
 
 // TestCaptureRun runs the plan's command with real pytest and checks the
@@ -329,8 +316,8 @@ func TestCaptureRun(t *testing.T) {
 				t.Fatalf("exit %d, want 1", code)
 			}
 			s := decodeEvents(t, filepath.Join(p.OutputDir, EventsFile))
-			if !s.sum.Complete {
-				t.Fatalf("incomplete: %q", s.sum.Limitations)
+			if !s.Summary.Complete {
+				t.Fatalf("incomplete: %q", s.Summary.Limitations)
 			}
 			raw, err := os.ReadFile(junit)
 			if err != nil {
@@ -339,14 +326,14 @@ func TestCaptureRun(t *testing.T) {
 			want := junitFailures(t, raw)
 			var got []string
 			workers := map[any]bool{}
-			for _, r := range s.rows {
+			for _, r := range s.Rows {
 				switch r["outcome"] {
-				case schema.OutcomeFailed:
+				case table.OutcomeFailed:
 					got = append(got, junitName(r["nodeid"].(string))+" failure")
-				case schema.OutcomeError:
+				case table.OutcomeError:
 					got = append(got, junitName(r["nodeid"].(string))+" error")
 				}
-				if r["kind"] == schema.KindTest {
+				if r["kind"] == table.KindTest {
 					workers[r["worker"]] = true
 				}
 			}

@@ -26,7 +26,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/coveragepy"
-	"github.com/flameox/flameox/internal/schema"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Spec is the registry entry for coverage.py data files.
@@ -36,7 +36,7 @@ var Spec = &formats.Spec{
 	Family:   "Reliability",
 	Suffixes: []string{".coverage"},
 	Sniff:    Sniff,
-	Tables:   []string{schema.CoverageFiles},
+	Tables:   []*table.Schema{table.CoverageFiles.Schema},
 	Limits: []formats.Limit{
 		{Name: coveragepy.LimitFiles, Default: 200_000, Unit: "files", Doc: "rows of the file table"},
 		{Name: coveragepy.LimitLines, Default: 10_000_000, Unit: "lines", Doc: "highest line number a numbits blob or arc may name"},
@@ -365,7 +365,7 @@ func (d *sqliteRead) emit(out formats.Sink) error {
 		files = append(files, f)
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
-	tw, err := out.Begin(&evidence.Table{Name: schema.CoverageFiles, Columns: schema.CoverageFileColumns(), Evidence: evidence.Observed})
+	tw, err := out.Begin(&evidence.Table{Name: table.CoverageFiles.Name, Columns: table.CoverageFiles.EvidenceColumns(""), Evidence: evidence.Observed})
 	if err != nil {
 		return err
 	}
@@ -389,7 +389,7 @@ func (d *sqliteRead) emit(out formats.Sink) error {
 		var ctxs, ctxCount any
 		if f.hasData {
 			ctxCount = int64(len(names))
-			ctxs = coveragepy.BoundedStrings(names, schema.CoverageContextNames)
+			ctxs = coveragepy.BoundedStrings(names, table.CoverageContextNames)
 		}
 		var tracer any
 		if f.tracer != "" {

@@ -22,8 +22,8 @@ import (
 const testdata = "../../../../testdata/coverage"
 
 type (
-	sink  = formatstest.Sink
-	table = formatstest.Table
+	sink     = formatstest.Sink
+	recorded = formatstest.Table
 )
 
 func decodeFile(t testing.TB, spec *formats.Spec, path string, over map[string]int64) (*sink, error) {
@@ -39,7 +39,7 @@ func code(err error) evidence.Code {
 	return ""
 }
 
-func one(t *testing.T, s *sink, err error) *table {
+func one(t *testing.T, s *sink, err error) *recorded {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

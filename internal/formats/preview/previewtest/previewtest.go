@@ -17,65 +17,16 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/formatstest"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // Table is one recorded table.
-type Table struct {
-	Header  *evidence.Table
-	Rows    []evidence.Object
-	Summary *evidence.Summary
-}
+type Table = formatstest.Table
 
-// Sink records tables. Rows that do not fit their header or cannot be
-// canonically encoded are errors, as they would be in the real writer.
-type Sink struct {
-	Tables []*Table
-}
-
-// Begin implements formats.Sink.
-func (s *Sink) Begin(t *evidence.Table) (formats.TableWriter, error) {
-	if _, err := evidence.AppendCanonical(nil, t.CanonicalValue()); err != nil {
-		return nil, fmt.Errorf("table %s header: %w", t.Name, err)
-	}
-	tb := &Table{Header: t}
-	s.Tables = append(s.Tables, tb)
-	return &writer{t: tb}, nil
-}
-
-type writer struct{ t *Table }
-
-func (w *writer) Row(values evidence.Object) error {
-	if w.t.Summary != nil {
-		return fmt.Errorf("table %s: row after summary", w.t.Header.Name)
-	}
-	if err := formats.CheckRow(w.t.Header, values); err != nil {
-		return fmt.Errorf("table %s: %w", w.t.Header.Name, err)
-	}
-	if _, err := evidence.AppendCanonical(nil, values); err != nil {
-		return fmt.Errorf("table %s row %d: %w", w.t.Header.Name, len(w.t.Rows), err)
-	}
-	w.t.Rows = append(w.t.Rows, values)
-	return nil
-}
-
-func (w *writer) End(s *evidence.Summary) error {
-	s.RowsEmitted = int64(len(w.t.Rows))
-	if _, err := evidence.AppendCanonical(nil, s.CanonicalValue()); err != nil {
-		return fmt.Errorf("table %s summary: %w", w.t.Header.Name, err)
-	}
-	w.t.Summary = s
-	return nil
-}
-
-// Table returns the first table of the given name, or nil.
-func (s *Sink) Table(name string) *Table {
-	for _, t := range s.Tables {
-		if t.Header.Name == name {
-			return t
-		}
-	}
-	return nil
-}
+// Sink records tables, checking rows against their schemas and the
+// canonical encoder as the real writer would.
+type Sink = formatstest.Sink
 
 // Artifact describes data as an artifact at path.
 func Artifact(path string, data []byte) *evidence.Artifact {
@@ -84,25 +35,24 @@ func Artifact(path string, data []byte) *evidence.Artifact {
 }
 
 // Discard is a sink that keeps nothing, for benchmarks of the decoder
-// alone.
+// alone; it counts rows.
 type Discard struct{ Rows int64 }
 
+// Wants implements formats.Sink.
+func (d *Discard) Wants(*table.Schema) bool { return true }
+
 // Begin implements formats.Sink.
-func (d *Discard) Begin(*evidence.Table) (formats.TableWriter, error) { return d, nil }
-
-// Row implements formats.TableWriter.
-func (d *Discard) Row(evidence.Object) error { d.Rows++; return nil }
-
-// End implements formats.TableWriter.
-func (d *Discard) End(*evidence.Summary) error { return nil }
+func (d *Discard) Begin(t *evidence.Table) (formats.TableWriter, error) {
+	return formatstest.Discard{Rows: &d.Rows}.Begin(t)
+}
 
 // DecodeInto runs spec's decoder over data into any sink.
 func DecodeInto(spec *formats.Spec, name string, data []byte, opts evidence.Object, sink formats.Sink) error {
-	limits, err := formats.EffectiveLimits(spec, nil)
+	in, err := formats.NewInput(spec, nil, opts)
 	if err != nil {
 		return err
 	}
-	in := &formats.Input{Artifact: Artifact("/virtual/"+name, data), R: &byteReader{b: data}, Limits: limits, Options: opts}
+	in.Artifact, in.R = Artifact("/virtual/"+name, data), &byteReader{b: data}
 	return spec.Decoder.Decode(context.Background(), in, sink)
 }
 
@@ -113,12 +63,12 @@ func Decode(spec *formats.Spec, name string, data []byte, opts evidence.Object, 
 	if wrap != nil {
 		r = wrap(r)
 	}
-	limits, err := formats.EffectiveLimits(spec, nil)
-	if err != nil {
-		return nil, err
-	}
-	in := &formats.Input{Artifact: Artifact("/virtual/"+name, data), R: r, Limits: limits, Options: opts}
 	sink := &Sink{}
+	in, err := formats.NewInput(spec, nil, opts)
+	if err != nil {
+		return sink, err
+	}
+	in.Artifact, in.R = Artifact("/virtual/"+name, data), r
 	return sink, spec.Decoder.Decode(context.Background(), in, sink)
 }
 
@@ -150,12 +100,8 @@ func Run(dir string, spec *formats.Spec, name string, data []byte, opts evidence
 	if err != nil {
 		return nil, err
 	}
-	eff, err := formats.EffectiveLimits(spec, limits)
-	if err != nil {
-		return nil, err
-	}
 	sink := &Sink{}
-	return sink, formats.Run(context.Background(), spec, art, eff, opts, sink)
+	return sink, formats.Run(context.Background(), spec, art, limits, opts, sink)
 }
 
 // Code returns the failure code of err, or "" when err is not a Failure.
@@ -238,7 +184,7 @@ func (e *Emitter) End(s *evidence.Summary) error {
 // Consumer takes decoded tables: a projection.Projector.
 type Consumer interface {
 	Table(t *evidence.Table) error
-	Row(t *evidence.Table, values evidence.Object) error
+	Row(t *evidence.Table, row any) error
 	Summary(t *evidence.Table, s *evidence.Summary) error
 }
 

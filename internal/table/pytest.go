@@ -1,11 +1,4 @@
-package schema
-
-import "github.com/flameox/flameox/internal/evidence"
-
-// PytestOutcomes is the table of test and collector outcomes that the
-// pytest-events decoder emits: one row per test run, one per collection
-// report, one per collected item that never ran.
-const PytestOutcomes = "pytest.outcomes"
+package table
 
 // Row kinds of pytest.outcomes.
 const (
@@ -38,23 +31,24 @@ const (
 	PhaseCrash    = "crash"
 )
 
-// PytestOutcomeColumns are the columns of pytest.outcomes.
-func PytestOutcomeColumns() []evidence.Column {
-	return []evidence.Column{
-		{Name: "artifact_id", Type: evidence.TypeString, Description: "event stream the row was read from"},
-		{Name: "nodeid", Type: evidence.TypeString, Description: "pytest node id of the test or collector"},
-		{Name: "kind", Type: evidence.TypeString, Description: "test or collector"},
-		{Name: "outcome", Type: evidence.TypeString, Description: "passed, failed, error, skipped, xfailed, xpassed, crashed, interrupted or unexecuted"},
-		{Name: "phase", Type: evidence.TypeString, Description: "setup, call, teardown, collect or crash: the phase that decided the outcome; for interrupted tests the phase in progress; null for unexecuted tests"},
-		{Name: "duration", Type: evidence.TypeDouble, Unit: "s", Description: "sum of the reported phase durations; null when no phase was reported"},
-		{Name: "file", Type: evidence.TypeString, Description: "file of the test as pytest reports its location; null when not reported"},
-		{Name: "line", Type: evidence.TypeInt, Description: "pytest's native zero-based line of the test definition; -1 when unavailable"},
-		{Name: "worker", Type: evidence.TypeString, Description: "xdist worker id (gw0, gw1…); null without xdist"},
-		{Name: "message", Type: evidence.TypeString, Description: "short failure message, skip or xfail reason (bounded); null when none"},
-		{Name: "longrepr", Type: evidence.TypeString, Description: "failure text of the deciding phase, as bounded by the plugin; null when none"},
-		{Name: "longrepr_truncated", Type: evidence.TypeBool, Description: "the plugin cut longrepr at its stated bound"},
-	}
+// PytestOutcome is a row of pytest.outcomes: one test run, one collection
+// report, or one collected item that never ran.
+type PytestOutcome struct {
+	NodeID            string        `col:"nodeid" doc:"pytest node id of the test or collector"`
+	Kind              string        `col:"kind" doc:"test or collector"`
+	Outcome           string        `col:"outcome" doc:"passed, failed, error, skipped, xfailed, xpassed, crashed, interrupted or unexecuted"`
+	Phase             Null[string]  `col:"phase" doc:"setup, call, teardown, collect or crash: the phase that decided the outcome; for interrupted tests the phase in progress; null for unexecuted tests"`
+	Duration          Null[float64] `col:"duration,unit=s" doc:"sum of the reported phase durations; null when no phase was reported"`
+	File              Null[string]  `col:"file" doc:"file of the test as pytest reports its location; null when not reported"`
+	Line              int64         `col:"line" doc:"pytest's native zero-based line of the test definition; -1 when unavailable"`
+	Worker            Null[string]  `col:"worker" doc:"xdist worker id (gw0, gw1…); null without xdist"`
+	Message           Null[string]  `col:"message" doc:"short failure message, skip or xfail reason (bounded); null when none"`
+	Longrepr          Null[string]  `col:"longrepr" doc:"failure text of the deciding phase, as bounded by the plugin; null when none"`
+	LongreprTruncated bool          `col:"longrepr_truncated" doc:"the plugin cut longrepr at its stated bound"`
 }
+
+// PytestOutcomes is the pytest.outcomes schema.
+var PytestOutcomes = Define[PytestOutcome]("pytest.outcomes", "one row per test run, collection report, or collected item that never ran", FromArtifact)
 
 // Summary metrics of pytest.outcomes, also used by summarize_failures.
 const (

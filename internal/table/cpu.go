@@ -1,0 +1,61 @@
+package table
+
+// Symbolization states of a CPU frame.
+const (
+	Symbolized = "symbolized" // a named function
+	Anonymous  = "anonymous"  // a real frame without a name (e.g. a JS arrow function)
+	Unresolved = "unresolved" // the producer could not resolve the frame ([unknown], raw address)
+	Synthetic  = "synthetic"  // a producer-made node: (root), (program), (idle), (garbage collector)
+)
+
+// Metric names that CPU decoders put in their summaries. Projections sum
+// TotalWeight across admitted profiles.
+const (
+	MetricTotalWeight = "total_weight" // sum of all samples' weight, in the weight unit
+	MetricSamples     = "samples"      // number of native samples
+)
+
+// Frame is a row of cpu.frames: one frame identity of one profile series
+// with its weights. Every CPU decoder emits it, so one projection ranks
+// them all. Line and column are the producer's native coordinates.
+type Frame struct {
+	FrameID         string       `col:"frame_id,identity" doc:"frame identity within the artifact"`
+	Function        string       `col:"function" doc:"function or symbol name as the producer wrote it"`
+	File            Null[string] `col:"file" doc:"source file or URL; null when unknown"`
+	Line            int64        `col:"line" doc:"native line coordinate; -1 when unavailable"`
+	Column          int64        `col:"column" doc:"native column coordinate; -1 when unavailable"`
+	Module          Null[string] `col:"module" doc:"binary, shared object or module; null when unknown"`
+	Symbolization   string       `col:"symbolization" doc:"symbolized, anonymous, unresolved or synthetic"`
+	Thread          Null[string] `col:"thread" doc:"thread or profile series; null when the format has one series"`
+	Process         Null[string] `col:"process" doc:"process series; null when the format has one process"`
+	SelfWeight      float64      `col:"self_weight,unit=*" doc:"weight where the frame is the leaf"`
+	InclusiveWeight float64      `col:"inclusive_weight,unit=*" doc:"weight of stacks containing the frame"`
+	Calls           Null[int64]  `col:"calls,unit=calls" doc:"call count when the producer records one; null otherwise"`
+	PrimitiveCalls  Null[int64]  `col:"primitive_calls,unit=calls" doc:"non-recursive call count when recorded; null otherwise"`
+}
+
+// CPUFrames is the cpu.frames schema; weights are in the table's unit.
+var CPUFrames = Define[Frame]("cpu.frames", "one row per frame identity with self and inclusive weight", FromArtifact)
+
+// Edge is a row of cpu.edges: one caller→callee pair of one series.
+// Weight is the callee's inclusive weight under this caller, SelfWeight
+// the callee's own weight under it.
+type Edge struct {
+	CallerID       string        `col:"caller_id,identity" doc:"caller frame identity"`
+	CallerFunction string        `col:"caller_function" doc:"caller function or symbol name"`
+	CallerFile     Null[string]  `col:"caller_file" doc:"caller source file or URL; null when unknown"`
+	CallerLine     int64         `col:"caller_line" doc:"caller native line; -1 when unavailable"`
+	CalleeID       string        `col:"callee_id,identity" doc:"callee frame identity"`
+	CalleeFunction string        `col:"callee_function" doc:"callee function or symbol name"`
+	CalleeFile     Null[string]  `col:"callee_file" doc:"callee source file or URL; null when unknown"`
+	CalleeLine     int64         `col:"callee_line" doc:"callee native line; -1 when unavailable"`
+	Thread         Null[string]  `col:"thread" doc:"thread or profile series; null when the format has one series"`
+	Process        Null[string]  `col:"process" doc:"process series; null when the format has one process"`
+	Weight         Null[float64] `col:"weight,unit=*" doc:"callee inclusive weight under this caller; null when the producer records only calls"`
+	SelfWeight     Null[float64] `col:"self_weight,unit=*" doc:"callee self weight under this caller; null when the producer records only calls"`
+	Calls          Null[int64]   `col:"calls,unit=calls" doc:"calls along this edge when recorded; null for sampled edges"`
+	PrimitiveCalls Null[int64]   `col:"primitive_calls,unit=calls" doc:"non-recursive calls along this edge when recorded; null otherwise"`
+}
+
+// CPUEdges is the cpu.edges schema; weights are in the table's unit.
+var CPUEdges = Define[Edge]("cpu.edges", "one row per caller→callee pair with the callee's weight under that caller", FromArtifact)

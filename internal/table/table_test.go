@@ -1,0 +1,137 @@
+package table
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/flameox/flameox/internal/evidence"
+)
+
+func TestNames(t *testing.T) {
+	if err := CheckNames(); err != nil {
+		t.Fatal(err)
+	}
+	if len(All()) == 0 {
+		t.Fatal("no schemas")
+	}
+}
+
+// A typed row encodes to the same canonical bytes as its values object,
+// and reads back to the same struct.
+func TestTypedRowMatchesObject(t *testing.T) {
+	rows := []*Frame{
+		{FrameID: "f1", Function: "main", File: Some("/a.js"), Line: 3, Column: -1, Symbolization: Symbolized,
+			SelfWeight: 5, InclusiveWeight: 7.25, Calls: Some(int64(9))},
+		{FrameID: "f\"2", Function: "", Line: -1, Column: -1, Symbolization: Anonymous,
+			SelfWeight: math.Inf(1), InclusiveWeight: math.NaN(), Thread: Some("t\n1"), PrimitiveCalls: Some(int64(1) << 60)},
+	}
+	for _, r := range rows {
+		got, err := CPUFrames.AppendValues(nil, r, "sha256:x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := CPUFrames.Values(r, "sha256:x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := evidence.Canonical(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("typed encoding\n%s\nobject encoding\n%s", got, want)
+		}
+		// Through the wire and back.
+		v, err := evidence.ParseValue(got, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := CPUFrames.Scan(v.(evidence.Object))
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, _ := CPUFrames.AppendValues(nil, back, "sha256:x")
+		if string(again) != string(got) {
+			t.Fatalf("round trip changed the row:\n%s\n%s", got, again)
+		}
+	}
+}
+
+func TestObjectRowsAreChecked(t *testing.T) {
+	good := func() evidence.Object {
+		return evidence.Object{"frame_id": "f", "function": "g", "file": nil, "line": int64(1), "column": int64(-1),
+			"module": nil, "symbolization": Symbolized, "thread": nil, "process": nil, "self_weight": 1.0,
+			"inclusive_weight": json.Number("2"), "calls": nil, "primitive_calls": nil}
+	}
+	if _, err := CPUFrames.Values(good(), "sha256:a"); err != nil {
+		t.Fatal(err)
+	}
+	for name, mut := range map[string]func(evidence.Object){
+		"missing column": func(o evidence.Object) { delete(o, "line") },
+		"extra column":   func(o evidence.Object) { o["extra"] = 1 },
+		"wrong type":     func(o evidence.Object) { o["line"] = "one" },
+		"other artifact": func(o evidence.Object) { o[ArtifactColumn] = "sha256:b" },
+	} {
+		o := good()
+		mut(o)
+		if _, err := CPUFrames.Values(o, "sha256:a"); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	o := good()
+	if _, err := CPUFrames.Values(o, "sha256:a"); err != nil || o[ArtifactColumn] != "sha256:a" {
+		t.Fatalf("artifact column not written: %v %v", o[ArtifactColumn], err)
+	}
+}
+
+func TestScanRejectsNullInNonNullColumn(t *testing.T) {
+	o, _ := CPUFrames.Values(&Frame{FrameID: "f", Symbolization: Symbolized}, "sha256:a")
+	o["line"] = nil
+	if _, err := CPUFrames.Scan(o); err == nil || !strings.Contains(err.Error(), "line") {
+		t.Fatalf("null line scanned: %v", err)
+	}
+}
+
+func TestJSONColumns(t *testing.T) {
+	r := &CoverageFile{File: "a.py", MissingLineNumbers: []int64{3, 9}, Contexts: nil}
+	b, err := CoverageFiles.AppendValues(nil, r, "sha256:a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"contexts":null`) || !strings.Contains(string(b), `"missing_line_numbers":[3,9]`) {
+		t.Fatalf("%s", b)
+	}
+	v, _ := evidence.ParseValue(b, 0)
+	back, err := CoverageFiles.Scan(v.(evidence.Object))
+	if err != nil || len(back.MissingLineNumbers) != 2 || back.MissingLineNumbers[1] != 9 || back.Contexts != nil {
+		t.Fatalf("%+v %v", back, err)
+	}
+}
+
+func TestHeaderUnits(t *testing.T) {
+	h := CPUFrames.Header("samples")
+	for _, c := range h.Columns {
+		if c.Unit == PerTable {
+			t.Fatalf("column %s keeps the placeholder unit", c.Name)
+		}
+	}
+	if c, _ := h.Column("self_weight"); c.Unit != "samples" {
+		t.Fatalf("self_weight unit %q", c.Unit)
+	}
+	if c, _ := CPUFrames.Column(ArtifactColumn); !c.Identity {
+		t.Fatal("artifact_id is not an identity column")
+	}
+}
+
+func BenchmarkAppendFrame(b *testing.B) {
+	r := &Frame{FrameID: "v8:0123456789abcdef", Function: "crunchPrimes", File: Some("file:///app/app.js"),
+		Line: 12, Column: 4, Symbolization: Symbolized, SelfWeight: 1234, InclusiveWeight: 5678}
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		buf, _ = CPUFrames.AppendValues(buf[:0], r, "sha256:0000000000000000000000000000000000000000000000000000000000000000")
+	}
+	b.SetBytes(int64(len(buf)))
+}

@@ -251,8 +251,8 @@ func (p *Profile) Emit(out formats.Sink, o EmitOptions) error {
 			}
 		}
 		metrics := map[string]evidence.Metric{
-			table.MetricTotalWeight: {Value: total, Unit: unit.Samples},
-			table.MetricSamples:     {Value: samples, Unit: unit.Samples},
+			table.MetricTotalWeight:  {Value: total, Unit: unit.Samples},
+			table.MetricSamples:      {Value: samples, Unit: unit.Samples},
 			"unresolved_leaf_weight": {Value: unres, Unit: unit.Samples},
 		}
 		for k, v := range o.Metrics {

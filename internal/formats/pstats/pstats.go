@@ -405,10 +405,10 @@ func emit(in *formats.Input, st *stats, out formats.Sink) error {
 	}
 	metrics := map[string]evidence.Metric{
 		table.MetricTotalWeight: {Value: totalTT, Unit: unit.Seconds},
-		"functions":              {Value: int64(len(st.entries))},
-		"total_calls":            {Value: calls, Unit: unit.Calls},
-		"primitive_calls":        {Value: prim, Unit: unit.Calls},
-		"edges":                  {Value: st.edges},
+		"functions":             {Value: int64(len(st.entries))},
+		"total_calls":           {Value: calls, Unit: unit.Calls},
+		"primitive_calls":       {Value: prim, Unit: unit.Calls},
+		"edges":                 {Value: st.edges},
 	}
 
 	tw, err := out.Begin(&evidence.Table{Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns(unit.Seconds)})

@@ -207,8 +207,8 @@ func (r *reader) emitGroup(g *group, artifactID string, dupNames, split bool, ou
 	metrics := map[string]evidence.Metric{
 		table.MetricTotalWeight: {Value: total, Unit: g.unit},
 		table.MetricSamples:     {Value: samples, Unit: unit.Samples},
-		"events":                 {Value: events, Unit: unit.Events},
-		"profiles":               {Value: int64(len(g.profiles))},
+		"events":                {Value: events, Unit: unit.Events},
+		"profiles":              {Value: int64(len(g.profiles))},
 	}
 	coverage := evidence.Object{"profiles": cov}
 	if r.exporter != "" {

@@ -693,8 +693,8 @@ func (p *profile) summary(rows, hitMismatch int64) *evidence.Summary {
 		RowsObserved: rows,
 		Complete:     true,
 		Metrics: map[string]evidence.Metric{
-			table.MetricTotalWeight:   {Value: p.samples, Unit: unit.Samples},
-			table.MetricSamples:       {Value: p.samples, Unit: unit.Samples},
+			table.MetricTotalWeight:    {Value: p.samples, Unit: unit.Samples},
+			table.MetricSamples:        {Value: p.samples, Unit: unit.Samples},
 			"nodes":                    {Value: len(p.nodes), Unit: "count"},
 			"frames":                   {Value: len(p.frames), Unit: "count"},
 			"hit_count_mismatch_nodes": {Value: hitMismatch, Unit: "count"},

@@ -1,9 +1,6 @@
 package evidence
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"github.com/flameox/flameox/internal/jsonscan"
 )
 
@@ -20,7 +17,7 @@ func ParseValue(b []byte, maxDepth int) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := buildValue(s, tok)
+	v, err := s.Value(tok, jsonscan.ValueLimits{})
 	if err != nil {
 		return nil, err
 	}
@@ -28,57 +25,4 @@ func ParseValue(b []byte, maxDepth int) (any, error) {
 		return nil, err
 	}
 	return v, nil
-}
-
-func buildValue(s *jsonscan.Scanner, tok jsonscan.Token) (any, error) {
-	switch tok.Kind {
-	case jsonscan.String:
-		return string(tok.Bytes), nil
-	case jsonscan.Number:
-		return json.Number(tok.Bytes), nil
-	case jsonscan.True:
-		return true, nil
-	case jsonscan.False:
-		return false, nil
-	case jsonscan.Null:
-		return nil, nil
-	case jsonscan.ArrayStart:
-		arr := []any{}
-		for {
-			t, err := s.Next()
-			if err != nil {
-				return nil, err
-			}
-			if t.Kind == jsonscan.ArrayEnd {
-				return arr, nil
-			}
-			v, err := buildValue(s, t)
-			if err != nil {
-				return nil, err
-			}
-			arr = append(arr, v)
-		}
-	case jsonscan.ObjectStart:
-		obj := Object{}
-		for {
-			t, err := s.Next()
-			if err != nil {
-				return nil, err
-			}
-			if t.Kind == jsonscan.ObjectEnd {
-				return obj, nil
-			}
-			key := string(t.Bytes)
-			vt, err := s.Next()
-			if err != nil {
-				return nil, err
-			}
-			v, err := buildValue(s, vt)
-			if err != nil {
-				return nil, err
-			}
-			obj[key] = v
-		}
-	}
-	return nil, fmt.Errorf("json: unexpected %s", tok.Kind)
 }

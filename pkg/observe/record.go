@@ -2,10 +2,9 @@ package observe
 
 import (
 	"encoding/json"
-	"fmt"
+	"errors"
 	"strconv"
 
-	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/jsonscan"
 )
 
@@ -133,7 +132,7 @@ func ParseRecord(line []byte) (*Record, error) {
 				r.Unit = label
 			}
 		case fieldValue:
-			if r.Value, err = buildValue(s, v, 0); err != nil {
+			if r.Value, err = buildValue(s, v); err != nil {
 				return nil, err
 			}
 		case fieldTS, fieldPID:
@@ -193,70 +192,24 @@ func integer(key string, t jsonscan.Token) (int64, error) {
 	return 0, boundsf("%s must be an integer", key)
 }
 
-func buildValue(s *jsonscan.Scanner, t jsonscan.Token, depth int) (any, error) {
-	switch t.Kind {
-	case jsonscan.String:
-		return string(t.Bytes), nil
-	case jsonscan.Number:
-		lit := string(t.Bytes)
-		if err := checkNumber(lit); err != nil {
-			return nil, err
-		}
-		return json.Number(lit), nil
-	case jsonscan.True:
-		return true, nil
-	case jsonscan.False:
-		return false, nil
-	case jsonscan.Null:
-		return nil, nil
-	case jsonscan.ArrayStart, jsonscan.ObjectStart:
-		if depth >= MaxDepth {
+// buildValue reads a recorded value within the SDK's bounds: nesting,
+// entries per collection, and finite numbers.
+func buildValue(s *jsonscan.Scanner, t jsonscan.Token) (any, error) {
+	v, err := s.Value(t, jsonscan.ValueLimits{MaxDepth: MaxDepth, MaxEntries: MaxEntries,
+		Number: func(lit []byte) (any, error) {
+			if err := checkNumber(string(lit)); err != nil {
+				return nil, err
+			}
+			return json.Number(lit), nil
+		}})
+	var be *jsonscan.BoundError
+	if errors.As(err, &be) {
+		switch be.Bound {
+		case "depth":
 			return nil, boundsf("value nests deeper than %d levels", MaxDepth)
-		}
-	default:
-		return nil, fmt.Errorf("observe: unexpected %s", t.Kind)
-	}
-	if t.Kind == jsonscan.ArrayStart {
-		arr := []any{}
-		for {
-			e, err := s.Next()
-			if err != nil {
-				return nil, err
-			}
-			if e.Kind == jsonscan.ArrayEnd {
-				return arr, nil
-			}
-			if len(arr) == MaxEntries {
-				return nil, boundsf("an array has more than %d entries", MaxEntries)
-			}
-			v, err := buildValue(s, e, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			arr = append(arr, v)
+		default:
+			return nil, boundsf("a collection has more than %d entries", MaxEntries)
 		}
 	}
-	obj := evidence.Object{}
-	for {
-		k, err := s.Next()
-		if err != nil {
-			return nil, err
-		}
-		if k.Kind == jsonscan.ObjectEnd {
-			return obj, nil
-		}
-		if len(obj) == MaxEntries {
-			return nil, boundsf("an object has more than %d members", MaxEntries)
-		}
-		key := string(k.Bytes)
-		vt, err := s.Next()
-		if err != nil {
-			return nil, err
-		}
-		v, err := buildValue(s, vt, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		obj[key] = v
-	}
+	return v, err
 }

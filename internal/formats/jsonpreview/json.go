@@ -416,7 +416,7 @@ func (w *walker) record(tok jsonscan.Token, keep bool, rec *preview.Record) erro
 			outer--
 		}
 		v, err := b.build(tok)
-		if errors.Is(err, errOversized) {
+		if errors.Is(err, jsonscan.ErrBound) {
 			w.oversized(rec)
 			return w.skipTo(outer)
 		}
@@ -458,7 +458,7 @@ func (w *walker) record(tok jsonscan.Token, keep bool, rec *preview.Record) erro
 			continue
 		}
 		v, err := b.build(vt)
-		if errors.Is(err, errOversized) {
+		if errors.Is(err, jsonscan.ErrBound) {
 			w.oversized(rec)
 			if err := w.skipTo(depth); err != nil {
 				return err

@@ -3,12 +3,10 @@ package jsonpreview
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"math"
 	"strconv"
 	"strings"
 
-	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats/preview"
 	"github.com/flameox/flameox/internal/jsonscan"
 )
@@ -33,81 +31,22 @@ func typeOf(k jsonscan.Kind) int {
 	return 5
 }
 
-// errOversized reports a record beyond max_record_bytes while building it.
-var errOversized = errors.New("record larger than max_record_bytes")
-
-// builder turns a token stream into canonical values: Object, []any,
-// string, json.Number (float64 for a literal beyond the double range),
-// bool and nil. Tokens' bytes are copied: the scanner reuses them.
+// builder reads values within a record's byte budget: the values of one
+// record share max_record_bytes from the record's first byte.
 type builder struct {
 	s *jsonscan.Scanner
 	// start and limit bound the value's native bytes (limit 0: unbounded).
 	start, limit int64
 }
 
-func (b *builder) next() (jsonscan.Token, error) {
-	tok, err := b.s.Next()
-	if err != nil {
-		return tok, err
-	}
-	if b.limit > 0 && b.s.Offset()-b.start > b.limit {
-		return tok, errOversized
-	}
-	return tok, nil
-}
-
-// build reads the rest of the value whose first token is tok.
+// build reads the rest of the value whose first token is tok; crossing
+// the budget is jsonscan.ErrBound.
 func (b *builder) build(tok jsonscan.Token) (any, error) {
-	switch tok.Kind {
-	case jsonscan.String:
-		return string(tok.Bytes), nil
-	case jsonscan.Number:
-		return number(tok.Bytes), nil
-	case jsonscan.True:
-		return true, nil
-	case jsonscan.False:
-		return false, nil
-	case jsonscan.Null:
-		return nil, nil
-	case jsonscan.ArrayStart:
-		arr := []any{}
-		for {
-			t, err := b.next()
-			if err != nil {
-				return nil, err
-			}
-			if t.Kind == jsonscan.ArrayEnd {
-				return arr, nil
-			}
-			v, err := b.build(t)
-			if err != nil {
-				return nil, err
-			}
-			arr = append(arr, v)
-		}
-	case jsonscan.ObjectStart:
-		obj := evidence.Object{}
-		for {
-			t, err := b.next()
-			if err != nil {
-				return nil, err
-			}
-			if t.Kind == jsonscan.ObjectEnd {
-				return obj, nil
-			}
-			key := string(t.Bytes)
-			vt, err := b.next()
-			if err != nil {
-				return nil, err
-			}
-			v, err := b.build(vt)
-			if err != nil {
-				return nil, err
-			}
-			obj[key] = v
-		}
+	var end int64
+	if b.limit > 0 {
+		end = b.start + b.limit
 	}
-	return nil, b.s.Errorf(tok, "unexpected %s", tok.Kind)
+	return b.s.Value(tok, jsonscan.ValueLimits{End: end, Number: func(lit []byte) (any, error) { return number(lit), nil }})
 }
 
 // number keeps a literal exact: integers of any size stay json.Number (the

@@ -1,0 +1,226 @@
+// Package lines is the one bounded line reader of flameox: every decoder
+// of a line-oriented format (event streams, perf script text, folded
+// stacks, text and JSONL previews) and every reader of block streams
+// reads through it. A line's kept bytes are bounded; each line carries
+// its 1-based number, its byte offset and its terminator, so failures can
+// say where they are; a line over the bound is either cut (the rest is
+// counted, not kept) or, in strict mode, a LIMIT_EXCEEDED failure with the
+// same receipt every limit failure carries.
+//
+// It imports evidence only.
+package lines
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/flameox/flameox/internal/evidence"
+)
+
+// Terminator is how a line ended.
+type Terminator uint8
+
+const (
+	LF   Terminator = iota // "\n"
+	CRLF                   // "\r\n"
+	None                   // the input ended without a newline
+)
+
+func (t Terminator) String() string {
+	switch t {
+	case LF:
+		return "lf"
+	case CRLF:
+		return "crlf"
+	}
+	return "eof"
+}
+
+// Line is one line read.
+type Line struct {
+	// Bytes are the line without its terminator, at most the reader's
+	// bound; they are valid until the next call to Next.
+	Bytes  []byte
+	Number int64 // 1-based
+	Offset int64 // stream offset of the line's first byte
+	// Size is the line's full length without its terminator; it exceeds
+	// len(Bytes) when the line was cut.
+	Size int64
+	Term Terminator
+}
+
+// Cut reports whether the line was longer than the bound.
+func (l *Line) Cut() bool { return l.Size > int64(len(l.Bytes)) }
+
+// End is the stream offset just after the line and its terminator.
+func (l *Line) End() int64 {
+	switch l.Term {
+	case LF:
+		return l.Offset + l.Size + 1
+	case CRLF:
+		return l.Offset + l.Size + 2
+	}
+	return l.Offset + l.Size
+}
+
+// Reader reads lines from a stream.
+type Reader struct {
+	br     *bufio.Reader
+	max    int
+	limit  string // strict mode: the limit's name
+	line   Line
+	buf    []byte
+	off    int64
+	number int64
+	err    error
+}
+
+// BufferSize is the read buffer; lines that fit in it are returned
+// without a copy.
+const BufferSize = 256 << 10
+
+// NewReader returns a reader that keeps at most max bytes of each line
+// (max <= 0: 64 KiB) and cuts longer lines.
+func NewReader(r io.Reader, max int) *Reader {
+	if max <= 0 {
+		max = 64 << 10
+	}
+	return &Reader{br: bufio.NewReaderSize(r, BufferSize), max: max}
+}
+
+// NewStrict returns a reader for which a line longer than max bytes is a
+// LIMIT_EXCEEDED failure naming the limit.
+func NewStrict(r io.Reader, max int, limit string) *Reader {
+	lr := NewReader(r, max)
+	lr.limit = limit
+	return lr
+}
+
+// Max is the bound on the bytes kept of a line.
+func (r *Reader) Max() int { return r.max }
+
+// Offset is the stream offset of the next unread byte.
+func (r *Reader) Offset() int64 { return r.off }
+
+// Lines is the number of lines read so far.
+func (r *Reader) Lines() int64 { return r.number }
+
+// Peek returns the next n bytes without consuming them (fewer at the end
+// of input), for sniffing a prefix such as a byte-order mark.
+func (r *Reader) Peek(n int) ([]byte, error) {
+	b, err := r.br.Peek(n)
+	if errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull) {
+		err = nil
+	}
+	return b, err
+}
+
+// Discard skips n bytes that Peek showed, counting them in the offset.
+func (r *Reader) Discard(n int) error {
+	k, err := r.br.Discard(n)
+	r.off += int64(k)
+	return err
+}
+
+// Next reads the next line. At the end of input it returns io.EOF; an
+// input that ends with a newline has no empty line after it. A read error
+// ends the reader and is returned as it is.
+func (r *Reader) Next() (*Line, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	l := &r.line
+	*l = Line{Offset: r.off, Number: r.number + 1}
+	r.buf = r.buf[:0]
+	var last byte // the line's last byte so far, to tell CRLF
+	for first := true; ; first = false {
+		frag, err := r.br.ReadSlice('\n')
+		r.off += int64(len(frag))
+		nl := len(frag) > 0 && frag[len(frag)-1] == '\n'
+		if nl {
+			frag = frag[:len(frag)-1]
+		}
+		if len(frag) > 0 {
+			last = frag[len(frag)-1]
+		}
+		l.Size += int64(len(frag))
+		if first && nl && len(frag) <= r.max {
+			l.Bytes = frag // the whole line is in the read buffer
+		} else if room := r.max - len(r.buf); room > 0 {
+			r.buf = append(r.buf, frag[:min(len(frag), room)]...)
+			l.Bytes = r.buf
+		}
+		// One byte of slack: a trailing '\r' may belong to the terminator.
+		if r.limit != "" && l.Size > int64(r.max)+1 {
+			r.err = r.exceeded(l)
+			return nil, r.err
+		}
+		if nl {
+			l.Term = LF
+			if last == '\r' {
+				l.Term, l.Size = CRLF, l.Size-1
+				if n := len(l.Bytes); int64(n) > l.Size {
+					l.Bytes = l.Bytes[:n-1]
+				}
+			}
+			return r.done(l)
+		}
+		switch {
+		case err == nil, errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			r.err = io.EOF // the next call ends the stream
+			if l.Size == 0 {
+				return nil, io.EOF
+			}
+			l.Term = None
+			return r.done(l)
+		default:
+			r.err = err
+			return nil, err
+		}
+	}
+}
+
+func (r *Reader) done(l *Line) (*Line, error) {
+	if r.limit != "" && l.Size > int64(r.max) {
+		r.err = r.exceeded(l)
+		return nil, r.err
+	}
+	r.number++
+	return l, nil
+}
+
+func (r *Reader) exceeded(l *Line) *evidence.Failure {
+	f := evidence.LimitExceeded(evidence.LimitReceipt{Name: r.limit, Value: int64(r.max), Unit: "bytes"},
+		"line %d is longer than %s=%d bytes", l.Number, r.limit, r.max)
+	f.Location = evidence.Location{Line: int(l.Number), Offset: l.Offset}
+	return f
+}
+
+// Err locates a failure at the last line read: its number and offset,
+// unless err already has a location. Decoders wrap what they find wrong
+// in a line with it.
+func (r *Reader) Err(code evidence.Code, format string, args ...any) *evidence.Failure {
+	f := evidence.Failf(code, format, args...)
+	f.Location = evidence.Location{Line: int(r.line.Number), Offset: r.line.Offset}
+	return f
+}
+
+// Errorf is Err for an error that may already be typed: a failure keeps
+// its code and gains the line's location when it has none.
+func (r *Reader) Errorf(code evidence.Code, err error, format string, args ...any) *evidence.Failure {
+	f := evidence.Wrap(code, err, format, args...)
+	if f.Location.Line == 0 {
+		f.Location.Line = int(r.line.Number)
+		if f.Location.Offset == 0 {
+			f.Location.Offset = r.line.Offset
+		}
+	}
+	return f
+}
+
+// String describes a line's location, for messages.
+func (l *Line) String() string { return fmt.Sprintf("line %d (byte %d)", l.Number, l.Offset) }

@@ -12,8 +12,8 @@ type ValueLimits struct {
 	// End is a stream offset the value's text may not reach past (0: no
 	// bound), so a value can share the byte budget of the record holding it.
 	End        int64
-	MaxDepth   int   // containers nested inside the value, the value included
-	MaxEntries int   // members of one object or elements of one array
+	MaxDepth   int // containers nested inside the value, the value included
+	MaxEntries int // members of one object or elements of one array
 	// Number turns a number literal into its value; nil keeps the literal
 	// exact as a json.Number. The bytes are only valid during the call.
 	Number func(lit []byte) (any, error)

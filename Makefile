@@ -5,9 +5,13 @@ VENV      ?= .venv
 FUZZTIME  ?= 10s
 BENCHTIME ?= 1x
 GOSEC_VERSION := v2.30.0
+STATICCHECK_VERSION := v0.8.2
+XTOOLS_VERSION := v0.52.0
 export FLAMEOX_VENV      := $(abspath $(VENV))
 export FLAMEOX_SARIF_NPM := $(abspath tools/sarif-npm)
 export GOSEC             := $(abspath .cache/bin/gosec)
+
+SHELL := /bin/bash
 
 .PHONY: all build venv tools test demo bench fuzz check docs clean
 
@@ -34,6 +38,13 @@ tools/%/node_modules/.stamp: tools/%/package-lock.json
 	cd tools/$* && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
+# Linters for make check, pinned.
+.cache/bin/staticcheck:
+	GOBIN=$(abspath .cache/bin) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+.cache/bin/deadcode:
+	GOBIN=$(abspath .cache/bin) $(GO) install golang.org/x/tools/cmd/deadcode@$(XTOOLS_VERSION)
+
 tools: .cache/bin/gosec tools/sarif-npm/node_modules/.stamp tools/mcp-inspector/node_modules/.stamp
 
 test: build venv tools
@@ -58,10 +69,15 @@ fuzz:
 docs:
 	$(GO) run ./internal/gendocs
 
-# Formatting, vet, and docs/support.md in step with the registry.
-check:
-	@test -z "$$(gofmt -l cmd pkg internal)" || { gofmt -l cmd pkg internal; echo "gofmt needed"; exit 1; }
+# Formatting, vet, staticcheck, no unreachable code but what
+# tools/deadcode-allow.txt names (with its reason), and docs/support.md in
+# step with the registry.
+check: .cache/bin/staticcheck .cache/bin/deadcode
+	@test -z "$$(gofmt -l cmd pkg internal tools sdk)" || { gofmt -l cmd pkg internal tools sdk; echo "gofmt needed"; exit 1; }
 	$(GO) vet ./...
+	.cache/bin/staticcheck ./...
+	@dead=$$(.cache/bin/deadcode -test ./... | grep -v -F -f <(grep -v '^#' tools/deadcode-allow.txt | cut -d' ' -f1)); \
+	  test -z "$$dead" || { echo "$$dead"; echo "unreachable code (delete it, or add it to tools/deadcode-allow.txt with a reason)"; exit 1; }
 	$(GO) run ./internal/gendocs
 	git diff --exit-code docs/support.md
 

@@ -214,9 +214,6 @@ func (r *Reader) Rows(i int) iter.Seq2[evidence.Object, error] {
 	}
 }
 
-// errStop ends a read when the consumer stops iterating.
-var errStop = errors.New("stop")
-
 // readRows decodes a table file, yielding each row. A verified file can
 // still be hostile (its bytes are only as good as the manifest that names
 // them), so a panic inside the Parquet reader becomes an error.
@@ -271,7 +268,7 @@ func readRows(f *os.File, size int64, t TableEntry, yield func(evidence.Object, 
 func fileColumns(pf *parquet.File, h *evidence.Table) ([]column, error) {
 	want, cols := tableSchema(h)
 	if !parquet.EqualNodes(want, pf.Schema()) {
-		return nil, fmt.Errorf("Parquet schema %s is not the schema of its header", pf.Schema())
+		return nil, fmt.Errorf("the Parquet schema %s is not the schema of its header", pf.Schema())
 	}
 	byLeaf := make([]column, len(cols))
 	for _, c := range cols {

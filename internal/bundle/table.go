@@ -62,7 +62,7 @@ type TableWriter struct {
 	rel    string // path relative to the bundle directory
 	file   *os.File
 	out    *digestWriter
-	pw     *parquet.Writer
+	pw     *parquet.GenericWriter[any]
 	cols   []column
 	batch  []parquet.Row
 	flat   []parquet.Value
@@ -180,7 +180,7 @@ func newTableWriter(tmp string, t *evidence.Table, index int) (*TableWriter, err
 	}
 	schema, cols := tableSchema(t)
 	out := &digestWriter{f: f, h: sha256.New()}
-	pw := parquet.NewWriter(out,
+	pw := parquet.NewGenericWriter[any](out,
 		schema,
 		parquet.Compression(zstdCodec),
 		// A fixed created_by: the default reads the binary's build info,

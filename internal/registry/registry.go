@@ -159,14 +159,3 @@ func ProviderFormats(p *capture.Provider) []string {
 	sort.Strings(out)
 	return out
 }
-
-// Suffixes maps each explicit-path suffix to its formats.
-func Suffixes() map[string][]string {
-	out := map[string][]string{}
-	for _, f := range formatList {
-		for _, s := range f.Suffixes {
-			out[s] = append(out[s], f.Name)
-		}
-	}
-	return out
-}

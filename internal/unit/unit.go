@@ -74,15 +74,6 @@ func Lookup(name string) (Unit, error) {
 	return Unit{}, fmt.Errorf("unknown unit %q", name)
 }
 
-// Normalize converts v in unit name to the unit's output unit.
-func Normalize(v float64, name string) (float64, string, error) {
-	u, err := Lookup(name)
-	if err != nil {
-		return 0, "", err
-	}
-	return v * u.Factor, u.Output, nil
-}
-
 // Common returns the output unit shared by all the named units, or an error
 // naming the first pair that cannot be pooled.
 func Common(names ...string) (string, error) {

@@ -69,7 +69,6 @@ type Recorder struct {
 	mu  sync.Mutex
 	f   *os.File
 	pid int64
-	buf []byte
 }
 
 // Open opens path for appending records. Each record is one write(2) on an

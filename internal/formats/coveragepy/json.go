@@ -29,7 +29,6 @@ type numbers struct {
 var (
 	intFields      = []string{"covered_lines", "num_statements", "missing_lines", "excluded_lines", "num_branches", "num_partial_branches", "covered_branches", "missing_branches"}
 	requiredInts   = []string{"covered_lines", "num_statements", "missing_lines", "excluded_lines"}
-	branchInts     = []string{"num_branches", "num_partial_branches", "covered_branches", "missing_branches"}
 	percentFields  = []string{"percent_covered", "percent_statements_covered", "percent_branches_covered"}
 	displayFields  = []string{"percent_covered_display", "percent_statements_covered_display", "percent_branches_covered_display"}
 	requiredFloats = []string{"percent_covered"}

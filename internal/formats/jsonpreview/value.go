@@ -54,7 +54,7 @@ func (b *builder) build(tok jsonscan.Token) (any, error) {
 // the double range is the infinity RFC 8785's double domain gives it, which
 // the encoder writes in the tagged non-finite form.
 func number(lit []byte) any {
-	if bytes.IndexAny(lit, ".eE") < 0 {
+	if !bytes.ContainsAny(lit, ".eE") {
 		return json.Number(lit)
 	}
 	f, err := strconv.ParseFloat(string(lit), 64)

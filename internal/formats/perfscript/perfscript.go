@@ -19,7 +19,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
@@ -112,26 +111,6 @@ func Sniff(prefix []byte) formats.Verdict {
 		return formats.Yes
 	}
 	return formats.NeedMore
-}
-
-// optionBool reads a boolean decoder option given as a bool or a string.
-func optionBool(o evidence.Object, name string) (bool, error) {
-	v, ok := o[name]
-	if !ok || v == nil {
-		return false, nil
-	}
-	switch x := v.(type) {
-	case bool:
-		return x, nil
-	case string:
-		switch strings.ToLower(x) {
-		case "true", "1", "yes":
-			return true, nil
-		case "false", "0", "no":
-			return false, nil
-		}
-	}
-	return false, evidence.Failf(evidence.CodeInvalidArgument, "option %s must be true or false, got %v", name, v)
 }
 
 func parseOptions(in *formats.Input) (Options, error) {

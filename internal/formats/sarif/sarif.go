@@ -107,9 +107,6 @@ func Sniff(prefix []byte) formats.Verdict {
 	return formats.NeedMore
 }
 
-// Columns are the sarif.results columns.
-func Columns() []evidence.Column { return table.SARIFResults.EvidenceColumns("") }
-
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	root, err := sourceRoot(in)
 	if err != nil {

@@ -85,7 +85,6 @@ type stream struct {
 	cut      string // the bound that first stopped keeping rows
 	src      *evidence.Summary
 	filtered bool // selection dropped some rows
-	notes    []string
 }
 
 func (p *projector) Table(t *evidence.Table) error {

@@ -50,9 +50,6 @@ var acceptExit = []int{0, 1, 5}
 //go:embed flameox_pytest.py
 var pluginSource []byte
 
-// Plugin returns the plugin's Python source.
-func Plugin() []byte { return bytes.Clone(pluginSource) }
-
 var pluginZip = sync.OnceValues(func() ([]byte, error) {
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)

@@ -6,6 +6,7 @@ package projection
 
 import (
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
 )
@@ -32,9 +33,10 @@ func (s *Spec) Consumes(name string) bool {
 
 // Projector consumes tables as they stream in and emits one result table.
 type Projector interface {
-	// Table admits a table header; it may reject incompatible units or
-	// formats with a typed failure before any row is read.
-	Table(t *evidence.Table) error
+	// Table admits a table header with the capabilities of its format; it
+	// may reject incompatible units or formats with a typed failure before
+	// any row is read.
+	Table(t *evidence.Table, caps formats.Caps) error
 	// Row feeds one row of an admitted table: a typed row of the table's
 	// schema (in process) or its values (from a block stream).
 	Row(t *evidence.Table, row any) error

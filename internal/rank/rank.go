@@ -109,7 +109,11 @@ func (s *session) admit(t *evidence.Table) error {
 		}
 		s.formats = append(s.formats, t.Format)
 	}
-	if err := s.proj.Table(t); err != nil {
+	var caps formats.Caps
+	if spec, ok := registry.Format(t.Format); ok {
+		caps = spec.Caps
+	}
+	if err := s.proj.Table(t, caps); err != nil {
 		return err
 	}
 	s.admitted[t.ID] = t

@@ -169,7 +169,7 @@ var operationList = []*Operation{
 		Limitations: []string{
 			"windows beyond the text decoder's defaults (1 MiB, 1000 lines) need decoder options offset/start_line, max_bytes/max_lines",
 		},
-		Check: func(_ []string, given map[string]bool, args evidence.Object) error {
+		Check: func(_ []*formats.Spec, given map[string]bool, args evidence.Object) error {
 			_, err := fragment.WindowFrom(args, given)
 			return err
 		},

@@ -35,8 +35,9 @@ type Operation struct {
 	// Limitations are stated in every result of this operation.
 	Limitations []string
 	// Check rejects arguments that do not fit the formats involved before
-	// anything runs (before a decode, before a capture's workload).
-	Check func(formats []string, given map[string]bool, args evidence.Object) error
+	// anything runs (before a decode, before a capture's workload). It asks
+	// the specs for capabilities, never for names.
+	Check func(specs []*formats.Spec, given map[string]bool, args evidence.Object) error
 	// DecoderOptions derives decoder options from the operation's
 	// arguments, for when the operation decodes explicit paths itself (a
 	// text fragment reads only its window).
@@ -143,7 +144,13 @@ func CheckCompatible(op *Operation, fmts []string, given map[string]bool, args e
 		}
 	}
 	if op.Check != nil {
-		return op.Check(fmts, given, args)
+		specs := make([]*formats.Spec, 0, len(fmts))
+		for _, f := range fmts {
+			if s, ok := Format(f); ok {
+				specs = append(specs, s)
+			}
+		}
+		return op.Check(specs, given, args)
 	}
 	return nil
 }

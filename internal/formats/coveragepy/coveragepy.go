@@ -46,6 +46,7 @@ var JSONSpec = &formats.Spec{
 		{Name: LimitContexts, Default: 1_000_000, Unit: "contexts", Doc: "distinct context names in one file"},
 		{Name: LimitToken, Default: 16 << 20, Unit: "bytes", Doc: "longest single JSON string or number"},
 	},
+	Caps:     formats.Caps{Statements: true},
 	Producer: "coverage.py 7.x `coverage json`",
 	Version:  "1",
 	Decoder:  jsonDecoder{},

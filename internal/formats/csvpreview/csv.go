@@ -55,6 +55,7 @@ var Spec = &formats.Spec{
 	Sniff:    sniff,
 	Tables:   []*table.Schema{table.PreviewFields.Schema, table.PreviewRecords.Schema},
 	Limits:   []formats.Limit{limitRecord},
+	Caps:     formats.Caps{FieldPositions: true},
 	Producer: "any CSV writer",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),

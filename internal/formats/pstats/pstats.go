@@ -49,6 +49,7 @@ var Spec = &formats.Spec{
 	Sniff:    Sniff,
 	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
 	Limits:   limits,
+	Caps:     formats.Caps{CallCounts: true},
 	Producer: "Python cProfile / profile",
 	Version:  "1",
 	Decoder:  formats.DecoderFunc(decode),

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/projection/pathglob"
@@ -106,7 +107,7 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 	return p, nil
 }
 
-func (p *projector) Table(t *evidence.Table) error {
+func (p *projector) Table(t *evidence.Table, _ formats.Caps) error {
 	if t.Name != table.CoverageFiles.Name {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
 )
@@ -46,7 +47,7 @@ func newHot(t *testing.T, args evidence.Object) *hotspots {
 func TestSelectionBeforeBound(t *testing.T) {
 	h := newHot(t, evidence.Object{"top": int64(2), "function_pattern": "^app"})
 	tab := frames("a", "v8-cpuprofile", "samples")
-	if err := h.Table(tab); err != nil {
+	if err := h.Table(tab, formats.Caps{}); err != nil {
 		t.Fatal(err)
 	}
 	// Unrelated hot frames come first in the input; they must not consume
@@ -78,21 +79,21 @@ func TestSelectionBeforeBound(t *testing.T) {
 
 func TestAdmission(t *testing.T) {
 	h := newHot(t, nil)
-	if err := h.Table(frames("a", "v8-cpuprofile", "samples")); err != nil {
+	if err := h.Table(frames("a", "v8-cpuprofile", "samples"), formats.Caps{}); err != nil {
 		t.Fatal(err)
 	}
 	var f *evidence.Failure
-	if err := h.Table(frames("b", "pstats", "s")); !errors.As(err, &f) || f.Code != evidence.CodeInvalidArgument {
+	if err := h.Table(frames("b", "pstats", "s"), formats.Caps{}); !errors.As(err, &f) || f.Code != evidence.CodeInvalidArgument {
 		t.Fatalf("mixed dimensions accepted: %v", err)
 	}
 	h = newHot(t, nil)
-	h.Table(frames("a", "v8-cpuprofile", "samples"))
-	if err := h.Table(frames("b", "perf-data", "samples")); err == nil {
+	h.Table(frames("a", "v8-cpuprofile", "samples"), formats.Caps{})
+	if err := h.Table(frames("b", "perf-data", "samples"), formats.Caps{}); err == nil {
 		t.Fatal("mixed formats accepted")
 	}
 	h = newHot(t, nil)
 	for i := range MaxProfiles + 1 {
-		err := h.Table(frames(fmt.Sprint(i), "v8-cpuprofile", "samples"))
+		err := h.Table(frames(fmt.Sprint(i), "v8-cpuprofile", "samples"), formats.Caps{})
 		if i < MaxProfiles && err != nil {
 			t.Fatal(err)
 		}
@@ -105,8 +106,8 @@ func TestAdmission(t *testing.T) {
 func TestConvertibleUnitsPool(t *testing.T) {
 	h := newHot(t, nil)
 	a, b := frames("a", "speedscope", "s"), frames("b", "speedscope", "ms")
-	h.Table(a)
-	if err := h.Table(b); err != nil {
+	h.Table(a, formats.Caps{})
+	if err := h.Table(b, formats.Caps{}); err != nil {
 		t.Fatal(err)
 	}
 	h.Row(a, mkRow("a", "f", 1, 1))
@@ -123,7 +124,7 @@ func TestConvertibleUnitsPool(t *testing.T) {
 func TestIncompleteInput(t *testing.T) {
 	h := newHot(t, nil)
 	tab := frames("a", "v8-cpuprofile", "samples")
-	h.Table(tab)
+	h.Table(tab, formats.Caps{})
 	h.Row(tab, mkRow("a", "f", 1, 1))
 	var m memEmitter
 	h.Finish(&m) // no summary arrived: the input was cut
@@ -137,15 +138,15 @@ func TestIncompleteInput(t *testing.T) {
 
 func TestMetricCheck(t *testing.T) {
 	given := map[string]bool{"metric": true}
-	if err := Check([]string{"pstats"}, given, nil); err != nil {
+	counted := &formats.Spec{Name: "counted", Caps: formats.Caps{CallCounts: true}}
+	sampled := &formats.Spec{Name: "sampled"}
+	if err := Check([]*formats.Spec{counted}, given, nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"v8-cpuprofile", "speedscope", "perf-data"} {
-		if err := Check([]string{f}, given, nil); err == nil {
-			t.Errorf("metric accepted for %s", f)
-		}
+	if err := Check([]*formats.Spec{counted, sampled}, given, nil); err == nil {
+		t.Error("metric accepted for a format without call counts")
 	}
-	if err := Check([]string{"v8-cpuprofile"}, map[string]bool{}, nil); err != nil {
+	if err := Check([]*formats.Spec{sampled}, map[string]bool{}, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -160,7 +161,7 @@ func BenchmarkHotspots(b *testing.B) {
 	for b.Loop() {
 		eff, given, _ := param.Validate(Hotspots.Params, evidence.Object{"top": int64(20)})
 		p, _ := Hotspots.New(eff, given)
-		p.Table(tab)
+		p.Table(tab, formats.Caps{})
 		for _, r := range rows {
 			p.Row(tab, r)
 		}
@@ -182,7 +183,7 @@ func TestEdgesWithoutWeights(t *testing.T) {
 	eff, given, _ := param.Validate(Edges.Params, nil)
 	p, _ := Edges.New(eff, given)
 	tab := &evidence.Table{ID: "e", Name: table.CPUEdges.Name, Format: "pstats", Columns: table.CPUEdges.EvidenceColumns("s"), ArtifactIDs: []string{"sha256:a"}}
-	if err := p.Table(tab); err != nil {
+	if err := p.Table(tab, formats.Caps{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range []evidence.Object{edgeRowOf("a", "b", nil, 5), edgeRowOf("a", "c", 0.5, 1), edgeRowOf("a", "d", nil, 9)} {

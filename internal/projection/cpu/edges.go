@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/table"
@@ -74,7 +75,9 @@ func newEdges(args evidence.Object, _ map[string]bool) (projection.Projector, er
 	return e, nil
 }
 
-func (e *edges) Table(t *evidence.Table) error { return e.inputs.admit(t, "weight", "self_weight") }
+func (e *edges) Table(t *evidence.Table, _ formats.Caps) error {
+	return e.inputs.admit(t, "weight", "self_weight")
+}
 
 func (e *edges) Row(t *evidence.Table, row any) error {
 	v, err := projection.Values(t, row)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/table"
@@ -126,7 +127,7 @@ func (h *hotspots) before(a, b frameRow) bool {
 	return a.key < b.key
 }
 
-func (h *hotspots) Table(t *evidence.Table) error {
+func (h *hotspots) Table(t *evidence.Table, _ formats.Caps) error {
 	return h.inputs.admit(t, "self_weight", "inclusive_weight")
 }
 
@@ -248,14 +249,14 @@ func findColumn(cols []evidence.Column, name string) (evidence.Column, bool) {
 // Check is the pre-execution rule of summarize_cpu_hotspots: an explicit
 // metric applies only to pstats, whose records carry calls, self and
 // cumulative time; every other format has one native fixed weight.
-func Check(fmts []string, given map[string]bool, _ evidence.Object) error {
+func Check(specs []*formats.Spec, given map[string]bool, _ evidence.Object) error {
 	if !given["metric"] {
 		return nil
 	}
 	var other []string
-	for _, f := range fmts {
-		if f != "pstats" && !slices.Contains(other, f) {
-			other = append(other, f)
+	for _, s := range specs {
+		if !s.Caps.CallCounts && !slices.Contains(other, s.Name) {
+			other = append(other, s.Name)
 		}
 	}
 	if len(other) == 0 {

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/table"
@@ -111,7 +112,7 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 	return p, nil
 }
 
-func (p *projector) Table(t *evidence.Table) error {
+func (p *projector) Table(t *evidence.Table, _ formats.Caps) error {
 	if t.Name != table.PytestOutcomes.Name {
 		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
 			Message: fmt.Sprintf("projection %s reads %s tables, not %s", Name, table.PytestOutcomes.Name, t.Name)}

@@ -38,7 +38,7 @@ func (f *feed) Begin(t *evidence.Table) (formats.TableWriter, error) {
 	t.ID = f.art.Digest()[:12] + "." + t.Name
 	t.ArtifactIDs = []string{f.art.ID}
 	t.Format = pytestevents.FormatName
-	return &feedTable{f.p, t}, f.p.Table(t)
+	return &feedTable{f.p, t}, f.p.Table(t, formats.Caps{})
 }
 
 func (f *feedTable) Row(v any) error               { return f.p.Row(f.t, v) }
@@ -252,7 +252,7 @@ func TestIncompleteInputs(t *testing.T) {
 	t.Run("table without summary", func(t *testing.T) {
 		p, _ := New(evidence.Object{"top": int64(5)}, nil)
 		tb := &evidence.Table{ID: "x.pytest.outcomes", Name: table.PytestOutcomes.Name, Columns: Columns()}
-		if err := p.Table(tb); err != nil {
+		if err := p.Table(tb, formats.Caps{}); err != nil {
 			t.Fatal(err)
 		}
 		var r result
@@ -273,7 +273,7 @@ func TestPassingNeverConsumesBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb := &evidence.Table{ID: "x.pytest.outcomes", Name: table.PytestOutcomes.Name, Columns: Columns()}
-	if err := p.Table(tb); err != nil {
+	if err := p.Table(tb, formats.Caps{}); err != nil {
 		t.Fatal(err)
 	}
 	row := func(id, kind, outcome string) evidence.Object {
@@ -328,7 +328,7 @@ func TestArguments(t *testing.T) {
 	}
 	p, _ := New(evidence.Object{"top": int64(1)}, nil)
 	var f *evidence.Failure
-	if err := p.Table(&evidence.Table{ID: "x", Name: "cpu.frames"}); !errors.As(err, &f) || f.Code != evidence.CodeUnsupportedFormat {
+	if err := p.Table(&evidence.Table{ID: "x", Name: "cpu.frames"}, formats.Caps{}); !errors.As(err, &f) || f.Code != evidence.CodeUnsupportedFormat {
 		t.Fatalf("other table: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/text"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
@@ -117,7 +118,7 @@ type stream struct {
 	src      *evidence.Summary
 }
 
-func (p *projector) Table(t *evidence.Table) error {
+func (p *projector) Table(t *evidence.Table, _ formats.Caps) error {
 	if t.Name != text.Lines {
 		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
 			Message: fmt.Sprintf("the text-fragment projection reads %s tables, not %s (decode the artifact with --format text)", text.Lines, t.Name)}

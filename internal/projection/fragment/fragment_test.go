@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/preview/previewtest"
 	"github.com/flameox/flameox/internal/formats/text"
 	"github.com/flameox/flameox/internal/param"
@@ -163,7 +164,7 @@ func TestWindowArguments(t *testing.T) {
 
 func TestAdmission(t *testing.T) {
 	p, _ := New(evidence.Object{"bytes": int64(10)}, map[string]bool{})
-	if err := p.Table(&evidence.Table{ID: "x", Name: "preview.records"}); previewtest.Code(err) != evidence.CodeUnsupportedFormat {
+	if err := p.Table(&evidence.Table{ID: "x", Name: "preview.records"}, formats.Caps{}); previewtest.Code(err) != evidence.CodeUnsupportedFormat {
 		t.Errorf("%v", err)
 	}
 }

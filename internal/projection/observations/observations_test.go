@@ -36,7 +36,7 @@ func (f *feed) Wants(*table.Schema) bool { return true }
 func (f *feed) Begin(t *evidence.Table) (formats.TableWriter, error) {
 	t.ID = f.art.Digest()[:12] + "." + t.Name
 	t.ArtifactIDs = []string{f.art.ID}
-	return &feedTable{f.p, t}, f.p.Table(t)
+	return &feedTable{f.p, t}, f.p.Table(t, formats.Caps{})
 }
 
 func (f *feedTable) Row(v any) error               { return f.p.Row(f.t, v) }
@@ -233,7 +233,7 @@ func TestPhases(t *testing.T) {
 func feedRows(t *testing.T, p projection.Projector, rows ...evidence.Object) {
 	t.Helper()
 	tb := &evidence.Table{ID: "t.observations.records", Name: table.ObservationRecords.Name, Columns: table.ObservationRecords.EvidenceColumns(""), ArtifactIDs: []string{"a"}}
-	if err := p.Table(tb); err != nil {
+	if err := p.Table(tb, formats.Caps{}); err != nil {
 		t.Fatal(err)
 	}
 	for i, r := range rows {
@@ -292,7 +292,7 @@ func TestUnmatchedAndIncomplete(t *testing.T) {
 	}
 	p = newProjector(t, nil)
 	tb := &evidence.Table{ID: "x", Name: table.ObservationRecords.Name}
-	if err := p.Table(tb); err != nil {
+	if err := p.Table(tb, formats.Caps{}); err != nil {
 		t.Fatal(err)
 	}
 	r = result{}
@@ -327,7 +327,7 @@ func TestArguments(t *testing.T) {
 	}
 	p := newProjector(t, nil)
 	var f *evidence.Failure
-	if err := p.Table(&evidence.Table{ID: "x", Name: table.PytestOutcomes.Name}); !errors.As(err, &f) || f.Code != evidence.CodeUnsupportedFormat {
+	if err := p.Table(&evidence.Table{ID: "x", Name: table.PytestOutcomes.Name}, formats.Caps{}); !errors.As(err, &f) || f.Code != evidence.CodeUnsupportedFormat {
 		t.Fatalf("other table: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 	previewfmt "github.com/flameox/flameox/internal/formats/preview"
 	"github.com/flameox/flameox/internal/formats/text"
 	"github.com/flameox/flameox/internal/param"
@@ -87,7 +88,7 @@ type stream struct {
 	filtered bool // selection dropped some rows
 }
 
-func (p *projector) Table(t *evidence.Table) error {
+func (p *projector) Table(t *evidence.Table, _ formats.Caps) error {
 	if !Spec.Consumes(t.Name) {
 		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
 			Message: fmt.Sprintf("the preview projection reads preview and text tables, not %s", t.Name)}

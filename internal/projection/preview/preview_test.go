@@ -140,7 +140,7 @@ func TestTextLines(t *testing.T) {
 
 func TestAdmission(t *testing.T) {
 	p, _ := New(evidence.Object{"rows": int64(5), "bytes": int64(1000), "status": "all"}, nil)
-	if err := p.Table(&evidence.Table{ID: "x", Name: "cpu.frames"}); previewtest.Code(err) != evidence.CodeUnsupportedFormat {
+	if err := p.Table(&evidence.Table{ID: "x", Name: "cpu.frames"}, formats.Caps{}); previewtest.Code(err) != evidence.CodeUnsupportedFormat {
 		t.Errorf("%v", err)
 	}
 	if err := p.Row(&evidence.Table{ID: "y"}, evidence.Object{}); previewtest.Code(err) != evidence.CodeInvalidArgument {
@@ -153,7 +153,7 @@ func TestAdmission(t *testing.T) {
 func TestMissingSummary(t *testing.T) {
 	p, _ := New(evidence.Object{"rows": int64(5), "bytes": int64(1000), "status": "all"}, nil)
 	h := &evidence.Table{ID: "t", Name: previewfmt.Records, Columns: table.PreviewRecords.EvidenceColumns("")}
-	if err := p.Table(h); err != nil {
+	if err := p.Table(h, formats.Caps{}); err != nil {
 		t.Fatal(err)
 	}
 	_ = p.Row(h, evidence.Object{"index": 0, "line": 1, "offset": 0, "bytes": 2, "status": "ok", "value": 1, "error": nil})

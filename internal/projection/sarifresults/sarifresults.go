@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/projection/pathglob"
@@ -147,7 +148,7 @@ func sourceRoot(t *evidence.Table) (string, error) {
 	return filepath.Clean(root), nil
 }
 
-func (p *projector) Table(t *evidence.Table) error {
+func (p *projector) Table(t *evidence.Table, _ formats.Caps) error {
 	if t.Name != table.SARIFResults.Name {
 		return nil
 	}

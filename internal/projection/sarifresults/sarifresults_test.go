@@ -80,7 +80,7 @@ func run(t *testing.T, args evidence.Object, inputs ...*decoded) (*emitted, erro
 		return nil, err
 	}
 	for _, in := range inputs {
-		if err := p.Table(in.header); err != nil {
+		if err := p.Table(in.header, formats.Caps{}); err != nil {
 			return nil, err
 		}
 		for _, r := range in.rows {

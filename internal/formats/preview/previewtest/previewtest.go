@@ -183,7 +183,7 @@ func (e *Emitter) End(s *evidence.Summary) error {
 
 // Consumer takes decoded tables: a projection.Projector.
 type Consumer interface {
-	Table(t *evidence.Table) error
+	Table(t *evidence.Table, caps formats.Caps) error
 	Row(t *evidence.Table, row any) error
 	Summary(t *evidence.Table, s *evidence.Summary) error
 }
@@ -197,7 +197,7 @@ func Feed(tb testing.TB, c Consumer, format, artifactID string, s *Sink) {
 		h.ID = fmt.Sprintf("%s.%s#%d", artifactID, h.Name, i)
 		h.Format = format
 		h.ArtifactIDs = []string{artifactID}
-		if err := c.Table(&h); err != nil {
+		if err := c.Table(&h, formats.Caps{}); err != nil {
 			tb.Fatal(err)
 		}
 		for _, r := range t.Rows {

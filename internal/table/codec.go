@@ -254,9 +254,10 @@ func (s *Schema) Values(row any, artifact string) (evidence.Object, error) {
 		return nil, fmt.Errorf("table %s: a row is a *%s or an object, not %T", s.Name, s.codec.typ.Name(), row)
 	}
 	if s.FromArtifact {
+		// A decoder leaves the column to the sink; "" is treated as unset.
 		prev, ok := o[ArtifactColumn]
 		switch {
-		case ok && artifact != "" && prev != artifact:
+		case ok && artifact != "" && prev != artifact && prev != "":
 			return nil, fmt.Errorf("table %s: row names artifact %v, not the table's %s", s.Name, prev, artifact)
 		case !ok || artifact != "":
 			o[ArtifactColumn] = artifact

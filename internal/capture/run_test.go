@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flameox/flameox/internal/bundle"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/proc"
@@ -518,9 +517,6 @@ func TestUnavailableProvider(t *testing.T) {
 }
 
 func TestPreserve(t *testing.T) {
-	if _, err := bundle.NewBuilder(t.TempDir()); err != nil && strings.Contains(err.Error(), "not implemented") {
-		t.Skip("internal/bundle Builder is not implemented yet: ", err)
-	}
 	for _, tc := range []struct {
 		name string
 		argv []string

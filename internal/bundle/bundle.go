@@ -2,6 +2,8 @@
 // bundles: native artifacts copied byte-for-byte, derived tables streamed to
 // Parquet, and a canonical manifest whose SHA-256 is the bundle's id.
 // docs/bundles.md describes the on-disk model.
+//
+// It imports evidence only.
 package bundle
 
 import (

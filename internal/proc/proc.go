@@ -2,6 +2,8 @@
 // flameox needs to own a workload's process tree — parent, process group,
 // start time (with the pid, an identity that survives pid reuse), resident
 // set and zombie state.
+//
+// It imports nothing of flameox.
 package proc
 
 import (

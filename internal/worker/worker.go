@@ -15,6 +15,8 @@
 //     rows arrive but commits nothing until Run returns nil. A nonzero exit
 //     or a signal is DECODE_FAILURE carrying the exit code or signal and the
 //     retained stderr.
+//
+// It imports evidence and proc.
 package worker
 
 import (

@@ -166,3 +166,14 @@ func ProviderFormats(p *capture.Provider) []string {
 	sort.Strings(out)
 	return out
 }
+
+// feeds returns a copy of p that feeds ops: the provider's package
+// declares how to capture, the registry what the capture is for.
+func feeds(p *capture.Provider, ops ...*Operation) *capture.Provider {
+	q := *p
+	q.Operations = make([]string, len(ops))
+	for i, o := range ops {
+		q.Operations[i] = o.Name
+	}
+	return &q
+}

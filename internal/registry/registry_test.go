@@ -7,7 +7,7 @@ import (
 )
 
 func TestRegistryConsistent(t *testing.T) {
-	if err := Check(); err != nil {
+	if err := Check(os.DirFS("../..")); err != nil {
 		t.Fatal(err)
 	}
 }

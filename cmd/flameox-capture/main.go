@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"syscall"
 
@@ -19,8 +18,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/flameox/flameox/internal/capture"
+	"github.com/flameox/flameox/internal/command"
 	"github.com/flameox/flameox/internal/evidence"
-	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/registry"
 )
 
@@ -51,65 +50,30 @@ type cli struct {
 	Setup setupCmd `cmd:"" help:"Prepare a managed collector's version-pinned environment (the only way one is installed)."`
 }
 
-// providerCmd is a provider's dynamic command: its flags struct (built
-// with reflect.StructOf from the provider's params) and the params behind
-// each field.
+// providerCmd is a provider's dynamic command: the common flags and the
+// flags derived from the provider's params.
 type providerCmd struct {
-	p      *capture.Provider
-	value  reflect.Value // *struct
-	params []param.Param // params[i] is field i+1
+	p     *capture.Provider
+	flags *command.ParamFlags
+	value *providerFlags
 }
 
-// newProviderCmd derives a kong command from a provider's contract. String,
-// number and list params are *string flags parsed by param.ParseFlagValue,
-// booleans are *bool flags: nil means not given.
+type providerFlags struct {
+	Common common       `embed:""`
+	Params kong.Plugins `embed:""`
+}
+
+// newProviderCmd derives a kong command from a provider's contract: its
+// params become typed flags as every flameox command derives them.
 func newProviderCmd(p *capture.Provider) *providerCmd {
-	fields := []reflect.StructField{{Name: "Common", Type: reflect.TypeFor[common](), Tag: `embed:""`}}
-	for i, prm := range p.Params {
-		typ := reflect.TypeFor[*string]()
-		if prm.Type == param.Bool {
-			typ = reflect.TypeFor[*bool]()
-		}
-		help := prm.Doc
-		if len(prm.Enum) > 0 {
-			help += " (one of " + strings.Join(prm.Enum, ", ") + ")"
-		}
-		if prm.Default != nil {
-			help += fmt.Sprintf(" (default %v)", prm.Default)
-		}
-		tag := fmt.Sprintf(`name:%q help:%q placeholder:%q`, prm.Flag(), help, strings.ToUpper(string(prm.Type)))
-		if prm.Type == param.Bool {
-			tag = fmt.Sprintf(`name:%q help:%q negatable:""`, prm.Flag(), help)
-		}
-		fields = append(fields, reflect.StructField{Name: fmt.Sprintf("P%d", i), Type: typ, Tag: reflect.StructTag(tag)})
-	}
-	return &providerCmd{p: p, value: reflect.New(reflect.StructOf(fields)), params: p.Params}
+	flags := command.NewParamFlags(p.Params, nil, "")
+	return &providerCmd{p: p, flags: flags, value: &providerFlags{Params: kong.Plugins{flags.Plugin()}}}
 }
 
-func (c *providerCmd) common() *common {
-	return c.value.Elem().Field(0).Addr().Interface().(*common)
-}
+func (c *providerCmd) common() *common { return &c.value.Common }
 
 // args returns the provider arguments given as flags.
-func (c *providerCmd) args() (evidence.Object, error) {
-	out := evidence.Object{}
-	for i, prm := range c.params {
-		f := c.value.Elem().Field(i + 1)
-		if f.IsNil() {
-			continue
-		}
-		if prm.Type == param.Bool {
-			out[prm.Name] = *f.Interface().(*bool)
-			continue
-		}
-		v, err := param.ParseFlagValue(prm, *f.Interface().(*string))
-		if err != nil {
-			return nil, evidence.Wrap(evidence.CodeInvalidArgument, err, "")
-		}
-		out[prm.Name] = v
-	}
-	return out, nil
-}
+func (c *providerCmd) args() (evidence.Object, error) { return c.flags.Args() }
 
 // example is a command line for p; flags go before the "--".
 func example(p *capture.Provider, flags string) string {
@@ -167,7 +131,7 @@ func parser(stdout, stderr io.Writer, exit func(int)) (*kong.Kong, *cli, map[str
 	for _, p := range registry.Providers() {
 		c := newProviderCmd(p)
 		cmds[p.Name] = c
-		opts = append(opts, kong.DynamicCommand(p.Name, p.Title, "Providers", c.value.Interface()))
+		opts = append(opts, kong.DynamicCommand(p.Name, p.Title, "Providers", c.value))
 	}
 	opts = append(opts, kong.PostBuild(func(k *kong.Kong) error {
 		for _, n := range k.Model.Children {

@@ -22,10 +22,10 @@ import (
 func captureClient(t *testing.T) *client.Client {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(binDir, "flameox-capture")); err != nil {
-		t.Skip("flameox-capture is not in this tree yet (cmd/flameox-capture): capture tools are tested once it lands")
+		t.Fatalf("TestMain built ./cmd/... but flameox-capture is missing: %v", err)
 	}
 	if _, ok := registry.Provider("node-cpu-profile"); !ok {
-		t.Skip("the node-cpu-profile provider is not registered yet")
+		t.Fatal("the node-cpu-profile provider is not registered")
 	}
 	needNode(t)
 	return connect(t, filepath.Join(binDir, "flameox-mcp"), "FLAMEOX_SCRATCH="+t.TempDir())
@@ -154,7 +154,7 @@ func venvPython(t *testing.T) string {
 // test session whose failure is evidence, not a failed call.
 func TestCapturePytestFailures(t *testing.T) {
 	if _, ok := registry.Provider("pytest"); !ok {
-		t.Skip("the pytest provider is not registered")
+		t.Fatal("the pytest provider is not registered")
 	}
 	py := venvPython(t)
 	c := captureClient(t)

@@ -2,6 +2,9 @@
 // SIGINT/SIGTERM, canonical output on stdout, and one rule for failures —
 // a failure block on stdout, one line on stderr, and the exit status of the
 // failure's code. A panic becomes an INTERNAL failure, never a trace dump.
+// Its flags come from declarations: an operation's or provider's params,
+// and the decoder options listed in the help of --option. It imports
+// registry and below; only commands import it.
 package command
 
 import (

@@ -32,8 +32,11 @@ func NewParamFlags(params []param.Param, help func(param.Param) string, group st
 		if p.Type == param.Enum {
 			doc += " (one of: " + strings.Join(p.Enum, ", ") + ")"
 		}
-		if p.Default != nil {
-			doc += fmt.Sprintf(" (default %v)", p.Default)
+		if d := p.DefaultText(); d != "" {
+			doc += " (default " + d + ")"
+		}
+		if r := p.Range(); r != "" {
+			doc += " (" + r + ")"
 		}
 		typ := reflect.TypeOf((*string)(nil))
 		tag := fmt.Sprintf(`name:%q help:%q group:%q placeholder:%q`, p.Flag(), doc, group, strings.ToUpper(string(p.Type)))

@@ -9,7 +9,7 @@ import (
 )
 
 func main() {
-	if err := registry.Check(); err != nil {
+	if err := registry.Check(os.DirFS(".")); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -277,9 +277,11 @@ func limitsArg(v any, specs []*formats.Spec, field string) (map[string]int64, er
 }
 
 // optionsArg checks decoder options against the formats involved: each
-// value must have the JSON type some format declares for it. They travel
-// as --option k=v text, which the decoding format types again, so a
-// string stays a string and a number a number.
+// value must fit the declaration of some format that takes it (the
+// format that decodes the artifact validates it again). They travel as
+// --option k=v text, which that format types by the same declaration, so
+// a string stays a string and a number a number; what the flag's comma
+// splitting cannot carry unchanged is refused.
 func optionsArg(v any, specs []*formats.Spec, field string) (evidence.Object, error) {
 	if v == nil {
 		return nil, nil
@@ -301,30 +303,42 @@ func optionsArg(v any, specs []*formats.Spec, field string) (evidence.Object, er
 	if err := checkUnknown(o, known, field); err != nil {
 		return nil, err
 	}
-	for k, x := range o {
-		f := join(field, k)
-		var firstErr error
+	for _, k := range sortedNames(o) {
+		x := o[k]
+		var err error
 		for _, p := range decls[k] {
-			err := strictType(p, x)
-			if err == nil {
-				_, _, err = param.Validate([]param.Param{p}, evidence.Object{k: x})
-			}
-			if err == nil {
-				firstErr = nil
+			if _, _, _, err = validParams([]param.Param{p}, evidence.Object{k: x}, field); err == nil {
 				break
 			}
-			if firstErr == nil {
-				firstErr = err
-			}
 		}
-		if firstErr != nil {
-			return nil, invalid(f, "%s: %v", f, firstErr)
+		if err != nil {
+			return nil, err
 		}
-		if s, isStr := x.(string); isStr && strings.Contains(s, `\,`) {
-			return nil, invalid(f, `%s: a backslash before a comma cannot be passed unchanged through --option`, f)
+		if err := flagSafe(x); err != nil {
+			f := join(field, k)
+			return nil, invalid(f, "%s: %v", f, err)
 		}
 	}
 	return o, nil
+}
+
+// flagSafe refuses option text that --option k=v cannot carry unchanged:
+// a string list is joined with escaped commas, so its strings may hold
+// no comma, and kong keeps no backslash before a comma.
+func flagSafe(v any) error {
+	switch x := v.(type) {
+	case string:
+		if strings.Contains(x, `\,`) {
+			return fmt.Errorf(`a backslash before a comma cannot be passed unchanged through --option`)
+		}
+	case []any:
+		for i, e := range x {
+			if s, _ := e.(string); strings.Contains(s, ",") {
+				return fmt.Errorf("element %d: a list element with a comma cannot be passed unchanged through --option", i)
+			}
+		}
+	}
+	return nil
 }
 
 // limitFlags renders --limits k=v,... in a stable order.
@@ -344,16 +358,24 @@ func limitFlags(limits map[string]int64) []string {
 	return []string{"--limits", strings.Join(parts, ",")}
 }
 
-// optionFlags renders one --option k=v per option; commas are escaped
-// because the flag splits its value on them.
+// optionFlags renders one --option k=v per option. Commas are escaped
+// because the flag splits its value on them; a string list is its
+// elements joined by (escaped) commas, as param.ParseFlagValue reads it.
 func optionFlags(opts evidence.Object) []string {
 	var out []string
 	for _, k := range sortedNames(opts) {
-		v := ""
-		if x, ok := opts[k].(string); ok {
+		var v string
+		switch x := opts[k].(type) {
+		case string:
 			v = strings.ReplaceAll(x, ",", `\,`)
-		} else {
-			b, _ := evidence.Canonical(opts[k]) // numbers and booleans
+		case []any:
+			parts := make([]string, len(x))
+			for i, e := range x {
+				parts[i] = fmt.Sprint(e)
+			}
+			v = strings.Join(parts, `\,`)
+		default:
+			b, _ := evidence.Canonical(x) // numbers and booleans
 			v = string(b)
 		}
 		out = append(out, "--option", k+"="+v)

@@ -212,9 +212,12 @@ func TestOptionsSurviveTheCommandLine(t *testing.T) {
 		{Name: "source_root", Type: param.String, Doc: "root"},
 		{Name: "depth", Type: param.Int, Doc: "n"},
 		{Name: "strict", Type: param.Bool, Doc: "b"},
+		{Name: "roots", Type: param.StringList, Doc: "l"},
+		{Name: "ratio", Type: param.Number, Doc: "r"},
 	}}
 	specs := []*formats.Spec{spec}
-	for _, in := range []string{`{"source_root":"/src/a,b=c","depth":3,"strict":true}`, `{"source_root":"123"}`, `{"source_root":"true"}`} {
+	for _, in := range []string{`{"source_root":"/src/a,b=c","depth":3,"strict":true}`, `{"source_root":"123"}`, `{"source_root":"true"}`,
+		`{"roots":["/a","b=c"],"ratio":0.25}`, `{"roots":[]}`, `{"roots":["one"]}`} {
 		o, err := optionsArg(args(t, in), specs, "options")
 		if err != nil {
 			t.Fatal(err)
@@ -237,7 +240,8 @@ func TestOptionsSurviveTheCommandLine(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`{"depth":"3"}`, `{"strict":"true"}`, `{"depth":1.5}`,
-		`{"source_root":"a\\,b"}`, `{"source_root":{"a":1}}`, `{"nope":"x"}`} {
+		`{"source_root":"a\\,b"}`, `{"source_root":{"a":1}}`, `{"nope":"x"}`,
+		`{"roots":["a,b"]}`, `{"roots":"a"}`, `{"ratio":"0.5"}`} {
 		if _, err := optionsArg(args(t, bad), specs, "options"); err == nil {
 			t.Errorf("options %s were accepted; they cannot reach the decoder unchanged", bad)
 		}
@@ -249,7 +253,7 @@ func TestOptionsSurviveTheCommandLine(t *testing.T) {
 func TestCaptureDerivedDecoderOptions(t *testing.T) {
 	p, ok := registry.Provider("process")
 	if !ok {
-		t.Skip("the process provider is not registered")
+		t.Fatal("the process provider is not registered")
 	}
 	var ops []*registry.Operation
 	for _, n := range p.Operations {

@@ -4,7 +4,8 @@
 // strictly in the server, then runs the flameox commands as subprocesses
 // connected by OS pipes (flameox-rank for an analysis; flameox-capture |
 // flameox-decode | flameox-rank for a capture), each in its own process
-// group, so that a cancelled request ends every process it started.
+// group, so that a cancelled request ends every process it started. It
+// imports registry and below.
 package mcpserver
 
 import (

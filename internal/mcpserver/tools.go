@@ -74,60 +74,99 @@ func limitsSchema(specs []*formats.Spec) evidence.Object {
 }
 
 // optionsSchema describes the decoder options of the given formats, typed
-// by their declarations. An option that two formats declare differently
-// becomes an anyOf; the format that decodes the artifact validates it.
+// by their declarations.
 func optionsSchema(specs []*formats.Spec) evidence.Object {
-	props := evidence.Object{}
-	type decl struct {
-		schema evidence.Object
-		fmts   []string
-	}
-	byName := map[string][]*decl{}
-	var order []string
-	for _, s := range specs {
-		ps := param.JSONSchema(s.Options, nil, nil)["properties"].(evidence.Object)
-		for _, o := range s.Options {
-			one := ps[o.Name].(evidence.Object)
-			if _, seen := byName[o.Name]; !seen {
-				order = append(order, o.Name)
-			}
-			key, _ := evidence.Canonical(one)
-			found := false
-			for _, d := range byName[o.Name] {
-				if k, _ := evidence.Canonical(d.schema); string(k) == string(key) {
-					d.fmts = append(d.fmts, s.Name)
-					found = true
-				}
-			}
-			if !found {
-				byName[o.Name] = append(byName[o.Name], &decl{schema: one, fmts: []string{s.Name}})
-			}
-		}
-	}
-	for _, name := range order {
-		ds := byName[name]
-		if len(ds) == 1 {
-			s := ds[0].schema
-			if len(specs) > 1 {
-				s["description"] = fmt.Sprintf("%s: %v", strings.Join(ds[0].fmts, ", "), s["description"])
-			}
-			props[name] = s
-			continue
-		}
-		var alts []any
-		var parts []string
-		for _, d := range ds {
-			alts = append(alts, d.schema)
-			parts = append(parts, fmt.Sprintf("%s: %v", strings.Join(d.fmts, ", "), d.schema["description"]))
-		}
-		props[name] = evidence.Object{"anyOf": alts, "description": strings.Join(parts, "; ")}
+	sets := make([]owned, len(specs))
+	for i, s := range specs {
+		sets[i] = owned{s.Name, s.Options}
 	}
 	return evidence.Object{
 		"type":                 "object",
-		"description":          "decoder options",
-		"properties":           props,
+		"description":          "decoder options, typed by the declarations of the formats that take them",
+		"properties":           unionProperties(sets),
 		"additionalProperties": false,
 	}
+}
+
+// owned is a list of parameter declarations and who declares them: a
+// format's decoder options, an operation's arguments.
+type owned struct {
+	owner  string
+	params []param.Param
+}
+
+// unionProperties merges the declarations of several owners into the
+// properties of one object, each typed by param.JSONSchema. A name that
+// every owner declaring it declares alike (type, bounds, default) is one
+// property; otherwise it is an anyOf of the distinct declarations. With
+// several owners, each description says whose it is. The union lists no
+// required names, since what is required depends on the owner that takes
+// the arguments (it validates them strictly); a required argument says so
+// in its description.
+func unionProperties(sets []owned) evidence.Object {
+	type variant struct {
+		schema evidence.Object // without its description
+		key    string
+		docs   []string // distinct descriptions, in order
+		owners [][]string
+	}
+	byName := map[string][]*variant{}
+	var order []string
+	for _, set := range sets {
+		ps := param.JSONSchema(set.params, nil, nil)["properties"].(evidence.Object)
+		for _, p := range set.params {
+			s := ps[p.Name].(evidence.Object)
+			doc := fmt.Sprint(s["description"])
+			if p.Required {
+				doc += " (required)"
+			}
+			delete(s, "description")
+			k, _ := evidence.Canonical(s)
+			if _, seen := byName[p.Name]; !seen {
+				order = append(order, p.Name)
+			}
+			i := slices.IndexFunc(byName[p.Name], func(v *variant) bool { return v.key == string(k) })
+			if i < 0 {
+				byName[p.Name] = append(byName[p.Name], &variant{schema: s, key: string(k)})
+				i = len(byName[p.Name]) - 1
+			}
+			v := byName[p.Name][i]
+			if j := slices.Index(v.docs, doc); j >= 0 {
+				v.owners[j] = append(v.owners[j], set.owner)
+			} else {
+				v.docs = append(v.docs, doc)
+				v.owners = append(v.owners, []string{set.owner})
+			}
+		}
+	}
+	describe := func(v *variant) string {
+		parts := make([]string, len(v.docs))
+		for i, d := range v.docs {
+			parts[i] = d
+			if len(sets) > 1 {
+				parts[i] += " [" + strings.Join(v.owners[i], ", ") + "]"
+			}
+		}
+		return strings.Join(parts, "; ")
+	}
+	props := evidence.Object{}
+	for _, name := range order {
+		vs := byName[name]
+		if len(vs) == 1 {
+			vs[0].schema["description"] = describe(vs[0])
+			props[name] = vs[0].schema
+			continue
+		}
+		alts := make([]any, len(vs))
+		parts := make([]string, len(vs))
+		for i, v := range vs {
+			parts[i] = describe(v)
+			v.schema["description"] = parts[i]
+			alts[i] = v.schema
+		}
+		props[name] = evidence.Object{"anyOf": alts, "description": strings.Join(parts, "; ")}
+	}
+	return props
 }
 
 // hasProperties reports whether an object schema can hold anything. One
@@ -249,52 +288,12 @@ func nestedSchema(p *capture.Provider, ops []*registry.Operation) (evidence.Obje
 			props[name] = o
 		}
 	}
-	type variant struct {
-		schema evidence.Object
-		ops    []string
+	sets := make([]owned, len(ops))
+	for i, op := range ops {
+		sets[i] = owned{op.Name, op.Params()}
 	}
-	byName := map[string][]*variant{}
-	var order []string
-	for _, op := range ops {
-		ps := param.JSONSchema(op.Params(), nil, nil)["properties"].(evidence.Object)
-		for _, pr := range op.Params() {
-			s := ps[pr.Name].(evidence.Object)
-			if pr.Required {
-				s["description"] = fmt.Sprint(s["description"], " (required)")
-			}
-			if _, seen := byName[pr.Name]; !seen {
-				order = append(order, pr.Name)
-			}
-			key, _ := evidence.Canonical(s)
-			found := false
-			for _, v := range byName[pr.Name] {
-				if k, _ := evidence.Canonical(v.schema); string(k) == string(key) {
-					v.ops = append(v.ops, op.Name)
-					found = true
-				}
-			}
-			if !found {
-				byName[pr.Name] = append(byName[pr.Name], &variant{schema: s, ops: []string{op.Name}})
-			}
-		}
-	}
-	for _, name := range order {
-		vs := byName[name]
-		if len(vs) == 1 {
-			s := vs[0].schema
-			if len(ops) > 1 {
-				s["description"] = fmt.Sprintf("%v [%s]", s["description"], strings.Join(vs[0].ops, ", "))
-			}
-			props[name] = s
-			continue
-		}
-		var alts []any
-		var parts []string
-		for _, v := range vs {
-			alts = append(alts, v.schema)
-			parts = append(parts, fmt.Sprintf("%s: %v", strings.Join(v.ops, ", "), v.schema["description"]))
-		}
-		props[name] = evidence.Object{"anyOf": alts, "description": strings.Join(parts, "; ")}
+	for name, s := range unionProperties(sets) {
+		props[name] = s
 	}
 	return evidence.Object{
 		"type":                 "object",

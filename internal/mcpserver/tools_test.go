@@ -213,3 +213,71 @@ func analysisAccepted(t *testing.T, op *registry.Operation) []string {
 	}
 	return sortedNames(props(in))
 }
+
+// Decoder options are typed by their declarations: an analysis tool's
+// options carry each option's type, bounds and default, and an option that
+// formats declare differently is an anyOf of the declarations.
+func TestOptionsSchemaTypedFromDeclarations(t *testing.T) {
+	op := mustOp(t, "preview_artifact")
+	in, err := analysisSchema(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := props(props(in)["options"].(evidence.Object))
+	for _, s := range specsOf(op.Formats()) {
+		for _, p := range s.Options {
+			if _, ok := opts[p.Name]; !ok {
+				t.Errorf("options lacks %s (a %s option)", p.Name, s.Name)
+			}
+		}
+	}
+	rows := opts["max_rows"].(evidence.Object)
+	if rows["type"] != "integer" || rows["minimum"] == nil || rows["maximum"] == nil || rows["default"] == nil {
+		t.Errorf("max_rows = %v, want an integer with bounds and default", rows)
+	}
+	if h := opts["header"].(evidence.Object); h["type"] != "boolean" || !strings.Contains(h["description"].(string), "[csv]") {
+		t.Errorf("header = %v, want a boolean said to be csv's", h)
+	}
+	if d := opts["delimiter"].(evidence.Object); d["type"] != "string" {
+		t.Errorf("delimiter = %v, want a string", d)
+	}
+	// text reads 1 MiB by default, the data previews 8 MiB.
+	alts, ok := opts["max_bytes"].(evidence.Object)["anyOf"].([]any)
+	if !ok || len(alts) != 2 {
+		t.Fatalf("max_bytes = %v, want an anyOf of two declarations", opts["max_bytes"])
+	}
+	for _, a := range alts {
+		if a.(evidence.Object)["type"] != "integer" {
+			t.Errorf("max_bytes alternative %v is not an integer", a)
+		}
+	}
+}
+
+func TestUnionProperties(t *testing.T) {
+	n := param.Param{Name: "n", Type: param.Int, Min: param.F(1), Doc: "count"}
+	other := n
+	other.Doc = "count of other things"
+	wide := n
+	wide.Max = param.F(10)
+	req := param.Param{Name: "q", Type: param.String, Doc: "query", Required: true}
+	got := unionProperties([]owned{{"a", []param.Param{n, req}}, {"b", []param.Param{n}}, {"c", []param.Param{other}}, {"d", []param.Param{wide}}})
+	alts, ok := got["n"].(evidence.Object)["anyOf"].([]any)
+	if !ok || len(alts) != 2 {
+		t.Fatalf("n = %v, want two declarations (with and without a maximum)", got["n"])
+	}
+	first := alts[0].(evidence.Object)
+	if first["type"] != "integer" || first["description"] != "count [a, b]; count of other things [c]" {
+		t.Errorf("first declaration = %v", first)
+	}
+	if d := alts[1].(evidence.Object); d["maximum"] != float64(10) || d["description"] != "count [d]" {
+		t.Errorf("second declaration = %v", d)
+	}
+	if q := got["q"].(evidence.Object); q["description"] != "query (required) [a]" || q["type"] != "string" {
+		t.Errorf("q = %v", q)
+	}
+	// One owner: no owner labels.
+	one := unionProperties([]owned{{"a", []param.Param{n}}})
+	if d := one["n"].(evidence.Object)["description"]; d != "count" {
+		t.Errorf("single owner description %q", d)
+	}
+}

@@ -1,7 +1,7 @@
-// Package param is the strict argument model shared by operations and
-// capture providers. One []Param declares what a request may carry; CLI
-// flags, MCP input schemas and validation are all derived from it, so they
-// cannot disagree.
+// Package param is the strict argument model shared by operations, capture
+// providers and decoder options. One []Param declares what a request may
+// carry; CLI flags, MCP input schemas, docs and validation are all derived
+// from it, so they cannot disagree. It imports evidence.
 package param
 
 import (
@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
@@ -43,6 +44,44 @@ func (p Param) Flag() string { return strings.ReplaceAll(p.Name, "_", "-") }
 
 // F is a helper for Min/Max literals.
 func F(v float64) *float64 { return &v }
+
+// Range states the inclusive bounds of the parameter for people: "1 to
+// 100", "at least 1", "at most 10", or "" when it has none.
+func (p Param) Range() string {
+	num := func(f *float64) string { return strconv.FormatFloat(*f, 'f', -1, 64) }
+	switch {
+	case p.Min != nil && p.Max != nil:
+		return num(p.Min) + " to " + num(p.Max)
+	case p.Min != nil:
+		return "at least " + num(p.Min)
+	case p.Max != nil:
+		return "at most " + num(p.Max)
+	}
+	return ""
+}
+
+// DefaultText states the default for people: strings quoted (so an empty
+// default shows), lists comma-separated, "" when there is none.
+func (p Param) DefaultText() string {
+	switch d := p.Default.(type) {
+	case nil:
+		return ""
+	case string:
+		return strconv.Quote(d)
+	case []string:
+		return strconv.Quote(strings.Join(d, ","))
+	}
+	return fmt.Sprint(p.Default)
+}
+
+// TypeText names the parameter's type for people: its JSON type, or the
+// choices of an enum separated by sep.
+func (p Param) TypeText(sep string) string {
+	if p.Type == Enum {
+		return strings.Join(p.Enum, sep)
+	}
+	return string(p.Type)
+}
 
 // Validate checks args against params strictly: unknown names, wrong types,
 // out-of-range values and missing required arguments are INVALID_ARGUMENT
@@ -124,8 +163,12 @@ func coerce(p Param, v any) (any, error) {
 		}
 		return b, nil
 	case Int:
-		if _, isBool := v.(bool); isBool {
+		switch v.(type) {
+		case bool:
 			return nil, fmt.Errorf("want an integer, got a boolean")
+		case string:
+			// Only command-line text (FlagText) becomes a number.
+			return nil, fmt.Errorf("want an integer, got a string")
 		}
 		n, ok := evidence.AsInt(v)
 		if !ok {

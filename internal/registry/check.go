@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 )
@@ -9,8 +10,11 @@ import (
 // Check verifies that the lists agree with each other: unique names, every
 // referenced format, operation and table exists, and every format's tables
 // are consumed by an operation (a decoder not reachable through a declared
-// operation would be latent, unregistered support).
-func Check() error {
+// operation would be latent, unregistered support). It also reads the
+// module's Go sources at src (the module root) and fails on any format or
+// operation name written as a literal outside the registry (see literals):
+// a copy of a name the registry owns goes stale without a compile error.
+func Check(src fs.FS) error {
 	var errs []string
 	seen := map[string]bool{}
 	for _, f := range formatList {
@@ -58,10 +62,8 @@ func Check() error {
 			errs = append(errs, "provider "+p.Name+" lacks Resolve or Plan")
 		}
 		for _, r := range p.Artifacts {
-			if r.Format != "" {
-				if _, ok := Format(r.Format); !ok {
-					errs = append(errs, fmt.Sprintf("provider %s declares unknown format %s", p.Name, r.Format))
-				}
+			if _, ok := Format(r.Format); !ok {
+				errs = append(errs, fmt.Sprintf("provider %s: artifact role %s declares unknown format %q", p.Name, r.Role, r.Format))
 			}
 		}
 		for _, on := range p.Operations {
@@ -81,8 +83,9 @@ func Check() error {
 			}
 		}
 	}
+	errs = append(errs, checkSources(src)...)
 	if len(errs) > 0 {
-		return fmt.Errorf("registry: %s", strings.Join(errs, "; "))
+		return fmt.Errorf("registry:\n\t%s", strings.Join(errs, "\n\t"))
 	}
 	return nil
 }

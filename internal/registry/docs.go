@@ -66,7 +66,7 @@ func SupportMarkdown() string {
 			fmt.Fprintf(&b, "- limitation: %s\n", l)
 		}
 		b.WriteString("\n")
-		writeParams(&b, o.Params())
+		writeParams(&b, "Argument", o.Params(), true)
 	}
 
 	b.WriteString("\n## Formats\n\n| Format | Title | Suffixes | Sniffed | Tables | Parser limits |\n|---|---|---|---|---|---|\n")
@@ -80,6 +80,18 @@ func SupportMarkdown() string {
 			sniff = "yes"
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", f.Name, f.Title, codeList(f.Suffixes), sniff, codeList(f.TableNames()), strings.Join(lims, ", "))
+	}
+
+	b.WriteString("\n## Decoder options\n\n" +
+		"Given as `--option NAME=VALUE` to flameox-decode and flameox-rank, or in `options` of an MCP call. " +
+		"Each format takes only the options it declares, typed as declared: text on the command line " +
+		"becomes the option's type, so `--option delimiter=1` is a string and `--option max_rows=10` an integer.\n")
+	for _, f := range formatList {
+		if len(f.Options) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n### `%s` — %s\n\n", f.Name, f.Title)
+		writeParams(&b, "Option", f.Options, false)
 	}
 
 	b.WriteString("\n## Capture providers\n")
@@ -104,26 +116,31 @@ func SupportMarkdown() string {
 			fmt.Fprintf(&b, "- feeds: %s\n", codeList(p.Operations))
 		}
 		b.WriteString("\n")
-		writeParams(&b, p.Params)
+		writeParams(&b, "Argument", p.Params, true)
 	}
 	return b.String()
 }
 
-func writeParams(b *strings.Builder, ps []param.Param) {
+// writeParams writes a table of declared parameters: their type, default
+// and range. flag gives an argument's command-line flag beside its name.
+func writeParams(b *strings.Builder, what string, ps []param.Param, flag bool) {
 	if len(ps) == 0 {
 		return
 	}
-	b.WriteString("| Argument | Type | Default | Meaning |\n|---|---|---|---|\n")
+	fmt.Fprintf(b, "| %s | Type | Default | Range | Meaning |\n|---|---|---|---|---|\n", what)
 	for _, p := range ps {
-		typ := string(p.Type)
-		if p.Type == param.Enum {
-			typ = strings.Join(p.Enum, " \\| ")
+		def, rng := "—", "—"
+		if d := p.DefaultText(); d != "" {
+			def = "`" + d + "`"
 		}
-		def := "—"
-		if p.Default != nil {
-			def = fmt.Sprintf("`%v`", p.Default)
+		if r := p.Range(); r != "" {
+			rng = r
 		}
-		fmt.Fprintf(b, "| `%s` (`--%s`) | %s | %s | %s |\n", p.Name, p.Flag(), typ, def, p.Doc)
+		name := "`" + p.Name + "`"
+		if flag {
+			name += " (`--" + p.Flag() + "`)"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", name, p.TypeText(" \\| "), def, rng, p.Doc)
 	}
 }
 

@@ -2,7 +2,11 @@
 // formats, operations (analysis tasks over projections) and capture
 // providers. CLI flags, MCP input schemas, explicit-path suffix detection,
 // pre-execution compatibility checks and docs/support.md are all derived
-// from these lists; nothing registers itself elsewhere.
+// from these lists; nothing registers itself elsewhere. Names live here
+// too: operation names are written only in list.go, a provider names its
+// formats by their specs, and Check fails on a format or operation name
+// written as a literal anywhere else. It imports the formats, projections
+// and providers it lists, and what they import.
 package registry
 
 import (
@@ -165,4 +169,15 @@ func ProviderFormats(p *capture.Provider) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// feeds returns a copy of p that feeds ops: the provider's package
+// declares how to capture, the registry what the capture is for.
+func feeds(p *capture.Provider, ops ...*Operation) *capture.Provider {
+	q := *p
+	q.Operations = make([]string, len(ops))
+	for i, o := range ops {
+		q.Operations[i] = o.Name
+	}
+	return &q
 }

@@ -2,11 +2,12 @@ package registry
 
 import (
 	"os"
+	"slices"
 	"testing"
 )
 
 func TestRegistryConsistent(t *testing.T) {
-	if err := Check(); err != nil {
+	if err := Check(os.DirFS("../..")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -18,5 +19,29 @@ func TestSupportDocUpToDate(t *testing.T) {
 	}
 	if string(got) != SupportMarkdown() {
 		t.Fatal("docs/support.md is stale: run `go run ./internal/gendocs`")
+	}
+}
+
+// The registry says what each provider's captures feed; the first
+// operation is a capture tool's default.
+func TestProvidersFeed(t *testing.T) {
+	cpu := []string{"summarize_cpu_hotspots", "summarize_cpu_caller_edges"}
+	want := map[string][]string{
+		"node-cpu-profile": cpu,
+		"py-spy":           cpu,
+		"perf":             cpu,
+		"pytest":           {"summarize_failures"},
+		"observations":     {"summarize_observations"},
+		"coverage":         {"summarize_coverage"},
+		"process":          {"preview_text_fragment", "preview_artifact"},
+	}
+	for _, p := range Providers() {
+		if !slices.Equal(p.Operations, want[p.Name]) {
+			t.Errorf("provider %s feeds %v, want %v", p.Name, p.Operations, want[p.Name])
+		}
+		delete(want, p.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("providers not registered: %v", want)
 	}
 }

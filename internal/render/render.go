@@ -1,6 +1,8 @@
 // Package render prints a ranked table for people: aligned columns, units
 // in the header, shares as percentages, and the summary's completeness,
-// truncation and limitations spelled out under the table.
+// truncation and limitations spelled out under the table. Which columns are
+// opaque identities, left out for people, comes from the table's declared
+// schema. It imports evidence and table.
 package render
 
 import (
@@ -13,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // MaxCell bounds a cell's width; longer text is cut in the middle.
@@ -57,20 +60,22 @@ func (t *Text) Pass(b evidence.Block) error {
 	return nil
 }
 
-// opaque are identity columns that only machines need.
-var opaque = map[string]bool{"artifact_id": true, "frame_id": true, "caller_id": true, "callee_id": true}
-
-// visible drops opaque identity columns; with several
-// artifacts, a short artifact digest tells their rows apart.
+// visible drops the columns the table's declared schema marks as opaque
+// identities (digests, frame ids), which only machines need; a table
+// without a declared schema shows every column. With several artifacts,
+// the artifact column stays, shortened, to tell their rows apart.
 func visible(h *evidence.Table) []evidence.Column {
+	schema := table.Lookup(h.Name)
 	var out []evidence.Column
 	for _, c := range h.Columns {
-		if c.Name == "artifact_id" && len(h.ArtifactIDs) > 1 {
+		if c.Name == table.ArtifactColumn && len(h.ArtifactIDs) > 1 {
 			out = append(out, c)
 			continue
 		}
-		if opaque[c.Name] {
-			continue
+		if schema != nil {
+			if d, ok := schema.Column(c.Name); ok && d.Identity {
+				continue
+			}
 		}
 		out = append(out, c)
 	}
@@ -211,7 +216,7 @@ func cell(c evidence.Column, v any) string {
 	if numeric(c) {
 		return number(v)
 	}
-	if c.Name == "artifact_id" {
+	if c.Name == table.ArtifactColumn {
 		d := strings.TrimPrefix(fmt.Sprint(v), "sha256:")
 		return d[:min(12, len(d))]
 	}

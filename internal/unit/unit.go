@@ -1,6 +1,7 @@
 // Package unit normalizes measurement units. Each unit has a dimension and
 // an exact factor to its dimension's output unit; values of different
-// dimensions never pool (bytes and seconds never share a total).
+// dimensions never pool (bytes and seconds never share a total). It
+// imports nothing of flameox's.
 package unit
 
 import (
@@ -47,9 +48,9 @@ var Table = []Unit{
 	{"us", Time, Seconds, 1e-6, []string{"microseconds", "microsecond", "µs", "usec"}},
 	{"ns", Time, Seconds, 1e-9, []string{"nanoseconds", "nanosecond", "nsec"}},
 	{"bytes", Memory, Bytes, 1, []string{"byte", "b"}},
-	{"KiB", Memory, Bytes, 1 << 10, []string{"kib", "kilobytes"}},
-	{"MiB", Memory, Bytes, 1 << 20, []string{"mib", "megabytes"}},
-	{"GiB", Memory, Bytes, 1 << 30, []string{"gib", "gigabytes"}},
+	{"KiB", Memory, Bytes, 1 << 10, []string{"kilobytes"}},
+	{"MiB", Memory, Bytes, 1 << 20, []string{"megabytes"}},
+	{"GiB", Memory, Bytes, 1 << 30, []string{"gigabytes"}},
 	{"samples", Count, Samples, 1, []string{"sample", "none", "count"}},
 	{"calls", Count, Calls, 1, []string{"call"}},
 	{"events", Count, Events, 1, []string{"event"}},
@@ -58,7 +59,8 @@ var Table = []Unit{
 	{"percent", Ratio, Ratio1, 0.01, []string{"%"}},
 }
 
-// Lookup finds a unit by name or alias (case-insensitive).
+// Lookup finds a unit by name or alias, ignoring case (so the table lists
+// no alias that differs from its name only in case).
 func Lookup(name string) (Unit, error) {
 	n := strings.TrimSpace(name)
 	for _, u := range Table {

@@ -19,9 +19,6 @@ import (
 // Name is the projection's name.
 const Name = "coverage-files"
 
-// Operation is the registry operation this projection serves.
-const Operation = "summarize_coverage"
-
 // Format names, as the registry spells them.
 const (
 	FormatJSON   = "coverage-json"
@@ -200,7 +197,7 @@ func (p *projector) Finish(w projection.Emitter) error {
 		args[k] = v
 	}
 	args["rank_by"] = rank
-	t := &evidence.Table{Name: table.CoverageFiles.Name, Operation: Operation, Projection: Name,
+	t := &evidence.Table{Name: table.CoverageFiles.Name, Projection: Name,
 		Columns: table.CoverageFiles.EvidenceColumns(""), Evidence: evidence.Observed, Arguments: args}
 	for _, f := range []string{FormatJSON, FormatSQLite} {
 		if in := p.inputs[f]; in != nil {

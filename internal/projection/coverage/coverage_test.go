@@ -151,7 +151,7 @@ func TestRankAndFilter(t *testing.T) {
 					t.Errorf("metric %s = %v, native %v", k, out.summary.Metrics[k].Value, m.Value)
 				}
 			}
-			if out.header.Operation != Operation || out.header.Projection != Name || out.header.Format != FormatJSON {
+			if out.header.Operation != "" || out.header.Projection != Name || out.header.Format != FormatJSON {
 				t.Fatalf("header %+v", out.header)
 			}
 		})

@@ -18,9 +18,6 @@ import (
 // Name is the projection's name.
 const Name = "text-fragment"
 
-// Operation is the registry operation this projection serves.
-const Operation = "preview_text_fragment"
-
 // Table is the row schema of the result: text.lines rows clipped to the
 // window.
 const Table = "text.fragment"
@@ -224,7 +221,7 @@ func (p *projector) Finish(w projection.Emitter) error {
 		if s.in.Arguments != nil {
 			args["decode"] = s.in.Arguments
 		}
-		out := &evidence.Table{Name: Table, Operation: Operation, Projection: Name, Format: s.in.Format,
+		out := &evidence.Table{Name: Table, Projection: Name, Format: s.in.Format,
 			Columns: table.TextLines.EvidenceColumns(""), Evidence: s.in.Evidence, ArtifactIDs: s.in.ArtifactIDs, Decoder: s.in.Decoder, Arguments: args}
 		if err := w.Begin(out); err != nil {
 			return err

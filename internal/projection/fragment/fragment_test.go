@@ -33,7 +33,7 @@ func fragment(t *testing.T, data []byte, decodeOpts, args evidence.Object) *prev
 		t.Fatal(err)
 	}
 	previewtest.CheckInvariants(t, &out.Sink, nil)
-	if len(out.Tables) != 1 || out.Tables[0].Header.Name != Table || out.Tables[0].Header.Operation != Operation {
+	if len(out.Tables) != 1 || out.Tables[0].Header.Name != Table || out.Tables[0].Header.Operation != "" {
 		t.Fatalf("result tables %+v", out.Tables)
 	}
 	return out.Tables[0]

@@ -21,9 +21,6 @@ import (
 // Name is the projection's name.
 const Name = "preview"
 
-// Operation is the registry operation this projection serves.
-const Operation = "preview_artifact"
-
 // Selections of the status parameter.
 const (
 	All      = "all"
@@ -243,7 +240,7 @@ func (p *projector) emit(w projection.Emitter, s *stream) error {
 	if s.in.Arguments != nil {
 		args["decode"] = s.in.Arguments
 	}
-	out := &evidence.Table{Name: s.in.Name, Operation: Operation, Projection: Name, Format: s.in.Format,
+	out := &evidence.Table{Name: s.in.Name, Projection: Name, Format: s.in.Format,
 		Columns: s.in.Columns, Evidence: s.in.Evidence, ArtifactIDs: s.in.ArtifactIDs, Decoder: s.in.Decoder, Arguments: args}
 	if err := w.Begin(out); err != nil {
 		return err

@@ -38,7 +38,7 @@ func project(t *testing.T, spec *formats.Spec, fixture string, decodeOpts, args 
 	}
 	previewtest.CheckInvariants(t, &out.Sink, nil)
 	for _, tb := range out.Tables {
-		if tb.Header.Operation != Operation || tb.Header.Projection != Name {
+		if tb.Header.Operation != "" || tb.Header.Projection != Name {
 			t.Fatalf("result header %+v", tb.Header)
 		}
 	}

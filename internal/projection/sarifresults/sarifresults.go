@@ -21,9 +21,6 @@ import (
 // Name is the projection's name.
 const Name = "sarif-results"
 
-// Operation is the registry operation this projection serves.
-const Operation = "inspect_static_candidates"
-
 var levels = []string{"error", "warning", "note", "none"}
 
 // Spec is the projection.
@@ -264,7 +261,7 @@ func (p *projector) Finish(w projection.Emitter) error {
 		args[k] = v
 	}
 	args["source_roots"] = roots
-	t := &evidence.Table{Name: table.SARIFResults.Name, Operation: Operation, Projection: Name,
+	t := &evidence.Table{Name: table.SARIFResults.Name, Projection: Name,
 		Format: "sarif", Columns: table.SARIFResults.EvidenceColumns(""), Evidence: evidence.Observed,
 		ArtifactIDs: ids, Arguments: args}
 	if p.header != nil {

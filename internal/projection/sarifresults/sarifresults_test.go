@@ -162,7 +162,7 @@ func TestSelectAndRank(t *testing.T) {
 					t.Fatalf("rows not ranked by severity: %v before %v", a["level"], b["level"])
 				}
 			}
-			if out.header.Operation != Operation || out.header.Projection != Name {
+			if out.header.Operation != "" || out.header.Projection != Name {
 				t.Fatalf("header %+v", out.header)
 			}
 			if roots := out.header.Arguments["source_roots"].([]string); !slices.Equal(roots, []string{gosecRoot}) {

@@ -20,6 +20,8 @@ import (
 
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats/coveragepy"
+	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/internal/param"
 )
 
@@ -59,12 +61,11 @@ var Provider = &capture.Provider{
 		{Name: "source", Type: param.StringList, Doc: "packages or directories to measure (coverage run --source); default: coverage.py's own selection"},
 	},
 	Artifacts: []capture.Role{
-		{Role: "coverage-data", Format: "coverage-sqlite", Pattern: DataFile, Required: true,
+		{Role: "coverage-data", Format: datafile.Spec.Name, Pattern: DataFile, Required: true,
 			Doc: "coverage.py's native data file (SQLite): executed lines or arcs per file and context"},
-		{Role: "coverage-report", Format: "coverage-json", Pattern: ReportFile,
+		{Role: "coverage-report", Format: coveragepy.JSONSpec.Name, Pattern: ReportFile,
 			Doc: "`coverage json` report from the same data: statements, missing lines, branches, totals"},
 	},
-	Operations: []string{"summarize_coverage"},
 	Binding: capture.Binding{
 		Executable: "coverage",
 		InWorkload: true,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats/v8cpu"
 	"github.com/flameox/flameox/internal/param"
 )
 
@@ -37,14 +38,13 @@ var Provider = &capture.Provider{
 			Doc: "V8 sampling interval in microseconds (node --cpu-prof-interval)"},
 	},
 	Artifacts: []capture.Role{{
-		Role: "cpu-profile", Format: "v8-cpuprofile", Pattern: "*.cpuprofile", Required: true,
+		Role: "cpu-profile", Format: v8cpu.Spec.Name, Pattern: "*.cpuprofile", Required: true,
 		Doc: "one profile per profiled thread or process, under Node's generated name CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile",
 	}},
-	Operations: []string{"summarize_cpu_hotspots", "summarize_cpu_caller_edges"},
-	Example:    []string{"node", "app.js"},
-	Binding:    capture.Binding{Executable: "node", Guidance: Guidance},
-	Resolve:    resolve,
-	Plan:       plan,
+	Example: []string{"node", "app.js"},
+	Binding: capture.Binding{Executable: "node", Guidance: Guidance},
+	Resolve: resolve,
+	Plan:    plan,
 }
 
 // resolve checks the workload's shape and binds the node it names.

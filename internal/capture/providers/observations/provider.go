@@ -18,15 +18,15 @@ import (
 
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/evidence"
+	obsformat "github.com/flameox/flameox/internal/formats/observations"
 	"github.com/flameox/flameox/pkg/observe"
 	pysdk "github.com/flameox/flameox/sdk/python"
 )
 
 // Names the provider and its output use.
 const (
-	Name   = "observations"
-	Role   = "observations"
-	Format = "observations"
+	Name = "observations"
+	Role = "observations"
 	// File is the artifact's name in the output directory; its suffix is
 	// the format's explicit-path suffix.
 	File = "flameox.observations.jsonl"
@@ -67,12 +67,11 @@ var Provider = &capture.Provider{
 		"batch latency, rows processed, phases of work). A workload that records nothing fails with missing outputs.",
 	Artifacts: []capture.Role{{
 		Role:     Role,
-		Format:   Format,
+		Format:   obsformat.Spec.Name,
 		Pattern:  File,
 		Required: true,
 		Doc:      "the SDK's JSONL records (docs/observations.md)",
 	}},
-	Operations: []string{"summarize_observations"},
 	Binding: capture.Binding{
 		Executable: pysdk.ModuleName,
 		InWorkload: true,

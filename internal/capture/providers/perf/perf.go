@@ -24,6 +24,7 @@ import (
 
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats/perfscript"
 	"github.com/flameox/flameox/internal/param"
 )
 
@@ -56,13 +57,12 @@ var Provider = &capture.Provider{
 			Doc: "perf event to sample (perf record -e), e.g. cycles, cpu-clock, instructions:u; default is perf's own (cycles, or cpu-clock where hardware counters are absent)"},
 	},
 	Artifacts: []capture.Role{
-		{Role: "cpu-profile", Format: "perf-data", Pattern: OutputName, Required: true,
+		{Role: "cpu-profile", Format: perfscript.DataSpec.Name, Pattern: OutputName, Required: true,
 			Doc: "native perf.data with sampled callchains"},
 	},
-	Operations: []string{"summarize_cpu_hotspots", "summarize_cpu_caller_edges"},
-	Binding:    capture.Binding{Executable: "perf", Guidance: installGuidance},
-	Resolve:    resolve,
-	Plan:       plan,
+	Binding: capture.Binding{Executable: "perf", Guidance: installGuidance},
+	Resolve: resolve,
+	Plan:    plan,
 }
 
 // probe opens a user-space software counter on this process, as perf

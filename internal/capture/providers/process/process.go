@@ -15,6 +15,7 @@ import (
 
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats/text"
 )
 
 // Console roles and files, as the capture runtime writes them under the
@@ -37,13 +38,12 @@ var Provider = &capture.Provider{
 		"bounded fragments of them. Use it when the evidence is what a program prints; it records no " +
 		"profile, trace or timing beyond the capture's own provenance.",
 	Artifacts: []capture.Role{
-		{Role: RoleStdout, Format: "text", Pattern: FileStdout, Required: true, Doc: "the command's standard output, whole"},
-		{Role: RoleStderr, Format: "text", Pattern: FileStderr, Required: true, Doc: "the command's standard error, whole"},
+		{Role: RoleStdout, Format: text.Spec.Name, Pattern: FileStdout, Required: true, Doc: "the command's standard output, whole"},
+		{Role: RoleStderr, Format: text.Spec.Name, Pattern: FileStderr, Required: true, Doc: "the command's standard error, whole"},
 	},
-	Operations: []string{"preview_text_fragment", "preview_artifact"},
-	Binding:    capture.Binding{Executable: "argv[0]", Guidance: guidance},
-	Resolve:    Resolve,
-	Plan:       Plan,
+	Binding: capture.Binding{Executable: "argv[0]", Guidance: guidance},
+	Resolve: Resolve,
+	Plan:    Plan,
 }
 
 // Resolve finds the workload's executable and binds its identity (path

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats/speedscope"
 	"github.com/flameox/flameox/internal/param"
 )
 
@@ -72,13 +73,12 @@ var Provider = &capture.Provider{
 	Params: Params,
 	Artifacts: []capture.Role{{
 		Role:     "cpu-profile",
-		Format:   "speedscope",
+		Format:   speedscope.Spec.Name,
 		Pattern:  OutputName,
 		Required: true,
 		Doc:      "py-spy's speedscope output: one sampled profile per thread (and per process with subprocesses)",
 	}},
-	Operations: []string{"summarize_cpu_hotspots", "summarize_cpu_caller_edges"},
-	Example:    []string{"python3", "app.py"},
+	Example: []string{"python3", "app.py"},
 	Binding: capture.Binding{
 		Executable: "py-spy",
 		Managed:    true,

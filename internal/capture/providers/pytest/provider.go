@@ -23,13 +23,13 @@ import (
 
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats/pytestevents"
 )
 
 // Names the provider, its plugin and its output use.
 const (
 	Name       = "pytest"
 	Role       = "pytest-events"
-	Format     = "pytest-events"
 	PluginName = "flameox_pytest"
 	// EventsEnv names the file the plugin writes.
 	EventsEnv = "FLAMEOX_PYTEST_EVENTS"
@@ -81,12 +81,11 @@ var Provider = &capture.Provider{
 		"--continue-on-collection-errors), 3 and 4 are workload failures.",
 	Artifacts: []capture.Role{{
 		Role:     Role,
-		Format:   Format,
+		Format:   pytestevents.Spec.Name,
 		Pattern:  EventsFile,
 		Required: true,
 		Doc:      "the plugin's JSONL event stream (docs/pytest-events.md)",
 	}},
-	Operations: []string{"summarize_failures"},
 	Binding: capture.Binding{
 		Executable: "pytest",
 		InWorkload: true,

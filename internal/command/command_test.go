@@ -1,0 +1,265 @@
+package command
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/registry"
+)
+
+// run runs body with captured streams and returns the exit status, the
+// blocks on stdout and the stderr text.
+func run(t *testing.T, ctx context.Context, body func(ctx context.Context, env *Env) error) (int, []*evidence.Raw, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, W: evidence.NewWriter(&stdout)}
+	code := Run(ctx, "flameox-test", env, body)
+	var blocks []*evidence.Raw
+	r := evidence.NewReader(&stdout)
+	for {
+		raw, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("stdout is not a block stream: %v\n%s", err, stdout.String())
+		}
+		blocks = append(blocks, raw)
+	}
+	return code, blocks, stderr.String()
+}
+
+// One rule for failures: one failure block on stdout, one line on stderr
+// (two with a retry action), the exit status of the failure's code.
+func TestRunFailures(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		name   string
+		ctx    context.Context
+		body   func(context.Context, *Env) error
+		code   evidence.Code
+		stderr []string
+	}{
+		{"typed failure", context.Background(), func(context.Context, *Env) error {
+			return evidence.Failf(evidence.CodeDecodeFailure, "bad byte")
+		}, evidence.CodeDecodeFailure, []string{"flameox-test: DECODE_FAILURE: bad byte"}},
+		{"wrapped typed failure", context.Background(), func(context.Context, *Env) error {
+			return errors.Join(errors.New("context"), evidence.Failf(evidence.CodeLimitExceeded, "too many"))
+		}, evidence.CodeLimitExceeded, []string{"LIMIT_EXCEEDED"}},
+		{"with a retry action", context.Background(), func(context.Context, *Env) error {
+			return &evidence.Failure{Code: evidence.CodeProviderUnavailable, Message: "no node", Retry: &evidence.Retry{Action: "install node"}}
+		}, evidence.CodeProviderUnavailable, []string{"PROVIDER_UNAVAILABLE: no node", "flameox-test: to fix: install node"}},
+		{"plain error is internal", context.Background(), func(context.Context, *Env) error {
+			return errors.New("oops")
+		}, evidence.CodeInternal, []string{"INTERNAL"}},
+		{"plain error after cancellation", cancelled, func(context.Context, *Env) error {
+			return errors.New("read interrupted")
+		}, evidence.CodeCancelled, []string{"CANCELLED"}},
+		{"panic", context.Background(), func(context.Context, *Env) error {
+			panic("boom")
+		}, evidence.CodeInternal, []string{"flameox-test panicked: boom"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, blocks, stderr := run(t, tc.ctx, tc.body)
+			if code != evidence.ExitCode(tc.code) || code == 0 {
+				t.Errorf("exit %d, want %d (%s)", code, evidence.ExitCode(tc.code), tc.code)
+			}
+			if len(blocks) != 1 || blocks[0].Kind() != evidence.KindFailure {
+				t.Fatalf("stdout blocks %v, want one failure block", blocks)
+			}
+			f, err := evidence.FailureFrom(blocks[0].Obj)
+			if err != nil || f.Code != tc.code {
+				t.Errorf("failure block %v (%v), want code %s", blocks[0].Obj, err, tc.code)
+			}
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			if len(lines) != len(tc.stderr) {
+				t.Errorf("stderr %q, want %d lines", stderr, len(tc.stderr))
+			}
+			for i, want := range tc.stderr {
+				if i < len(lines) && !strings.Contains(lines[i], want) {
+					t.Errorf("stderr line %d = %q, want it to hold %q", i, lines[i], want)
+				}
+			}
+		})
+	}
+}
+
+func TestRunPanicKeepsTheStack(t *testing.T) {
+	_, blocks, _ := run(t, context.Background(), func(context.Context, *Env) error { panic("boom") })
+	details, _ := blocks[0].Obj["details"].(evidence.Object)
+	if s, _ := details["stack"].(string); !strings.Contains(s, "command_test.go") {
+		t.Errorf("details.stack %q does not locate the panic", s)
+	}
+}
+
+func TestRunSuccess(t *testing.T) {
+	code, blocks, stderr := run(t, context.Background(), func(_ context.Context, env *Env) error {
+		return env.W.Write(&evidence.Summary{TableID: "t", Complete: true})
+	})
+	if code != 0 || stderr != "" || len(blocks) != 1 || blocks[0].Kind() != evidence.KindSummary {
+		t.Errorf("exit %d, stderr %q, blocks %v", code, stderr, blocks)
+	}
+}
+
+// A body that wrote its failure blocks itself (one per artifact, or one
+// passed on from upstream) gets the first one's status and one stderr
+// line, and no extra block.
+func TestRunReported(t *testing.T) {
+	first := evidence.Failf(evidence.CodeIntegrity, "changed")
+	code, blocks, stderr := run(t, context.Background(), func(_ context.Context, env *Env) error {
+		_ = env.W.Write(first)
+		_ = env.W.Write(evidence.Failf(evidence.CodeDecodeFailure, "second"))
+		return &Reported{First: first}
+	})
+	if code != evidence.ExitCode(evidence.CodeIntegrity) {
+		t.Errorf("exit %d, want the first failure's", code)
+	}
+	if len(blocks) != 2 {
+		t.Errorf("%d blocks, want the body's two and no more", len(blocks))
+	}
+	if stderr != "flameox-test: INTEGRITY_FAILURE: changed\n" {
+		t.Errorf("stderr %q", stderr)
+	}
+}
+
+// A usage error is INVALID_ARGUMENT, never a process exit.
+func TestParse(t *testing.T) {
+	var c struct {
+		Top    int               `default:"3"`
+		Option map[string]string `mapsep:","`
+	}
+	if _, err := Parse(&c, "x", "d", []string{"--top", "7", "--option", "a=1,b=x"}); err != nil || c.Top != 7 || c.Option["b"] != "x" {
+		t.Fatalf("parse: %v, %+v", err, c)
+	}
+	_, err := Parse(&c, "x", "d", []string{"--bogus"})
+	var f *evidence.Failure
+	if !errors.As(err, &f) || f.Code != evidence.CodeInvalidArgument {
+		t.Fatalf("unknown flag: %v", err)
+	}
+}
+
+// --option text stays text until the format that declares the option
+// types it.
+func TestOptionValues(t *testing.T) {
+	spec := &formats.Spec{Name: "x", Options: []param.Param{
+		{Name: "delimiter", Type: param.String, Doc: "d"},
+		{Name: "max_rows", Type: param.Int, Doc: "n"},
+		{Name: "header", Type: param.Bool, Doc: "h"},
+	}}
+	got, _, err := formats.EffectiveOptions(spec, OptionValues(map[string]string{"delimiter": "1", "max_rows": "10", "header": "false"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["delimiter"] != "1" || got["max_rows"] != int64(10) || got["header"] != false {
+		t.Errorf("options %#v", got)
+	}
+	if _, _, err := formats.EffectiveOptions(spec, OptionValues(map[string]string{"max_rows": "ten"})); err == nil {
+		t.Error("a non-integer max_rows was accepted")
+	}
+}
+
+func TestOptionsHelp(t *testing.T) {
+	specs := []*formats.Spec{
+		{Name: "none", Title: "No options"},
+		{Name: "csv", Title: "CSV", Options: []param.Param{
+			{Name: "delimiter", Type: param.String, Default: "", Doc: "field delimiter"},
+			{Name: "max_rows", Type: param.Int, Default: int64(100), Min: param.F(0), Max: param.F(1000), Doc: "rows emitted; " + strings.Repeat("word ", 20)},
+			{Name: "mode", Type: param.Enum, Enum: []string{"a", "b"}, Doc: "mode"},
+		}},
+	}
+	got := OptionsHelp(specs)
+	for _, want := range []string{
+		"\n  csv (CSV)\n",
+		"\n    delimiter=STRING\n      field delimiter (default \"\")\n",
+		"\n    max_rows=INTEGER\n      rows emitted; word",
+		"(default 100; 0 to 1000)\n",
+		"\n    mode=A|B\n      mode\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("help lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "none") {
+		t.Errorf("a format without options is listed:\n%s", got)
+	}
+	for _, line := range strings.Split(got, "\n") {
+		if len([]rune(line)) > helpWidth {
+			t.Errorf("line longer than %d: %q", helpWidth, line)
+		}
+	}
+	// Every registered format's options are listed.
+	all := OptionsHelp(registry.Formats())
+	for _, s := range registry.Formats() {
+		for _, p := range s.Options {
+			if !strings.Contains(all, "    "+p.Name+"=") {
+				t.Errorf("%s option %s is not in the help", s.Name, p.Name)
+			}
+		}
+	}
+}
+
+// Flags are typed by the declarations; only given flags are returned.
+func TestParamFlags(t *testing.T) {
+	params := []param.Param{
+		{Name: "top", Type: param.Int, Default: int64(20), Min: param.F(1), Max: param.F(100), Doc: "rows"},
+		{Name: "pattern", Type: param.String, Doc: "re"},
+		{Name: "synthetic", Type: param.Bool, Default: true, Doc: "keep"},
+		{Name: "outcomes", Type: param.StringList, Doc: "keep only"},
+		{Name: "metric", Type: param.Enum, Enum: []string{"self", "calls"}, Doc: "metric"},
+	}
+	parse := func(args ...string) (evidence.Object, error) {
+		flags := NewParamFlags(params, func(p param.Param) string { return "[op]" }, "Arguments")
+		cli := &struct {
+			P kong.Plugins `embed:""`
+		}{P: kong.Plugins{flags.Plugin()}}
+		if _, err := Parse(cli, "x", "d", args); err != nil {
+			return nil, err
+		}
+		return flags.Args()
+	}
+	got, err := parse("--top", "5", "--pattern", "10", "--no-synthetic", "--outcomes", "failed,error", "--metric", "calls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eff, _, err := param.Validate(params, got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eff["top"] != int64(5) || eff["pattern"] != "10" || eff["synthetic"] != false || eff["metric"] != "calls" ||
+		strings.Join(eff["outcomes"].([]string), "|") != "failed|error" {
+		t.Errorf("arguments %#v", eff)
+	}
+	if got, err := parse(); err != nil || len(got) != 0 {
+		t.Errorf("no flags gave %v, %v; want nothing given", got, err)
+	}
+	if _, err := parse("--synthetic=maybe"); err == nil {
+		t.Error("a non-boolean --synthetic was accepted")
+	}
+}
+
+func TestMergeRequest(t *testing.T) {
+	got, err := MergeRequest(`{"top":5,"metric":"self"}`, evidence.Object{"metric": "self", "thread": "main"})
+	if err != nil || len(got) != 3 || got["thread"] != "main" {
+		t.Fatalf("merge = %v, %v", got, err)
+	}
+	for _, tc := range []struct{ req string }{{`{"top":5`}, {`[1]`}} {
+		if _, err := MergeRequest(tc.req, nil); err == nil {
+			t.Errorf("--request %s was accepted", tc.req)
+		}
+	}
+	_, err = MergeRequest(`{"top":5}`, evidence.Object{"top": param.FlagText("6")})
+	var f *evidence.Failure
+	if !errors.As(err, &f) || f.Code != evidence.CodeInvalidArgument {
+		t.Errorf("a flag contradicting --request: %v", err)
+	}
+}

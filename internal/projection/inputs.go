@@ -63,16 +63,27 @@ func NewInputs[S any](reads ...*table.Schema) Inputs[S] {
 // Bound sets the artifact bound.
 func (in *Inputs[S]) Bound(b ArtifactBound) { in.bound = b }
 
-// Check refuses a table the projection does not read, or one admitted
-// already. Admit checks the same; a projection calls it first when its own
+// Check refuses a table the projection does not read, one admitted
+// already, or one whose header lacks a column of its schema. Admit checks
+// the same; a projection calls it first when its own
 // checks of the header (units, roots) would otherwise speak first.
 func (in *Inputs[S]) Check(t *evidence.Table) error {
-	if !slices.ContainsFunc(in.reads, func(s *table.Schema) bool { return s.Name == t.Name }) {
+	i := slices.IndexFunc(in.reads, func(s *table.Schema) bool { return s.Name == t.Name })
+	if i < 0 {
 		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
 			Message: fmt.Sprintf("this projection reads %s tables, not %s", in.readNames(), t.Name)}
 	}
 	if _, dup := in.byID[t.ID]; dup {
 		return evidence.Failf(evidence.CodeInvalidArgument, "table %s appears twice in the input", t.ID)
+	}
+	for _, c := range in.reads[i].Columns {
+		h, ok := t.Column(c.Name)
+		if !ok {
+			return evidence.Failf(evidence.CodeInvalidArgument, "table %s lacks column %s", t.ID, c.Name)
+		}
+		if h.Type != c.Type {
+			return evidence.Failf(evidence.CodeInvalidArgument, "table %s: column %s is %s, not %s", t.ID, c.Name, h.Type, c.Type)
+		}
 	}
 	return nil
 }

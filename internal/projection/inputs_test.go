@@ -28,8 +28,10 @@ func TestAdmission(t *testing.T) {
 		t    *evidence.Table
 		code evidence.Code
 	}{
-		"another table":  {&evidence.Table{ID: "f", Name: table.CPUFrames.Name}, evidence.CodeUnsupportedFormat},
-		"twice":          {records("a", "sha256:a"), evidence.CodeInvalidArgument},
+		"another table": {&evidence.Table{ID: "f", Name: table.CPUFrames.Name}, evidence.CodeUnsupportedFormat},
+		"twice":         {records("a", "sha256:a"), evidence.CodeInvalidArgument},
+		"lacking a column": {&evidence.Table{ID: "c", Name: table.ObservationRecords.Name,
+			Columns: table.ObservationRecords.EvidenceColumns("")[1:], ArtifactIDs: []string{"sha256:a"}}, evidence.CodeInvalidArgument},
 		"over the bound": {records("b", "sha256:b", "sha256:c"), evidence.CodeLimitExceeded},
 	} {
 		if _, err := in.Admit(c.t, formats.Caps{}, 0); projectiontest.Code(err) != c.code {

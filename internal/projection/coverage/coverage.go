@@ -2,7 +2,11 @@
 // summarize_coverage: per-file coverage.py rows, filtered by path, then
 // ranked (most missing lines first by default) and bounded. Its summary
 // carries the report's native totals unchanged, next to derived totals of
-// the selected files.
+// the selected files. A table with statement data (Caps.Statements: a
+// report) ranks; one without (a data file) adds its data_* metrics.
+//
+// It imports projection, pathglob, table, formats (capabilities), param
+// and evidence.
 package coverage
 
 import (

@@ -5,7 +5,10 @@
 // interrupted or never ran, and collectors that failed. Passing and skipped
 // tests and successful collection never consume the row budget. Filters
 // apply before the bound, so rows_observed and truncation describe the
-// selected failures.
+// selected failures, written as pytest.failures rows.
+//
+// It imports projection, table, formats (capabilities), param and
+// evidence.
 package failures
 
 import (

@@ -1,8 +1,11 @@
 // Package observations is the `observations` projection behind
 // summarize_observations. It reads observations.records and, by mode,
 // returns per-series aggregates, the raw observations, or the workload's
-// phases with their durations. Filters (name pattern, phase) apply before
-// the row bound.
+// phases with their durations (observations.series, .raw_records,
+// .phases). Filters (name pattern, phase) apply before the row bound.
+//
+// It imports projection, table, formats (capabilities), param, unit and
+// evidence.
 package observations
 
 import (

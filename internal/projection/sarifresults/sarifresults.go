@@ -1,7 +1,11 @@
 // Package sarifresults is the sarif-results projection behind
 // inspect_static_candidates: it filters decoded SARIF results by level,
 // rule and path (normalized against each table's source root), then ranks
-// the selected population by severity and location and keeps the top rows.
+// the selected population by severity and location and keeps the top rows
+// as sarif.candidates.
+//
+// It imports projection, pathglob, table, formats (capabilities), param
+// and evidence.
 package sarifresults
 
 import (

@@ -234,10 +234,11 @@ func (in *Inputs[S]) Header(s *table.Schema, unit, ev string, args evidence.Obje
 
 // Summary starts the result summary of a bounded selection: observed rows
 // and the bound's truncation; complete only when a table was read, every
-// admitted table closed complete and the bound cut nothing. Missing and
-// incomplete input summaries and the inputs' limitations become the
-// result's limitations (prefixed with the table id when there are
-// several); coverage counts the input tables and lists the incomplete.
+// admitted table closed complete and the bound cut nothing. A table that
+// never closed, or closed incomplete without saying why, is stated; the
+// inputs' limitations are carried, each once, prefixed with the ids of
+// the tables that state it unless all of them do. Coverage counts the
+// input tables and lists the incomplete ones.
 func (in *Inputs[S]) Summary(observed int64, trunc *evidence.Truncation) *evidence.Summary {
 	s := &evidence.Summary{RowsObserved: observed, Truncation: trunc, Complete: trunc == nil && len(in.list) > 0,
 		Metrics: map[string]evidence.Metric{}}
@@ -245,6 +246,8 @@ func (in *Inputs[S]) Summary(observed int64, trunc *evidence.Truncation) *eviden
 		s.Limit(fmt.Sprintf("no %s table was read: an empty result is not evidence that there is nothing to find", in.readNames()))
 	}
 	incomplete := []string{}
+	var texts []string
+	by := map[string][]string{} // limitation → ids of the tables stating it
 	for _, x := range in.list {
 		is := x.Summary
 		if is == nil {
@@ -255,14 +258,24 @@ func (in *Inputs[S]) Summary(observed int64, trunc *evidence.Truncation) *eviden
 		if !is.Complete {
 			s.Complete = false
 			incomplete = append(incomplete, x.Table.ID)
-			s.Limit(fmt.Sprintf("input table %s is incomplete: the result covers only the rows it holds", x.Table.ID))
+			if len(is.Limitations) == 0 {
+				s.Limit(fmt.Sprintf("input table %s is incomplete: the result covers only the rows it holds", x.Table.ID))
+			}
 		}
 		for _, l := range is.Limitations {
-			if len(in.list) > 1 {
-				l = x.Table.ID + ": " + l
+			if by[l] == nil {
+				texts = append(texts, l)
 			}
-			s.Limit(l)
+			if ids := by[l]; !slices.Contains(ids, x.Table.ID) {
+				by[l] = append(ids, x.Table.ID)
+			}
 		}
+	}
+	for _, l := range texts {
+		if ids := by[l]; len(ids) < len(in.list) {
+			l = strings.Join(ids, ", ") + ": " + l
+		}
+		s.Limit(l)
 	}
 	slices.Sort(incomplete)
 	s.Coverage = evidence.Object{"input_tables": int64(len(in.list)), "incomplete_input_tables": incomplete}

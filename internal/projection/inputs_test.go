@@ -122,10 +122,12 @@ func TestSummary(t *testing.T) {
 		{"complete", []*evidence.Summary{{Complete: true}}, nil, true, nil, []string{}},
 		{"bound cut", []*evidence.Summary{{Complete: true}}, &evidence.Truncation{Reason: "top", Limit: 1, Omitted: 1}, false, nil, []string{}},
 		{"never closed", []*evidence.Summary{nil}, nil, false, []string{"input table t0 ended without its summary: the input was cut off"}, []string{}},
-		{"one incomplete", []*evidence.Summary{{Limitations: []string{"cut"}}}, nil, false,
-			[]string{"input table t0 is incomplete: the result covers only the rows it holds", "cut"}, []string{"t0"}},
-		{"several say which", []*evidence.Summary{{Complete: true, Limitations: []string{"note"}}, {Limitations: []string{"cut"}}}, nil, false,
-			[]string{"t0: note", "input table t1 is incomplete: the result covers only the rows it holds", "t1: cut"}, []string{"t1"}},
+		{"incomplete, saying why", []*evidence.Summary{{Limitations: []string{"cut"}}}, nil, false, []string{"cut"}, []string{"t0"}},
+		{"incomplete, silent", []*evidence.Summary{{}}, nil, false,
+			[]string{"input table t0 is incomplete: the result covers only the rows it holds"}, []string{"t0"}},
+		{"several say which", []*evidence.Summary{{Complete: true, Limitations: []string{"note", "shared"}}, {Limitations: []string{"shared", "cut"}},
+			{Complete: true, Limitations: []string{"note", "shared"}}}, nil, false,
+			[]string{"t0, t2: note", "shared", "t1: cut"}, []string{"t1"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			in := projection.NewInputs[struct{}](table.ObservationRecords.Schema)

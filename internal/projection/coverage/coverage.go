@@ -11,6 +11,7 @@ package coverage
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
@@ -222,7 +223,11 @@ func (p *projector) Finish(w projection.Emitter) error {
 	h := p.in.Header(table.CoverageRankedFiles.Schema, "", evidence.Observed, p.args)
 	h.Arguments["rank_by"] = rank
 	if ranked != nil {
+		// The ranked table names the result; a data file beside it follows.
 		h.Format, h.Decoder = ranked.Table.Format, ranked.Table.Decoder
+		if other != nil {
+			h.ArtifactIDs = append(slices.Clone(ranked.Table.ArtifactIDs), other.Table.ArtifactIDs...)
+		}
 	}
 	res, err := projection.Begin(w, h)
 	if err != nil {

@@ -136,3 +136,14 @@ func TestNoInput(t *testing.T) {
 		t.Fatal("no input must not be complete")
 	}
 }
+
+func BenchmarkCoverage(b *testing.B) {
+	report := projectiontest.Decode(b, coveragepy.JSONSpec, filepath.Join(testdata, "pdf_toolbox.coverage.json"), nil)[0]
+	projectiontest.Bench(b, Spec, evidence.Object{"top": int64(10), "exclude": []any{"**/test_*.py"}}, report)
+}
+
+func FuzzCoverage(f *testing.F) {
+	report := projectiontest.Decode(f, coveragepy.JSONSpec, filepath.Join(testdata, "branch.coverage.json"), nil)[0]
+	projectiontest.FuzzRows(f, Spec, report, nil, evidence.Object{"rank_by": "percent_covered", "include": []any{"app.py"}, "top": int64(1)},
+		evidence.Object{"rank_by": "missing_branches"})
+}

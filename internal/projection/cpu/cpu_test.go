@@ -346,37 +346,26 @@ func benchEdges(n int) []any {
 	return out
 }
 
-// bench ranks 100k rows, typed (in process) and as values (from a stream);
-// bytes are the rows' canonical encoding, what a stream would carry.
+// bench ranks 100k rows, typed (from a decoder in process) and as their
+// values (from a block stream).
 func bench(b *testing.B, spec *projection.Spec, schema *table.Schema, typed []any) {
 	h := &evidence.Table{ID: "a." + schema.Name, Name: schema.Name, Format: "v8-cpuprofile", Columns: schema.EvidenceColumns("samples"), ArtifactIDs: []string{"sha256:a"}}
-	typedIn := input(h, typed...)
-	objects := asObjects(b, typedIn)
-	var size int64
-	for _, r := range typed {
-		buf, err := schema.AppendValues(nil, r, "sha256:a")
-		if err != nil {
-			b.Fatal(err)
-		}
-		size += int64(len(buf))
-	}
-	for _, c := range []struct {
-		name string
-		in   *projectiontest.Input
-	}{{"typed", typedIn}, {"stream", objects}} {
-		b.Run(c.name, func(b *testing.B) {
-			b.SetBytes(size)
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := projectiontest.Run(spec, evidence.Object{"top": int64(20)}, c.in); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(len(typed))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-		})
-	}
+	in := input(h, typed...)
+	objects := asObjects(b, in)
+	b.Run("typed", func(b *testing.B) { projectiontest.Bench(b, spec, evidence.Object{"top": int64(20)}, in) })
+	b.Run("stream", func(b *testing.B) { projectiontest.Bench(b, spec, evidence.Object{"top": int64(20)}, objects) })
 }
 
 func BenchmarkHotspots(b *testing.B) { bench(b, Hotspots, table.CPUFrames.Schema, benchFrames(100000)) }
 
 func BenchmarkEdges(b *testing.B) { bench(b, Edges, table.CPUEdges.Schema, benchEdges(100000)) }
+
+func FuzzHotspots(f *testing.F) {
+	in := projectiontest.Decode(f, v8cpu.Spec, fixtures+"v8/hotspot.cpuprofile", nil)[0]
+	projectiontest.FuzzRows(f, Hotspots, in, nil, evidence.Object{"top": int64(2), "function_pattern": "^c", "include_synthetic": false})
+}
+
+func FuzzEdges(f *testing.F) {
+	in := projectiontest.Decode(f, pstats.Spec, fixtures+"pstats/profile-workload.pstats", nil)[1]
+	projectiontest.FuzzRows(f, Edges, in, nil, evidence.Object{"top": int64(3), "callee_pattern": "a"})
+}

@@ -273,3 +273,16 @@ func TestArguments(t *testing.T) {
 		t.Fatalf("other table: %v", err)
 	}
 }
+
+func BenchmarkFailures(b *testing.B) {
+	var inputs []*projectiontest.Input
+	for _, f := range []string{"suite.pytest-events.jsonl", "xdist.pytest-events.jsonl", "keyboard-interrupt.pytest-events.jsonl"} {
+		inputs = append(inputs, projectiontest.Decode(b, pytestevents.Spec, filepath.Join(fixtures, f), nil)...)
+	}
+	projectiontest.Bench(b, Spec, evidence.Object{"top": int64(5)}, inputs...)
+}
+
+func FuzzFailures(f *testing.F) {
+	in := projectiontest.Decode(f, pytestevents.Spec, filepath.Join(fixtures, "suite.pytest-events.jsonl"), nil)[0]
+	projectiontest.FuzzRows(f, Spec, in, nil, evidence.Object{"top": int64(2), "nodeid_glob": "*fail*", "outcomes": []any{"failed", "unexecuted"}})
+}

@@ -294,3 +294,17 @@ func TestArguments(t *testing.T) {
 		t.Fatalf("other table: %v", err)
 	}
 }
+
+func BenchmarkObservations(b *testing.B) {
+	inputs := append(projectiontest.Decode(b, obsformat.Spec, filepath.Join(fixtures, "python.observations.jsonl"), nil),
+		projectiontest.Decode(b, obsformat.Spec, filepath.Join(fixtures, "go.observations.jsonl"), nil)...)
+	for _, mode := range []string{ModeAggregate, ModeRaw, ModePhases} {
+		b.Run(mode, func(b *testing.B) { projectiontest.Bench(b, Spec, evidence.Object{"mode": mode}, inputs...) })
+	}
+}
+
+func FuzzObservations(f *testing.F) {
+	in := projectiontest.Decode(f, obsformat.Spec, filepath.Join(fixtures, "python.observations.jsonl"), nil)[0]
+	projectiontest.FuzzRows(f, Spec, in, nil, evidence.Object{"mode": ModeRaw, "top": int64(2)},
+		evidence.Object{"mode": ModePhases, "phase": "epoch"}, evidence.Object{"name_glob": "s*", "phase": "train"})
+}

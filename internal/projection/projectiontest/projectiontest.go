@@ -212,6 +212,72 @@ func (r *Result) End(s *evidence.Summary) error {
 	return nil
 }
 
+// Bench runs spec's projection over the inputs b.N times. Bytes are the
+// rows' canonical encoding: what a block stream would carry.
+func Bench(b *testing.B, spec *projection.Spec, args evidence.Object, inputs ...*Input) {
+	b.Helper()
+	var size, rows int64
+	for _, in := range inputs {
+		s := table.Lookup(in.Header.Name)
+		var artifact string
+		if len(in.Header.ArtifactIDs) == 1 {
+			artifact = in.Header.ArtifactIDs[0]
+		}
+		for _, r := range in.Rows {
+			buf, err := s.AppendValues(nil, r, artifact)
+			if err != nil {
+				b.Fatal(err)
+			}
+			size += int64(len(buf))
+			rows++
+		}
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Run(spec, args, inputs...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// FuzzRows fuzzes a row of in as a block stream carries it: seeded with
+// the canonical JSON of in's rows, each input is parsed as a row object
+// and fed after them, to the projection started with each of argsets (none:
+// the defaults). A bad row must be refused with a typed failure, not an
+// INTERNAL one or a panic, and a finished result must pass Result's
+// checks.
+func FuzzRows(f *testing.F, spec *projection.Spec, in *Input, argsets ...evidence.Object) {
+	if len(argsets) == 0 {
+		argsets = []evidence.Object{nil}
+	}
+	f.Helper()
+	for _, r := range in.Values() {
+		b, err := evidence.Canonical(r)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := evidence.ParseValue(b, 16)
+		o, ok := v.(evidence.Object)
+		if err != nil || !ok {
+			return
+		}
+		fuzzed := *in
+		fuzzed.Rows = append(append([]any(nil), in.Rows...), o)
+		for _, args := range argsets {
+			if _, err := Run(spec, args, &fuzzed); err != nil {
+				if c := Code(err); c == "" || c == evidence.CodeInternal {
+					t.Fatalf("%v, row %s: %v", args, b, err)
+				}
+			}
+		}
+	})
+}
+
 // Column returns column name of every row.
 func (r *Result) Column(name string) []any {
 	out := make([]any, len(r.Rows))

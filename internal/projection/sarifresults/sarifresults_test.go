@@ -166,3 +166,13 @@ func TestIncompleteInput(t *testing.T) {
 		t.Fatalf("a table cut before its summary ranks as complete: %+v", out.Summary)
 	}
 }
+
+func BenchmarkSARIF(b *testing.B) {
+	in := projectiontest.Decode(b, sarif.Spec, filepath.Join(testdata, "sarif-sdk-clang-RealLog.xml.sarif"), nil)[0]
+	projectiontest.Bench(b, Spec, evidence.Object{"top": int64(10), "levels": []any{"error", "warning"}}, in)
+}
+
+func FuzzSARIF(f *testing.F) {
+	gosec := projectiontest.Decode(f, sarif.Spec, filepath.Join(testdata, "gosec.sarif"), evidence.Object{"source_root": gosecRoot})[0]
+	projectiontest.FuzzRows(f, Spec, gosec, nil, evidence.Object{"include": []any{"util"}, "rules": []any{"G104"}, "top": int64(1)})
+}

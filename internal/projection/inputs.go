@@ -65,8 +65,8 @@ func (in *Inputs[S]) Bound(b ArtifactBound) { in.bound = b }
 
 // Check refuses a table the projection does not read, one admitted
 // already, or one whose header lacks a column of its schema. Admit checks
-// the same; a projection calls it first when its own
-// checks of the header (units, roots) would otherwise speak first.
+// the same; a projection calls Check first when its own checks of the
+// header (units, roots) would otherwise speak first.
 func (in *Inputs[S]) Check(t *evidence.Table) error {
 	i := slices.IndexFunc(in.reads, func(s *table.Schema) bool { return s.Name == t.Name })
 	if i < 0 {

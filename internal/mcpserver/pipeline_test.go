@@ -64,7 +64,7 @@ func artifactBlock(t *testing.T) string {
 }
 
 func tableLines(t *testing.T, rows int) []string {
-	out := []string{line(t, evidence.Object{"kind": "table", "table_id": "rank.t", "name": "cpu-hotspots",
+	out := []string{line(t, evidence.Object{"kind": "table", "table_id": "rank.t", "name": "cpu.hotspots",
 		"operation": "summarize_cpu_hotspots", "columns": []any{}, "artifact_ids": []any{}})}
 	for i := range rows {
 		out = append(out, line(t, evidence.Object{"kind": "row", "table_id": "rank.t",

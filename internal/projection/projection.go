@@ -2,6 +2,14 @@
 // Every projection applies its semantic selection (filters) before any
 // bound, so rows_observed, complete and truncation describe the selected
 // population, never a prefix of unrelated rows.
+//
+// It holds what every projection shares: the Spec and Projector contract,
+// Inputs (admission, per-table input summaries and the faults around
+// them, the result header and summary), Result (typed result rows encoded
+// by their declared schema), TopN and NameGlob. The projections
+// themselves are its subpackages.
+//
+// It imports evidence, formats (capabilities), param and table.
 package projection
 
 import (
@@ -16,8 +24,8 @@ type Spec struct {
 	Name   string          // e.g. "cpu-hotspots"
 	Tables []*table.Schema // the tables it consumes
 	Params []param.Param
-	// New starts a projection with validated arguments. formats lists the
-	// formats of the tables that will be fed, known from their headers.
+	// New starts a projection with validated arguments; given tells
+	// which the caller set (rather than taking their defaults).
 	New func(args evidence.Object, given map[string]bool) (Projector, error)
 }
 
@@ -31,7 +39,9 @@ func (s *Spec) Consumes(name string) bool {
 	return false
 }
 
-// Projector consumes tables as they stream in and emits one result table.
+// Projector consumes tables as they stream in and emits one result table,
+// declared in package table. Its header leaves the operation and the
+// projection to flameox-rank, which stamps them.
 type Projector interface {
 	// Table admits a table header with the capabilities of its format; it
 	// may reject incompatible units or formats with a typed failure before

@@ -15,12 +15,7 @@ import (
 	"unicode"
 
 	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/formats/coveragepy"
-	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/internal/formats/csvpreview"
-	obsformat "github.com/flameox/flameox/internal/formats/observations"
-	"github.com/flameox/flameox/internal/formats/pytestevents"
-	"github.com/flameox/flameox/internal/formats/sarif"
 )
 
 // listFile is the one file where operation names are written, and where
@@ -48,14 +43,7 @@ func (l literal) String() string {
 // delete an entry when its literal goes. The names are the registry's own,
 // so an entry cannot go stale by a rename.
 var pending = []struct{ File, Name string }{
-	{"internal/projection/cpu/edges.go", summarizeCPUCallerEdges.Name},
-	{"internal/projection/cpu/hotspots.go", summarizeCPUHotspots.Name},
-	{"internal/projection/coverage/coverage.go", coveragepy.JSONSpec.Name},
-	{"internal/projection/coverage/coverage.go", datafile.Spec.Name},
-	{"internal/projection/failures/failures.go", pytestevents.Spec.Name},
-	{"internal/projection/observations/observations.go", obsformat.Spec.Name},
 	{"internal/projection/preview/preview.go", csvpreview.Spec.Name},
-	{"internal/projection/sarifresults/sarifresults.go", sarif.Spec.Name},
 }
 
 // checkSources reports the registry's names written as literals in the

@@ -2,11 +2,16 @@
 // summarize_coverage: per-file coverage.py rows, filtered by path, then
 // ranked (most missing lines first by default) and bounded. Its summary
 // carries the report's native totals unchanged, next to derived totals of
-// the selected files.
+// the selected files. A table with statement data (Caps.Statements: a
+// report) ranks; one without (a data file) adds its data_* metrics.
+//
+// It imports projection, pathglob, table, formats (capabilities), param
+// and evidence.
 package coverage
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
@@ -19,14 +24,8 @@ import (
 // Name is the projection's name.
 const Name = "coverage-files"
 
-// Format names, as the registry spells them.
-const (
-	FormatJSON   = "coverage-json"
-	FormatSQLite = "coverage-sqlite"
-)
-
-// Rankings. The first three need statement data, which only the JSON
-// report has.
+// Rankings. The first three need statement data, which only a report has
+// (a format with the Statements capability).
 const (
 	ByMissingLines    = "missing_lines"
 	ByPercentCovered  = "percent_covered"
@@ -35,7 +34,7 @@ const (
 	ByFile            = "file"
 )
 
-// NeedsStatements reports whether a ranking needs the JSON report.
+// NeedsStatements reports whether a ranking needs statement data.
 func NeedsStatements(rank string) bool {
 	return rank == ByMissingLines || rank == ByPercentCovered || rank == ByMissingBranches
 }
@@ -54,11 +53,13 @@ var Spec = &projection.Spec{
 	New: New,
 }
 
+// item is a selected file: a copy of its row (decoders may reuse theirs),
+// its artifact and its ranking key.
 type item struct {
-	file   string
-	key    float64 // ranking key, larger first (negated where lowest first)
-	null   bool    // the ranking column is null: ranks last
-	values evidence.Object
+	row      table.CoverageFile
+	artifact string
+	key      float64 // ranking key, larger first (negated where lowest first)
+	null     bool    // the ranking column is null: ranks last
 }
 
 func before(a, b item) bool {
@@ -68,29 +69,44 @@ func before(a, b item) bool {
 	if a.key != b.key {
 		return a.key > b.key
 	}
-	return a.file < b.file
+	return a.row.File < b.row.File
 }
 
-type input struct {
-	t       *evidence.Table
-	summary *evidence.Summary
-	rows    []item // selected rows; ranked at Finish, when the formats are known
-	sums    map[string]int64
+// selected is what the projection keeps of an admitted table: its
+// selected rows, ranked at Finish once it is known which table ranks, and
+// the sums of their totals.
+type selected struct {
+	rows []item
+	sums map[string]int64
+}
+
+// summed are the integer columns whose selected sums the summary reports.
+var summed = []struct {
+	name, unit string
+	get        func(*table.CoverageFile) table.Null[int64]
+}{
+	{"statements", "lines", func(f *table.CoverageFile) table.Null[int64] { return f.Statements }},
+	{"executed_lines", "lines", func(f *table.CoverageFile) table.Null[int64] { return f.ExecutedLines }},
+	{"missing_lines", "lines", func(f *table.CoverageFile) table.Null[int64] { return f.MissingLines }},
+	{"excluded_lines", "lines", func(f *table.CoverageFile) table.Null[int64] { return f.ExcludedLines }},
+	{"num_branches", "", func(f *table.CoverageFile) table.Null[int64] { return f.NumBranches }},
+	{"covered_branches", "", func(f *table.CoverageFile) table.Null[int64] { return f.CoveredBranches }},
+	{"partial_branches", "", func(f *table.CoverageFile) table.Null[int64] { return f.PartialBranches }},
+	{"missing_branches", "", func(f *table.CoverageFile) table.Null[int64] { return f.MissingBranches }},
 }
 
 type projector struct {
-	args   evidence.Object
-	given  map[string]bool
-	rank   string
-	n      int
-	set    *pathglob.Set
-	inputs map[string]*input // by format
-	byID   map[string]*input
+	args  evidence.Object
+	given map[string]bool
+	rank  string
+	n     int
+	set   *pathglob.Set
+	in    projection.Inputs[*selected]
 }
 
 // New starts the projection.
 func New(args evidence.Object, given map[string]bool) (projection.Projector, error) {
-	p := &projector{args: args, given: given, inputs: map[string]*input{}, byID: map[string]*input{}}
+	p := &projector{args: args, given: given, in: projection.NewInputs[*selected](table.CoverageFiles.Schema)}
 	p.rank, _ = args["rank_by"].(string)
 	inc, _ := args["include"].([]string)
 	exc, _ := args["exclude"].([]string)
@@ -104,36 +120,43 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 	return p, nil
 }
 
-func (p *projector) Table(t *evidence.Table, _ formats.Caps) error {
-	if t.Name != table.CoverageFiles.Name {
-		return nil
+// report returns the admitted table with statement data (a report), or
+// without (a data file).
+func (p *projector) report(statements bool) *projection.Input[*selected] {
+	for _, x := range p.in.List() {
+		if x.Caps.Statements == statements {
+			return x
+		}
 	}
-	if t.Format != FormatJSON && t.Format != FormatSQLite {
-		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
-			Message: fmt.Sprintf("summarize_coverage reads coverage-json and coverage-sqlite tables, not %q", t.Format)}
-	}
-	if prev, ok := p.inputs[t.Format]; ok {
-		return &evidence.Failure{Code: evidence.CodeInvalidArgument,
-			Message: fmt.Sprintf("summarize_coverage ranks one %s artifact at a time; got tables %s and %s", t.Format, prev.t.ID, t.ID)}
-	}
-	in := &input{t: t, sums: map[string]int64{}}
-	p.inputs[t.Format] = in
-	p.byID[t.ID] = in
 	return nil
 }
 
-// effectiveRank is the requested ranking, or the default for the formats
+// Table admits at most one report and one data file: a report ranks, a
+// data file beside it adds its metrics.
+func (p *projector) Table(t *evidence.Table, caps formats.Caps) error {
+	if err := p.in.Check(t); err != nil {
+		return err
+	}
+	if prev := p.report(caps.Statements); prev != nil {
+		return &evidence.Failure{Code: evidence.CodeInvalidArgument,
+			Message: fmt.Sprintf("coverage files rank from one %s artifact at a time; got tables %s and %s", t.Format, prev.Table.ID, t.ID)}
+	}
+	_, err := p.in.Admit(t, caps, &selected{sums: map[string]int64{}})
+	return err
+}
+
+// effectiveRank is the requested ranking, or the default for the tables
 // admitted. An explicit ranking that needs statements was rejected before
 // anything ran (see Check); a data-file table alone cannot satisfy it.
 func (p *projector) effectiveRank() (string, error) {
-	_, hasJSON := p.inputs[FormatJSON]
+	hasReport := p.report(true) != nil
 	if p.rank == "" {
-		if hasJSON || len(p.inputs) == 0 {
+		if hasReport || len(p.in.List()) == 0 {
 			return ByMissingLines, nil
 		}
 		return ByExecutedLines, nil
 	}
-	if NeedsStatements(p.rank) && !hasJSON && len(p.inputs) > 0 {
+	if NeedsStatements(p.rank) && !hasReport && len(p.in.List()) > 0 {
 		return "", &evidence.Failure{Code: evidence.CodeInvalidArgument,
 			Message:  fmt.Sprintf("rank_by=%s needs statement data, which only a coverage json report has; decode the report, or rank by executed_lines or file", p.rank),
 			Location: evidence.Location{Field: "rank_by"}}
@@ -142,45 +165,47 @@ func (p *projector) effectiveRank() (string, error) {
 }
 
 func (p *projector) Row(t *evidence.Table, row any) error {
-	v, err := projection.Values(t, row)
+	x, artifact, err := p.in.Row(t, row)
 	if err != nil {
 		return err
 	}
-	in, ok := p.byID[t.ID]
-	if !ok {
+	f, err := projection.Scan(table.CoverageFiles, t, row)
+	if err != nil {
+		return err
+	}
+	if !p.set.Selects(f.File) {
 		return nil
 	}
-	file, _ := v["file"].(string)
-	if !p.set.Selects(file) {
-		return nil
-	}
-	for _, k := range []string{"statements", "executed_lines", "missing_lines", "excluded_lines", "num_branches", "covered_branches", "partial_branches", "missing_branches"} {
-		if n, ok := evidence.AsInt(v[k]); ok {
-			in.sums[k] += n
+	for _, c := range summed {
+		if n := c.get(f); n.Valid {
+			x.State.sums[c.name] += n.V
 		}
 	}
-	in.rows = append(in.rows, item{file: file, values: v})
+	x.State.rows = append(x.State.rows, item{row: *f, artifact: artifact})
 	return nil
 }
 
 func (p *projector) Summary(t *evidence.Table, s *evidence.Summary) error {
-	if in, ok := p.byID[t.ID]; ok {
-		in.summary = s
-	}
-	return nil
+	_, err := p.in.Close(t, s)
+	return err
 }
 
 // keyOf computes an item's ranking key.
-func keyOf(rank string, v evidence.Object) (float64, bool) {
+func keyOf(rank string, f *table.CoverageFile) (float64, bool) {
+	var n table.Null[int64]
 	switch rank {
 	case ByFile:
 		return 0, false
 	case ByPercentCovered:
-		f, ok := evidence.AsFloat(v["percent_covered"])
-		return -f, !ok
+		return -f.PercentCovered.V, !f.PercentCovered.Valid
+	case ByMissingLines:
+		n = f.MissingLines
+	case ByMissingBranches:
+		n = f.MissingBranches
+	case ByExecutedLines:
+		n = f.ExecutedLines
 	}
-	n, ok := evidence.AsInt(v[rank])
-	return float64(n), !ok
+	return float64(n.V), !n.Valid
 }
 
 func (p *projector) Finish(w projection.Emitter) error {
@@ -188,88 +213,67 @@ func (p *projector) Finish(w projection.Emitter) error {
 	if err != nil {
 		return err
 	}
-	ranked := p.inputs[FormatJSON]
+	ranked, other := p.report(true), p.report(false)
 	if ranked == nil {
-		ranked = p.inputs[FormatSQLite]
+		ranked, other = other, nil
 	}
-	args := evidence.Object{}
-	for k, v := range p.args {
-		args[k] = v
-	}
-	args["rank_by"] = rank
-	t := &evidence.Table{Name: table.CoverageFiles.Name, Projection: Name,
-		Columns: table.CoverageFiles.EvidenceColumns(""), Evidence: evidence.Observed, Arguments: args}
-	for _, f := range []string{FormatJSON, FormatSQLite} {
-		if in := p.inputs[f]; in != nil {
-			t.ArtifactIDs = append(t.ArtifactIDs, in.t.ArtifactIDs...)
+	h := p.in.Header(table.CoverageRankedFiles.Schema, "", evidence.Observed, p.args)
+	h.Arguments["rank_by"] = rank
+	if ranked != nil {
+		// The ranked table names the result; a data file beside it follows.
+		h.Format, h.Decoder = ranked.Table.Format, ranked.Table.Decoder
+		if other != nil {
+			h.ArtifactIDs = append(slices.Clone(ranked.Table.ArtifactIDs), other.Table.ArtifactIDs...)
 		}
 	}
-	if ranked != nil {
-		t.Format = ranked.t.Format
-		t.Decoder = ranked.t.Decoder
-	}
-	if err := w.Begin(t); err != nil {
+	res, err := projection.Begin(w, h)
+	if err != nil {
 		return err
 	}
-	s := &evidence.Summary{Metrics: map[string]evidence.Metric{}}
 	if ranked == nil {
-		s.Limit("no coverage.files table was read: nothing was ranked")
-		return w.End(s)
+		return res.End(p.in.Summary(0, nil))
 	}
 	top := projection.NewTopN(p.n, before)
-	for _, it := range ranked.rows {
-		it.key, it.null = keyOf(rank, it.values)
+	for _, it := range ranked.State.rows {
+		it.key, it.null = keyOf(rank, &it.row)
 		top.Add(it)
 	}
 	for _, it := range top.Sorted() {
-		if err := w.Row(it.values); err != nil {
+		if err := res.Row(&it.row, it.artifact); err != nil {
 			return err
 		}
 	}
-	s.RowsObserved = top.Observed()
-	s.Truncation = top.Truncation("row_limit")
-	s.Complete = s.Truncation == nil && ranked.summary != nil && ranked.summary.Complete
-	s.Coverage = evidence.Object{"ranked_format": ranked.t.Format, "rank_by": rank}
-	if ranked.summary == nil {
-		s.Limit("the coverage table ended without its summary: its totals are unknown")
-	}
-	// Native totals pass through unchanged from the decoder's summary.
-	for _, in := range []*input{p.inputs[FormatJSON], p.inputs[FormatSQLite]} {
-		if in == nil || in.summary == nil {
+	s := p.in.Summary(top.Observed(), top.Truncation("row_limit"))
+	s.Coverage["ranked_format"], s.Coverage["rank_by"] = ranked.Table.Format, rank
+	// Native totals pass through unchanged from the decoders' summaries.
+	for _, in := range []*projection.Input[*selected]{ranked, other} {
+		if in == nil || in.Summary == nil {
 			continue
 		}
 		prefix := ""
 		if in != ranked {
 			prefix = "data_"
 		}
-		for k, m := range in.summary.Metrics {
+		for k, m := range in.Summary.Metrics {
 			s.Metrics[prefix+k] = m
 		}
-		if !in.summary.Complete {
-			s.Complete = false
-			s.Limit(fmt.Sprintf("input table %s is incomplete", in.t.ID))
-		}
-		for _, l := range in.summary.Limitations {
-			s.Limit(l)
-		}
-		for k, v := range in.summary.Coverage {
+		for k, v := range in.Summary.Coverage {
 			s.Coverage[prefix+k] = v
 		}
 	}
-	if other := p.inputs[FormatSQLite]; other != nil && other != ranked {
-		s.Limit(fmt.Sprintf("rows are ranked from the coverage json report; the data file (%s) contributes only its data_* metrics", other.t.ID))
+	if other != nil {
+		s.Limit(fmt.Sprintf("rows are ranked from the report with statement data (%s); the data file (%s) contributes only its data_* metrics", ranked.Table.ID, other.Table.ID))
 	}
 	if !p.set.Empty() {
-		units := map[string]string{"statements": "lines", "executed_lines": "lines", "missing_lines": "lines", "excluded_lines": "lines"}
-		for k, v := range ranked.sums {
-			if ranked.t.Format == FormatSQLite && k != "executed_lines" {
-				continue
+		sums := ranked.State.sums
+		for _, c := range summed {
+			if v, ok := sums[c.name]; ok && (ranked.Caps.Statements || c.name == "executed_lines") {
+				s.Metrics["selected_"+c.name] = evidence.Metric{Value: v, Unit: c.unit}
 			}
-			s.Metrics["selected_"+k] = evidence.Metric{Value: v, Unit: units[k]}
 		}
-		if ranked.t.Format == FormatJSON {
-			num := ranked.sums["executed_lines"] + ranked.sums["covered_branches"]
-			den := ranked.sums["statements"] + ranked.sums["num_branches"]
+		if ranked.Caps.Statements {
+			num := sums["executed_lines"] + sums["covered_branches"]
+			den := sums["statements"] + sums["num_branches"]
 			pc := 100.0
 			if den > 0 {
 				pc = 100 * float64(num) / float64(den)
@@ -278,8 +282,8 @@ func (p *projector) Finish(w projection.Emitter) error {
 		}
 		s.Limit("total_* metrics are the native totals of the whole report; selected_* metrics are derived from the files the path filters selected")
 	}
-	if rank == ByMissingBranches && ranked.summary != nil && ranked.summary.Coverage["branch_coverage"] == false {
+	if rank == ByMissingBranches && ranked.Summary != nil && ranked.Summary.Coverage["branch_coverage"] == false {
 		s.Limit("rank_by=missing_branches on a report without branch data: every row's key is null, so rows are in path order")
 	}
-	return w.End(s)
+	return res.End(s)
 }

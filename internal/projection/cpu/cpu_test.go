@@ -1,138 +1,252 @@
 package cpu
 
 import (
-	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/formats/pstats"
+	"github.com/flameox/flameox/internal/formats/v8cpu"
+	"github.com/flameox/flameox/internal/projection"
+	"github.com/flameox/flameox/internal/projection/projectiontest"
 	"github.com/flameox/flameox/internal/table"
 )
 
-type memEmitter struct {
-	t    *evidence.Table
-	rows []evidence.Object
-	s    *evidence.Summary
-}
-
-func (m *memEmitter) Begin(t *evidence.Table) error { m.t = t; return nil }
-func (m *memEmitter) Row(v evidence.Object) error   { m.rows = append(m.rows, v); return nil }
-func (m *memEmitter) End(s *evidence.Summary) error { m.s = s; return nil }
+const fixtures = "../../../testdata/"
 
 func frames(id, format, unit string) *evidence.Table {
 	return &evidence.Table{ID: id, Name: table.CPUFrames.Name, Format: format, Columns: table.CPUFrames.EvidenceColumns(unit), ArtifactIDs: []string{"sha256:" + id}}
 }
 
-func mkRow(artifact, fn string, self, incl float64) evidence.Object {
-	return evidence.Object{"artifact_id": "sha256:" + artifact, "frame_id": fn, "function": fn, "file": nil, "line": int64(-1),
-		"column": int64(-1), "module": nil, "symbolization": table.Symbolized, "thread": nil, "process": nil,
-		"self_weight": self, "inclusive_weight": incl, "calls": nil, "primitive_calls": nil}
+func frame(fn string, self, incl float64) *table.Frame {
+	return &table.Frame{FrameID: fn, Function: fn, Line: -1, Column: -1, Symbolization: table.Symbolized, SelfWeight: self, InclusiveWeight: incl}
 }
 
-func newHot(t *testing.T, args evidence.Object) *hotspots {
+// input is a closed table of typed rows.
+func input(h *evidence.Table, rows ...any) *projectiontest.Input {
+	return &projectiontest.Input{Header: h, Rows: rows, Summary: &evidence.Summary{Complete: true}}
+}
+
+func framesOf(h *evidence.Table, rows ...*table.Frame) *projectiontest.Input {
+	in := input(h)
+	for _, r := range rows {
+		in.Rows = append(in.Rows, r)
+	}
+	return in
+}
+
+// asObjects is the same table as a block stream carries it: each typed
+// row as its values, with the artifact column.
+func asObjects(t testing.TB, in *projectiontest.Input) *projectiontest.Input {
 	t.Helper()
-	eff, given, err := param.Validate(Hotspots.Params, args)
+	out := *in
+	out.Rows = nil
+	s := table.Lookup(in.Header.Name)
+	for _, r := range in.Rows {
+		if _, ok := r.(evidence.Object); !ok {
+			o, err := s.Values(r, in.Header.ArtifactIDs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = o
+		}
+		out.Rows = append(out.Rows, r)
+	}
+	return &out
+}
+
+// rank runs spec over the inputs twice, with typed rows (a decoder in the
+// same process) and with their values (a block stream), and requires the
+// same result from both.
+func rank(t *testing.T, spec *projection.Spec, args evidence.Object, inputs ...*projectiontest.Input) *projectiontest.Result {
+	t.Helper()
+	typed, err := projectiontest.Run(spec, args, inputs...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Hotspots.New(eff, given)
+	var objs []*projectiontest.Input
+	for _, in := range inputs {
+		objs = append(objs, asObjects(t, in))
+	}
+	stream, err := projectiontest.Run(spec, args, objs...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p.(*hotspots)
+	a, _ := evidence.Canonical(evidence.Object{"rows": typed.Rows, "summary": typed.Summary.CanonicalValue(), "header": typed.Header.CanonicalValue()})
+	b, _ := evidence.Canonical(evidence.Object{"rows": stream.Rows, "summary": stream.Summary.CanonicalValue(), "header": stream.Header.CanonicalValue()})
+	if string(a) != string(b) {
+		t.Fatalf("typed rows and their values rank differently:\n%s\n%s", a, b)
+	}
+	return typed
 }
 
 func TestSelectionBeforeBound(t *testing.T) {
-	h := newHot(t, evidence.Object{"top": int64(2), "function_pattern": "^app"})
-	tab := frames("a", "v8-cpuprofile", "samples")
-	if err := h.Table(tab, formats.Caps{}); err != nil {
-		t.Fatal(err)
-	}
 	// Unrelated hot frames come first in the input; they must not consume
 	// the bound or the observed count.
-	for i, r := range []evidence.Object{
-		mkRow("a", "lib1", 100, 100), mkRow("a", "lib2", 90, 90),
-		mkRow("a", "appC", 5, 5), mkRow("a", "appA", 7, 9), mkRow("a", "appB", 7, 8),
-	} {
-		if err := h.Row(tab, r); err != nil {
-			t.Fatal(i, err)
-		}
+	r := rank(t, Hotspots, evidence.Object{"top": int64(2), "function_pattern": "^app"}, framesOf(frames("a", "v8-cpuprofile", "samples"),
+		frame("lib1", 100, 100), frame("lib2", 90, 90), frame("appC", 5, 5), frame("appA", 7, 9), frame("appB", 7, 8)))
+	if len(r.Rows) != 2 || r.Rows[0]["function"] != "appA" || r.Rows[1]["function"] != "appB" {
+		t.Fatalf("rows = %v", r.Rows)
 	}
-	h.Summary(tab, &evidence.Summary{Complete: true})
-	var m memEmitter
-	if err := h.Finish(&m); err != nil {
-		t.Fatal(err)
-	}
-	if len(m.rows) != 2 || m.rows[0]["function"] != "appA" || m.rows[1]["function"] != "appB" {
-		t.Fatalf("rows = %v", m.rows)
-	}
-	if m.s.RowsObserved != 3 || m.s.Complete || m.s.Truncation.Omitted != 1 {
-		t.Fatalf("summary = %+v", m.s)
+	if r.Summary.RowsObserved != 3 || r.Summary.Complete || r.Summary.Truncation.Omitted != 1 {
+		t.Fatalf("summary = %+v", r.Summary)
 	}
 	// Shares are of the whole profile, not of the selection.
-	if got := m.rows[0]["self_share"].(float64); got != 7.0/209 {
+	if got := r.Rows[0]["self_share"].(float64); got != 7.0/209 {
 		t.Fatalf("self_share %v", got)
+	}
+	if r.Rows[0]["rank"] != int64(1) || r.Rows[0]["artifact_id"] != "sha256:a" || r.Header.Name != table.CPUHotspots.Name {
+		t.Fatalf("row %v of %s", r.Rows[0], r.Header.Name)
+	}
+}
+
+func TestFilters(t *testing.T) {
+	tab := frames("a", "v8-cpuprofile", "samples")
+	mk := func(fn string, mut func(*table.Frame)) *table.Frame {
+		f := frame(fn, 1, 1)
+		mut(f)
+		return f
+	}
+	in := framesOf(tab,
+		mk("gc", func(f *table.Frame) { f.Symbolization = table.Synthetic }),
+		mk("t1", func(f *table.Frame) { f.Thread = table.Some("worker") }),
+		mk("p1", func(f *table.Frame) { f.Process = table.Some("42") }),
+		mk("js", func(f *table.Frame) { f.File = table.Some("/app/app.js") }),
+		mk("plain", func(*table.Frame) {}))
+	for _, c := range []struct {
+		args evidence.Object
+		want []any
+	}{
+		{evidence.Object{"include_synthetic": false}, []any{"js", "p1", "plain", "t1"}},
+		{evidence.Object{"thread": "worker"}, []any{"t1"}},
+		{evidence.Object{"process": "42"}, []any{"p1"}},
+		{evidence.Object{"file_pattern": `app\.js$`}, []any{"js"}},
+		{evidence.Object{"file_pattern": `^$`}, []any{"gc", "p1", "plain", "t1"}}, // a null file matches as ""
+	} {
+		r := rank(t, Hotspots, c.args, in)
+		if got := r.Column("function"); !slices.Equal(got, c.want) {
+			t.Errorf("%v: rows %v, want %v", c.args, got, c.want)
+		}
 	}
 }
 
 func TestAdmission(t *testing.T) {
-	h := newHot(t, nil)
+	h := projectiontest.MustStart(t, Hotspots, nil)
 	if err := h.Table(frames("a", "v8-cpuprofile", "samples"), formats.Caps{}); err != nil {
 		t.Fatal(err)
 	}
-	var f *evidence.Failure
-	if err := h.Table(frames("b", "pstats", "s"), formats.Caps{}); !errors.As(err, &f) || f.Code != evidence.CodeInvalidArgument {
+	if err := h.Table(frames("b", "pstats", "s"), formats.Caps{}); projectiontest.Code(err) != evidence.CodeInvalidArgument {
 		t.Fatalf("mixed dimensions accepted: %v", err)
 	}
-	h = newHot(t, nil)
+	if err := h.Table(frames("a", "v8-cpuprofile", "samples"), formats.Caps{}); projectiontest.Code(err) != evidence.CodeInvalidArgument {
+		t.Fatalf("a table twice: %v", err)
+	}
+	if err := h.Table(&evidence.Table{ID: "e", Name: table.CPUEdges.Name, Columns: table.CPUEdges.EvidenceColumns("samples")}, formats.Caps{}); projectiontest.Code(err) != evidence.CodeUnsupportedFormat {
+		t.Fatalf("an edges table: %v", err)
+	}
+	h = projectiontest.MustStart(t, Hotspots, nil)
 	h.Table(frames("a", "v8-cpuprofile", "samples"), formats.Caps{})
 	if err := h.Table(frames("b", "perf-data", "samples"), formats.Caps{}); err == nil {
 		t.Fatal("mixed formats accepted")
 	}
-	h = newHot(t, nil)
+	h = projectiontest.MustStart(t, Hotspots, nil)
 	for i := range MaxProfiles + 1 {
 		err := h.Table(frames(fmt.Sprint(i), "v8-cpuprofile", "samples"), formats.Caps{})
 		if i < MaxProfiles && err != nil {
 			t.Fatal(err)
 		}
-		if i == MaxProfiles && (!errors.As(err, &f) || f.Code != evidence.CodeLimitExceeded) {
-			t.Fatalf("33rd profile: %v", err)
+		if i == MaxProfiles {
+			var f *evidence.Failure
+			if projectiontest.Code(err) != evidence.CodeLimitExceeded {
+				t.Fatalf("33rd profile: %v", err)
+			}
+			f = err.(*evidence.Failure)
+			lim, _ := f.Details["limit"].(evidence.Object)
+			if lim["name"] != "max_profiles" || lim["value"] != int64(MaxProfiles) || lim["observed"] != int64(MaxProfiles+1) || lim["unit"] != "profiles" {
+				t.Fatalf("limit receipt %v", f.Details)
+			}
 		}
 	}
 }
 
-func TestConvertibleUnitsPool(t *testing.T) {
-	h := newHot(t, nil)
-	a, b := frames("a", "speedscope", "s"), frames("b", "speedscope", "ms")
-	h.Table(a, formats.Caps{})
-	if err := h.Table(b, formats.Caps{}); err != nil {
+func TestRowFaults(t *testing.T) {
+	tab := frames("a", "v8-cpuprofile", "samples")
+	h := projectiontest.MustStart(t, Hotspots, nil)
+	if err := h.Row(tab, frame("f", 1, 1)); projectiontest.Code(err) != evidence.CodeInternal {
+		t.Fatalf("row before its header: %v", err)
+	}
+	if err := h.Table(tab, formats.Caps{}); err != nil {
 		t.Fatal(err)
 	}
-	h.Row(a, mkRow("a", "f", 1, 1))
-	h.Row(b, mkRow("b", "g", 500, 500))
-	h.Summary(a, &evidence.Summary{Complete: true})
-	h.Summary(b, &evidence.Summary{Complete: true})
-	var m memEmitter
-	h.Finish(&m)
-	if m.rows[1]["self_weight"] != 0.5 || m.t.Columns[11].Unit != "s" || m.s.Metrics["total_weight"].Value != 1.5 {
-		t.Fatalf("rows %v unit %v total %v", m.rows, m.t.Columns[11].Unit, m.s.Metrics["total_weight"])
+	other, _ := table.CPUFrames.Values(frame("g", 1, 1), "sha256:b")
+	if err := h.Row(tab, other); projectiontest.Code(err) != evidence.CodeInvalidArgument {
+		t.Fatalf("a row of another artifact: %v", err)
+	}
+	bad, _ := table.CPUFrames.Values(frame("g", 1, 1), "sha256:a")
+	bad["self_weight"] = nil
+	if err := h.Row(tab, bad); projectiontest.Code(err) != evidence.CodeInvalidArgument {
+		t.Fatalf("a row without weights: %v", err)
+	}
+	if err := h.Summary(tab, &evidence.Summary{Complete: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Summary(tab, &evidence.Summary{Complete: true}); projectiontest.Code(err) != evidence.CodeInvalidArgument {
+		t.Fatalf("a second summary: %v", err)
+	}
+	if err := h.Row(tab, frame("late", 1, 1)); projectiontest.Code(err) != evidence.CodeInvalidArgument {
+		t.Fatalf("a row after the summary: %v", err)
+	}
+}
+
+func TestConvertibleUnitsPool(t *testing.T) {
+	r := rank(t, Hotspots, nil, framesOf(frames("a", "speedscope", "s"), frame("f", 1, 1)),
+		framesOf(frames("b", "speedscope", "ms"), frame("g", 500, 500)))
+	if r.Rows[1]["self_weight"] != 0.5 || r.Header.Columns[11].Unit != "s" || r.Summary.Metrics["total_weight"].Value != 1.5 {
+		t.Fatalf("rows %v unit %v total %v", r.Rows, r.Header.Columns[11].Unit, r.Summary.Metrics["total_weight"])
+	}
+	if r.Summary.Metrics["profile_count"].Value != 2 || r.Summary.Coverage["input_tables"] != int64(2) {
+		t.Fatalf("summary %+v", r.Summary)
+	}
+}
+
+// Equal weights rank by identity, artifact first, whatever the input order.
+func TestTiesRankByIdentity(t *testing.T) {
+	a := framesOf(frames("a", "v8-cpuprofile", "samples"), frame("y", 1, 1), frame("x", 1, 1))
+	b := framesOf(frames("b", "v8-cpuprofile", "samples"), frame("x", 1, 1))
+	want := []any{"sha256:a x", "sha256:a y", "sha256:b x"}
+	for _, order := range [][]*projectiontest.Input{{a, b}, {b, a}} {
+		r := rank(t, Hotspots, nil, order...)
+		var got []any
+		for _, row := range r.Rows {
+			got = append(got, fmt.Sprint(row["artifact_id"], " ", row["frame_id"]))
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("order %v, want %v", got, want)
+		}
 	}
 }
 
 func TestIncompleteInput(t *testing.T) {
-	h := newHot(t, nil)
-	tab := frames("a", "v8-cpuprofile", "samples")
-	h.Table(tab, formats.Caps{})
-	h.Row(tab, mkRow("a", "f", 1, 1))
-	var m memEmitter
-	h.Finish(&m) // no summary arrived: the input was cut
-	if m.s.Complete || len(m.s.Limitations) == 0 {
-		t.Fatalf("summary %+v", m.s)
+	in := framesOf(frames("a", "v8-cpuprofile", "samples"), frame("f", 1, 1))
+	in.Summary = nil // no summary arrived: the input was cut
+	r := rank(t, Hotspots, nil, in)
+	if r.Summary.Complete || len(r.Summary.Limitations) == 0 {
+		t.Fatalf("summary %+v", r.Summary)
 	}
-	if err := (&hotspots{}).Finish(&m); err == nil {
+	in.Summary = &evidence.Summary{Complete: false, Limitations: []string{"the profile was cut"}}
+	r = rank(t, Hotspots, nil, in)
+	if r.Summary.Complete || !slices.Contains(r.Summary.Limitations, "the profile was cut") ||
+		!slices.Equal(r.Summary.Coverage["incomplete_input_tables"].([]string), []string{"a"}) {
+		t.Fatalf("summary %+v", r.Summary)
+	}
+	if err := (&hotspots{}).Finish(&projectiontest.Result{}); err == nil {
 		t.Fatal("an empty input must not rank as 'nothing is hot'")
+	}
+	if _, err := projectiontest.Run(Edges, nil); projectiontest.Code(err) != evidence.CodeInvalidArgument {
+		t.Fatalf("edges of no input: %v", err)
 	}
 }
 
@@ -151,59 +265,107 @@ func TestMetricCheck(t *testing.T) {
 	}
 }
 
-func BenchmarkHotspots(b *testing.B) {
-	rows := make([]evidence.Object, 100000)
-	for i := range rows {
-		rows[i] = mkRow("a", fmt.Sprint("f", i), float64(i%977), float64(i%1231))
+// A real profile through its decoder: the hottest function, and weights
+// that add up to the profile's own total.
+func TestV8Profile(t *testing.T) {
+	in := projectiontest.Decode(t, v8cpu.Spec, fixtures+"v8/hotspot.cpuprofile", nil)
+	r := rank(t, Hotspots, evidence.Object{"top": int64(3)}, in[0])
+	if r.Rows[0]["function"] != "crunchPrimes" || r.Rows[0]["symbolization"] != table.Symbolized || len(r.Rows) != 3 || r.Summary.Complete {
+		t.Fatalf("rows %v, summary %+v", r.Column("function"), r.Summary)
 	}
-	tab := frames("a", "v8-cpuprofile", "samples")
-	b.ReportAllocs()
-	for b.Loop() {
-		eff, given, _ := param.Validate(Hotspots.Params, evidence.Object{"top": int64(20)})
-		p, _ := Hotspots.New(eff, given)
-		p.Table(tab, formats.Caps{})
-		for _, r := range rows {
-			p.Row(tab, r)
-		}
-		p.Summary(tab, &evidence.Summary{Complete: true})
-		p.Finish(&memEmitter{})
+	total, _ := evidence.AsFloat(in[0].Summary.Metrics[table.MetricTotalWeight].Value)
+	if got := r.Summary.Metrics[table.MetricTotalWeight].Value.(float64); math.Abs(got-total) > 1e-9*total {
+		t.Fatalf("total weight %v, the decoder's %v", got, total)
 	}
-	b.ReportMetric(float64(len(rows))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	if r.Header.Format != v8cpu.Spec.Name || !slices.Equal(r.Header.ArtifactIDs, in[0].Header.ArtifactIDs) {
+		t.Fatalf("header %+v", r.Header)
+	}
+	e := rank(t, Edges, evidence.Object{"callee_pattern": "^fib$", "top": int64(5)},
+		projectiontest.Decode(t, v8cpu.Spec, fixtures+"v8/recursive-main.cpuprofile", nil)[1])
+	if len(e.Rows) != 2 || e.Rows[0]["callee_function"] != "fib" || e.Header.Name != table.CPUCallerEdges.Name {
+		t.Fatalf("edges %v", e.Rows)
+	}
 }
 
-func edgeRowOf(caller, callee string, w any, calls int64) evidence.Object {
-	return evidence.Object{"artifact_id": "sha256:a", "caller_id": caller, "caller_function": caller, "caller_file": nil,
-		"caller_line": int64(1), "callee_id": callee, "callee_function": callee, "callee_file": nil, "callee_line": int64(2),
-		"thread": nil, "process": nil, "weight": w, "self_weight": w, "calls": calls, "primitive_calls": nil}
+// pstats records calls: the calls metric ranks by them.
+func TestPstatsCalls(t *testing.T) {
+	in := projectiontest.Decode(t, pstats.Spec, fixtures+"pstats/cprofile-workload.pstats", nil)
+	r := rank(t, Hotspots, evidence.Object{"metric": MetricCalls, "top": int64(5)}, in[0])
+	calls := r.Column("calls")
+	for i := 1; i < len(calls); i++ {
+		if calls[i-1].(int64) < calls[i].(int64) {
+			t.Fatalf("calls not descending: %v", calls)
+		}
+	}
 }
 
 // The profile module's pstats record only call counts on edges: such edges
 // rank after weighted ones, by calls, keep null weights, and say so.
 func TestEdgesWithoutWeights(t *testing.T) {
-	eff, given, _ := param.Validate(Edges.Params, nil)
-	p, _ := Edges.New(eff, given)
+	edge := func(callee string, w table.Null[float64], calls int64) *table.Edge {
+		return &table.Edge{CallerID: "a", CallerFunction: "a", CallerLine: 1, CalleeID: callee, CalleeFunction: callee, CalleeLine: 2,
+			Weight: w, SelfWeight: w, Calls: table.Some(calls)}
+	}
 	tab := &evidence.Table{ID: "e", Name: table.CPUEdges.Name, Format: "pstats", Columns: table.CPUEdges.EvidenceColumns("s"), ArtifactIDs: []string{"sha256:a"}}
-	if err := p.Table(tab, formats.Caps{}); err != nil {
-		t.Fatal(err)
+	in := input(tab, edge("b", table.Null[float64]{}, 5), edge("c", table.Some(0.5), 1), edge("d", table.Null[float64]{}, 9))
+	r := rank(t, Edges, nil, in)
+	if order := r.Column("callee_function"); !slices.Equal(order, []any{"c", "d", "b"}) || r.Rows[1]["weight"] != nil {
+		t.Fatalf("order %v, rows %v", order, r.Rows)
 	}
-	for _, r := range []evidence.Object{edgeRowOf("a", "b", nil, 5), edgeRowOf("a", "c", 0.5, 1), edgeRowOf("a", "d", nil, 9)} {
-		if err := p.Row(tab, r); err != nil {
-			t.Fatal(err)
-		}
+	if r.Summary.Metrics["unweighted_edges"].Value != int64(2) || len(r.Summary.Limitations) == 0 {
+		t.Fatalf("summary %+v", r.Summary)
 	}
-	p.Summary(tab, &evidence.Summary{Complete: true})
-	var m memEmitter
-	if err := p.Finish(&m); err != nil {
-		t.Fatal(err)
-	}
-	order := []any{m.rows[0]["callee_function"], m.rows[1]["callee_function"], m.rows[2]["callee_function"]}
-	if order[0] != "c" || order[1] != "d" || order[2] != "b" || m.rows[1]["weight"] != nil {
-		t.Fatalf("order %v, rows %v", order, m.rows)
-	}
-	if m.s.Metrics["unweighted_edges"].Value != int64(2) || len(m.s.Limitations) == 0 {
-		t.Fatalf("summary %+v", m.s)
-	}
-	if err := p.Row(tab, edgeRowOf("a", "e", "x", 1)); err == nil {
+	bad, _ := table.CPUEdges.Values(edge("e", table.Some(1.0), 1), "sha256:a")
+	bad["weight"] = "x"
+	if _, err := projectiontest.Run(Edges, nil, input(tab, bad)); err == nil {
 		t.Fatal("a string weight accepted")
 	}
+	half, _ := table.CPUEdges.Values(edge("e", table.Some(1.0), 1), "sha256:a")
+	half["self_weight"] = nil
+	if _, err := projectiontest.Run(Edges, nil, input(tab, half)); projectiontest.Code(err) != evidence.CodeDecodeFailure {
+		t.Fatalf("one weight null: %v", err)
+	}
+}
+
+func benchFrames(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = &table.Frame{FrameID: fmt.Sprint("f", i), Function: fmt.Sprint("fn", i), File: table.Some("/app/a.js"), Line: int64(i), Column: 1,
+			Symbolization: table.Symbolized, Thread: table.Some("main"), SelfWeight: float64(i % 977), InclusiveWeight: float64(i % 1231)}
+	}
+	return out
+}
+
+func benchEdges(n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = &table.Edge{CallerID: fmt.Sprint("c", i%1000), CallerFunction: fmt.Sprint("caller", i%1000), CallerLine: 1,
+			CalleeID: fmt.Sprint("f", i), CalleeFunction: fmt.Sprint("fn", i), CalleeLine: 2, Thread: table.Some("main"),
+			Weight: table.Some(float64(i % 1231)), SelfWeight: table.Some(float64(i % 977))}
+	}
+	return out
+}
+
+// bench ranks 100k rows, typed (from a decoder in process) and as their
+// values (from a block stream).
+func bench(b *testing.B, spec *projection.Spec, schema *table.Schema, typed []any) {
+	h := &evidence.Table{ID: "a." + schema.Name, Name: schema.Name, Format: "v8-cpuprofile", Columns: schema.EvidenceColumns("samples"), ArtifactIDs: []string{"sha256:a"}}
+	in := input(h, typed...)
+	objects := asObjects(b, in)
+	b.Run("typed", func(b *testing.B) { projectiontest.Bench(b, spec, evidence.Object{"top": int64(20)}, in) })
+	b.Run("stream", func(b *testing.B) { projectiontest.Bench(b, spec, evidence.Object{"top": int64(20)}, objects) })
+}
+
+func BenchmarkHotspots(b *testing.B) { bench(b, Hotspots, table.CPUFrames.Schema, benchFrames(100000)) }
+
+func BenchmarkEdges(b *testing.B) { bench(b, Edges, table.CPUEdges.Schema, benchEdges(100000)) }
+
+func FuzzHotspots(f *testing.F) {
+	in := projectiontest.Decode(f, v8cpu.Spec, fixtures+"v8/hotspot.cpuprofile", nil)[0]
+	projectiontest.FuzzRows(f, Hotspots, in, nil, evidence.Object{"top": int64(2), "function_pattern": "^c", "include_synthetic": false})
+}
+
+func FuzzEdges(f *testing.F) {
+	in := projectiontest.Decode(f, pstats.Spec, fixtures+"pstats/profile-workload.pstats", nil)[1]
+	projectiontest.FuzzRows(f, Edges, in, nil, evidence.Object{"top": int64(3), "callee_pattern": "a"})
 }

@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"fmt"
 	"regexp"
 	"slices"
 
@@ -23,26 +22,28 @@ var Edges = &projection.Spec{
 	New: newEdges,
 }
 
+// edgeRow is a selected edge: a copy of its row, its identity and its
+// weights in the result unit.
 type edgeRow struct {
-	values   evidence.Object
+	edge     table.Edge
+	id       identity
 	weighted bool // the producer recorded weights for this edge
 	weight   float64
 	self     float64
-	calls    int64
-	key      string
 }
 
 type edges struct {
 	top             int
 	caller, callee  *regexp.Regexp
 	thread, process string
-	inputs          inputs
+	args            evidence.Object
+	in              profiles
 	ranked          *projection.TopN[edgeRow]
 	unweighted      int64 // edges without recorded weights
 }
 
 func newEdges(args evidence.Object, _ map[string]bool) (projection.Projector, error) {
-	e := &edges{}
+	e := &edges{args: args, in: newProfiles(table.CPUEdges.Schema)}
 	top, _ := evidence.AsInt(args["top"])
 	e.top = int(top)
 	var err error
@@ -54,7 +55,6 @@ func newEdges(args evidence.Object, _ map[string]bool) (projection.Projector, er
 	}
 	e.thread, _ = args["thread"].(string)
 	e.process, _ = args["process"].(string)
-	e.inputs.args = args
 	// Weighted edges rank first by weight; edges whose producer recorded
 	// only call counts (the profile module's pstats) follow, by calls.
 	e.ranked = projection.NewTopN(e.top, func(a, b edgeRow) bool {
@@ -67,92 +67,79 @@ func newEdges(args evidence.Object, _ map[string]bool) (projection.Projector, er
 		if a.self != b.self {
 			return a.self > b.self
 		}
-		if a.calls != b.calls {
-			return a.calls > b.calls
+		if a.edge.Calls.V != b.edge.Calls.V {
+			return a.edge.Calls.V > b.edge.Calls.V
 		}
-		return a.key < b.key
+		return compareIdentity(&a.id, &b.id) < 0
 	})
 	return e, nil
 }
 
-func (e *edges) Table(t *evidence.Table, _ formats.Caps) error {
-	return e.inputs.admit(t, "weight", "self_weight")
+func (e *edges) Table(t *evidence.Table, caps formats.Caps) error {
+	return e.in.admit(t, caps, "weight", "self_weight")
 }
 
 func (e *edges) Row(t *evidence.Table, row any) error {
-	v, err := projection.Values(t, row)
+	x, artifact, err := e.in.Row(t, row)
 	if err != nil {
 		return err
 	}
-	in := e.inputs.of(t)
-	w, ok1 := evidence.AsFloat(v["weight"])
-	s, ok2 := evidence.AsFloat(v["self_weight"])
-	weighted := ok1 && ok2
-	if !weighted && (v["weight"] != nil || v["self_weight"] != nil) {
+	r, err := projection.Scan(table.CPUEdges, t, row)
+	if err != nil {
+		return err
+	}
+	weighted := r.Weight.Valid && r.SelfWeight.Valid
+	if !weighted && (r.Weight.Valid || r.SelfWeight.Valid) {
 		return evidence.Failf(evidence.CodeDecodeFailure, "table %s: edge weights must be numbers or both null", t.ID)
 	}
 	if !weighted {
 		e.unweighted++
 	}
-	w *= in.factor
-	s *= in.factor
-	in.total += s
-	if e.thread != "" && v["thread"] != e.thread {
+	w := r.Weight.V * x.State.factor
+	s := r.SelfWeight.V * x.State.factor
+	x.State.total += s
+	switch {
+	case e.thread != "" && r.Thread != table.Some(e.thread),
+		e.process != "" && r.Process != table.Some(e.process),
+		e.caller != nil && !e.caller.MatchString(r.CallerFunction),
+		e.callee != nil && !e.callee.MatchString(r.CalleeFunction):
 		return nil
 	}
-	if e.process != "" && v["process"] != e.process {
-		return nil
-	}
-	if e.caller != nil {
-		f, _ := v["caller_function"].(string)
-		if !e.caller.MatchString(f) {
-			return nil
-		}
-	}
-	if e.callee != nil {
-		f, _ := v["callee_function"].(string)
-		if !e.callee.MatchString(f) {
-			return nil
-		}
-	}
-	key := fmt.Sprint(v["artifact_id"], "\x00", v["caller_id"], "\x00", v["callee_id"], "\x00", v["thread"], "\x00", v["process"])
-	calls, _ := evidence.AsInt(v["calls"])
-	e.ranked.Add(edgeRow{values: v, weighted: weighted, weight: w, self: s, calls: calls, key: key})
+	e.ranked.Add(edgeRow{edge: *r, weighted: weighted, weight: w, self: s,
+		id: identity{artifact: artifact, table: x.Index, a: r.CallerID, b: r.CalleeID, thread: r.Thread, process: r.Process}})
 	return nil
 }
 
 func (e *edges) Summary(t *evidence.Table, s *evidence.Summary) error {
-	e.inputs.summary(t, s)
-	return nil
+	_, err := e.in.Close(t, s)
+	return err
 }
 
 func (e *edges) Finish(w projection.Emitter) error {
-	if err := e.inputs.ready(); err != nil {
+	if err := e.in.Ready(); err != nil {
 		return err
 	}
-	base := table.CPUEdges.EvidenceColumns(e.inputs.unit)
-	cols := append([]evidence.Column{{Name: "rank", Type: evidence.TypeInt, Description: "1 = heaviest edge"}}, base...)
-	t := e.inputs.header("cpu-caller-edges", Edges.Name, "summarize_cpu_caller_edges", cols)
-	if err := w.Begin(t); err != nil {
+	res, err := projection.Begin(w, e.in.Header(table.CPUCallerEdges.Schema, e.in.unit, evidence.Derived, e.args))
+	if err != nil {
 		return err
 	}
 	for i, r := range e.ranked.Sorted() {
-		out := evidence.Object{"rank": i + 1}
-		for _, c := range base {
-			out[c.Name] = r.values[c.Name]
-		}
+		g := &r.edge
+		out := &table.CallerEdge{Rank: int64(i + 1), ArtifactID: r.id.artifact,
+			CallerID: g.CallerID, CallerFunction: g.CallerFunction, CallerFile: g.CallerFile, CallerLine: g.CallerLine,
+			CalleeID: g.CalleeID, CalleeFunction: g.CalleeFunction, CalleeFile: g.CalleeFile, CalleeLine: g.CalleeLine,
+			Thread: g.Thread, Process: g.Process, Calls: g.Calls, PrimitiveCalls: g.PrimitiveCalls}
 		if r.weighted {
-			out["weight"] = r.weight
-			out["self_weight"] = r.self
+			out.Weight, out.SelfWeight = table.Some(r.weight), table.Some(r.self)
 		}
-		if err := w.Row(out); err != nil {
+		if err := res.Row(out, ""); err != nil {
 			return err
 		}
 	}
-	sum := e.inputs.closing(e.ranked.Observed(), e.ranked.Truncation("top"))
+	sum := e.in.summary(e.ranked.Observed(), e.ranked.Truncation("top"))
 	if e.unweighted > 0 {
 		sum.Metrics["unweighted_edges"] = evidence.Metric{Value: e.unweighted, Unit: "count"}
 		sum.Limit("some edges carry call counts but no weights (the producer recorded none); they rank after weighted edges, by calls")
 	}
-	return w.End(sum)
+	return res.End(sum)
 }

@@ -1,5 +1,10 @@
 // Package cpu holds the CPU projections: hotspots over cpu.frames tables
 // and caller edges over cpu.edges tables, from any CPU profile format.
+// Rows are read as the typed rows of package table, whether a decoder in
+// the same process handed them over or they came from a block stream.
+//
+// It imports projection, table, formats (capabilities), param, unit and
+// evidence.
 package cpu
 
 import (
@@ -13,11 +18,7 @@ import (
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/table"
-	"github.com/flameox/flameox/internal/unit"
 )
-
-// MaxProfiles bounds how many profiles rank together.
-const MaxProfiles = 32
 
 // Metric names for hotspot ranking.
 const (
@@ -48,12 +49,13 @@ var Hotspots = &projection.Spec{
 	New: newHotspots,
 }
 
+// frameRow is a selected frame: a copy of its row (decoders may reuse
+// theirs), its identity and its weights in the result unit.
 type frameRow struct {
-	values evidence.Object
-	self   float64
-	incl   float64
-	calls  int64
-	key    string
+	frame table.Frame
+	id    identity
+	self  float64
+	incl  float64
 }
 
 type hotspots struct {
@@ -64,12 +66,13 @@ type hotspots struct {
 	process   string
 	synthetic bool
 
-	inputs inputs
+	args   evidence.Object
+	in     profiles
 	ranked *projection.TopN[frameRow]
 }
 
 func newHotspots(args evidence.Object, given map[string]bool) (projection.Projector, error) {
-	h := &hotspots{metric: MetricSelf, synthetic: true}
+	h := &hotspots{metric: MetricSelf, synthetic: true, args: args, in: newProfiles(table.CPUFrames.Schema)}
 	if m, ok := args["metric"].(string); ok {
 		h.metric = m
 	}
@@ -87,7 +90,6 @@ func newHotspots(args evidence.Object, given map[string]bool) (projection.Projec
 	if b, ok := args["include_synthetic"].(bool); ok {
 		h.synthetic = b
 	}
-	h.inputs.args = args
 	h.ranked = projection.NewTopN(h.top, h.before)
 	return h, nil
 }
@@ -105,12 +107,12 @@ func compile(args evidence.Object, name string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-func (h *hotspots) metricValue(r frameRow) float64 {
+func (h *hotspots) metricValue(r *frameRow) float64 {
 	switch h.metric {
 	case MetricCumulative:
 		return r.incl
 	case MetricCalls:
-		return float64(r.calls)
+		return float64(r.frame.Calls.V)
 	}
 	return r.self
 }
@@ -118,137 +120,91 @@ func (h *hotspots) metricValue(r frameRow) float64 {
 // before ranks by the metric, then inclusive weight, then identity, so the
 // order is total and repeatable.
 func (h *hotspots) before(a, b frameRow) bool {
-	if ma, mb := h.metricValue(a), h.metricValue(b); ma != mb {
+	if ma, mb := h.metricValue(&a), h.metricValue(&b); ma != mb {
 		return ma > mb
 	}
 	if a.incl != b.incl {
 		return a.incl > b.incl
 	}
-	return a.key < b.key
+	return compareIdentity(&a.id, &b.id) < 0
 }
 
-func (h *hotspots) Table(t *evidence.Table, _ formats.Caps) error {
-	return h.inputs.admit(t, "self_weight", "inclusive_weight")
+func (h *hotspots) Table(t *evidence.Table, caps formats.Caps) error {
+	return h.in.admit(t, caps, "self_weight", "inclusive_weight")
 }
 
 func (h *hotspots) Row(t *evidence.Table, row any) error {
-	v, err := projection.Values(t, row)
+	x, artifact, err := h.in.Row(t, row)
 	if err != nil {
 		return err
 	}
-	in := h.inputs.of(t)
-	self, ok1 := evidence.AsFloat(v["self_weight"])
-	incl, ok2 := evidence.AsFloat(v["inclusive_weight"])
-	if !ok1 || !ok2 {
-		return evidence.Failf(evidence.CodeInvalidArgument, "table %s: row without numeric weights", t.ID)
+	f, err := projection.Scan(table.CPUFrames, t, row)
+	if err != nil {
+		return err
 	}
-	self *= in.factor
-	incl *= in.factor
-	in.total += self
-	if !h.selected(v) {
+	self := f.SelfWeight * x.State.factor
+	incl := f.InclusiveWeight * x.State.factor
+	x.State.total += self
+	if !h.selected(f) {
 		return nil
 	}
-	calls, _ := evidence.AsInt(v["calls"])
-	key := fmt.Sprint(v["artifact_id"], "\x00", v["frame_id"], "\x00", v["thread"], "\x00", v["process"])
-	h.ranked.Add(frameRow{values: v, self: self, incl: incl, calls: calls, key: key})
+	h.ranked.Add(frameRow{frame: *f, self: self, incl: incl,
+		id: identity{artifact: artifact, table: x.Index, a: f.FrameID, thread: f.Thread, process: f.Process}})
 	return nil
 }
 
-func (h *hotspots) selected(v evidence.Object) bool {
-	if !h.synthetic && v["symbolization"] == table.Synthetic {
+func (h *hotspots) selected(f *table.Frame) bool {
+	switch {
+	case !h.synthetic && f.Symbolization == table.Synthetic,
+		h.thread != "" && f.Thread != table.Some(h.thread),
+		h.process != "" && f.Process != table.Some(h.process),
+		h.fn != nil && !h.fn.MatchString(f.Function),
+		h.file != nil && !h.file.MatchString(f.File.V):
 		return false
-	}
-	if h.thread != "" && v["thread"] != h.thread {
-		return false
-	}
-	if h.process != "" && v["process"] != h.process {
-		return false
-	}
-	if h.fn != nil {
-		s, _ := v["function"].(string)
-		if !h.fn.MatchString(s) {
-			return false
-		}
-	}
-	if h.file != nil {
-		s, _ := v["file"].(string)
-		if !h.file.MatchString(s) {
-			return false
-		}
 	}
 	return true
 }
 
 func (h *hotspots) Summary(t *evidence.Table, s *evidence.Summary) error {
-	h.inputs.summary(t, s)
-	return nil
+	_, err := h.in.Close(t, s)
+	return err
 }
 
-var hotspotColumns = []string{"artifact_id", "frame_id", "function", "file", "line", "column", "module",
-	"symbolization", "thread", "process"}
-
 func (h *hotspots) Finish(w projection.Emitter) error {
-	if err := h.inputs.ready(); err != nil {
+	if err := h.in.Ready(); err != nil {
 		return err
 	}
-	wu := h.inputs.unit
-	cols := []evidence.Column{{Name: "rank", Type: evidence.TypeInt, Description: "1 = hottest by the ranking metric"}}
-	base := table.CPUFrames.EvidenceColumns(wu)
-	for _, name := range hotspotColumns {
-		c, _ := findColumn(base, name)
-		cols = append(cols, c)
-	}
-	cols = append(cols,
-		evidence.Column{Name: "self_weight", Type: evidence.TypeDouble, Unit: wu, Description: "weight where the frame is the leaf"},
-		evidence.Column{Name: "self_share", Type: evidence.TypeDouble, Unit: unit.Ratio1, Description: "self_weight / total weight of the admitted profiles"},
-		evidence.Column{Name: "inclusive_weight", Type: evidence.TypeDouble, Unit: wu, Description: "weight of stacks containing the frame (recursion counted per occurrence where the format does)"},
-		evidence.Column{Name: "inclusive_share", Type: evidence.TypeDouble, Unit: unit.Ratio1, Description: "inclusive_weight / total weight"},
-		evidence.Column{Name: "calls", Type: evidence.TypeInt, Unit: unit.Calls, Description: "recorded call count; null for sampled formats"},
-		evidence.Column{Name: "primitive_calls", Type: evidence.TypeInt, Unit: unit.Calls, Description: "recorded non-recursive calls; null for sampled formats"},
-	)
-	t := h.inputs.header("cpu-hotspots", Hotspots.Name, "summarize_cpu_hotspots", cols)
-	t.Arguments["metric"] = h.metric
-	if err := w.Begin(t); err != nil {
+	head := h.in.Header(table.CPUHotspots.Schema, h.in.unit, evidence.Derived, h.args)
+	head.Arguments["metric"] = h.metric
+	res, err := projection.Begin(w, head)
+	if err != nil {
 		return err
 	}
-	total := h.inputs.totalWeight()
+	total := h.in.totalWeight()
 	for i, r := range h.ranked.Sorted() {
-		out := evidence.Object{"rank": i + 1}
-		for _, name := range hotspotColumns {
-			out[name] = r.values[name]
-		}
-		out["self_weight"] = r.self
-		out["inclusive_weight"] = r.incl
-		out["self_share"] = share(r.self, total)
-		out["inclusive_share"] = share(r.incl, total)
-		out["calls"] = r.values["calls"]
-		out["primitive_calls"] = r.values["primitive_calls"]
-		if err := w.Row(out); err != nil {
+		f := &r.frame
+		if err := res.Row(&table.Hotspot{Rank: int64(i + 1), ArtifactID: r.id.artifact,
+			FrameID: f.FrameID, Function: f.Function, File: f.File, Line: f.Line, Column: f.Column, Module: f.Module,
+			Symbolization: f.Symbolization, Thread: f.Thread, Process: f.Process,
+			SelfWeight: r.self, SelfShare: share(r.self, total), InclusiveWeight: r.incl, InclusiveShare: share(r.incl, total),
+			Calls: f.Calls, PrimitiveCalls: f.PrimitiveCalls}, ""); err != nil {
 			return err
 		}
 	}
-	return w.End(h.inputs.closing(h.ranked.Observed(), h.ranked.Truncation("top")))
+	return res.End(h.in.summary(h.ranked.Observed(), h.ranked.Truncation("top")))
 }
 
-func share(v, total float64) any {
+// share is v's share of total; null when there is no total weight.
+func share(v, total float64) table.Null[float64] {
 	if total == 0 {
-		return nil
+		return table.Null[float64]{}
 	}
-	return v / total
-}
-
-func findColumn(cols []evidence.Column, name string) (evidence.Column, bool) {
-	for _, c := range cols {
-		if c.Name == name {
-			return c, true
-		}
-	}
-	return evidence.Column{}, false
+	return table.Some(v / total)
 }
 
 // Check is the pre-execution rule of summarize_cpu_hotspots: an explicit
-// metric applies only to pstats, whose records carry calls, self and
-// cumulative time; every other format has one native fixed weight.
+// metric needs recorded call counts and cumulative times (a deterministic
+// profiler's records); a sampled format has one native fixed weight.
 func Check(specs []*formats.Spec, given map[string]bool, _ evidence.Object) error {
 	if !given["metric"] {
 		return nil
@@ -263,6 +219,6 @@ func Check(specs []*formats.Spec, given map[string]bool, _ evidence.Object) erro
 		return nil
 	}
 	return &evidence.Failure{Code: evidence.CodeInvalidArgument,
-		Message:  fmt.Sprintf("metric applies only to pstats; %s has a native fixed weight: omit metric", strings.Join(other, ", ")),
+		Message:  fmt.Sprintf("metric applies only to profiles with recorded call counts; %s has a native fixed weight: omit metric", strings.Join(other, ", ")),
 		Location: evidence.Location{Field: "metric"}}
 }

@@ -1,45 +1,45 @@
 package cpu
 
 import (
+	"cmp"
 	"fmt"
-	"slices"
-	"sort"
+	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/projection"
+	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/unit"
 )
 
-// RankerVersion identifies the projection code in result headers.
-const RankerVersion = "1"
+// MaxProfiles bounds how many profiles rank together.
+const MaxProfiles = 32
 
-// input is one admitted table.
-type input struct {
-	t       *evidence.Table
-	factor  float64 // converts the table's weights to the output unit
-	total   float64 // sum of self weights of every row, before selection
-	summary *evidence.Summary
+// profile is what a CPU projection keeps of one admitted table.
+type profile struct {
+	factor float64 // converts the table's weights to the result unit
+	total  float64 // self weight of every row, before selection, in the result unit
 }
 
-// inputs admits tables for a CPU projection and keeps the facts its
-// closing summary needs: units, profiles, totals and input completeness.
-type inputs struct {
-	args      evidence.Object
-	unit      string
-	format    string
-	tables    []*input
-	byID      map[string]*input
-	artifacts []string
+// profiles admits the tables of a CPU projection: weights of one
+// dimension, one format, at most MaxProfiles profiles.
+type profiles struct {
+	projection.Inputs[profile]
+	unit string // the result unit
 }
 
-// admit checks a table header before its rows: weights must share one
-// dimension, profiles must share one format, and at most MaxProfiles
-// profiles rank together.
-func (in *inputs) admit(t *evidence.Table, weightCols ...string) error {
-	if in.byID == nil {
-		in.byID = map[string]*input{}
-	}
-	if _, dup := in.byID[t.ID]; dup {
-		return evidence.Failf(evidence.CodeInvalidArgument, "table %s appears twice in the input", t.ID)
+func newProfiles(s *table.Schema) profiles {
+	p := profiles{Inputs: projection.NewInputs[profile](s)}
+	p.Bound(projection.ArtifactBound{Name: "max_profiles", Max: MaxProfiles, Unit: "profiles"})
+	return p
+}
+
+// admit checks a table header before its rows: its weight columns share
+// one unit, of the dimension of the tables admitted before, and its
+// format is theirs.
+func (p *profiles) admit(t *evidence.Table, caps formats.Caps, weightCols ...string) error {
+	if err := p.Check(t); err != nil {
+		return err
 	}
 	var tu string
 	for _, name := range weightCols {
@@ -57,100 +57,62 @@ func (in *inputs) admit(t *evidence.Table, weightCols ...string) error {
 	if err != nil {
 		return evidence.Wrap(evidence.CodeInvalidArgument, err, "table %s", t.ID)
 	}
-	if in.unit == "" {
-		in.unit = u.Output
-	} else if _, err := unit.Common(in.unit, tu); err != nil {
-		return evidence.Wrap(evidence.CodeInvalidArgument, err, "table %s", t.ID)
-	}
-	if in.format == "" {
-		in.format = t.Format
-	} else if t.Format != in.format {
-		return &evidence.Failure{Code: evidence.CodeInvalidArgument,
-			Message: fmt.Sprintf("profiles of different formats (%s, %s) do not rank together; rank each format separately", in.format, t.Format),
-			Details: evidence.Object{"formats": []string{in.format, t.Format}}}
-	}
-	for _, a := range t.ArtifactIDs {
-		if !slices.Contains(in.artifacts, a) {
-			in.artifacts = append(in.artifacts, a)
+	if p.unit != "" {
+		if _, err := unit.Common(p.unit, tu); err != nil {
+			return evidence.Wrap(evidence.CodeInvalidArgument, err, "table %s", t.ID)
 		}
 	}
-	if len(in.artifacts) > MaxProfiles {
-		return &evidence.Failure{Code: evidence.CodeLimitExceeded,
-			Message: fmt.Sprintf("at most %d profiles rank together; got more", MaxProfiles),
-			Details: evidence.Object{"limit": MaxProfiles}}
+	if f := p.Format(); len(p.List()) > 0 && t.Format != f {
+		return &evidence.Failure{Code: evidence.CodeInvalidArgument,
+			Message: fmt.Sprintf("profiles of different formats (%s, %s) do not rank together; rank each format separately", f, t.Format),
+			Details: evidence.Object{"formats": []string{f, t.Format}}}
 	}
-	x := &input{t: t, factor: u.Factor}
-	in.tables = append(in.tables, x)
-	in.byID[t.ID] = x
-	return nil
-}
-
-func (in *inputs) of(t *evidence.Table) *input { return in.byID[t.ID] }
-
-func (in *inputs) summary(t *evidence.Table, s *evidence.Summary) {
-	in.byID[t.ID].summary = s
-}
-
-// ready fails when no table was admitted: an empty input is not evidence
-// that nothing was hot.
-func (in *inputs) ready() error {
-	if len(in.tables) == 0 {
-		return evidence.Failf(evidence.CodeInvalidArgument, "no decoded table for this projection in the input")
+	if _, err := p.Admit(t, caps, profile{factor: u.Factor}); err != nil {
+		return err
+	}
+	if p.unit == "" {
+		p.unit = u.Output
 	}
 	return nil
 }
 
-func (in *inputs) totalWeight() float64 {
+func (p *profiles) totalWeight() float64 {
 	var t float64
-	for _, x := range in.tables {
-		t += x.total
+	for _, x := range p.List() {
+		t += x.State.total
 	}
 	return t
 }
 
-func (in *inputs) header(name, projection, operation string, cols []evidence.Column) *evidence.Table {
-	args := evidence.Object{}
-	for k, v := range in.args {
-		args[k] = v
-	}
-	return &evidence.Table{
-		ID:          "rank." + name,
-		Name:        name,
-		Operation:   operation,
-		Projection:  projection,
-		Format:      in.format,
-		Columns:     cols,
-		Evidence:    evidence.Derived,
-		ArtifactIDs: slices.Clone(in.artifacts),
-		Decoder:     evidence.Producer{Name: "flameox-rank", Version: RankerVersion},
-		Arguments:   args,
-	}
+// summary is the result summary with the CPU metrics.
+func (p *profiles) summary(observed int64, trunc *evidence.Truncation) *evidence.Summary {
+	s := p.Summary(observed, trunc)
+	s.Metrics["profile_count"] = evidence.Metric{Value: len(p.Artifacts()), Unit: "count"}
+	s.Metrics[table.MetricTotalWeight] = evidence.Metric{Value: p.totalWeight(), Unit: p.unit}
+	return s
 }
 
-// closing builds the result summary: complete only when every input table
-// closed complete and the bound omitted nothing.
-func (in *inputs) closing(observed int64, trunc *evidence.Truncation) *evidence.Summary {
-	s := &evidence.Summary{RowsObserved: observed, Complete: trunc == nil, Truncation: trunc,
-		Metrics: map[string]evidence.Metric{
-			"profile_count": {Value: len(in.artifacts), Unit: "count"},
-			"total_weight":  {Value: in.totalWeight(), Unit: in.unit},
-		}}
-	var incomplete []string
-	for _, x := range in.tables {
-		if x.summary == nil {
-			s.Complete = false
-			s.Limit(fmt.Sprintf("input table %s ended without its summary: the input stream was cut", x.t.ID))
-			continue
+// identity is a row's identity in a ranking: the artifact first, so the
+// order of equal weights does not depend on the order of the inputs.
+type identity struct {
+	artifact        string
+	table           int
+	a, b            string // frame id; caller and callee ids
+	thread, process table.Null[string]
+}
+
+func compareIdentity(x, y *identity) int {
+	return cmp.Or(strings.Compare(x.artifact, y.artifact), strings.Compare(x.a, y.a), strings.Compare(x.b, y.b),
+		compareNull(x.thread, y.thread), compareNull(x.process, y.process), cmp.Compare(x.table, y.table))
+}
+
+// compareNull orders null first.
+func compareNull(x, y table.Null[string]) int {
+	if x.Valid != y.Valid {
+		if x.Valid {
+			return 1
 		}
-		if !x.summary.Complete {
-			s.Complete = false
-			incomplete = append(incomplete, x.t.ID)
-		}
-		for _, l := range x.summary.Limitations {
-			s.Limit(l)
-		}
+		return -1
 	}
-	sort.Strings(incomplete)
-	s.Coverage = evidence.Object{"input_tables": len(in.tables), "incomplete_input_tables": incomplete}
-	return s
+	return strings.Compare(x.V, y.V)
 }

@@ -5,7 +5,10 @@
 // interrupted or never ran, and collectors that failed. Passing and skipped
 // tests and successful collection never consume the row budget. Filters
 // apply before the bound, so rows_observed and truncation describe the
-// selected failures.
+// selected failures, written as pytest.failures rows.
+//
+// It imports projection, table, formats (capabilities), param and
+// evidence.
 package failures
 
 import (
@@ -21,11 +24,8 @@ import (
 	"github.com/flameox/flameox/internal/table"
 )
 
-// Names of the projection and its result table.
-const (
-	Name  = "failures"
-	Table = "pytest.failures"
-)
+// Name is the projection's name.
+const Name = "failures"
 
 // Selectable outcomes, in rank order: a failed collector first (it hides
 // every test it would have collected), then crashes, interruptions, errors
@@ -52,18 +52,13 @@ var Spec = &projection.Spec{
 	New: New,
 }
 
-// Columns of the result table: those of pytest.outcomes.
-func Columns() []evidence.Column { return table.PytestOutcomes.EvidenceColumns("") }
-
+// item is a selected failure: a copy of its row (decoders may reuse
+// theirs), its artifact and its place in the ranking.
 type item struct {
-	values evidence.Object
-	rank   int
-	seq    int64
-}
-
-type input struct {
-	table   *evidence.Table
-	summary *evidence.Summary
+	row      table.PytestOutcome
+	artifact string
+	rank     int
+	seq      int64
 }
 
 type projector struct {
@@ -71,15 +66,14 @@ type projector struct {
 	glob     *regexp.Regexp
 	outcomes []string
 	top      *projection.TopN[item]
-	inputs   []*input
-	byID     map[string]*input
+	in       projection.Inputs[struct{}]
 	counts   map[string]int64
 	seq      int64
 }
 
 // New starts a failures projection with validated arguments.
 func New(args evidence.Object, given map[string]bool) (projection.Projector, error) {
-	p := &projector{args: args, byID: map[string]*input{}, counts: map[string]int64{}, outcomes: selectable}
+	p := &projector{args: args, in: projection.NewInputs[struct{}](table.PytestOutcomes.Schema), counts: map[string]int64{}, outcomes: selectable}
 	top, ok := evidence.AsInt(args["top"])
 	if !ok {
 		return nil, evidence.Failf(evidence.CodeInvalidArgument, "argument top must be an integer")
@@ -112,120 +106,73 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 	return p, nil
 }
 
-func (p *projector) Table(t *evidence.Table, _ formats.Caps) error {
-	if t.Name != table.PytestOutcomes.Name {
-		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
-			Message: fmt.Sprintf("projection %s reads %s tables, not %s", Name, table.PytestOutcomes.Name, t.Name)}
-	}
-	for _, c := range []string{"nodeid", "kind", "outcome"} {
-		if _, ok := t.Column(c); !ok {
-			return evidence.Failf(evidence.CodeInvalidArgument, "table %s lacks column %s", t.ID, c)
-		}
-	}
-	if _, dup := p.byID[t.ID]; dup {
-		return evidence.Failf(evidence.CodeInvalidArgument, "table %s was fed twice", t.ID)
-	}
-	in := &input{table: t}
-	p.inputs = append(p.inputs, in)
-	p.byID[t.ID] = in
-	return nil
+func (p *projector) Table(t *evidence.Table, caps formats.Caps) error {
+	_, err := p.in.Admit(t, caps, struct{}{})
+	return err
 }
 
 func (p *projector) Row(t *evidence.Table, row any) error {
-	values, err := projection.Values(t, row)
+	_, artifact, err := p.in.Row(t, row)
 	if err != nil {
 		return err
 	}
-	if p.byID[t.ID] == nil {
-		return evidence.Failf(evidence.CodeInternal, "row of a table that was not admitted: %s", t.ID)
+	o, err := projection.Scan(table.PytestOutcomes, t, row)
+	if err != nil {
+		return err
 	}
-	outcome, _ := values["outcome"].(string)
-	kind, _ := values["kind"].(string)
-	nodeid, _ := values["nodeid"].(string)
-	key := outcome
-	switch kind {
+	key := o.Outcome
+	switch o.Kind {
 	case table.KindTest:
-		p.counts[outcome]++
+		p.counts[o.Outcome]++
 	case table.KindCollector:
-		switch outcome {
+		switch o.Outcome {
 		case table.OutcomeError:
 			p.counts[table.MetricCollectionErrors]++
 			key = "collector-error"
 		case table.OutcomeSkipped:
 			p.counts[table.MetricCollectionSkipped]++
 		}
-		if outcome != table.OutcomeError {
+		if o.Outcome != table.OutcomeError {
 			return nil // successful and skipped collection is never a row
 		}
 	default:
-		return evidence.Failf(evidence.CodeInvalidArgument, "table %s: row kind %q is neither test nor collector", t.ID, kind)
+		return evidence.Failf(evidence.CodeInvalidArgument, "table %s: row kind %q is neither test nor collector", t.ID, o.Kind)
 	}
 	rank := slices.Index(rankOrder, key)
-	if rank < 0 || !slices.Contains(p.outcomes, outcome) {
+	if rank < 0 || !slices.Contains(p.outcomes, o.Outcome) {
 		return nil
 	}
-	if p.glob != nil && !p.glob.MatchString(nodeid) {
+	if p.glob != nil && !p.glob.MatchString(o.NodeID) {
 		return nil
-	}
-	out := make(evidence.Object, len(values))
-	for _, c := range Columns() {
-		out[c.Name] = values[c.Name]
 	}
 	p.seq++
-	p.top.Add(item{values: out, rank: rank, seq: p.seq})
+	p.top.Add(item{row: *o, artifact: artifact, rank: rank, seq: p.seq})
 	return nil
 }
 
 func (p *projector) Summary(t *evidence.Table, s *evidence.Summary) error {
-	in := p.byID[t.ID]
-	if in == nil {
-		return evidence.Failf(evidence.CodeInternal, "summary of a table that was not admitted: %s", t.ID)
-	}
-	in.summary = s
-	return nil
+	_, err := p.in.Close(t, s)
+	return err
 }
 
 func (p *projector) Finish(w projection.Emitter) error {
-	var ids []string
-	for _, in := range p.inputs {
-		ids = append(ids, in.table.ArtifactIDs...)
-	}
-	header := &evidence.Table{
-		Name:        Table,
-		Projection:  Name,
-		Format:      "pytest-events",
-		Columns:     Columns(),
-		Evidence:    evidence.Derived,
-		ArtifactIDs: ids,
-		Arguments:   p.args,
-	}
-	if err := w.Begin(header); err != nil {
+	res, err := projection.Begin(w, p.in.Header(table.PytestFailures.Schema, "", evidence.Derived, p.args))
+	if err != nil {
 		return err
 	}
-	kept := p.top.Sorted()
-	for _, it := range kept {
-		if err := w.Row(it.values); err != nil {
+	for _, it := range p.top.Sorted() {
+		if err := res.Row(&it.row, it.artifact); err != nil {
 			return err
 		}
 	}
-	sum := p.summary()
-	sum.RowsObserved = p.top.Observed()
-	sum.RowsEmitted = int64(len(kept))
-	sum.Truncation = p.top.Truncation("row_limit")
-	if sum.Truncation != nil {
-		sum.Complete = false
-	}
-	return w.End(sum)
+	return res.End(p.summary())
 }
 
 // summary pools the inputs' counts and session facts. The evidence is
 // complete only when every input is: its session finished, was not
 // interrupted, lost no worker and was not truncated.
 func (p *projector) summary() *evidence.Summary {
-	s := &evidence.Summary{Complete: len(p.inputs) > 0, Metrics: map[string]evidence.Metric{}}
-	if len(p.inputs) == 0 {
-		s.Limit("no pytest.outcomes table was read")
-	}
+	s := p.in.Summary(p.top.Observed(), p.top.Truncation("row_limit"))
 	for _, o := range []string{table.OutcomePassed, table.OutcomeFailed, table.OutcomeError, table.OutcomeSkipped,
 		table.OutcomeXFailed, table.OutcomeXPassed, table.OutcomeCrashed, table.OutcomeInterrupted,
 		table.OutcomeUnexecuted, table.MetricCollectionErrors, table.MetricCollectionSkipped} {
@@ -237,26 +184,17 @@ func (p *projector) summary() *evidence.Summary {
 	unknown := map[string]bool{}
 	finished, interrupted := true, false
 	var exits []int64
-	for _, in := range p.inputs {
-		is := in.summary
+	inputs := p.in.List()
+	for _, in := range inputs {
+		is := in.Summary
 		if is == nil {
-			s.Complete = false
+			// The base says the table was cut; its session facts are unknown.
 			finished = false
 			unknown[table.MetricExitStatus] = true
-			s.Limit(fmt.Sprintf("table %s ended without its summary: the decode was cut off", in.table.ID))
 			for _, m := range sums {
 				unknown[m] = true
 			}
 			continue
-		}
-		if !is.Complete {
-			s.Complete = false
-		}
-		for _, l := range is.Limitations {
-			if len(p.inputs) > 1 {
-				l = in.table.ID + ": " + l
-			}
-			s.Limit(l)
 		}
 		for _, m := range sums {
 			n, ok := evidence.AsInt(is.Metrics[m].Value)
@@ -295,8 +233,8 @@ func (p *projector) summary() *evidence.Summary {
 		}
 	}
 	s.Metrics[table.MetricExitStatus] = evidence.Metric{Value: exit}
-	s.Metrics[table.MetricSessionFinished] = evidence.Metric{Value: finished && len(p.inputs) > 0}
+	s.Metrics[table.MetricSessionFinished] = evidence.Metric{Value: finished && len(inputs) > 0}
 	s.Metrics[table.MetricSessionInterrupt] = evidence.Metric{Value: interrupted}
-	s.Metrics["artifacts"] = evidence.Metric{Value: int64(len(p.inputs))}
+	s.Metrics["artifacts"] = evidence.Metric{Value: int64(len(p.in.Artifacts()))}
 	return s
 }

@@ -1,9 +1,7 @@
 package failures
 
 import (
-	"context"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,76 +12,23 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/pytestevents"
-	"github.com/flameox/flameox/internal/param"
-	"github.com/flameox/flameox/internal/projection"
+	"github.com/flameox/flameox/internal/projection/projectiontest"
 	"github.com/flameox/flameox/internal/table"
 )
 
 const fixtures = "../../../testdata/pytest-events"
 
-// feed passes a decoder's tables straight into a projector.
-type feed struct {
-	p   projection.Projector
-	art *evidence.Artifact
-}
-
-type feedTable struct {
-	p projection.Projector
-	t *evidence.Table
-}
-
-func (f *feed) Wants(*table.Schema) bool { return true }
-
-func (f *feed) Begin(t *evidence.Table) (formats.TableWriter, error) {
-	t.ID = f.art.Digest()[:12] + "." + t.Name
-	t.ArtifactIDs = []string{f.art.ID}
-	t.Format = pytestevents.FormatName
-	return &feedTable{f.p, t}, f.p.Table(t, formats.Caps{})
-}
-
-func (f *feedTable) Row(v any) error               { return f.p.Row(f.t, v) }
-func (f *feedTable) End(s *evidence.Summary) error { return f.p.Summary(f.t, s) }
-func (r *result) Begin(t *evidence.Table) error    { r.t = t; return nil }
-func (r *result) Row(v evidence.Object) error      { return r.add(v) }
-func (r *result) End(s *evidence.Summary) error    { r.sum = s; return nil }
-func (r *result) add(v evidence.Object) error {
-	if err := formats.CheckRow(r.t, v); err != nil {
-		return err
-	}
-	r.rows = append(r.rows, v)
-	return nil
-}
-
-type result struct {
-	t    *evidence.Table
-	rows []evidence.Object
-	sum  *evidence.Summary
-}
-
-func project(t *testing.T, args evidence.Object, files ...string) *result {
+func project(t *testing.T, args evidence.Object, files ...string) *projectiontest.Result {
 	t.Helper()
-	eff, given, err := param.Validate(Spec.Params, args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Spec.New(eff, given)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var inputs []*projectiontest.Input
 	for _, name := range files {
-		art, err := formats.ArtifactFromPath(filepath.Join(fixtures, name), "explicit")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := formats.Run(context.Background(), pytestevents.Spec, art, map[string]int64{pytestevents.LimitItems: pytestevents.DefaultItems}, nil, &feed{p, art}); err != nil {
-			t.Fatal(err)
-		}
+		inputs = append(inputs, projectiontest.Decode(t, pytestevents.Spec, filepath.Join(fixtures, name), nil)...)
 	}
-	var r result
-	if err := p.Finish(&r); err != nil {
+	r, err := projectiontest.Run(Spec, args, inputs...)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return &r
+	return r
 }
 
 func ids(rows []evidence.Object) []string {
@@ -110,13 +55,13 @@ func TestSuite(t *testing.T) {
 		`failed test_outcomes.py::test_unicode_ids[na\xefve]`,
 		`failed test_outcomes.py::test_unicode_ids[\u65e5\u672c\u8a9e]`,
 	}
-	if got := ids(r.rows); !slices.Equal(got, want) {
+	if got := ids(r.Rows); !slices.Equal(got, want) {
 		t.Fatalf("rows\n got %q\nwant %q", got, want)
 	}
-	if r.rows[0]["kind"] != table.KindCollector || r.rows[0]["phase"] != table.PhaseCollect {
-		t.Fatalf("the collection error keeps its collector identity: %v", r.rows[0])
+	if r.Rows[0]["kind"] != table.KindCollector || r.Rows[0]["phase"] != table.PhaseCollect {
+		t.Fatalf("the collection error keeps its collector identity: %v", r.Rows[0])
 	}
-	s := r.sum
+	s := r.Summary
 	if !s.Complete || s.Truncation != nil || s.RowsObserved != 12 || s.RowsEmitted != 12 {
 		t.Fatalf("summary %+v", s)
 	}
@@ -126,8 +71,10 @@ func TestSuite(t *testing.T) {
 			t.Errorf("metric %s = %v, want %d", name, got, n)
 		}
 	}
-	if r.t.Name != Table || r.t.Evidence != evidence.Derived || r.t.Projection != Name {
-		t.Fatalf("header %+v", r.t)
+	// flameox-rank stamps the operation and projection.
+	if r.Header.Name != table.PytestFailures.Name || r.Header.Evidence != evidence.Derived || r.Header.Projection != "" ||
+		r.Header.Format != pytestevents.Spec.Name || r.Rows[0]["artifact_id"] != r.Header.ArtifactIDs[0] {
+		t.Fatalf("header %+v", r.Header)
 	}
 }
 
@@ -166,7 +113,7 @@ func TestJUnitFailures(t *testing.T) {
 			}
 			r := project(t, nil, run+".pytest-events.jsonl")
 			var got []string
-			for _, row := range r.rows {
+			for _, row := range r.Rows {
 				got = append(got, junitName(row["nodeid"].(string))+" "+row["outcome"].(string))
 			}
 			slices.Sort(want)
@@ -174,7 +121,7 @@ func TestJUnitFailures(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("identities\n got %q\nwant %q", got, want)
 			}
-			s := r.sum.Metrics
+			s := r.Summary.Metrics
 			if s["failed"].Value != int64(doc.Suites[0].Failures) ||
 				s["error"].Value.(int64)+s["collection_errors"].Value.(int64) != int64(doc.Suites[0].Errors) {
 				t.Fatalf("totals %v, JUnit failures %d errors %d", s, doc.Suites[0].Failures, doc.Suites[0].Errors)
@@ -224,16 +171,16 @@ func TestBoundsAndFilters(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := project(t, c.args, c.file)
-			if got := ids(r.rows); !slices.Equal(got, c.want) {
+			if got := ids(r.Rows); !slices.Equal(got, c.want) {
 				t.Fatalf("rows %q, want %q", got, c.want)
 			}
-			if r.sum.RowsObserved != c.observed {
-				t.Fatalf("rows_observed %d, want %d", r.sum.RowsObserved, c.observed)
+			if r.Summary.RowsObserved != c.observed {
+				t.Fatalf("rows_observed %d, want %d", r.Summary.RowsObserved, c.observed)
 			}
-			if (r.sum.Truncation == nil) != (c.trunc == nil) || (c.trunc != nil && *r.sum.Truncation != *c.trunc) {
-				t.Fatalf("truncation %+v, want %+v", r.sum.Truncation, c.trunc)
+			if (r.Summary.Truncation == nil) != (c.trunc == nil) || (c.trunc != nil && *r.Summary.Truncation != *c.trunc) {
+				t.Fatalf("truncation %+v, want %+v", r.Summary.Truncation, c.trunc)
 			}
-			if c.trunc != nil && r.sum.Complete {
+			if c.trunc != nil && r.Summary.Complete {
 				t.Fatal("a truncated projection says complete")
 			}
 		})
@@ -244,23 +191,23 @@ func TestIncompleteInputs(t *testing.T) {
 	for _, f := range []string{"keyboard-interrupt", "xdist-crash", "collection-interrupted", "internal-error"} {
 		t.Run(f, func(t *testing.T) {
 			r := project(t, nil, f+".pytest-events.jsonl")
-			if r.sum.Complete || len(r.sum.Limitations) == 0 {
-				t.Fatalf("complete=%v limitations=%q", r.sum.Complete, r.sum.Limitations)
+			if r.Summary.Complete || len(r.Summary.Limitations) == 0 {
+				t.Fatalf("complete=%v limitations=%q", r.Summary.Complete, r.Summary.Limitations)
 			}
 		})
 	}
 	t.Run("table without summary", func(t *testing.T) {
 		p, _ := New(evidence.Object{"top": int64(5)}, nil)
-		tb := &evidence.Table{ID: "x.pytest.outcomes", Name: table.PytestOutcomes.Name, Columns: Columns()}
+		tb := &evidence.Table{ID: "x.pytest.outcomes", Name: table.PytestOutcomes.Name, Columns: table.PytestOutcomes.EvidenceColumns("")}
 		if err := p.Table(tb, formats.Caps{}); err != nil {
 			t.Fatal(err)
 		}
-		var r result
-		if err := p.Finish(&r); err != nil {
+		r, err := projectiontest.Finish(p)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if r.sum.Complete || r.sum.Metrics["exit_status"].Value != nil || r.sum.Metrics["session_finished"].Value != false {
-			t.Fatalf("summary %+v", r.sum)
+		if r.Summary.Complete || r.Summary.Metrics["exit_status"].Value != nil || r.Summary.Metrics["session_finished"].Value != false {
+			t.Fatalf("summary %+v", r.Summary)
 		}
 	})
 }
@@ -272,7 +219,7 @@ func TestPassingNeverConsumesBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb := &evidence.Table{ID: "x.pytest.outcomes", Name: table.PytestOutcomes.Name, Columns: Columns()}
+	tb := &evidence.Table{ID: "x.pytest.outcomes", Name: table.PytestOutcomes.Name, Columns: table.PytestOutcomes.EvidenceColumns("")}
 	if err := p.Table(tb, formats.Caps{}); err != nil {
 		t.Fatal(err)
 	}
@@ -292,15 +239,15 @@ func TestPassingNeverConsumesBudget(t *testing.T) {
 	if err := p.Row(tb, row("t::the_failure", table.KindTest, "failed")); err != nil {
 		t.Fatal(err)
 	}
-	var r result
-	if err := p.Finish(&r); err != nil {
+	r, err := projectiontest.Finish(p)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := ids(r.rows); !slices.Equal(got, []string{"failed t::the_failure"}) || r.sum.RowsObserved != 1 || r.sum.Truncation != nil {
-		t.Fatalf("rows %q observed %d truncation %+v", got, r.sum.RowsObserved, r.sum.Truncation)
+	if got := ids(r.Rows); !slices.Equal(got, []string{"failed t::the_failure"}) || r.Summary.RowsObserved != 1 || r.Summary.Truncation != nil {
+		t.Fatalf("rows %q observed %d truncation %+v", got, r.Summary.RowsObserved, r.Summary.Truncation)
 	}
-	if r.sum.Metrics["passed"].Value != int64(750) {
-		t.Fatalf("passed %v", r.sum.Metrics["passed"].Value)
+	if r.Summary.Metrics["passed"].Value != int64(750) {
+		t.Fatalf("passed %v", r.Summary.Metrics["passed"].Value)
 	}
 }
 
@@ -316,19 +263,26 @@ func TestArguments(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			eff, given, err := param.Validate(Spec.Params, c.args)
-			if err == nil {
-				_, err = Spec.New(eff, given)
-			}
-			var f *evidence.Failure
-			if !errors.As(err, &f) || f.Code != c.code {
+			if _, err := projectiontest.Start(Spec, c.args); projectiontest.Code(err) != c.code {
 				t.Fatalf("want %s, got %v", c.code, err)
 			}
 		})
 	}
 	p, _ := New(evidence.Object{"top": int64(1)}, nil)
-	var f *evidence.Failure
-	if err := p.Table(&evidence.Table{ID: "x", Name: "cpu.frames"}, formats.Caps{}); !errors.As(err, &f) || f.Code != evidence.CodeUnsupportedFormat {
+	if err := p.Table(&evidence.Table{ID: "x", Name: "cpu.frames"}, formats.Caps{}); projectiontest.Code(err) != evidence.CodeUnsupportedFormat {
 		t.Fatalf("other table: %v", err)
 	}
+}
+
+func BenchmarkFailures(b *testing.B) {
+	var inputs []*projectiontest.Input
+	for _, f := range []string{"suite.pytest-events.jsonl", "xdist.pytest-events.jsonl", "keyboard-interrupt.pytest-events.jsonl"} {
+		inputs = append(inputs, projectiontest.Decode(b, pytestevents.Spec, filepath.Join(fixtures, f), nil)...)
+	}
+	projectiontest.Bench(b, Spec, evidence.Object{"top": int64(5)}, inputs...)
+}
+
+func FuzzFailures(f *testing.F) {
+	in := projectiontest.Decode(f, pytestevents.Spec, filepath.Join(fixtures, "suite.pytest-events.jsonl"), nil)[0]
+	projectiontest.FuzzRows(f, Spec, in, nil, evidence.Object{"top": int64(2), "nodeid_glob": "*fail*", "outcomes": []any{"failed", "unexecuted"}})
 }

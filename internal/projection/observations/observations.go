@@ -1,8 +1,11 @@
 // Package observations is the `observations` projection behind
 // summarize_observations. It reads observations.records and, by mode,
 // returns per-series aggregates, the raw observations, or the workload's
-// phases with their durations. Filters (name pattern, phase) apply before
-// the row bound.
+// phases with their durations (observations.series, .raw_records,
+// .phases). Filters (name pattern, phase) apply before the row bound.
+//
+// It imports projection, table, formats (capabilities), param, unit and
+// evidence.
 package observations
 
 import (
@@ -22,14 +25,12 @@ import (
 	"github.com/flameox/flameox/internal/unit"
 )
 
-// Names of the projection, its modes and result tables.
+// Names of the projection and its modes.
 const (
-	Name            = "observations"
-	ModeAggregate   = "aggregate"
-	ModeRaw         = "raw"
-	ModePhases      = "phases"
-	TableAggregates = "observations.aggregates"
-	TablePhases     = "observations.phases"
+	Name          = "observations"
+	ModeAggregate = "aggregate" // observations.series
+	ModeRaw       = "raw"       // observations.raw_records
+	ModePhases    = "phases"    // observations.phases
 )
 
 // Spec is the observations projection.
@@ -49,41 +50,6 @@ var Spec = &projection.Spec{
 	New: New,
 }
 
-// AggregateColumns are the columns of observations.aggregates.
-func AggregateColumns() []evidence.Column {
-	return []evidence.Column{
-		{Name: "artifact_id", Type: evidence.TypeString},
-		{Name: "name", Type: evidence.TypeString},
-		{Name: "phase", Type: evidence.TypeString, Description: "null when recorded outside any phase"},
-		{Name: "unit", Type: evidence.TypeString, Description: "time and memory units normalized (ms becomes s, KiB becomes bytes); any other unit as declared; null when none"},
-		{Name: "pid", Type: evidence.TypeInt},
-		{Name: "count", Type: evidence.TypeInt, Description: "observations in the series"},
-		{Name: "numeric_count", Type: evidence.TypeInt, Description: "observations whose value is a number"},
-		{Name: "sum", Type: evidence.TypeDouble, Description: "sum of numeric values in unit, as a double; null without numbers"},
-		{Name: "min", Type: evidence.TypeDouble},
-		{Name: "max", Type: evidence.TypeDouble},
-		{Name: "mean", Type: evidence.TypeDouble},
-		{Name: "first_ts", Type: evidence.TypeInt, Unit: "ns"},
-		{Name: "last_ts", Type: evidence.TypeInt, Unit: "ns"},
-		{Name: "last_value", Type: evidence.TypeJSON, Description: "the last value exactly as recorded, in its recorded unit"},
-	}
-}
-
-// PhaseColumns are the columns of observations.phases.
-func PhaseColumns() []evidence.Column {
-	return []evidence.Column{
-		{Name: "artifact_id", Type: evidence.TypeString},
-		{Name: "phase", Type: evidence.TypeString},
-		{Name: "pid", Type: evidence.TypeInt},
-		{Name: "start_ts", Type: evidence.TypeInt, Unit: "ns"},
-		{Name: "end_ts", Type: evidence.TypeInt, Unit: "ns", Description: "null when the phase never ended"},
-		{Name: "duration", Type: evidence.TypeDouble, Unit: "s", Description: "end_ts - start_ts; null when the phase never ended"},
-		{Name: "closed", Type: evidence.TypeBool},
-		{Name: "start_line", Type: evidence.TypeInt},
-		{Name: "depth", Type: evidence.TypeInt, Description: "phases of the same process open around it"},
-	}
-}
-
 type seriesKey struct {
 	artifact, name, phase, unit string
 	hasPhase, hasUnit           bool
@@ -99,11 +65,9 @@ type series struct {
 }
 
 type phaseRow struct {
-	values evidence.Object
-	closed bool
-	dur    int64 // ns
-	start  int64
-	seq    int64
+	row table.ObservationPhase
+	dur int64 // ns
+	seq int64
 }
 
 type openPhase struct {
@@ -118,14 +82,12 @@ type procKey struct {
 	pid      int64
 }
 
-type input struct {
-	table   *evidence.Table
-	summary *evidence.Summary
-}
-
+// rawRow is a selected record: a copy of its row (decoders may reuse
+// theirs) and its artifact.
 type rawRow struct {
-	values evidence.Object
-	seq    int64
+	rec      table.ObservationRecord
+	artifact string
+	seq      int64
 }
 
 type projector struct {
@@ -135,8 +97,7 @@ type projector struct {
 	phase     string
 	hasPhase  bool
 	top       int
-	inputs    []*input
-	byID      map[string]*input
+	in        projection.Inputs[struct{}]
 	series    map[seriesKey]*series
 	raw       *projection.TopN[rawRow]
 	phases    *projection.TopN[phaseRow]
@@ -148,7 +109,8 @@ type projector struct {
 
 // New starts an observations projection with validated arguments.
 func New(args evidence.Object, given map[string]bool) (projection.Projector, error) {
-	p := &projector{args: args, byID: map[string]*input{}, series: map[seriesKey]*series{}, open: map[procKey][]openPhase{}}
+	p := &projector{args: args, in: projection.NewInputs[struct{}](table.ObservationRecords.Schema),
+		series: map[seriesKey]*series{}, open: map[procKey][]openPhase{}}
 	p.mode, _ = args["mode"].(string)
 	if p.mode == "" {
 		p.mode = ModeAggregate
@@ -172,8 +134,8 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 	p.phase, p.hasPhase = args["phase"].(string)
 	p.raw = projection.NewTopN(p.top, func(a, b rawRow) bool { return a.seq < b.seq })
 	p.phases = projection.NewTopN(p.top, func(a, b phaseRow) bool {
-		if a.closed != b.closed {
-			return !a.closed
+		if a.row.Closed != b.row.Closed {
+			return !a.row.Closed
 		}
 		if a.dur != b.dur {
 			return a.dur > b.dur
@@ -183,50 +145,31 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 	return p, nil
 }
 
-func (p *projector) Table(t *evidence.Table, _ formats.Caps) error {
-	if t.Name != table.ObservationRecords.Name {
-		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
-			Message: fmt.Sprintf("projection %s reads %s tables, not %s", Name, table.ObservationRecords.Name, t.Name)}
-	}
-	if _, dup := p.byID[t.ID]; dup {
-		return evidence.Failf(evidence.CodeInvalidArgument, "table %s was fed twice", t.ID)
-	}
-	in := &input{table: t}
-	p.inputs = append(p.inputs, in)
-	p.byID[t.ID] = in
-	return nil
-}
-
-func str(v any) (string, bool) {
-	s, ok := v.(string)
-	return s, ok
+func (p *projector) Table(t *evidence.Table, caps formats.Caps) error {
+	_, err := p.in.Admit(t, caps, struct{}{})
+	return err
 }
 
 func (p *projector) Row(t *evidence.Table, row any) error {
-	v, err := projection.Values(t, row)
+	_, art, err := p.in.Row(t, row)
 	if err != nil {
 		return err
 	}
-	if p.byID[t.ID] == nil {
-		return evidence.Failf(evidence.CodeInternal, "row of a table that was not admitted: %s", t.ID)
+	r, err := projection.Scan(table.ObservationRecords, t, row)
+	if err != nil {
+		return err
 	}
 	p.seq++
-	kind, _ := str(v["kind"])
-	art, _ := str(v["artifact_id"])
-	pid, _ := evidence.AsInt(v["pid"])
-	ts, _ := evidence.AsInt(v["ts"])
-	line, _ := evidence.AsInt(v["line"])
-	phase, hasPhase := str(v["phase"])
-	proc := procKey{art, pid}
-	switch kind {
+	proc := procKey{art, r.PID}
+	switch r.Kind {
 	case "phase_start":
-		p.open[proc] = append(p.open[proc], openPhase{name: phase, start: ts, line: line, seq: p.seq})
+		p.open[proc] = append(p.open[proc], openPhase{name: r.Phase.V, start: r.TS, line: r.Line, seq: p.seq})
 		return nil
 	case "phase_end":
 		stack := p.open[proc]
 		for i := len(stack) - 1; i >= 0; i-- {
-			if stack[i].name == phase {
-				p.phaseRow(proc, stack[i], i, &ts)
+			if stack[i].name == r.Phase.V {
+				p.phaseRow(proc, stack[i], i, &r.TS)
 				p.open[proc] = append(stack[:i], stack[i+1:]...)
 				return nil
 			}
@@ -235,46 +178,45 @@ func (p *projector) Row(t *evidence.Table, row any) error {
 		return nil
 	case "observation":
 	default:
-		return evidence.Failf(evidence.CodeInvalidArgument, "table %s: record kind %q", t.ID, kind)
+		return evidence.Failf(evidence.CodeInvalidArgument, "table %s: record kind %q", t.ID, r.Kind)
 	}
 	p.records++
-	name, _ := str(v["name"])
-	if p.glob != nil && !p.glob.MatchString(name) {
+	if p.glob != nil && !p.glob.MatchString(r.Name.V) {
 		return nil
 	}
-	if p.hasPhase && (!hasPhase || phase != p.phase) {
+	if p.hasPhase && r.Phase != table.Some(p.phase) {
 		return nil
 	}
 	switch p.mode {
 	case ModeRaw:
-		p.raw.Add(rawRow{values: v, seq: p.seq})
+		p.raw.Add(rawRow{rec: *r, artifact: art, seq: p.seq})
 	case ModeAggregate:
-		p.aggregate(art, name, phase, hasPhase, pid, ts, v)
+		p.aggregate(art, r)
 	}
 	return nil
 }
 
-func (p *projector) aggregate(art, name, phase string, hasPhase bool, pid, ts int64, v evidence.Object) {
-	u, hasUnit := str(v["unit"])
-	x, numeric := number(v["value"])
-	if hasUnit {
+func (p *projector) aggregate(art string, r *table.ObservationRecord) {
+	u := r.Unit
+	x, numeric := number(r.Value)
+	if u.Valid {
 		// Time and memory units pool in one output unit (ms and s become
 		// s); any other unit is an exact label, so "count" never turns
 		// into another count's unit.
-		if known, err := unit.Lookup(u); err == nil && (known.Dimension == unit.Time || known.Dimension == unit.Memory) {
+		if known, err := unit.Lookup(u.V); err == nil && (known.Dimension == unit.Time || known.Dimension == unit.Memory) {
 			x *= known.Factor
-			u = known.Output
+			u.V = known.Output
 		}
 	}
-	k := seriesKey{artifact: art, name: name, phase: phase, hasPhase: hasPhase, unit: u, hasUnit: hasUnit, pid: pid}
+	k := seriesKey{artifact: art, name: r.Name.V, phase: r.Phase.V, hasPhase: r.Phase.Valid, unit: u.V, hasUnit: u.Valid, pid: r.PID}
 	s := p.series[k]
 	if s == nil {
-		s = &series{key: k, first: ts, min: math.Inf(1), max: math.Inf(-1)}
+		s = &series{key: k, first: r.TS, min: math.Inf(1), max: math.Inf(-1)}
 		p.series[k] = s
 	}
 	s.count++
-	s.last = ts
-	s.lastValue = v["value"]
+	s.last = r.TS
+	s.lastValue = r.Value
 	if numeric {
 		s.numeric++
 		s.sum += x
@@ -306,24 +248,19 @@ func (p *projector) phaseRow(proc procKey, o openPhase, depth int, end *int64) {
 	if p.mode != ModePhases || (p.hasPhase && o.name != p.phase) {
 		return
 	}
-	values := evidence.Object{"artifact_id": proc.artifact, "phase": o.name, "pid": proc.pid, "start_ts": o.start,
-		"end_ts": nil, "duration": nil, "closed": end != nil, "start_line": o.line, "depth": int64(depth)}
-	var dur int64
+	r := phaseRow{seq: o.seq, row: table.ObservationPhase{ArtifactID: proc.artifact, Phase: o.name, PID: proc.pid,
+		StartTS: o.start, Closed: end != nil, StartLine: o.line, Depth: int64(depth)}}
 	if end != nil {
-		dur = *end - o.start
-		values["end_ts"] = *end
-		values["duration"] = float64(dur) / 1e9
+		r.dur = *end - o.start
+		r.row.EndTS = table.Some(*end)
+		r.row.Duration = table.Some(float64(r.dur) / 1e9)
 	}
-	p.phases.Add(phaseRow{values: values, closed: end != nil, dur: dur, start: o.start, seq: o.seq})
+	p.phases.Add(r)
 }
 
 func (p *projector) Summary(t *evidence.Table, s *evidence.Summary) error {
-	in := p.byID[t.ID]
-	if in == nil {
-		return evidence.Failf(evidence.CodeInternal, "summary of a table that was not admitted: %s", t.ID)
-	}
-	in.summary = s
-	return nil
+	_, err := p.in.Close(t, s)
+	return err
 }
 
 func (p *projector) Finish(w projection.Emitter) error {
@@ -334,75 +271,58 @@ func (p *projector) Finish(w projection.Emitter) error {
 			p.phaseRow(proc, o, depth, nil)
 		}
 	}
-	header := &evidence.Table{Projection: Name, Format: "observations", Evidence: evidence.Derived, Arguments: p.args}
-	for _, in := range p.inputs {
-		header.ArtifactIDs = append(header.ArtifactIDs, in.table.ArtifactIDs...)
+	schema, ev := table.ObservationSeries.Schema, evidence.Derived
+	switch p.mode {
+	case ModeRaw:
+		schema, ev = table.ObservationRawRecords.Schema, evidence.Observed // as the workload wrote them
+	case ModePhases:
+		schema = table.ObservationPhases.Schema
 	}
-	var rows []evidence.Object
+	res, err := projection.Begin(w, p.in.Header(schema, "", ev, p.args))
+	if err != nil {
+		return err
+	}
 	var observed int64
 	var trunc *evidence.Truncation
 	switch p.mode {
 	case ModeRaw:
-		header.Name, header.Columns, header.Evidence = table.ObservationRecords.Name, table.ObservationRecords.EvidenceColumns(""), evidence.Observed
 		for _, r := range p.raw.Sorted() {
-			rows = append(rows, r.values)
+			if err := res.Row(&r.rec, r.artifact); err != nil {
+				return err
+			}
 		}
 		observed, trunc = p.raw.Observed(), p.raw.Truncation("row_limit")
 	case ModePhases:
-		header.Name, header.Columns = TablePhases, PhaseColumns()
 		for _, r := range p.phases.Sorted() {
-			rows = append(rows, r.values)
+			if err := res.Row(&r.row, ""); err != nil {
+				return err
+			}
 		}
 		observed, trunc = p.phases.Observed(), p.phases.Truncation("row_limit")
 	default:
-		header.Name, header.Columns = TableAggregates, AggregateColumns()
 		top := projection.NewTopN(p.top, func(a, b *series) bool { return compareSeries(a.key, b.key) < 0 })
 		for _, s := range p.series {
 			top.Add(s)
 		}
 		for _, s := range top.Sorted() {
-			rows = append(rows, s.row())
+			if err := res.Row(s.row(), ""); err != nil {
+				return err
+			}
 		}
 		observed, trunc = top.Observed(), top.Truncation("row_limit")
 	}
-	if err := w.Begin(header); err != nil {
-		return err
-	}
-	for _, r := range rows {
-		if err := w.Row(r); err != nil {
-			return err
-		}
-	}
-	sum := &evidence.Summary{RowsObserved: observed, RowsEmitted: int64(len(rows)), Truncation: trunc,
-		Complete: len(p.inputs) > 0 && trunc == nil, Metrics: map[string]evidence.Metric{
-			"observations":         {Value: p.records},
-			"unclosed_phases":      {Value: unclosed},
-			"unmatched_phase_ends": {Value: p.unmatched},
-			"artifacts":            {Value: int64(len(p.inputs))},
-		}}
-	if len(p.inputs) == 0 {
-		sum.Limit("no observations.records table was read")
-	}
-	for _, in := range p.inputs {
-		if in.summary == nil {
-			sum.Complete = false
-			sum.Limit(fmt.Sprintf("table %s ended without its summary: the decode was cut off", in.table.ID))
-			continue
-		}
-		if !in.summary.Complete {
-			sum.Complete = false
-		}
-		for _, l := range in.summary.Limitations {
-			sum.Limit(l)
-		}
-	}
+	sum := p.in.Summary(observed, trunc)
+	sum.Metrics["observations"] = evidence.Metric{Value: p.records}
+	sum.Metrics["unclosed_phases"] = evidence.Metric{Value: unclosed}
+	sum.Metrics["unmatched_phase_ends"] = evidence.Metric{Value: p.unmatched}
+	sum.Metrics["artifacts"] = evidence.Metric{Value: int64(len(p.in.Artifacts()))}
 	if unclosed > 0 {
 		sum.Limit(fmt.Sprintf("%d phase(s) started and never ended; their durations are unknown", unclosed))
 	}
 	if p.unmatched > 0 {
 		sum.Limit(fmt.Sprintf("%d phase end(s) match no open phase of the same process", p.unmatched))
 	}
-	return w.End(sum)
+	return res.End(sum)
 }
 
 func compareSeries(a, b seriesKey) int {
@@ -425,19 +345,18 @@ func cmpBool(a, b bool) int {
 	return 1
 }
 
-func (s *series) row() evidence.Object {
+func (s *series) row() *table.Series {
 	k := s.key
-	r := evidence.Object{"artifact_id": k.artifact, "name": k.name, "phase": nil, "unit": nil, "pid": k.pid,
-		"count": s.count, "numeric_count": s.numeric, "sum": nil, "min": nil, "max": nil, "mean": nil,
-		"first_ts": s.first, "last_ts": s.last, "last_value": s.lastValue}
+	r := &table.Series{ArtifactID: k.artifact, Name: k.name, PID: k.pid, Count: s.count, NumericCount: s.numeric,
+		FirstTS: s.first, LastTS: s.last, LastValue: s.lastValue}
 	if k.hasPhase {
-		r["phase"] = k.phase
+		r.Phase = table.Some(k.phase)
 	}
 	if k.hasUnit {
-		r["unit"] = k.unit
+		r.Unit = table.Some(k.unit)
 	}
 	if s.numeric > 0 {
-		r["sum"], r["min"], r["max"], r["mean"] = s.sum, s.min, s.max, s.sum/float64(s.numeric)
+		r.Sum, r.Min, r.Max, r.Mean = table.Some(s.sum), table.Some(s.min), table.Some(s.max), table.Some(s.sum/float64(s.numeric))
 	}
 	return r
 }

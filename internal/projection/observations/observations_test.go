@@ -1,9 +1,7 @@
 package observations
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -14,83 +12,34 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	obsformat "github.com/flameox/flameox/internal/formats/observations"
-	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
+	"github.com/flameox/flameox/internal/projection/projectiontest"
 	"github.com/flameox/flameox/internal/table"
 )
 
 const fixtures = "../../../testdata/observations"
 
-type feed struct {
-	p   projection.Projector
-	art *evidence.Artifact
-}
-
-type feedTable struct {
-	p projection.Projector
-	t *evidence.Table
-}
-
-func (f *feed) Wants(*table.Schema) bool { return true }
-
-func (f *feed) Begin(t *evidence.Table) (formats.TableWriter, error) {
-	t.ID = f.art.Digest()[:12] + "." + t.Name
-	t.ArtifactIDs = []string{f.art.ID}
-	return &feedTable{f.p, t}, f.p.Table(t, formats.Caps{})
-}
-
-func (f *feedTable) Row(v any) error               { return f.p.Row(f.t, v) }
-func (f *feedTable) End(s *evidence.Summary) error { return f.p.Summary(f.t, s) }
-
-type result struct {
-	t    *evidence.Table
-	rows []evidence.Object
-	sum  *evidence.Summary
-}
-
-func (r *result) Begin(t *evidence.Table) error { r.t = t; return nil }
-func (r *result) End(s *evidence.Summary) error { r.sum = s; return nil }
-func (r *result) Row(v evidence.Object) error {
-	if err := formats.CheckRow(r.t, v); err != nil {
-		return err
-	}
-	if _, err := evidence.Canonical(v); err != nil {
-		return err
-	}
-	r.rows = append(r.rows, v)
-	return nil
-}
-
 func newProjector(t *testing.T, args evidence.Object) projection.Projector {
 	t.Helper()
-	eff, given, err := param.Validate(Spec.Params, args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Spec.New(eff, given)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return projectiontest.MustStart(t, Spec, args)
 }
 
-func project(t *testing.T, args evidence.Object, files ...string) *result {
+func decode(t *testing.T, name string) []*projectiontest.Input {
 	t.Helper()
-	p := newProjector(t, args)
+	return projectiontest.Decode(t, obsformat.Spec, filepath.Join(fixtures, name), nil)
+}
+
+func project(t *testing.T, args evidence.Object, files ...string) *projectiontest.Result {
+	t.Helper()
+	var inputs []*projectiontest.Input
 	for _, name := range files {
-		art, err := formats.ArtifactFromPath(filepath.Join(fixtures, name), "explicit")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := formats.Run(context.Background(), obsformat.Spec, art, nil, nil, &feed{p, art}); err != nil {
-			t.Fatal(err)
-		}
+		inputs = append(inputs, decode(t, name)...)
 	}
-	var r result
-	if err := p.Finish(&r); err != nil {
+	r, err := projectiontest.Run(Spec, args, inputs...)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return &r
+	return r
 }
 
 func key(r evidence.Object) string {
@@ -106,7 +55,7 @@ func TestAggregate(t *testing.T) {
 	r := project(t, nil, "python.observations.jsonl")
 	var keys []string
 	by := map[string]evidence.Object{}
-	for _, row := range r.rows {
+	for _, row := range r.Rows {
 		keys = append(keys, key(row))
 		by[key(row)] = row
 	}
@@ -134,15 +83,15 @@ func TestAggregate(t *testing.T) {
 	if by["child_rows|<nil>|<nil>"]["pid"] == by["status|<nil>|<nil>"]["pid"] {
 		t.Fatal("the forked child's series has the parent's pid")
 	}
-	s := r.sum
+	s := r.Summary
 	if !s.Complete || s.RowsObserved != 8 || s.Metrics["observations"].Value != int64(12) || s.Metrics["unclosed_phases"].Value != int64(1) {
 		t.Fatalf("summary %+v", s)
 	}
 	if !slices.ContainsFunc(s.Limitations, func(l string) bool { return strings.Contains(l, "never ended") }) {
 		t.Fatalf("limitations %q", s.Limitations)
 	}
-	if r.t.Name != TableAggregates {
-		t.Fatalf("table %s", r.t.Name)
+	if r.Header.Name != table.ObservationSeries.Name || r.Header.Evidence != evidence.Derived {
+		t.Fatalf("table %s, %s evidence", r.Header.Name, r.Header.Evidence)
 	}
 }
 
@@ -177,34 +126,32 @@ func TestModesAndFilters(t *testing.T) {
 			if c.col == "" {
 				// The same file twice is one artifact id: a typed refusal.
 				p := newProjector(t, c.args)
-				art, _ := formats.ArtifactFromPath(filepath.Join(fixtures, c.files[0]), "explicit")
-				if err := formats.Run(context.Background(), obsformat.Spec, art, nil, nil, &feed{p, art}); err != nil {
+				in := decode(t, c.files[0])
+				if err := projectiontest.Feed(p, in...); err != nil {
 					t.Fatal(err)
 				}
-				err := formats.Run(context.Background(), obsformat.Spec, art, nil, nil, &feed{p, art})
-				var f *evidence.Failure
-				if !errors.As(err, &f) || f.Code != evidence.CodeInvalidArgument {
+				if err := projectiontest.Feed(p, decode(t, c.files[0])...); projectiontest.Code(err) != evidence.CodeInvalidArgument {
 					t.Fatalf("feeding one table twice: %v", err)
 				}
 				return
 			}
 			r := project(t, c.args, c.files...)
 			var got []string
-			for _, row := range r.rows {
+			for _, row := range r.Rows {
 				got = append(got, fmt.Sprint(row[c.col]))
 			}
 			if !slices.Equal(got, c.want) {
 				t.Fatalf("%s = %q, want %q", c.col, got, c.want)
 			}
-			if r.sum.RowsObserved != c.observed {
-				t.Fatalf("rows_observed %d, want %d", r.sum.RowsObserved, c.observed)
+			if r.Summary.RowsObserved != c.observed {
+				t.Fatalf("rows_observed %d, want %d", r.Summary.RowsObserved, c.observed)
 			}
 			omitted := int64(0)
-			if r.sum.Truncation != nil {
-				omitted = r.sum.Truncation.Omitted
+			if r.Summary.Truncation != nil {
+				omitted = r.Summary.Truncation.Omitted
 			}
-			if omitted != c.omitted || (omitted > 0) == r.sum.Complete {
-				t.Fatalf("truncation %+v complete %v, want %d omitted", r.sum.Truncation, r.sum.Complete, c.omitted)
+			if omitted != c.omitted || (omitted > 0) == r.Summary.Complete {
+				t.Fatalf("truncation %+v complete %v, want %d omitted", r.Summary.Truncation, r.Summary.Complete, c.omitted)
 			}
 		})
 	}
@@ -212,14 +159,14 @@ func TestModesAndFilters(t *testing.T) {
 
 func TestPhases(t *testing.T) {
 	r := project(t, evidence.Object{"mode": "phases"}, "python.observations.jsonl")
-	if r.t.Name != TablePhases || len(r.rows) != 6 {
-		t.Fatalf("%s with %d rows", r.t.Name, len(r.rows))
+	if r.Header.Name != table.ObservationPhases.Name || len(r.Rows) != 6 {
+		t.Fatalf("%s with %d rows", r.Header.Name, len(r.Rows))
 	}
-	first := r.rows[0]
+	first := r.Rows[0]
 	if first["phase"] != "shutdown" || first["closed"] != false || first["end_ts"] != nil || first["duration"] != nil {
 		t.Fatalf("unclosed phase row %v", first)
 	}
-	for _, row := range r.rows[1:] {
+	for _, row := range r.Rows[1:] {
 		if row["closed"] != true || row["duration"].(float64) < 0 {
 			t.Fatalf("closed phase row %v", row)
 		}
@@ -229,24 +176,47 @@ func TestPhases(t *testing.T) {
 	}
 }
 
-// table feeds synthetic observation rows.
+// Raw mode passes the records through as observed evidence, each with its
+// artifact.
+func TestRaw(t *testing.T) {
+	in := decode(t, "go.observations.jsonl")
+	r := project(t, evidence.Object{"mode": "raw", "top": 3}, "go.observations.jsonl")
+	if r.Header.Name != table.ObservationRawRecords.Name || r.Header.Evidence != evidence.Observed || r.Header.Decoder != in[0].Header.Decoder {
+		t.Fatalf("header %+v", r.Header)
+	}
+	var observations []evidence.Object
+	for _, o := range in[0].Values() {
+		if o["kind"] == "observation" {
+			observations = append(observations, o)
+		}
+	}
+	for i, row := range r.Rows {
+		if !slices.Equal(r.Header.ArtifactIDs, []string{row["artifact_id"].(string)}) {
+			t.Fatalf("row %v", row)
+		}
+		// In file order: the first observations, unchanged.
+		a, _ := evidence.Canonical(row)
+		b, _ := evidence.Canonical(observations[i])
+		if string(a) != string(b) {
+			t.Fatalf("row %d\n%s\nis not the record\n%s", i, a, b)
+		}
+	}
+}
+
+// feedRows feeds synthetic observation rows as one closed table.
 func feedRows(t *testing.T, p projection.Projector, rows ...evidence.Object) {
 	t.Helper()
-	tb := &evidence.Table{ID: "t.observations.records", Name: table.ObservationRecords.Name, Columns: table.ObservationRecords.EvidenceColumns(""), ArtifactIDs: []string{"a"}}
-	if err := p.Table(tb, formats.Caps{}); err != nil {
-		t.Fatal(err)
-	}
+	in := &projectiontest.Input{Header: &evidence.Table{ID: "t.observations.records", Name: table.ObservationRecords.Name,
+		Columns: table.ObservationRecords.EvidenceColumns(""), ArtifactIDs: []string{"a"}}, Summary: &evidence.Summary{Complete: true}}
 	for i, r := range rows {
 		base := evidence.Object{"artifact_id": "a", "line": int64(i + 1), "kind": "observation", "name": nil, "phase": nil,
 			"unit": nil, "value": nil, "ts": int64(i), "pid": int64(1)}
 		for k, v := range r {
 			base[k] = v
 		}
-		if err := p.Row(tb, base); err != nil {
-			t.Fatal(err)
-		}
+		in.Rows = append(in.Rows, base)
 	}
-	if err := p.Summary(tb, &evidence.Summary{Complete: true}); err != nil {
+	if err := projectiontest.Feed(p, in); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -262,12 +232,12 @@ func TestUnits(t *testing.T) {
 		evidence.Object{"name": "n", "value": json.Number("4"), "unit": "widgets"},
 		evidence.Object{"name": "huge", "value": json.Number(strings.Repeat("9", 400))},
 	)
-	var r result
-	if err := p.Finish(&r); err != nil {
+	r, err := projectiontest.Finish(p)
+	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, row := range r.rows {
+	for _, row := range r.Rows {
 		got = append(got, fmt.Sprintf("%s %v %v %v", key(row), row["count"], row["numeric_count"], row["sum"]))
 	}
 	want := []string{"huge|<nil>|<nil> 1 0 <nil>", "lat|<nil>|s 3 3 4", "mem|<nil>|bytes 1 1 2048", "n|<nil>|count 1 1 3", "n|<nil>|widgets 1 1 4"}
@@ -283,23 +253,22 @@ func TestUnmatchedAndIncomplete(t *testing.T) {
 		evidence.Object{"kind": "phase_start", "phase": "a", "pid": int64(1)},
 		evidence.Object{"kind": "phase_end", "phase": "a", "pid": int64(2)}, // another process: no match
 	)
-	var r result
-	if err := p.Finish(&r); err != nil {
+	r, err := projectiontest.Finish(p)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if r.sum.Metrics["unmatched_phase_ends"].Value != int64(2) || r.sum.Metrics["unclosed_phases"].Value != int64(1) || len(r.rows) != 1 {
-		t.Fatalf("summary %+v rows %v", r.sum, r.rows)
+	if r.Summary.Metrics["unmatched_phase_ends"].Value != int64(2) || r.Summary.Metrics["unclosed_phases"].Value != int64(1) || len(r.Rows) != 1 {
+		t.Fatalf("summary %+v rows %v", r.Summary, r.Rows)
 	}
 	p = newProjector(t, nil)
-	tb := &evidence.Table{ID: "x", Name: table.ObservationRecords.Name}
+	tb := &evidence.Table{ID: "x", Name: table.ObservationRecords.Name, Columns: table.ObservationRecords.EvidenceColumns("")}
 	if err := p.Table(tb, formats.Caps{}); err != nil {
 		t.Fatal(err)
 	}
-	r = result{}
-	if err := p.Finish(&r); err != nil {
+	if r, err = projectiontest.Finish(p); err != nil {
 		t.Fatal(err)
 	}
-	if r.sum.Complete {
+	if r.Summary.Complete {
 		t.Fatal("a table without summary projected as complete")
 	}
 }
@@ -315,19 +284,27 @@ func TestArguments(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			eff, given, err := param.Validate(Spec.Params, c.args)
-			if err == nil {
-				_, err = Spec.New(eff, given)
-			}
-			var f *evidence.Failure
-			if !errors.As(err, &f) || f.Code != evidence.CodeInvalidArgument {
+			if _, err := projectiontest.Start(Spec, c.args); projectiontest.Code(err) != evidence.CodeInvalidArgument {
 				t.Fatalf("want INVALID_ARGUMENT, got %v", err)
 			}
 		})
 	}
 	p := newProjector(t, nil)
-	var f *evidence.Failure
-	if err := p.Table(&evidence.Table{ID: "x", Name: table.PytestOutcomes.Name}, formats.Caps{}); !errors.As(err, &f) || f.Code != evidence.CodeUnsupportedFormat {
+	if err := p.Table(&evidence.Table{ID: "x", Name: table.PytestOutcomes.Name}, formats.Caps{}); projectiontest.Code(err) != evidence.CodeUnsupportedFormat {
 		t.Fatalf("other table: %v", err)
 	}
+}
+
+func BenchmarkObservations(b *testing.B) {
+	inputs := append(projectiontest.Decode(b, obsformat.Spec, filepath.Join(fixtures, "python.observations.jsonl"), nil),
+		projectiontest.Decode(b, obsformat.Spec, filepath.Join(fixtures, "go.observations.jsonl"), nil)...)
+	for _, mode := range []string{ModeAggregate, ModeRaw, ModePhases} {
+		b.Run(mode, func(b *testing.B) { projectiontest.Bench(b, Spec, evidence.Object{"mode": mode}, inputs...) })
+	}
+}
+
+func FuzzObservations(f *testing.F) {
+	in := projectiontest.Decode(f, obsformat.Spec, filepath.Join(fixtures, "python.observations.jsonl"), nil)[0]
+	projectiontest.FuzzRows(f, Spec, in, nil, evidence.Object{"mode": ModeRaw, "top": int64(2)},
+		evidence.Object{"mode": ModePhases, "phase": "epoch"}, evidence.Object{"name_glob": "s*", "phase": "train"})
 }

@@ -5,6 +5,8 @@
 // one segment (as path.Match), `**` matches any number of segments, and a
 // pattern that matches a directory matches everything below it ("pkg"
 // selects "pkg/a.go" and "pkg/x/b.go").
+//
+// It imports the standard library only.
 package pathglob
 
 import (

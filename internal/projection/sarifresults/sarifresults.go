@@ -1,7 +1,11 @@
 // Package sarifresults is the sarif-results projection behind
 // inspect_static_candidates: it filters decoded SARIF results by level,
 // rule and path (normalized against each table's source root), then ranks
-// the selected population by severity and location and keeps the top rows.
+// the selected population by severity and location and keeps the top rows
+// as sarif.candidates.
+//
+// It imports projection, pathglob, table, formats (capabilities), param
+// and evidence.
 package sarifresults
 
 import (
@@ -50,70 +54,64 @@ func severity(level string) int {
 	return 3
 }
 
+// item is a selected result: a copy of its row (decoders may reuse
+// theirs), its artifact and its severity.
 type item struct {
-	sev      int
+	row      table.SARIFResult
 	artifact string
-	path     string // "" sorts last
-	hasPath  bool
-	line     int64
-	col      int64
-	run, idx int64
-	values   evidence.Object
+	sev      int
 }
 
 // before ranks by severity, then location (results without an accepted
 // path after those with one), then native coordinates: a strict total order.
 func before(a, b item) bool {
+	x, y := &a.row, &b.row
 	if a.sev != b.sev {
 		return a.sev < b.sev
 	}
-	if a.hasPath != b.hasPath {
-		return a.hasPath
+	if x.Path.Valid != y.Path.Valid {
+		return x.Path.Valid
 	}
-	if a.path != b.path {
-		return a.path < b.path
+	if x.Path.V != y.Path.V {
+		return x.Path.V < y.Path.V
 	}
-	if a.line != b.line {
-		return a.line < b.line
+	if x.StartLine != y.StartLine {
+		return x.StartLine < y.StartLine
 	}
-	if a.col != b.col {
-		return a.col < b.col
+	if x.StartColumn != y.StartColumn {
+		return x.StartColumn < y.StartColumn
 	}
 	if a.artifact != b.artifact {
 		return a.artifact < b.artifact
 	}
-	if a.run != b.run {
-		return a.run < b.run
+	if x.RunIndex != y.RunIndex {
+		return x.RunIndex < y.RunIndex
 	}
-	return a.idx < b.idx
+	return x.ResultIndex < y.ResultIndex
 }
 
-type admitted struct {
-	t    *evidence.Table
+// scope is a table's source root and the path filters resolved against it.
+type scope struct {
 	root string
 	set  *pathglob.Set
 }
 
 type projector struct {
-	args       evidence.Object
-	levels     []string
-	rules      []string
-	include    []string
-	exclude    []string
-	top        *projection.TopN[item]
-	tables     map[string]*admitted
-	order      []string
-	incomplete []string
-	limits     []string // input tables' limitations, carried through
-	read       int64
-	unlocated  int64
-	selected   map[string]int64
-	header     *evidence.Table
+	args      evidence.Object
+	levels    []string
+	rules     []string
+	include   []string
+	exclude   []string
+	top       *projection.TopN[item]
+	in        projection.Inputs[scope]
+	read      int64
+	unlocated int64
+	selected  map[string]int64
 }
 
 // New starts the projection.
 func New(args evidence.Object, given map[string]bool) (projection.Projector, error) {
-	p := &projector{args: args, tables: map[string]*admitted{}, selected: map[string]int64{}}
+	p := &projector{args: args, in: projection.NewInputs[scope](table.SARIFResults.Schema), selected: map[string]int64{}}
 	p.levels, _ = args["levels"].([]string)
 	for _, l := range p.levels {
 		if !slices.Contains(levels, l) {
@@ -145,9 +143,9 @@ func sourceRoot(t *evidence.Table) (string, error) {
 	return filepath.Clean(root), nil
 }
 
-func (p *projector) Table(t *evidence.Table, _ formats.Caps) error {
-	if t.Name != table.SARIFResults.Name {
-		return nil
+func (p *projector) Table(t *evidence.Table, caps formats.Caps) error {
+	if err := p.in.Check(t); err != nil {
+		return err
 	}
 	root, err := sourceRoot(t)
 	if err != nil {
@@ -176,127 +174,78 @@ func (p *projector) Table(t *evidence.Table, _ formats.Caps) error {
 	if err != nil {
 		return &evidence.Failure{Code: evidence.CodeInvalidArgument, Message: err.Error()}
 	}
-	p.tables[t.ID] = &admitted{t: t, root: root, set: set}
-	p.order = append(p.order, t.ID)
-	if p.header == nil {
-		p.header = t
-	}
-	return nil
+	_, err = p.in.Admit(t, caps, scope{root: root, set: set})
+	return err
 }
 
 func (p *projector) Row(t *evidence.Table, row any) error {
-	v, err := projection.Values(t, row)
+	x, artifact, err := p.in.Row(t, row)
 	if err != nil {
 		return err
 	}
-	a, ok := p.tables[t.ID]
-	if !ok {
-		return nil
+	r, err := projection.Scan(table.SARIFResults, t, row)
+	if err != nil {
+		return err
 	}
 	p.read++
-	level, _ := v["level"].(string)
-	if len(p.levels) > 0 && !slices.Contains(p.levels, level) {
+	if len(p.levels) > 0 && !slices.Contains(p.levels, r.Level) {
 		return nil
 	}
-	if len(p.rules) > 0 {
-		rule, _ := v["rule_id"].(string)
-		if !slices.Contains(p.rules, rule) {
-			return nil
-		}
+	if len(p.rules) > 0 && !slices.Contains(p.rules, r.RuleID.V) {
+		return nil
 	}
-	path, hasPath := v["path"].(string)
-	if !a.set.Empty() {
-		if !hasPath {
+	if set := x.State.set; !set.Empty() {
+		if !r.Path.Valid {
 			// A rejected or absent location cannot be shown to match.
-			if len(a.set.Include) > 0 {
+			if len(set.Include) > 0 {
 				return nil
 			}
-		} else if !a.set.Selects(path) {
+		} else if !set.Selects(r.Path.V) {
 			return nil
 		}
 	}
-	if !hasPath {
+	if !r.Path.Valid {
 		p.unlocated++
 	}
-	p.selected[level]++
-	it := item{sev: severity(level), path: path, hasPath: hasPath, values: v}
-	it.artifact, _ = v["artifact_id"].(string)
-	it.line, _ = evidence.AsInt(v["start_line"])
-	it.col, _ = evidence.AsInt(v["start_column"])
-	it.run, _ = evidence.AsInt(v["run_index"])
-	it.idx, _ = evidence.AsInt(v["result_index"])
-	p.top.Add(it)
+	p.selected[r.Level]++
+	p.top.Add(item{row: *r, artifact: artifact, sev: severity(r.Level)})
 	return nil
 }
 
 func (p *projector) Summary(t *evidence.Table, s *evidence.Summary) error {
-	if _, ok := p.tables[t.ID]; !ok {
-		return nil
-	}
-	if !s.Complete {
-		p.incomplete = append(p.incomplete, t.ID)
-	}
-	for _, l := range s.Limitations {
-		p.limits = append(p.limits, t.ID+": "+l)
-	}
-	return nil
+	_, err := p.in.Close(t, s)
+	return err
 }
 
 func (p *projector) Finish(w projection.Emitter) error {
-	var ids, roots []string
-	for _, id := range p.order {
-		a := p.tables[id]
-		for _, art := range a.t.ArtifactIDs {
-			if !slices.Contains(ids, art) {
-				ids = append(ids, art)
-			}
-		}
-		if !slices.Contains(roots, a.root) {
-			roots = append(roots, a.root)
+	var roots []string
+	for _, x := range p.in.List() {
+		if !slices.Contains(roots, x.State.root) {
+			roots = append(roots, x.State.root)
 		}
 	}
 	sort.Strings(roots)
-	args := evidence.Object{}
-	for k, v := range p.args {
-		args[k] = v
-	}
-	args["source_roots"] = roots
-	t := &evidence.Table{Name: table.SARIFResults.Name, Projection: Name,
-		Format: "sarif", Columns: table.SARIFResults.EvidenceColumns(""), Evidence: evidence.Observed,
-		ArtifactIDs: ids, Arguments: args}
-	if p.header != nil {
-		t.Decoder = p.header.Decoder
-	}
-	if err := w.Begin(t); err != nil {
+	h := p.in.Header(table.SARIFCandidates.Schema, "", evidence.Observed, p.args)
+	h.Arguments["source_roots"] = roots
+	res, err := projection.Begin(w, h)
+	if err != nil {
 		return err
 	}
 	for _, it := range p.top.Sorted() {
-		if err := w.Row(it.values); err != nil {
+		if err := res.Row(&it.row, it.artifact); err != nil {
 			return err
 		}
 	}
-	s := &evidence.Summary{RowsObserved: p.top.Observed(), Truncation: p.top.Truncation("row_limit")}
-	s.Complete = len(p.incomplete) == 0 && s.Truncation == nil && len(p.order) > 0
-	s.Coverage = evidence.Object{"tables": int64(len(p.order)), "results_read": p.read}
-	s.Metrics = map[string]evidence.Metric{
-		"results_read":       {Value: p.read, Unit: "results"},
-		"results_selected":   {Value: p.top.Observed(), Unit: "results"},
-		"selected_unlocated": {Value: p.unlocated, Unit: "results"},
-	}
+	s := p.in.Summary(p.top.Observed(), p.top.Truncation("row_limit"))
+	s.Coverage["results_read"] = p.read
+	s.Metrics["results_read"] = evidence.Metric{Value: p.read, Unit: "results"}
+	s.Metrics["results_selected"] = evidence.Metric{Value: p.top.Observed(), Unit: "results"}
+	s.Metrics["selected_unlocated"] = evidence.Metric{Value: p.unlocated, Unit: "results"}
 	for _, l := range levels {
 		s.Metrics["selected_level_"+l] = evidence.Metric{Value: p.selected[l], Unit: "results"}
-	}
-	if len(p.order) == 0 {
-		s.Limit("no sarif.results table was read: nothing was selected, which is not evidence of no findings")
-	}
-	for _, id := range p.incomplete {
-		s.Limit(fmt.Sprintf("input table %s is incomplete, so this selection may miss results", id))
-	}
-	for _, l := range p.limits {
-		s.Limit(l)
 	}
 	if p.unlocated > 0 && len(p.include) == 0 {
 		s.Limit(fmt.Sprintf("%d selected results have no accepted location (absent or rejected); path filters cannot apply to them", p.unlocated))
 	}
-	return w.End(s)
+	return res.End(s)
 }

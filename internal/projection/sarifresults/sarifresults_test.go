@@ -1,18 +1,14 @@
 package sarifresults
 
 import (
-	"context"
-	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/flameox/flameox/internal/evidence"
-	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/sarif"
-	"github.com/flameox/flameox/internal/param"
-	"github.com/flameox/flameox/internal/projection"
+	"github.com/flameox/flameox/internal/projection/projectiontest"
 	"github.com/flameox/flameox/internal/table"
 )
 
@@ -21,88 +17,17 @@ const (
 	gosecRoot = "/tmp/flameox-sarif-fixture/gosec"
 )
 
-// decoded holds one decoder table as the projection sees it.
-type decoded struct {
-	header  *evidence.Table
-	rows    []evidence.Object
-	summary *evidence.Summary
-}
-
-type sink struct{ tables []*decoded }
-
-func (s *sink) Wants(*table.Schema) bool { return true }
-
-func (s *sink) Begin(t *evidence.Table) (formats.TableWriter, error) {
-	t.ID = "t" + string(rune('0'+len(s.tables)))
-	t.ArtifactIDs = []string{"sha256:" + t.ID}
-	d := &decoded{header: t}
-	s.tables = append(s.tables, d)
-	return d, nil
-}
-func (d *decoded) Row(v any) error {
-	o, err := projection.Values(d.header, v)
-	d.rows = append(d.rows, o)
-	return err
-}
-func (d *decoded) End(s *evidence.Summary) error { d.summary = s; return nil }
-func (e *emitted) Begin(t *evidence.Table) error { e.header = t; return nil }
-func (e *emitted) Row(v evidence.Object) error   { e.rows = append(e.rows, v); return nil }
-func (e *emitted) End(s *evidence.Summary) error { e.summary = s; return nil }
-
-type emitted struct {
-	header  *evidence.Table
-	rows    []evidence.Object
-	summary *evidence.Summary
-}
-
-func decode(t *testing.T, file string, opts evidence.Object) *decoded {
+func decode(t *testing.T, file string, opts evidence.Object) *projectiontest.Input {
 	t.Helper()
-	art, err := formats.ArtifactFromPath(filepath.Join(testdata, file), "explicit")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lim, _ := formats.EffectiveLimits(sarif.Spec, nil)
-	s := &sink{}
-	if err := formats.Run(context.Background(), sarif.Spec, art, lim, opts, s); err != nil {
-		t.Fatal(err)
-	}
-	return s.tables[0]
+	return projectiontest.Decode(t, sarif.Spec, filepath.Join(testdata, file), opts)[0]
 }
 
-func run(t *testing.T, args evidence.Object, inputs ...*decoded) (*emitted, error) {
+func run(t *testing.T, args evidence.Object, inputs ...*projectiontest.Input) (*projectiontest.Result, error) {
 	t.Helper()
-	eff, given, err := param.Validate(Spec.Params, args)
-	if err != nil {
-		return nil, err
-	}
-	p, err := Spec.New(eff, given)
-	if err != nil {
-		return nil, err
-	}
-	for _, in := range inputs {
-		if err := p.Table(in.header, formats.Caps{}); err != nil {
-			return nil, err
-		}
-		for _, r := range in.rows {
-			if err := p.Row(in.header, r); err != nil {
-				return nil, err
-			}
-		}
-		if err := p.Summary(in.header, in.summary); err != nil {
-			return nil, err
-		}
-	}
-	out := &emitted{}
-	return out, p.Finish(out)
+	return projectiontest.Run(Spec, args, inputs...)
 }
 
-func code(err error) evidence.Code {
-	var f *evidence.Failure
-	if errors.As(err, &f) {
-		return f.Code
-	}
-	return ""
-}
+func code(err error) evidence.Code { return projectiontest.Code(err) }
 
 func count(rows []evidence.Object, pred func(evidence.Object) bool) int {
 	n := 0
@@ -126,11 +51,11 @@ func TestSelectAndRank(t *testing.T) {
 		complete bool
 	}{
 		{"all", nil, func(evidence.Object) bool { return true }, 14, true},
-		{"errors", evidence.Object{"levels": []any{"error"}}, isErr, count(gosec.rows, isErr), true},
-		{"include dir", evidence.Object{"include": []any{"util"}}, inUtil, count(gosec.rows, inUtil), true},
-		{"include absolute inside root", evidence.Object{"include": []any{gosecRoot + "/util"}}, inUtil, count(gosec.rows, inUtil), true},
-		{"exclude glob", evidence.Object{"exclude": []any{"util/**"}}, func(r evidence.Object) bool { return !inUtil(r) }, 14 - count(gosec.rows, inUtil), true},
-		{"rule", evidence.Object{"rules": []any{"G104"}}, func(r evidence.Object) bool { return r["rule_id"] == "G104" }, count(gosec.rows, func(r evidence.Object) bool { return r["rule_id"] == "G104" }), true},
+		{"errors", evidence.Object{"levels": []any{"error"}}, isErr, count(gosec.Values(), isErr), true},
+		{"include dir", evidence.Object{"include": []any{"util"}}, inUtil, count(gosec.Values(), inUtil), true},
+		{"include absolute inside root", evidence.Object{"include": []any{gosecRoot + "/util"}}, inUtil, count(gosec.Values(), inUtil), true},
+		{"exclude glob", evidence.Object{"exclude": []any{"util/**"}}, func(r evidence.Object) bool { return !inUtil(r) }, 14 - count(gosec.Values(), inUtil), true},
+		{"rule", evidence.Object{"rules": []any{"G104"}}, func(r evidence.Object) bool { return r["rule_id"] == "G104" }, count(gosec.Values(), func(r evidence.Object) bool { return r["rule_id"] == "G104" }), true},
 		// Filters apply before the bound: every kept row is in util/.
 		{"filter then bound", evidence.Object{"include": []any{"util"}, "top": 1}, inUtil, 1, false},
 		{"bound", evidence.Object{"top": 3}, func(evidence.Object) bool { return true }, 3, false},
@@ -141,31 +66,33 @@ func TestSelectAndRank(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pop := count(gosec.rows, c.want)
-			if len(out.rows) != c.rows || out.summary.RowsObserved != int64(pop) {
-				t.Fatalf("got %d rows of %d observed; want %d of %d", len(out.rows), out.summary.RowsObserved, c.rows, pop)
+			pop := count(gosec.Values(), c.want)
+			if len(out.Rows) != c.rows || out.Summary.RowsObserved != int64(pop) {
+				t.Fatalf("got %d rows of %d observed; want %d of %d", len(out.Rows), out.Summary.RowsObserved, c.rows, pop)
 			}
-			for _, r := range out.rows {
+			for _, r := range out.Rows {
 				if !c.want(r) {
 					t.Fatalf("row outside the selection: %v", r)
 				}
 			}
-			if out.summary.Complete != c.complete {
-				t.Fatalf("complete = %v", out.summary.Complete)
+			if out.Summary.Complete != c.complete {
+				t.Fatalf("complete = %v", out.Summary.Complete)
 			}
-			if tr := out.summary.Truncation; (tr != nil) != (c.rows < pop) || tr != nil && tr.Omitted != int64(pop-c.rows) {
+			if tr := out.Summary.Truncation; (tr != nil) != (c.rows < pop) || tr != nil && tr.Omitted != int64(pop-c.rows) {
 				t.Fatalf("truncation %+v for %d of %d", tr, c.rows, pop)
 			}
-			for i := 1; i < len(out.rows); i++ {
-				a, b := out.rows[i-1], out.rows[i]
+			for i := 1; i < len(out.Rows); i++ {
+				a, b := out.Rows[i-1], out.Rows[i]
 				if severity(a["level"].(string)) > severity(b["level"].(string)) {
 					t.Fatalf("rows not ranked by severity: %v before %v", a["level"], b["level"])
 				}
 			}
-			if out.header.Operation != "" || out.header.Projection != Name {
-				t.Fatalf("header %+v", out.header)
+			// flameox-rank stamps the operation and projection.
+			if out.Header.Operation != "" || out.Header.Projection != "" || out.Header.Name != table.SARIFCandidates.Name ||
+				out.Header.Format != sarif.Spec.Name || out.Header.Decoder != gosec.Header.Decoder || out.Header.Evidence != evidence.Observed {
+				t.Fatalf("header %+v", out.Header)
 			}
-			if roots := out.header.Arguments["source_roots"].([]string); !slices.Equal(roots, []string{gosecRoot}) {
+			if roots := out.Header.Arguments["source_roots"].([]string); !slices.Equal(roots, []string{gosecRoot}) {
 				t.Fatalf("source roots %v", roots)
 			}
 		})
@@ -197,10 +124,10 @@ func TestUnlocatedResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.rows) != 14 {
-		t.Fatalf("got %d rows", len(out.rows))
+	if len(out.Rows) != 14 {
+		t.Fatalf("got %d rows", len(out.Rows))
 	}
-	if out.rows[0]["path"] == nil {
+	if out.Rows[0]["path"] == nil {
 		t.Fatal("rows with an accepted path must rank before unlocated ones")
 	}
 	out, err = run(t, evidence.Object{"include": []any{"**"}}, hostile)
@@ -208,8 +135,8 @@ func TestUnlocatedResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	// src/ok.go, sub/x.go and link/secret.txt (no symlink exists under this root).
-	if len(out.rows) != 3 {
-		t.Fatalf("include ** kept %d rows, want the 3 with accepted paths", len(out.rows))
+	if len(out.Rows) != 3 {
+		t.Fatalf("include ** kept %d rows, want the 3 with accepted paths", len(out.Rows))
 	}
 }
 
@@ -219,14 +146,33 @@ func TestIncompleteInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.summary.Complete || len(out.summary.Limitations) == 0 {
-		t.Fatalf("incomplete input must stay incomplete: %+v", out.summary)
+	if out.Summary.Complete || len(out.Summary.Limitations) == 0 {
+		t.Fatalf("incomplete input must stay incomplete: %+v", out.Summary)
 	}
 	empty, err := run(t, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if empty.summary.Complete {
+	if empty.Summary.Complete {
 		t.Fatal("no input is not complete evidence of no findings")
 	}
+	cut := *decode(t, "gosec.sarif", evidence.Object{"source_root": gosecRoot})
+	cut.Summary = nil // the stream ended before the table's summary
+	out, err = run(t, nil, &cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Summary.Complete || len(out.Rows) != 14 {
+		t.Fatalf("a table cut before its summary ranks as complete: %+v", out.Summary)
+	}
+}
+
+func BenchmarkSARIF(b *testing.B) {
+	in := projectiontest.Decode(b, sarif.Spec, filepath.Join(testdata, "sarif-sdk-clang-RealLog.xml.sarif"), nil)[0]
+	projectiontest.Bench(b, Spec, evidence.Object{"top": int64(10), "levels": []any{"error", "warning"}}, in)
+}
+
+func FuzzSARIF(f *testing.F) {
+	gosec := projectiontest.Decode(f, sarif.Spec, filepath.Join(testdata, "gosec.sarif"), evidence.Object{"source_root": gosecRoot})[0]
+	projectiontest.FuzzRows(f, Spec, gosec, nil, evidence.Object{"include": []any{"util"}, "rules": []any{"G104"}, "top": int64(1)})
 }

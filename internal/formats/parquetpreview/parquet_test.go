@@ -189,12 +189,40 @@ func TestDecimalString(t *testing.T) {
 	}
 }
 
+// FuzzDecode corrupts the real fixtures: it writes (or inserts) patch at
+// offset at of one of them and may cut its tail, then decodes the result
+// from memory. Two things kept the old whole-file harness at a handful of
+// executions: each one wrote, hashed and reopened a file (the runner's
+// part, which the tests above cover), and every new input was a whole
+// Parquet file that the fuzzer's minimizer, whose last pass tries every
+// pair of cut points, ground on for its full minute (a Parquet file keeps
+// its footer at the end, so no cut keeps its coverage). A small patch
+// minimizes in moments, and each execution costs only the decode.
 func FuzzDecode(f *testing.F) {
-	for _, s := range formatstest.Seeds(f, "preview/parquet", 0) {
-		f.Add(s)
+	files := formatstest.Seeds(f, "preview/parquet", 0)
+	for i := range files {
+		f.Add(uint8(i), uint32(0), []byte(nil), false, uint32(0))
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		run(t, data, evidence.Object{"max_rows": 4}, map[string]int64{"max_footer_bytes": 1 << 20, "max_column_chunk_bytes": 1 << 20})
+	f.Add(uint8(0), uint32(4), []byte("\x15\x00\x15\xff\xff\xff\xff\x0f"), false, uint32(0)) // a page header claiming a huge size
+	f.Add(uint8(1), uint32(0), []byte(nil), false, uint32(9))                                // the footer length cut off
+	in, err := formatstest.Input(Spec, nil, nil, map[string]int64{"max_footer_bytes": 1 << 20, "max_column_chunk_bytes": 1 << 20}, evidence.Object{"max_rows": 4})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, file uint8, at uint32, patch []byte, insert bool, cut uint32) {
+		base := files[int(file)%len(files)]
+		pos := int(at % uint32(len(base)+1))
+		data := append([]byte(nil), base[:pos]...)
+		data = append(data, patch...)
+		if rest := pos + len(patch); insert {
+			data = append(data, base[pos:]...)
+		} else if rest < len(base) {
+			data = append(data, base[rest:]...)
+		}
+		data = data[:len(data)-int(cut%uint32(len(data)+1))]
+		sink := &formatstest.Sink{}
+		err := decodeFrom(context.Background(), bytesAt(data), int64(len(data)), in, sink)
+		formatstest.CheckInvariants(t, sink, err)
 	})
 }
 

@@ -195,13 +195,22 @@ func (p *projector) Row(t *evidence.Table, v any) error {
 }
 
 // clip returns the part of a row inside a byte window, or nil. The row's
-// shown bytes are cut to the window exactly, even inside a character: the
-// result is then escaped, never widened.
+// shown bytes are cut to the window exactly, even inside a character (the
+// result is then escaped, never widened) or inside a CRLF: a window that
+// ends after the '\r' shows it as text, with no terminator, and one that
+// starts after it holds the "\n" alone, as an lf row, which is how the
+// text decoder reports a window cut there.
 func clip(r *row, w Window) *row {
 	contentEnd := r.Offset + r.Bytes
 	termEnd := contentEnd + termLen(r.Terminator)
+	crlf := r.Terminator.V == table.CRLF
+	if crlf && w.Offset == contentEnd+1 {
+		return &row{TextLine: table.TextLine{Line: r.Line, Offset: w.Offset, Column: r.Column + (w.Offset - r.Offset), Terminator: table.Some(table.LF)}}
+	}
 	start, end := max(w.Offset, r.Offset), min(w.End, contentEnd)
-	if start >= end && !(r.Terminator.Valid && w.Offset <= contentEnd && termEnd <= w.End && termEnd > contentEnd) {
+	term := r.Terminator.Valid && termEnd > contentEnd && w.Offset <= contentEnd && termEnd <= w.End
+	cr := crlf && w.Offset <= contentEnd && w.End == contentEnd+1 // the '\r' without its '\n'
+	if start >= end && !term && !cr {
 		return nil
 	}
 	out := &row{TextLine: table.TextLine{Line: r.Line, Offset: start, Column: r.Column + (start - r.Offset), Bytes: max(0, end-start)}}
@@ -209,8 +218,14 @@ func clip(r *row, w Window) *row {
 	if s, e := start-r.Offset, min(end, shownEnd)-r.Offset; e > s {
 		out.shown = r.shown[s:e]
 	}
-	if r.Terminator.Valid && termEnd <= w.End && w.Offset <= contentEnd {
+	switch {
+	case term:
 		out.Terminator = r.Terminator
+	case cr:
+		out.Bytes++
+		if shownEnd == contentEnd { // not cut by max_line_bytes: the '\r' is shown too
+			out.shown = append(out.shown[:len(out.shown):len(out.shown)], '\r')
+		}
 	}
 	return out
 }

@@ -117,6 +117,22 @@ func TestByteWindowSplitsCharacter(t *testing.T) {
 	}
 }
 
+// TestByteWindowSplitsCRLF: a window edge between '\r' and '\n' keeps
+// the half of the terminator inside the window, as the text decoder does.
+func TestByteWindowSplitsCRLF(t *testing.T) {
+	data := []byte("one\r\ntwo\r\n")
+	for _, w := range [][2]int64{{0, 4}, {4, 3}, {4, 1}, {3, 1}, {3, 2}, {2, 8}} {
+		tb := fragment(t, data, nil, evidence.Object{"offset": w[0], "length": w[1]})
+		if got, want := reassemble(t, tb), data[w[0]:w[0]+w[1]]; !bytes.Equal(got, want) {
+			t.Errorf("window %v: %q, want %q", w, got, want)
+		}
+	}
+	tb := fragment(t, data, nil, evidence.Object{"offset": 4, "length": 1})
+	if r := tb.Rows[0]; r["terminator"] != table.LF || r["bytes"] != int64(0) || r["offset"] != int64(4) {
+		t.Errorf("the lone \\n of a CRLF: %v", r)
+	}
+}
+
 func TestCoverage(t *testing.T) {
 	data := bytes.Repeat([]byte("0123456789\n"), 1000) // 11000 bytes
 	for _, c := range []struct {
@@ -180,5 +196,47 @@ func TestAdmission(t *testing.T) {
 	p, _ := New(evidence.Object{"bytes": int64(10)}, map[string]bool{})
 	if err := p.Table(&evidence.Table{ID: "x", Name: table.PreviewRecords.Name}, formats.Caps{}); formatstest.Code(err) != evidence.CodeUnsupportedFormat {
 		t.Errorf("%v", err)
+	}
+}
+
+// FuzzFragment: a byte window of any text, decoded whole, reassembles to
+// exactly the window's bytes (clipped to the end of the text).
+func FuzzFragment(f *testing.F) {
+	for _, s := range formatstest.Seeds(f, "preview/text", 0) {
+		f.Add(s, uint16(60), uint16(50))
+	}
+	f.Add([]byte("a\r\nb\xff\nc€d"), uint16(2), uint16(5))
+	f.Fuzz(func(t *testing.T, data []byte, offset, length uint16) {
+		off, n := int64(offset), int64(length)+1
+		tb := fragment(t, data, evidence.Object{"max_bytes": 1 << 20}, evidence.Object{"offset": off, "length": n})
+		end := min(off+n, int64(len(data)))
+		want := []byte{}
+		if off < end {
+			want = data[off:end]
+		}
+		if got := reassemble(t, tb); !bytes.Equal(got, want) {
+			t.Fatalf("window %d+%d: %q, want %q", off, n, got, want)
+		}
+	})
+}
+
+func BenchmarkFragment(b *testing.B) {
+	data := bytes.Repeat(formatstest.Read(b, "preview/text/python-importtime.txt"), 100)
+	sink, err := formatstest.Decode(text.Spec, "t.txt", data, evidence.Object{"max_lines": 100000}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	eff, given, err := param.Validate(Spec.Params, evidence.Object{"offset": 1000, "length": 64 << 10})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		p, _ := Spec.New(eff, given)
+		formatstest.FeedTyped(b, p, text.Spec, "sha256:bench", sink)
+		if err := p.Finish(&formatstest.Emitter{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -181,3 +181,70 @@ func TestMissingSummary(t *testing.T) {
 		t.Errorf("%+v", s)
 	}
 }
+
+// TestFieldPositionsCapability: the CSV columns of a fields selection come
+// from the format's capability, not from its name: without it the field
+// positions say nothing about record values, and none are kept.
+func TestFieldPositionsCapability(t *testing.T) {
+	blind := *csvpreview.Spec
+	blind.Caps = formats.Caps{}
+	out := project(t, &blind, "preview/csv/duckdb-range.csv", nil, evidence.Object{"fields": []any{"sq", "label"}, "rows": 2})
+	if v := formatstest.Canonical(t, out.Table(table.PreviewRecords.Name).Rows[1]["value"]); v != `[]` {
+		t.Errorf("value %s", v)
+	}
+}
+
+// FuzzProject decodes arbitrary bytes as CSV and as JSON Lines and
+// projects them with a selection and small bounds: the projection never
+// fails on what a decoder emitted, and its summaries stay honest.
+func FuzzProject(f *testing.F) {
+	for _, dir := range []string{"preview/csv", "preview/jsonl"} {
+		for _, s := range formatstest.Seeds(f, dir, 2048) {
+			f.Add(s, true, uint8(3))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, problems bool, rows uint8) {
+		args := evidence.Object{"rows": int64(rows%8) + 1, "bytes": 512, "fields": []any{"a", "label", "Action"}}
+		if problems {
+			args["status"] = Problems
+		}
+		eff, given, err := param.Validate(Spec.Params, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, spec := range []*formats.Spec{csvpreview.Spec, jsonpreview.JSONL} {
+			sink, _ := formatstest.Decode(spec, "f", data, evidence.Object{"max_rows": 20}, nil)
+			p, err := Spec.New(eff, given)
+			if err != nil {
+				t.Fatal(err)
+			}
+			formatstest.FeedTyped(t, p, spec, "sha256:fuzz", sink)
+			out := &formatstest.Emitter{}
+			if err := p.Finish(out); err != nil {
+				t.Fatal(err)
+			}
+			formatstest.CheckInvariants(t, &out.Sink, nil)
+		}
+	})
+}
+
+func BenchmarkProject(b *testing.B) {
+	data := formatstest.Read(b, "preview/csv/duckdb-range.csv")
+	sink, err := formatstest.Decode(csvpreview.Spec, "d.csv", data, evidence.Object{"max_rows": 1000}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	eff, given, err := param.Validate(Spec.Params, evidence.Object{"rows": 1000, "bytes": 1 << 20, "fields": []any{"sq", "label"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		p, _ := Spec.New(eff, given)
+		formatstest.FeedTyped(b, p, csvpreview.Spec, "sha256:bench", sink)
+		if err := p.Finish(&formatstest.Emitter{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -54,22 +54,19 @@ func (b *bounded) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// bound ends a read that reached end: the part read is cut there, unless
-// the input ends exactly at the bound, which one byte of look-ahead tells.
-func (r *Reader) bound(l *Line, end int64) (*Line, error) {
+// endsAt tells whether the input ends exactly at the bound end, with one
+// byte of look-ahead. A read error met there is kept for the next call.
+func (r *Reader) endsAt(end int64) bool {
 	r.src.end = end + 1
 	_, err := r.br.Peek(1)
-	switch {
-	case errors.Is(err, io.EOF):
-		r.err = io.EOF // the next call ends the stream
-		if l.Size == 0 {
-			return nil, io.EOF
-		}
-		l.Term = None
-		return r.done(l)
-	case err != nil:
-		r.err = err // kept for the next call; this part is still good
+	if err != nil && !errors.Is(err, io.EOF) {
+		r.err = err
 	}
+	return errors.Is(err, io.EOF)
+}
+
+// cut returns the part of a line read up to a bound.
+func (r *Reader) cut(l *Line) (*Line, error) {
 	if l.Size == 0 {
 		return nil, ErrBound
 	}

@@ -189,9 +189,9 @@ func (r *Reader) next(end int64) (*Line, error) {
 		switch {
 		case err == nil, errors.Is(err, bufio.ErrBufferFull):
 			continue
-		case errors.Is(err, errBound):
-			return r.bound(l, end)
-		case errors.Is(err, io.EOF):
+		case errors.Is(err, errBound) && !r.endsAt(end):
+			return r.cut(l)
+		case errors.Is(err, io.EOF), errors.Is(err, errBound): // a bound where the input ends is its end
 			r.err = io.EOF // the next call ends the stream
 			if l.Size == 0 {
 				return nil, io.EOF

@@ -3,11 +3,12 @@
 // row against its declared schema, decoding through the real runner
 // (DecodeFile, Run) or straight from bytes through iotest wrappers
 // (Decode), the invariants every summary must keep (CheckInvariants), a
-// recording projection emitter and a feeder (Emitter, Feed), and readers
+// recording projection emitter and a feeder (Emitter, Feed, Project), and readers
 // of the repository's testdata (Read, Seeds). No decoder test keeps its
 // own sink.
 //
-// It imports evidence, formats and table.
+// It imports evidence, formats, projection (the emitter it records) and
+// table.
 package formatstest
 
 import (

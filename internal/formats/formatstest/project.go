@@ -6,6 +6,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/projection"
 )
 
 // Emitter records a projection's result tables (it is a
@@ -59,6 +60,30 @@ func Feed(tb testing.TB, c Consumer, spec *formats.Spec, artifactID string, s *S
 func FeedTyped(tb testing.TB, c Consumer, spec *formats.Spec, artifactID string, s *Sink) {
 	tb.Helper()
 	feed(tb, c, spec, artifactID, s, true)
+}
+
+// Projector is what Project drives: a projection.Projector.
+type Projector interface {
+	Consumer
+	Finish(w projection.Emitter) error
+}
+
+// Project feeds the tables a decoder emitted to p, as values (a block
+// stream) or typed rows (typed: in process), lets it finish and returns
+// its result, whose summaries must keep CheckInvariants.
+func Project(tb testing.TB, p Projector, spec *formats.Spec, artifactID string, s *Sink, typed bool) *Emitter {
+	tb.Helper()
+	if typed {
+		FeedTyped(tb, p, spec, artifactID, s)
+	} else {
+		Feed(tb, p, spec, artifactID, s)
+	}
+	out := &Emitter{}
+	if err := p.Finish(out); err != nil {
+		tb.Fatal(err)
+	}
+	CheckInvariants(tb, &out.Sink, nil)
+	return out
 }
 
 func feed(tb testing.TB, c Consumer, spec *formats.Spec, artifactID string, s *Sink, typed bool) {

@@ -27,17 +27,12 @@ func fragment(t testing.TB, data []byte, decodeOpts, args evidence.Object) *form
 		t.Fatal(err)
 	}
 	var got []*formatstest.Table
-	for _, feed := range []func(testing.TB, formatstest.Consumer, *formats.Spec, string, *formatstest.Sink){formatstest.Feed, formatstest.FeedTyped} {
+	for _, typed := range []bool{false, true} {
 		p, err := Spec.New(eff, given)
 		if err != nil {
 			t.Fatal(err)
 		}
-		feed(t, p, text.Spec, "sha256:test", sink)
-		out := &formatstest.Emitter{}
-		if err := p.Finish(out); err != nil {
-			t.Fatal(err)
-		}
-		formatstest.CheckInvariants(t, &out.Sink, nil)
+		out := formatstest.Project(t, p, text.Spec, "sha256:test", sink, typed)
 		if len(out.Tables) != 1 || out.Tables[0].Header.Name != table.TextFragmentLines.Name || out.Tables[0].Header.Operation != Operation {
 			t.Fatalf("result tables %+v", out.Tables)
 		}
@@ -234,9 +229,6 @@ func BenchmarkFragment(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		p, _ := Spec.New(eff, given)
-		formatstest.FeedTyped(b, p, text.Spec, "sha256:bench", sink)
-		if err := p.Finish(&formatstest.Emitter{}); err != nil {
-			b.Fatal(err)
-		}
+		formatstest.Project(b, p, text.Spec, "sha256:bench", sink, true)
 	}
 }

@@ -29,17 +29,12 @@ func project(t *testing.T, spec *formats.Spec, fixture string, decodeOpts, args 
 		t.Fatal(err)
 	}
 	var outs []*formatstest.Emitter
-	for _, feed := range []func(testing.TB, formatstest.Consumer, *formats.Spec, string, *formatstest.Sink){formatstest.Feed, formatstest.FeedTyped} {
+	for _, typed := range []bool{false, true} {
 		p, err := Spec.New(eff, given)
 		if err != nil {
 			t.Fatal(err)
 		}
-		feed(t, p, spec, "sha256:test", sink)
-		out := &formatstest.Emitter{}
-		if err := p.Finish(out); err != nil {
-			t.Fatal(err)
-		}
-		formatstest.CheckInvariants(t, &out.Sink, nil)
+		out := formatstest.Project(t, p, spec, "sha256:test", sink, typed)
 		for _, tb := range out.Tables {
 			if tb.Header.Operation != Operation || tb.Header.Projection != Name {
 				t.Fatalf("result header %+v", tb.Header)
@@ -218,12 +213,7 @@ func FuzzProject(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			formatstest.FeedTyped(t, p, spec, "sha256:fuzz", sink)
-			out := &formatstest.Emitter{}
-			if err := p.Finish(out); err != nil {
-				t.Fatal(err)
-			}
-			formatstest.CheckInvariants(t, &out.Sink, nil)
+			formatstest.Project(t, p, spec, "sha256:fuzz", sink, true)
 		}
 	})
 }
@@ -242,9 +232,6 @@ func BenchmarkProject(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		p, _ := Spec.New(eff, given)
-		formatstest.FeedTyped(b, p, csvpreview.Spec, "sha256:bench", sink)
-		if err := p.Finish(&formatstest.Emitter{}); err != nil {
-			b.Fatal(err)
-		}
+		formatstest.Project(b, p, csvpreview.Spec, "sha256:bench", sink, true)
 	}
 }

@@ -138,8 +138,8 @@ func position(last *lines.Line) (line, column int64) {
 }
 
 // skip reads up to the window start, counting lines: to offset, or to
-// the start of line start_line.
-func skip(lr *lines.Reader, offset, startLine int64) (last *lines.Line, err error) {
+// the start of line start_line. last keeps the last line read.
+func skip(lr *lines.Reader, offset, startLine int64, last *lines.Line) (seen bool, err error) {
 	for lr.Offset() < offset || lr.Lines() < startLine-1 {
 		var l *lines.Line
 		if offset > 0 {
@@ -148,15 +148,14 @@ func skip(lr *lines.Reader, offset, startLine int64) (last *lines.Line, err erro
 			l, err = lr.Next()
 		}
 		if errors.Is(err, io.EOF) {
-			return last, nil
+			return seen, nil
 		}
 		if err != nil {
-			return last, err
+			return seen, err
 		}
-		c := *l
-		last = &c
+		*last, seen = *l, true
 	}
-	return last, nil
+	return seen, nil
 }
 
 func terminator(t lines.Terminator) table.Null[string] {
@@ -181,7 +180,12 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	// Keep a few bytes more than shown, so a cut can back up to a
 	// character boundary.
 	lr := lines.NewReader(in.R, int(maxLine)+utf8.UTFMax)
-	last, err := skip(lr, opts.Int("offset"), opts.Int("start_line"))
+	var lastLine lines.Line // the last line read, for positions
+	var last *lines.Line
+	seen, err := skip(lr, opts.Int("offset"), opts.Int("start_line"), &lastLine)
+	if seen {
+		last = &lastLine
+	}
 	if err != nil {
 		return readFailure(err, lr, last)
 	}
@@ -215,8 +219,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 			fail = readFailure(err, lr, last)
 			break
 		}
-		c := *l
-		last = &c
+		lastLine, last = *l, &lastLine
 		clipped = l.Term == lines.Bound
 		observed++
 		shown := cut(l.Bytes, maxLine)

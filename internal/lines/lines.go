@@ -23,9 +23,10 @@ import (
 type Terminator uint8
 
 const (
-	LF   Terminator = iota // "\n"
-	CRLF                   // "\r\n"
-	None                   // the input ended without a newline
+	LF    Terminator = iota // "\n"
+	CRLF                    // "\r\n"
+	None                    // the input ended without a newline
+	Bound                   // NextWithin's bound cut the line; the next call continues it
 )
 
 func (t Terminator) String() string {
@@ -34,6 +35,8 @@ func (t Terminator) String() string {
 		return "lf"
 	case CRLF:
 		return "crlf"
+	case Bound:
+		return "bound"
 	}
 	return "eof"
 }
@@ -45,6 +48,9 @@ type Line struct {
 	Bytes  []byte
 	Number int64 // 1-based
 	Offset int64 // stream offset of the line's first byte
+	// Start is the offset where the line began: before Offset when this
+	// is the rest of a line that NextWithin cut at a bound.
+	Start int64
 	// Size is the line's full length without its terminator; it exceeds
 	// len(Bytes) when the line was cut.
 	Size int64
@@ -68,6 +74,7 @@ func (l *Line) End() int64 {
 // Reader reads lines from a stream.
 type Reader struct {
 	br     *bufio.Reader
+	src    *bounded
 	max    int
 	limit  string // strict mode: the limit's name
 	line   Line
@@ -75,6 +82,8 @@ type Reader struct {
 	off    int64
 	number int64
 	err    error
+	open   bool  // the last line returned was cut at a bound
+	start  int64 // where that line began
 }
 
 // BufferSize is the read buffer; lines that fit in it are returned
@@ -87,7 +96,8 @@ func NewReader(r io.Reader, max int) *Reader {
 	if max <= 0 {
 		max = 64 << 10
 	}
-	return &Reader{br: bufio.NewReaderSize(r, BufferSize), max: max}
+	src := &bounded{r: r, end: -1}
+	return &Reader{br: bufio.NewReaderSize(src, BufferSize), src: src, max: max}
 }
 
 // NewStrict returns a reader for which a line longer than max bytes is a
@@ -104,12 +114,14 @@ func (r *Reader) Max() int { return r.max }
 // Offset is the stream offset of the next unread byte.
 func (r *Reader) Offset() int64 { return r.off }
 
-// Lines is the number of lines read so far.
+// Lines is the number of lines read so far; a line cut at a bound counts
+// once, when its first part is read.
 func (r *Reader) Lines() int64 { return r.number }
 
 // Peek returns the next n bytes without consuming them (fewer at the end
 // of input), for sniffing a prefix such as a byte-order mark.
 func (r *Reader) Peek(n int) ([]byte, error) {
+	r.src.end = -1 // a peek sees past a NextWithin bound
 	b, err := r.br.Peek(n)
 	if errors.Is(err, io.EOF) || errors.Is(err, bufio.ErrBufferFull) {
 		err = nil
@@ -127,16 +139,23 @@ func (r *Reader) Discard(n int) error {
 // Next reads the next line. At the end of input it returns io.EOF; an
 // input that ends with a newline has no empty line after it. A read error
 // ends the reader and is returned as it is.
-func (r *Reader) Next() (*Line, error) {
+func (r *Reader) Next() (*Line, error) { return r.next(-1) }
+
+// next reads a line, or the part of it before the stream offset end
+// (end < 0: no bound).
+func (r *Reader) next(end int64) (*Line, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
 	l := &r.line
-	*l = Line{Offset: r.off, Number: r.number + 1}
+	*l = Line{Offset: r.off, Start: r.off, Number: r.number + 1}
+	if r.open {
+		l.Start, l.Number = r.start, r.number
+	}
 	r.buf = r.buf[:0]
 	var last byte // the line's last byte so far, to tell CRLF
 	for first := true; ; first = false {
-		frag, err := r.br.ReadSlice('\n')
+		frag, err := r.slice(end)
 		r.off += int64(len(frag))
 		nl := len(frag) > 0 && frag[len(frag)-1] == '\n'
 		if nl {
@@ -153,7 +172,7 @@ func (r *Reader) Next() (*Line, error) {
 			l.Bytes = r.buf
 		}
 		// One byte of slack: a trailing '\r' may belong to the terminator.
-		if r.limit != "" && l.Size > int64(r.max)+1 {
+		if r.limit != "" && l.Size+l.Offset-l.Start > int64(r.max)+1 {
 			r.err = r.exceeded(l)
 			return nil, r.err
 		}
@@ -170,7 +189,9 @@ func (r *Reader) Next() (*Line, error) {
 		switch {
 		case err == nil, errors.Is(err, bufio.ErrBufferFull):
 			continue
-		case errors.Is(err, io.EOF):
+		case errors.Is(err, errBound) && !r.endsAt(end):
+			return r.cut(l)
+		case errors.Is(err, io.EOF), errors.Is(err, errBound): // a bound where the input ends is its end
 			r.err = io.EOF // the next call ends the stream
 			if l.Size == 0 {
 				return nil, io.EOF
@@ -185,18 +206,22 @@ func (r *Reader) Next() (*Line, error) {
 }
 
 func (r *Reader) done(l *Line) (*Line, error) {
-	if r.limit != "" && l.Size > int64(r.max) {
+	// A part cut at a bound may still end in the '\r' of a CRLF.
+	if r.limit != "" && l.Term != Bound && l.Size+l.Offset-l.Start > int64(r.max) {
 		r.err = r.exceeded(l)
 		return nil, r.err
 	}
-	r.number++
+	if l.Start == l.Offset {
+		r.number++
+	}
+	r.open, r.start = l.Term == Bound, l.Start
 	return l, nil
 }
 
 func (r *Reader) exceeded(l *Line) *evidence.Failure {
 	f := evidence.LimitExceeded(evidence.LimitReceipt{Name: r.limit, Value: int64(r.max), Unit: "bytes"},
 		"line %d is longer than %s=%d bytes", l.Number, r.limit, r.max)
-	f.Location = evidence.Location{Line: int(l.Number), Offset: l.Offset}
+	f.Location = evidence.Location{Line: int(l.Number), Offset: l.Start}
 	return f
 }
 

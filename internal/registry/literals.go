@@ -15,7 +15,6 @@ import (
 	"unicode"
 
 	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/formats/csvpreview"
 )
 
 // listFile is the one file where operation names are written, and where
@@ -37,36 +36,16 @@ func (l literal) String() string {
 	return fmt.Sprintf("%s:%d: %s name %q as a literal (%s)", l.File, l.Line, l.Kind, l.Name, l.Why)
 }
 
-// pending are literals in other packages that are being moved off them as
-// this list is written (their fix: a capability in formats.Caps, or the
-// spec's Name). Each entry must still be found, so the list only shrinks:
-// delete an entry when its literal goes. The names are the registry's own,
-// so an entry cannot go stale by a rename.
-var pending = []struct{ File, Name string }{
-	{"internal/projection/preview/preview.go", csvpreview.Spec.Name},
-}
-
 // checkSources reports the registry's names written as literals in the
-// module's non-test Go sources under src, less the pending ones.
+// module's non-test Go sources under src.
 func checkSources(src fs.FS) []string {
 	found, err := literals(src, formats.Names(formatList), operationNames())
 	if err != nil {
 		return []string{err.Error()}
 	}
-	var errs []string
-	used := make([]bool, len(pending))
-	for _, l := range found {
-		i := slices.IndexFunc(pending, func(p struct{ File, Name string }) bool { return p.File == l.File && p.Name == l.Name })
-		if i >= 0 {
-			used[i] = true
-			continue
-		}
-		errs = append(errs, l.String())
-	}
-	for i, p := range pending {
-		if !used[i] {
-			errs = append(errs, fmt.Sprintf("pending literal %q in %s is gone: delete its entry in registry.pending", p.Name, p.File))
-		}
+	errs := make([]string, len(found))
+	for i, l := range found {
+		errs[i] = l.String()
 	}
 	return errs
 }

@@ -98,6 +98,19 @@ install -m 0644 "$shared/rocprofv3/kernel_trace.csv" csv/rocprofv3-kernel_trace.
 install -m 0644 "$shared/aiperf/profile_export_aiperf.json" json/aiperf-profile_export_aiperf.json
 install -m 0644 "$shared/aiperf/profile_export.jsonl" jsonl/aiperf-profile_export.jsonl
 install -m 0644 "$shared/mooncake/synthetic_trace.jsonl" jsonl/mooncake-synthetic_trace.jsonl
+# ...and, for the detection test, the shared files of at most 50 KB that are
+# not in the tree elsewhere, under their shared paths (see PROVENANCE.md).
+for f in chrome-trace/chrome-141-no-arg-data.json coverage/coveragepy-gold-x_xml-coverage.xml \
+  instruments/instruments-16.0-simple-time-profile-deep-copy.txt otlp/logs.json otlp/metrics.json otlp/trace.json \
+  pyperf/pyperf-mult_list_py37.json pyperf/pyperf-telco.json pyperf/pyperf-track_memory.json pyperf/pyperformance-py38.json \
+  pytest-json/pytest-json-report-sample_report.json \
+  rocprofv3/counter_collection.csv rocprofv3/hip_api_stats.csv rocprofv3/memory_copy_trace.csv \
+  torch-trace/hta-cpu_only-rank34.pt.trace.json.gz torch-trace/hta-cupti_profiler-a100.trace.json.gz \
+  torch-trace/hta-mi250-rocm6.2.kineto.json.gz torch-trace/hta-simple_add-a100.trace.json.gz \
+  torch-trace/hta-simple_add.et.json.gz torch-trace/hta-simple_add.trace.json.gz torch-trace/hta-triton_example.json.gz \
+  vllm/llm-d-H100-llm-d-1p1d-benchmark_2025-05-13_04-37-51.json vllm/llm-d-H100-vllm-2replicas-benchmark_2025-05-13_04-55-27.json; do
+  install -D -m 0644 "$shared/$f" "shared/$f"
+done
 
 # --- What the native readers see: Python's json and csv modules, pyarrow ---
 # Tests compare the decoders' counts and first records with these.
@@ -167,4 +180,4 @@ for p in sorted(glob.glob("text/*")):
     dump(os.path.basename(p), {"reader": "python bytes.split", "lines": len(lines), "bytes": len(data)})
 PY
 
-sha256sum json/* jsonl/* csv/* parquet/* text/* > SHA256SUMS
+sha256sum json/* jsonl/* csv/* parquet/* text/* shared/*/* > SHA256SUMS

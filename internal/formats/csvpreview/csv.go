@@ -2,6 +2,8 @@
 // the header as preview.fields and the first rows as preview.records, each
 // with its exact line and byte offset. Rows whose field count differs from
 // the header's are reported ragged, not padded or dropped.
+//
+// It imports evidence, formats, formats/preview, param and table.
 package csvpreview
 
 import (
@@ -187,7 +189,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		return err
 	}
 	maxBytes, maxRecord := opts.Int("max_bytes"), opts.Int("max_record_bytes")
-	ceiling := preview.LimitOf(in, limitRecord)
+	ceiling := in.Limit(limitRecord.Name)
 	g := &guard{r: in.R, line: 1, ceiling: ceiling, starts: []lineStart{{line: 1}}}
 	br := bufio.NewReaderSize(g, readBuffer)
 	var base int64
@@ -205,9 +207,10 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	cr.ReuseRecord = true // values are copied out of kept rows
 	useHeader := opts.Bool("header")
 
-	res := &preview.Result{MaxRows: opts.Int("max_rows"), FieldsDeclared: useHeader}
+	res := preview.NewResult(out, opts.Int("max_rows"))
+	res.FieldsDeclared = useHeader
 	region := &preview.Region{Total: in.Artifact.Size, Bound: maxBytes}
-	var header []*preview.Field
+	var header []*table.Field
 	var fail *evidence.Failure
 	offset := func() int64 { return base + cr.InputOffset() }
 	for n := 0; ; n++ {
@@ -226,13 +229,13 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 			break
 		}
 		if err != nil {
-			fail = csvFailure(err, ceiling, end)
+			fail = csvFailure(in, err, end)
 			var pe *csv.ParseError
 			if errors.As(err, &pe) && (header != nil || !useHeader) {
 				// The row that does not parse is part of the preview.
 				st, _ := g.start(int64(pe.StartLine))
-				r := preview.Record{Index: res.Observed, Line: int64(pe.StartLine), Offset: st.offset,
-					Bytes: -1, Status: preview.StatusInvalid, Error: pe.Error()}
+				r := table.Record{Index: res.Observed, Line: table.Some(int64(pe.StartLine)), Offset: table.Some(st.offset),
+					Status: table.StatusInvalid, Error: table.NonEmpty(pe.Error())}
 				if res.Keep() {
 					res.Records = append(res.Records, r)
 				}
@@ -252,8 +255,9 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		}
 		g.prune(int64(line))
 		if size > ceiling {
-			fail = csvFailure(errRecordTooLong, ceiling, st.offset)
-			fail.Location.Line = line
+			fail = in.Exceeded(limitRecord.Name, size)
+			fail.Message = fmt.Sprintf("a CSV record is %d bytes, more than max_parse_record_bytes=%d", size, ceiling)
+			fail.Location = evidence.Location{Line: line, Offset: st.offset}
 			region.Stop = "stopped by " + fail.Message
 			break
 		}
@@ -264,12 +268,12 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 			continue
 		}
 		for i := len(header); i < len(rec) && !useHeader; i++ {
-			header = append(header, &preview.Field{Position: int64(i), Path: []string{}, Type: "string"})
+			header = append(header, &table.Field{Position: int64(i), Path: []string{}, Type: "string"})
 		}
 		for i := range min(len(rec), len(header)) {
 			header[i].Observed++
 		}
-		r := preview.Record{Index: res.Observed, Line: int64(line), Offset: st.offset, Bytes: size, Status: preview.StatusOK}
+		r := table.Record{Index: res.Observed, Line: table.Some(int64(line)), Offset: table.Some(st.offset), Bytes: table.Some(size), Status: table.StatusOK}
 		keep := res.Keep()
 		classify(&r, rec, len(header), useHeader, maxRecord, cr, keep)
 		res.Count(r.Status)
@@ -299,32 +303,32 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 }
 
 // headerFields turns the header record into declared fields.
-func headerFields(rec []string) ([]*preview.Field, error) {
-	fields := make([]*preview.Field, len(rec))
+func headerFields(rec []string) ([]*table.Field, error) {
+	fields := make([]*table.Field, len(rec))
 	for i, name := range rec {
 		if !utf8.ValidString(name) {
 			return nil, &evidence.Failure{Code: evidence.CodeDecodeFailure,
 				Message:  fmt.Sprintf("CSV header field %d is not valid UTF-8; preview the file with --format text", i+1),
 				Location: evidence.Location{Line: 1}}
 		}
-		fields[i] = &preview.Field{Position: int64(i), Name: name, Path: []string{name}, Type: "string"}
+		fields[i] = &table.Field{Position: int64(i), Name: name, Path: []string{name}, Type: "string"}
 	}
 	return fields, nil
 }
 
 // classify sets a row's status, and its value when it is kept.
-func classify(r *preview.Record, rec []string, width int, useHeader bool, maxRecord int64, cr *csv.Reader, keep bool) {
+func classify(r *table.Record, rec []string, width int, useHeader bool, maxRecord int64, cr *csv.Reader, keep bool) {
 	for i, f := range rec {
 		if !utf8.ValidString(f) {
 			line, col := cr.FieldPos(i)
-			r.Status = preview.StatusInvalid
-			r.Error = fmt.Sprintf("field %d (line %d, column %d) is not valid UTF-8", i+1, line, col)
+			r.Status = table.StatusInvalid
+			r.Error = table.NonEmpty(fmt.Sprintf("field %d (line %d, column %d) is not valid UTF-8", i+1, line, col))
 			return
 		}
 	}
-	if r.Bytes > maxRecord {
-		r.Status = preview.StatusOversized
-		r.Error = fmt.Sprintf("row is %d bytes, more than max_record_bytes=%d", r.Bytes, maxRecord)
+	if r.Bytes.V > maxRecord {
+		r.Status = table.StatusOversized
+		r.Error = table.NonEmpty(fmt.Sprintf("row is %d bytes, more than max_record_bytes=%d", r.Bytes.V, maxRecord))
 		return
 	}
 	if keep {
@@ -335,19 +339,21 @@ func classify(r *preview.Record, rec []string, width int, useHeader bool, maxRec
 		r.Value = vals
 	}
 	if useHeader && len(rec) != width {
-		r.Status = preview.StatusRagged
-		r.Error = fmt.Sprintf("row has %d fields, the header has %d", len(rec), width)
+		r.Status = table.StatusRagged
+		r.Error = table.NonEmpty(fmt.Sprintf("row has %d fields, the header has %d", len(rec), width))
 	}
 }
 
-// csvFailure types a reader or parser error.
-func csvFailure(err error, ceiling, offset int64) *evidence.Failure {
+// csvFailure types a reader or parser error; offset is where the record
+// being read starts.
+func csvFailure(in *formats.Input, err error, offset int64) *evidence.Failure {
 	var pe *csv.ParseError
 	switch {
 	case errors.Is(err, errRecordTooLong):
-		return &evidence.Failure{Code: evidence.CodeLimitExceeded,
-			Message:  fmt.Sprintf("a CSV record is longer than max_parse_record_bytes=%d", ceiling),
-			Location: evidence.Location{Offset: offset}, Err: err}
+		f := in.Exceeded(limitRecord.Name, nil)
+		f.Message = fmt.Sprintf("a CSV record is longer than max_parse_record_bytes=%d", in.Limit(limitRecord.Name))
+		f.Location.Offset, f.Err = offset, err
+		return f
 	case errors.As(err, &pe):
 		return &evidence.Failure{Code: evidence.CodeDecodeFailure, Message: pe.Error(),
 			Location: evidence.Location{Line: pe.Line, Column: pe.Column}, Err: err}

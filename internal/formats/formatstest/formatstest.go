@@ -1,4 +1,14 @@
-// Package formatstest records what decoders emit, for their tests.
+// Package formatstest is the test harness of decoders and of the
+// projections that read their tables: a recording sink that checks every
+// row against its declared schema, decoding through the real runner
+// (DecodeFile, Run) or straight from bytes through iotest wrappers
+// (Decode), the invariants every summary must keep (CheckInvariants), a
+// recording projection emitter and a feeder (Emitter, Feed, Project), and readers
+// of the repository's testdata (Read, Seeds). No decoder test keeps its
+// own sink.
+//
+// It imports evidence, formats, projection (the emitter it records) and
+// table.
 package formatstest
 
 import (
@@ -25,12 +35,18 @@ type Sink struct {
 	// Artifact is written in the artifact column of tables from one
 	// artifact; "" keeps what the decoder wrote.
 	Artifact string
+	// DeclinedRows counts the rows a decoder handed to tables the sink
+	// declined (Only), which it should not have built.
+	DeclinedRows int64
 }
 
 // Table is one recorded table.
 type Table struct {
-	Header  *evidence.Table
-	Rows    []evidence.Object
+	Header *evidence.Table
+	Rows   []evidence.Object
+	// Typed holds the rows as the decoder handed them (a *T of the schema
+	// or an object), for feeding a projection the way a process does.
+	Typed   []any
 	Summary *evidence.Summary
 
 	schema   *table.Schema
@@ -61,7 +77,7 @@ func (s *Sink) Begin(t *evidence.Table) (formats.TableWriter, error) {
 	}
 	tb := &Table{Header: t, schema: ts, artifact: s.Artifact}
 	if ts != nil && !s.Wants(ts) {
-		return Discard{}.table(ts), nil
+		return Discard{Rows: &s.DeclinedRows}.table(ts), nil
 	}
 	s.Tables = append(s.Tables, tb)
 	return tb, nil
@@ -88,6 +104,7 @@ func (t *Table) Row(row any) error {
 		return fmt.Errorf("table %s row %d: %w", t.Header.Name, len(t.Rows), err)
 	}
 	t.Rows = append(t.Rows, v)
+	t.Typed = append(t.Typed, row)
 	return nil
 }
 

@@ -1,6 +1,10 @@
 // Package jsonpreview previews JSON documents and JSONL streams: a bounded
 // structural outline, the fields of their records and the first records,
-// read with internal/jsonscan so that a multi-gigabyte file is never loaded.
+// read with internal/jsonscan (JSONL lines with internal/lines) so that a
+// multi-gigabyte file is never loaded.
+//
+// It imports evidence, formats, formats/preview, jsonscan, lines, param
+// and table.
 package jsonpreview
 
 import (
@@ -109,25 +113,29 @@ func readFailure(err error, offset int64) *evidence.Failure {
 	return f
 }
 
-// scanFailure types a scanner error: ceilings are LIMIT_EXCEEDED, reader
-// errors IO_FAILURE, the rest DECODE_FAILURE. base shifts the offset past
-// a skipped BOM or to the start of a JSONL line.
-func scanFailure(err error, base int64) *evidence.Failure {
+// scanFailure types a scanner error: a parser ceiling is the spec's
+// LIMIT_EXCEEDED, a reader error IO_FAILURE, the rest DECODE_FAILURE. base
+// shifts the offset past a skipped BOM.
+func scanFailure(in *formats.Input, err error, base int64) *evidence.Failure {
 	var f *evidence.Failure
 	if errors.As(err, &f) {
 		return f
 	}
-	code := evidence.CodeDecodeFailure
-	if errors.Is(err, jsonscan.ErrDepth) || errors.Is(err, jsonscan.ErrTokenTooLong) {
-		code = evidence.CodeLimitExceeded
-	}
 	var se *jsonscan.Error
-	if errors.As(err, &se) && isReadError(se.Err) {
-		code = evidence.CodeIOFailure
+	errors.As(err, &se)
+	switch {
+	case errors.Is(err, jsonscan.ErrDepth):
+		f = in.Exceeded(limitDepth.Name, nil)
+	case errors.Is(err, jsonscan.ErrTokenTooLong):
+		f = in.Exceeded(limitToken.Name, nil)
+	case se != nil && isReadError(se.Err):
+		f = evidence.Wrap(evidence.CodeIOFailure, err, "")
+	default:
+		f = evidence.Wrap(evidence.CodeDecodeFailure, err, "")
 	}
-	f = evidence.Wrap(code, err, "")
+	f.Err = err
 	if se != nil {
-		f.Location.Offset = se.Offset + base
+		f.Location.Line, f.Location.Offset = se.Line, se.Offset+base
 	}
 	return f
 }
@@ -149,40 +157,37 @@ func isReadError(err error) bool {
 // errStop ends a walk at the max_bytes bound.
 var errStop = errors.New("max_bytes reached")
 
-// node is one row of preview.outline.
+// node is one row of preview.outline while its container is read.
 type node struct {
-	pointer  string
-	depth    int
-	typ      string
-	members  int64
-	complete bool
-	keys     []string
-	elems    [len(typeNames)]int64
-	records  bool
+	table.OutlineNode
+	members int64
+	elems   [len(typeNames)]int64
 }
 
 const maxOutlineKeys = 32
 
-func (n *node) values() evidence.Object {
-	o := evidence.Object{"pointer": n.pointer, "depth": n.depth, "type": n.typ,
-		"members": nil, "complete": true, "keys": nil, "element_types": nil, "records": n.records}
-	switch n.typ {
+// row completes the node's row: containers carry their member count and
+// keys or element types; a scalar is complete and has neither.
+func (n *node) row() *table.OutlineNode {
+	switch n.Type {
 	case "object":
-		keys := make([]any, len(n.keys))
-		for i, k := range n.keys {
-			keys[i] = k
+		n.Members = table.Some(n.members)
+		if n.Keys == nil {
+			n.Keys = []string{}
 		}
-		o["members"], o["complete"], o["keys"] = n.members, n.complete, keys
 	case "array":
+		n.Members = table.Some(n.members)
 		et := evidence.Object{}
 		for i, c := range n.elems {
 			if c > 0 {
 				et[typeNames[i]] = c
 			}
 		}
-		o["members"], o["complete"], o["element_types"] = n.members, n.complete, et
+		n.ElementTypes = et
+	default:
+		n.Complete = true
 	}
-	return o
+	return &n.OutlineNode
 }
 
 // walker streams one JSON document: it outlines the shallow structure,
@@ -255,7 +260,7 @@ func (w *walker) walk(tok jsonscan.Token, ptr string, depth int, outline bool) e
 	if outline {
 		w.nodesSeen++
 		if int64(len(w.nodes)) < w.maxNodes {
-			n = &node{pointer: ptr, depth: depth, typ: typeNames[typeOf(tok.Kind)]}
+			n = &node{OutlineNode: table.OutlineNode{Pointer: ptr, Depth: int64(depth), Type: typeNames[typeOf(tok.Kind)]}}
 			w.nodes = append(w.nodes, n)
 		}
 	}
@@ -276,8 +281,8 @@ func (w *walker) walk(tok jsonscan.Token, ptr string, depth int, outline bool) e
 			key := string(t.Bytes)
 			if n != nil {
 				n.members++
-				if len(n.keys) < maxOutlineKeys {
-					n.keys = append(n.keys, key)
+				if len(n.Keys) < maxOutlineKeys {
+					n.Keys = append(n.Keys, key)
 				}
 			}
 			vt, err := w.next()
@@ -300,7 +305,7 @@ func (w *walker) walk(tok jsonscan.Token, ptr string, depth int, outline bool) e
 			w.found = true
 			w.foundPtr = ptr
 			if n != nil {
-				n.records = true
+				n.Records = true
 			}
 			return w.records(n)
 		}
@@ -332,7 +337,7 @@ func (w *walker) walk(tok jsonscan.Token, ptr string, depth int, outline bool) e
 		}
 	}
 	if n != nil {
-		n.complete = true
+		n.Complete = true
 	}
 	return nil
 }
@@ -378,16 +383,17 @@ func (w *walker) records(n *node) error {
 		}
 		if t.Kind == jsonscan.ArrayEnd {
 			if n != nil {
-				n.complete = true
+				n.Complete = true
 			}
 			return nil
 		}
-		rec := preview.Record{Index: i, Line: int64(w.s.Line()), Offset: t.Offset + w.base, Status: preview.StatusOK}
+		start := t.Offset + w.base
+		rec := table.Record{Index: i, Line: table.Some(int64(w.s.Line())), Offset: table.Some(start), Status: table.StatusOK}
 		keep := w.res.Keep()
 		if err := w.record(t, keep, &rec); err != nil {
 			return err
 		}
-		rec.Bytes = w.offset() - rec.Offset
+		rec.Bytes = table.Some(w.offset() - start)
 		w.res.Count(rec.Status)
 		if keep {
 			w.res.Records = append(w.res.Records, rec)
@@ -401,7 +407,7 @@ func (w *walker) records(n *node) error {
 
 // record reads one element. Object keys feed the field statistics; the
 // value is built only for kept records and only up to max_record_bytes.
-func (w *walker) record(tok jsonscan.Token, keep bool, rec *preview.Record) error {
+func (w *walker) record(tok jsonscan.Token, keep bool, rec *table.Record) error {
 	b := &builder{s: w.s, start: tok.Offset, limit: w.maxRecord}
 	if tok.Kind != jsonscan.ObjectStart {
 		if !keep {
@@ -426,7 +432,7 @@ func (w *walker) record(tok jsonscan.Token, keep bool, rec *preview.Record) erro
 	depth := w.s.Depth() // inside the record object
 	obj := evidence.Object{}
 	for {
-		if !keep || rec.Status != preview.StatusOK {
+		if !keep || rec.Status != table.StatusOK {
 			if err := w.budget(); err != nil {
 				return err
 			}
@@ -444,7 +450,7 @@ func (w *walker) record(tok jsonscan.Token, keep bool, rec *preview.Record) erro
 			return err
 		}
 		w.fields.add(key, typeOf(vt.Kind))
-		if !keep || rec.Status != preview.StatusOK {
+		if !keep || rec.Status != table.StatusOK {
 			if err := w.skip(vt); err != nil {
 				return err
 			}
@@ -470,16 +476,16 @@ func (w *walker) record(tok jsonscan.Token, keep bool, rec *preview.Record) erro
 		}
 		obj[key] = v
 	}
-	if keep && rec.Status == preview.StatusOK {
+	if keep && rec.Status == table.StatusOK {
 		rec.Value = obj
 	}
 	return nil
 }
 
-func (w *walker) oversized(rec *preview.Record) {
-	rec.Status = preview.StatusOversized
+func (w *walker) oversized(rec *table.Record) {
+	rec.Status = table.StatusOversized
 	rec.Value = nil
-	rec.Error = fmt.Sprintf("record is larger than max_record_bytes=%d", w.maxRecord)
+	rec.Error = table.NonEmpty(fmt.Sprintf("record is larger than max_record_bytes=%d", w.maxRecord))
 }
 
 // skipTo consumes tokens until the scanner is back at depth.
@@ -525,9 +531,9 @@ func decodeJSON(ctx context.Context, in *formats.Input, out formats.Sink) error 
 		return err
 	}
 	s := jsonscan.New(br)
-	s.MaxDepth = int(preview.LimitOf(in, limitDepth))
-	s.MaxToken = int(preview.LimitOf(in, limitToken))
-	res := &preview.Result{MaxRows: opts.Int("max_rows")}
+	s.MaxDepth = int(in.Limit(limitDepth.Name))
+	s.MaxToken = int(in.Limit(limitToken.Name))
+	res := preview.NewResult(out, opts.Int("max_rows"))
 	w := &walker{
 		ctx: ctx, s: s, base: base, res: res,
 		maxBytes:  opts.Int("max_bytes"),
@@ -536,11 +542,14 @@ func decodeJSON(ctx context.Context, in *formats.Input, out formats.Sink) error 
 		maxNodes:  opts.Int("max_outline_nodes"),
 		target:    target,
 		auto:      target == "",
-		fields:    newFieldStats(opts.Int("max_fields")),
+		fields:    newFieldStats(opts.Int("max_fields"), res.WantFields),
+	}
+	if !out.Wants(table.PreviewOutline.Schema) {
+		w.maxNodes = 0 // walked all the same, to find the records; no row built
 	}
 	tok, err := s.Next()
 	if err != nil {
-		return scanFailure(err, base)
+		return scanFailure(in, err, base)
 	}
 	err = w.walk(tok, "", 0, true)
 	if err == nil {
@@ -555,7 +564,7 @@ func decodeJSON(ctx context.Context, in *formats.Input, out formats.Sink) error 
 	case ctx.Err() != nil:
 		return ctx.Err()
 	default:
-		fail = scanFailure(err, base)
+		fail = scanFailure(in, err, base)
 		region.Stop = "stopped by " + fail.Message
 	}
 	if !w.auto && !w.found {
@@ -596,12 +605,12 @@ func decodeJSON(ctx context.Context, in *formats.Input, out formats.Sink) error 
 }
 
 func (w *walker) writeOutline(out formats.Sink, region *preview.Region) error {
-	tw, err := out.Begin(&evidence.Table{Name: preview.Outline, Columns: table.PreviewOutline.EvidenceColumns("")})
+	tw, err := out.Begin(&evidence.Table{Name: table.PreviewOutline.Name, Columns: table.PreviewOutline.EvidenceColumns("")})
 	if err != nil {
 		return err
 	}
 	for _, n := range w.nodes {
-		if err := tw.Row(n.values()); err != nil {
+		if err := tw.Row(n.row()); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package jsonpreview
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,14 +13,14 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/formats/preview"
-	"github.com/flameox/flameox/internal/formats/preview/previewtest"
+	"github.com/flameox/flameox/internal/formats/formatstest"
+	"github.com/flameox/flameox/internal/table"
 )
 
-func decodeOK(t *testing.T, spec *formats.Spec, name string, data []byte, opts evidence.Object) *previewtest.Sink {
+func decodeOK(t *testing.T, spec *formats.Spec, name string, data []byte, opts evidence.Object) *formatstest.Sink {
 	t.Helper()
-	sink, err := previewtest.Decode(spec, name, data, opts, nil)
-	previewtest.CheckInvariants(t, sink, err)
+	sink, err := formatstest.Decode(spec, name, data, opts, nil)
+	formatstest.CheckInvariants(t, sink, err)
 	if err != nil {
 		t.Fatalf("decode %s: %v", name, err)
 	}
@@ -31,17 +32,17 @@ func decodeOK(t *testing.T, spec *formats.Spec, name string, data []byte, opts e
 func TestJSONMatchesPythonJSON(t *testing.T) {
 	for _, name := range []string{"pip-list.json", "duckdb-range-array.json", "aiperf-profile_export_aiperf.json"} {
 		t.Run(name, func(t *testing.T) {
-			want := previewtest.Expected(t, name)
-			sink := decodeOK(t, JSON, name, previewtest.Read(t, filepath.Join("json", name)), nil)
-			recs := sink.Table(preview.Records)
+			want := formatstest.ReadJSON(t, "preview/expected/"+name+".json")
+			sink := decodeOK(t, JSON, name, formatstest.Read(t, filepath.Join("preview/json", name)), nil)
+			recs := sink.Table(table.PreviewRecords.Name)
 			n, _ := evidence.AsInt(want["records"])
 			if recs.Summary.RowsObserved != n {
 				t.Errorf("records observed %d, python json %d", recs.Summary.RowsObserved, n)
 			}
 			first := want["first"].([]any)
 			for i, w := range first {
-				if got := previewtest.Canonical(t, recs.Rows[i]["value"]); got != previewtest.Canonical(t, w) {
-					t.Errorf("record %d:\n got %s\nwant %s", i, got, previewtest.Canonical(t, w))
+				if got := formatstest.Canonical(t, recs.Rows[i]["value"]); got != formatstest.Canonical(t, w) {
+					t.Errorf("record %d:\n got %s\nwant %s", i, got, formatstest.Canonical(t, w))
 				}
 			}
 			if !recs.Summary.Complete && n <= 100 {
@@ -54,24 +55,24 @@ func TestJSONMatchesPythonJSON(t *testing.T) {
 // TestJSONRecordLocations checks that each record's offset and bytes
 // delimit exactly the native text of its value.
 func TestJSONRecordLocations(t *testing.T) {
-	data := previewtest.Read(t, "json/duckdb-range-array.json")
+	data := formatstest.Read(t, "preview/json/duckdb-range-array.json")
 	sink := decodeOK(t, JSON, "a.json", data, nil)
-	for _, r := range sink.Table(preview.Records).Rows {
+	for _, r := range sink.Table(table.PreviewRecords.Name).Rows {
 		off, _ := evidence.AsInt(r["offset"])
 		n, _ := evidence.AsInt(r["bytes"])
 		v, err := evidence.ParseValue(data[off:off+n], 0)
 		if err != nil {
 			t.Fatalf("record %v: slice does not parse: %v", r["index"], err)
 		}
-		if previewtest.Canonical(t, v) != previewtest.Canonical(t, r["value"]) {
+		if formatstest.Canonical(t, v) != formatstest.Canonical(t, r["value"]) {
 			t.Fatalf("record %v: slice and value differ", r["index"])
 		}
 	}
 }
 
 func TestJSONFieldsAndOutline(t *testing.T) {
-	sink := decodeOK(t, JSON, "d.json", previewtest.Read(t, "json/duckdb-range-array.json"), nil)
-	fields := sink.Table(preview.Fields)
+	sink := decodeOK(t, JSON, "d.json", formatstest.Read(t, "preview/json/duckdb-range-array.json"), nil)
+	fields := sink.Table(table.PreviewFields.Name)
 	got := map[string]string{}
 	for _, f := range fields.Rows {
 		got[f["name"].(string)] = fmt.Sprintf("%s/%v/%v", f["type"], f["observed"], f["nulls"])
@@ -81,16 +82,16 @@ func TestJSONFieldsAndOutline(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("fields %v, want %v", got, want)
 	}
-	out := sink.Table(preview.Outline)
+	out := sink.Table(table.PreviewOutline.Name)
 	if len(out.Rows) != 1 || out.Rows[0]["records"] != true || out.Rows[0]["members"] != int64(50) {
 		t.Errorf("outline of a top-level array: %v", out.Rows)
 	}
 }
 
 func TestJSONBounds(t *testing.T) {
-	data := previewtest.Read(t, "json/duckdb-range-array.json")
+	data := formatstest.Read(t, "preview/json/duckdb-range-array.json")
 	t.Run("max_rows", func(t *testing.T) {
-		s := decodeOK(t, JSON, "d.json", data, evidence.Object{"max_rows": 3}).Table(preview.Records).Summary
+		s := decodeOK(t, JSON, "d.json", data, evidence.Object{"max_rows": 3}).Table(table.PreviewRecords.Name).Summary
 		if s.RowsObserved != 50 || s.RowsEmitted != 3 || s.Complete || s.Truncation == nil ||
 			s.Truncation.Reason != "row_limit" || s.Truncation.Omitted != 47 {
 			t.Errorf("summary %+v %+v", s, s.Truncation)
@@ -98,7 +99,7 @@ func TestJSONBounds(t *testing.T) {
 	})
 	t.Run("max_bytes", func(t *testing.T) {
 		sink := decodeOK(t, JSON, "d.json", data, evidence.Object{"max_bytes": 500})
-		s := sink.Table(preview.Records).Summary
+		s := sink.Table(table.PreviewRecords.Name).Summary
 		read, _ := evidence.AsInt(s.Coverage["bytes_read"])
 		if s.Complete || s.Coverage["end_reached"] != false || read < 500 || read >= int64(len(data)) {
 			t.Errorf("coverage %v", s.Coverage)
@@ -109,15 +110,15 @@ func TestJSONBounds(t *testing.T) {
 		if !strings.Contains(strings.Join(s.Limitations, " "), "not observed") {
 			t.Errorf("limitations do not say the rest is unobserved: %v", s.Limitations)
 		}
-		if o := sink.Table(preview.Outline); o.Rows[0]["complete"] != false {
+		if o := sink.Table(table.PreviewOutline.Name); o.Rows[0]["complete"] != false {
 			t.Errorf("the records array was not read to its end: %v", o.Rows[0])
 		}
 	})
 	t.Run("max_record_bytes", func(t *testing.T) {
-		rs := decodeOK(t, JSON, "d.json", data, evidence.Object{"max_record_bytes": 40}).Table(preview.Records)
+		rs := decodeOK(t, JSON, "d.json", data, evidence.Object{"max_record_bytes": 40}).Table(table.PreviewRecords.Name)
 		over := 0
 		for _, r := range rs.Rows {
-			if r["status"] == preview.StatusOversized {
+			if r["status"] == table.StatusOversized {
 				over++
 				if r["value"] != nil {
 					t.Errorf("oversized record keeps its value: %v", r)
@@ -146,13 +147,13 @@ func TestJSONRecordsPointer(t *testing.T) {
 		{"/bad~2escape", 0, evidence.CodeInvalidArgument},
 	} {
 		t.Run(c.ptr, func(t *testing.T) {
-			sink, err := previewtest.Decode(JSON, "p.json", doc, evidence.Object{"records": c.ptr}, nil)
-			previewtest.CheckInvariants(t, sink, err)
-			if got := previewtest.Code(err); got != c.code {
+			sink, err := formatstest.Decode(JSON, "p.json", doc, evidence.Object{"records": c.ptr}, nil)
+			formatstest.CheckInvariants(t, sink, err)
+			if got := formatstest.Code(err); got != c.code {
 				t.Fatalf("code %q, want %q (%v)", got, c.code, err)
 			}
-			if c.code == "" && sink.Table(preview.Records).Summary.RowsObserved != c.records {
-				t.Errorf("records %d, want %d", sink.Table(preview.Records).Summary.RowsObserved, c.records)
+			if c.code == "" && sink.Table(table.PreviewRecords.Name).Summary.RowsObserved != c.records {
+				t.Errorf("records %d, want %d", sink.Table(table.PreviewRecords.Name).Summary.RowsObserved, c.records)
 			}
 		})
 	}
@@ -161,12 +162,12 @@ func TestJSONRecordsPointer(t *testing.T) {
 func TestJSONValues(t *testing.T) {
 	doc := []byte("\xEF\xBB\xBF" + `[{"big":123456789012345678901234567890,"huge":1e400,"tiny":1e-400,"f":0.1,"u":"\u00e9\ud83d\ude00"}]`)
 	sink := decodeOK(t, JSON, "v.json", doc, nil)
-	got := previewtest.Canonical(t, sink.Table(preview.Records).Rows[0]["value"])
+	got := formatstest.Canonical(t, sink.Table(table.PreviewRecords.Name).Rows[0]["value"])
 	want := `{"big":"123456789012345678901234567890","f":0.1,"huge":{"type":"double","value":"Infinity"},"tiny":0,"u":"é😀"}`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	if off := sink.Table(preview.Records).Rows[0]["offset"]; off != int64(4) {
+	if off := sink.Table(table.PreviewRecords.Name).Rows[0]["offset"]; off != int64(4) {
 		t.Errorf("offset after a BOM is %v, want 4", off)
 	}
 }
@@ -194,13 +195,13 @@ func TestJSONHostile(t *testing.T) {
 		{"depth ceiling", `[[[[1]]]]`, map[string]int64{"max_depth": 3}, evidence.CodeLimitExceeded, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			sink, err := previewtest.Run(t.TempDir(), JSON, "h.json", []byte(c.data), nil, c.limits)
-			previewtest.CheckInvariants(t, sink, err)
-			if got := previewtest.Code(err); got != c.code {
+			sink, err := formatstest.Run(t, JSON, "h.json", []byte(c.data), c.limits, nil)
+			formatstest.CheckInvariants(t, sink, err)
+			if got := formatstest.Code(err); got != c.code {
 				t.Fatalf("code %q, want %q (%v)", got, c.code, err)
 			}
 			if c.partial {
-				r := sink.Table(preview.Records)
+				r := sink.Table(table.PreviewRecords.Name)
 				if r == nil || r.Summary.Complete || r.Summary.Coverage["end_reached"] != false {
 					t.Fatalf("a failure after reading must close the tables incomplete: %+v", r)
 				}
@@ -208,22 +209,22 @@ func TestJSONHostile(t *testing.T) {
 		})
 	}
 	t.Run("syntax error keeps the records before it", func(t *testing.T) {
-		sink, _ := previewtest.Decode(JSON, "h.json", []byte(`[{"a":1},{"a":2},{"a":]`), nil, nil)
-		if n := len(sink.Table(preview.Records).Rows); n != 2 {
+		sink, _ := formatstest.Decode(JSON, "h.json", []byte(`[{"a":1},{"a":2},{"a":]`), nil, nil)
+		if n := len(sink.Table(table.PreviewRecords.Name).Rows); n != 2 {
 			t.Errorf("records before the error: %d, want 2", n)
 		}
 	})
 	t.Run("10 MB string record", func(t *testing.T) {
 		big := `[{"s":"` + strings.Repeat("x", 10<<20) + `"},{"s":"small"}]`
 		sink := decodeOK(t, JSON, "big.json", []byte(big), evidence.Object{"max_bytes": 64 << 20})
-		rs := sink.Table(preview.Records).Rows
-		if rs[0]["status"] != preview.StatusOversized || rs[1]["status"] != preview.StatusOK {
+		rs := sink.Table(table.PreviewRecords.Name).Rows
+		if rs[0]["status"] != table.StatusOversized || rs[1]["status"] != table.StatusOK {
 			t.Errorf("statuses %v, %v", rs[0]["status"], rs[1]["status"])
 		}
 	})
 	t.Run("unknown option", func(t *testing.T) {
-		_, err := previewtest.Decode(JSON, "o.json", []byte(`[]`), evidence.Object{"max_rowz": 1}, nil)
-		if previewtest.Code(err) != evidence.CodeInvalidArgument {
+		_, err := formatstest.Decode(JSON, "o.json", []byte(`[]`), evidence.Object{"max_rowz": 1}, nil)
+		if formatstest.Code(err) != evidence.CodeInvalidArgument {
 			t.Errorf("unknown option: %v", err)
 		}
 	})
@@ -236,19 +237,19 @@ func TestReaders(t *testing.T) {
 		spec *formats.Spec
 		path string
 	}{
-		{JSON, "json/duckdb-range-array.json"}, {JSON, "json/aiperf-profile_export_aiperf.json"},
-		{JSONL, "jsonl/go-test.jsonl"}, {JSONL, "jsonl/duckdb-range.jsonl"},
+		{JSON, "preview/json/duckdb-range-array.json"}, {JSON, "preview/json/aiperf-profile_export_aiperf.json"},
+		{JSONL, "preview/jsonl/go-test.jsonl"}, {JSONL, "preview/jsonl/duckdb-range.jsonl"},
 	}
 	wraps := map[string]func(io.Reader) io.Reader{
 		"OneByteReader": iotest.OneByteReader, "HalfReader": iotest.HalfReader, "DataErrReader": iotest.DataErrReader,
 	}
 	for _, c := range cases {
-		data := previewtest.Read(t, c.path)
+		data := formatstest.Read(t, c.path)
 		plain := render(t, decodeOK(t, c.spec, c.path, data, nil))
 		for name, wrap := range wraps {
 			t.Run(c.path+"/"+name, func(t *testing.T) {
-				sink, err := previewtest.Decode(c.spec, c.path, data, nil, wrap)
-				previewtest.CheckInvariants(t, sink, err)
+				sink, err := formatstest.Decode(c.spec, c.path, data, nil, wrap)
+				formatstest.CheckInvariants(t, sink, err)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -261,23 +262,23 @@ func TestReaders(t *testing.T) {
 			broken := func(r io.Reader) io.Reader {
 				return io.MultiReader(io.LimitReader(r, int64(len(data)/2)), iotest.ErrReader(errors.New("disk gone")))
 			}
-			sink, err := previewtest.Decode(c.spec, c.path, data, nil, broken)
-			previewtest.CheckInvariants(t, sink, err)
-			if previewtest.Code(err) != evidence.CodeIOFailure {
+			sink, err := formatstest.Decode(c.spec, c.path, data, nil, broken)
+			formatstest.CheckInvariants(t, sink, err)
+			if formatstest.Code(err) != evidence.CodeIOFailure {
 				t.Errorf("a read error is IO_FAILURE, got %v", err)
 			}
 		})
 	}
 }
 
-func render(t *testing.T, s *previewtest.Sink) string {
+func render(t *testing.T, s *formatstest.Sink) string {
 	var b bytes.Buffer
 	for _, tb := range s.Tables {
-		b.WriteString(previewtest.Canonical(t, tb.Header))
+		b.WriteString(formatstest.Canonical(t, tb.Header))
 		for _, r := range tb.Rows {
-			b.WriteString(previewtest.Canonical(t, r))
+			b.WriteString(formatstest.Canonical(t, r))
 		}
-		b.WriteString(previewtest.Canonical(t, tb.Summary))
+		b.WriteString(formatstest.Canonical(t, tb.Summary))
 	}
 	return b.String()
 }
@@ -297,19 +298,19 @@ func TestSniff(t *testing.T) {
 }
 
 func FuzzDecode(f *testing.F) {
-	for _, s := range previewtest.Seeds(f, "json") {
+	for _, s := range formatstest.Seeds(f, "preview/json", 0) {
 		f.Add(s)
 	}
-	for _, s := range previewtest.Seeds(f, "jsonl") {
-		f.Add(s[:min(len(s), 4096)])
+	for _, s := range formatstest.Seeds(f, "preview/jsonl", 4096) {
+		f.Add(s)
 	}
 	f.Add([]byte(`[{"a":[1,{"b":null}]},"x",-0.5e3,true]`))
 	f.Add([]byte(`{"k":[[[]]],"t":{"u":[{}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		opts := evidence.Object{"max_rows": 3, "max_bytes": 2048, "max_record_bytes": 64, "max_fields": 4, "max_outline_nodes": 8}
 		for _, spec := range []*formats.Spec{JSON, JSONL} {
-			sink, err := previewtest.Decode(spec, "f", data, opts, nil)
-			previewtest.CheckInvariants(t, sink, err)
+			sink, err := formatstest.Decode(spec, "f", data, opts, nil)
+			formatstest.CheckInvariants(t, sink, err)
 		}
 	})
 }
@@ -317,7 +318,7 @@ func FuzzDecode(f *testing.F) {
 func BenchmarkDecode(b *testing.B) {
 	// A JSON array of the Mooncake trace's records (~1.1 MB), and the
 	// JSONL trace itself.
-	lines := bytes.Split(bytes.TrimSpace(previewtest.Read(b, "jsonl/mooncake-synthetic_trace.jsonl")), []byte("\n"))
+	lines := bytes.Split(bytes.TrimSpace(formatstest.Read(b, "preview/jsonl/mooncake-synthetic_trace.jsonl")), []byte("\n"))
 	array := append(append([]byte("["), bytes.Join(lines, []byte(","))...), ']')
 	for _, c := range []struct {
 		name string
@@ -325,16 +326,67 @@ func BenchmarkDecode(b *testing.B) {
 		data []byte
 	}{
 		{"json", JSON, array},
-		{"jsonl", JSONL, previewtest.Read(b, "jsonl/mooncake-synthetic_trace.jsonl")},
+		{"jsonl", JSONL, formatstest.Read(b, "preview/jsonl/mooncake-synthetic_trace.jsonl")},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(int64(len(c.data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := previewtest.DecodeInto(c.spec, "bench", c.data, nil, &previewtest.Discard{}); err != nil {
+				if err := formatstest.DecodeInto(c.spec, "bench", c.data, nil, nil, formatstest.Discard{}); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
+	}
+}
+
+// TestLimitReceipt: a JSON ceiling fails with the one receipt shape,
+// located where the scanner stopped.
+func TestLimitReceipt(t *testing.T) {
+	for _, c := range []struct {
+		data, limit string
+		value       int64
+		unit        string
+	}{
+		{`[[[[1]]]]`, "max_depth", 3, "levels"},
+		{`["` + strings.Repeat("x", 2000) + `"]`, "max_token_bytes", 1000, "bytes"},
+	} {
+		sink := &formatstest.Sink{}
+		in := formatstest.MustInput(t, JSON, &evidence.Artifact{Path: "/virtual/l.json", Size: int64(len(c.data))},
+			strings.NewReader(c.data), map[string]int64{c.limit: c.value})
+		err := JSON.Decoder.Decode(context.Background(), in, sink)
+		var f *evidence.Failure
+		if !errors.As(err, &f) || f.Code != evidence.CodeLimitExceeded {
+			t.Fatalf("%s: %v", c.limit, err)
+		}
+		lim, _ := f.Details["limit"].(evidence.Object)
+		if lim["name"] != c.limit || lim["value"] != c.value || lim["unit"] != c.unit || f.Location.Offset == 0 || f.Location.Line != 1 {
+			t.Errorf("%s: receipt %v at %+v", c.limit, f.Details, f.Location)
+		}
+	}
+}
+
+// TestDeclinedTables: a sink that wants only preview.fields gets the same
+// fields, and the decoder builds no outline node and no record for the
+// tables it declines.
+func TestDeclinedTables(t *testing.T) {
+	for _, c := range []struct {
+		spec *formats.Spec
+		path string
+	}{{JSON, "preview/json/duckdb-range-array.json"}, {JSONL, "preview/jsonl/go-test.jsonl"}} {
+		data := formatstest.Read(t, c.path)
+		all := decodeOK(t, c.spec, c.path, data, nil)
+		only := &formatstest.Sink{Only: []string{table.PreviewFields.Name}}
+		err := formatstest.DecodeInto(c.spec, c.path, data, nil, nil, only)
+		formatstest.CheckInvariants(t, only, err)
+		if err != nil || len(only.Tables) != 1 || only.DeclinedRows != 0 {
+			t.Fatalf("%s: %v, %d tables, %d declined rows built", c.path, err, len(only.Tables), only.DeclinedRows)
+		}
+		if got, want := formatstest.Canonical(t, only.Tables[0].Rows), formatstest.Canonical(t, all.Table(table.PreviewFields.Name).Rows); got != want {
+			t.Errorf("%s: fields differ when records are declined:\n%s\n%s", c.path, got, want)
+		}
+		if _, typed := all.Table(table.PreviewRecords.Name).Typed[0].(*table.Record); !typed {
+			t.Errorf("%s: records are not typed rows", c.path)
+		}
 	}
 }

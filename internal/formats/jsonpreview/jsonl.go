@@ -1,7 +1,6 @@
 package jsonpreview
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/preview"
 	"github.com/flameox/flameox/internal/jsonscan"
+	"github.com/flameox/flameox/internal/lines"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
 )
@@ -44,120 +44,92 @@ var JSONL = &formats.Spec{
 	Options:  jsonlOptions,
 }
 
-// lineReader reads lines with a bound on what it keeps of each.
-type lineReader struct {
-	br  *bufio.Reader
-	off int64 // stream offset of the next unread byte
-	buf []byte
-	eof bool
-}
-
-// next reads one line, keeping at most keep bytes of it (terminator
-// excluded). It stops inside the line once the offset reaches stop. n
-// counts the line's bytes read; ended says its newline or the end of input
-// was reached. At the end of input with nothing left, n is 0 and eof set.
-func (lr *lineReader) next(keep int64, stop int64) (kept []byte, n int64, ended bool, err error) {
-	lr.buf = lr.buf[:0]
-	for {
-		frag, err := lr.br.ReadSlice('\n')
-		lr.off += int64(len(frag))
-		nl := len(frag) > 0 && frag[len(frag)-1] == '\n'
-		if nl {
-			frag = frag[:len(frag)-1]
-		}
-		n += int64(len(frag))
-		if room := keep + 1 - int64(len(lr.buf)); room > 0 {
-			lr.buf = append(lr.buf, frag[:min(int64(len(frag)), room)]...)
-		}
-		switch {
-		case nl:
-			return lr.buf, n, true, nil
-		case errors.Is(err, io.EOF):
-			lr.eof = true
-			return lr.buf, n, n > 0, nil
-		case err != nil && !errors.Is(err, bufio.ErrBufferFull):
-			return nil, n, false, err
-		case lr.off >= stop:
-			return lr.buf, n, false, nil
-		}
-	}
-}
-
 func decodeJSONL(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	opts := in
 	maxBytes, maxRecord := opts.Int("max_bytes"), opts.Int("max_record_bytes")
-	maxDepth := int(preview.LimitOf(in, limitDepth))
-	br := bufio.NewReaderSize(in.R, 64<<10)
-	base, err := skipBOM(br)
-	if err != nil {
-		return err
+	maxDepth := int(in.Limit(limitDepth.Name))
+	lr := lines.NewReader(in.R, int(maxRecord))
+	var base int64
+	if p, err := lr.Peek(3); err != nil {
+		return readFailure(err, 0)
+	} else if string(p) == string(bom) {
+		_ = lr.Discard(3)
+		base = 3
 	}
-	lr := &lineReader{br: br, off: base}
-	res := &preview.Result{MaxRows: opts.Int("max_rows")}
-	fields := newFieldStats(opts.Int("max_fields"))
+	res := preview.NewResult(out, opts.Int("max_rows"))
+	fields := newFieldStats(opts.Int("max_fields"), res.WantFields)
 	region := &preview.Region{Total: in.Artifact.Size, Bound: maxBytes}
-	var line, blank int64
+	var line, blank, read int64
+	eof := false
 	var fail *evidence.Failure
 	for {
 		if line&1023 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if lr.off >= maxBytes {
-			if _, err := br.Peek(1); errors.Is(err, io.EOF) {
-				lr.eof = true
-			}
+		start := lr.Offset()
+		read = start
+		if start >= maxBytes {
+			p, err := lr.Peek(1)
+			eof = len(p) == 0 && err == nil
 			break
 		}
-		start := lr.off
-		data, n, ended, err := lr.next(maxRecord, max(maxBytes, start+maxRecord+1))
+		// A line in progress at max_bytes is finished when it fits
+		// max_record_bytes; one longer than that is read no further than
+		// it takes to know it is oversized.
+		l, err := lr.NextWithin(max(maxBytes, start+maxRecord+1))
+		if errors.Is(err, io.EOF) {
+			eof = true
+			break
+		}
 		if err != nil {
-			fail = readFailure(err, lr.off)
+			fail = readFailure(err, lr.Offset())
 			fail.Location.Line = int(line + 1)
 			region.Stop = "stopped by a read error"
 			break
 		}
-		if n == 0 && lr.eof {
-			break
+		n := l.Size // native bytes of the record: a CRLF's '\r' counts, as JSON whitespace
+		if l.Term == lines.CRLF {
+			n++
 		}
-		if !ended && n <= maxRecord {
-			// A line cut by the read bound is not a record we observed.
-			lr.off = start
-			break
+		cut := l.Term == lines.Bound
+		if cut && n <= maxRecord {
+			break // a line cut by the read bound is not a record we observed
 		}
-		line++
-		if ended && len(bytes.TrimSpace(data)) == 0 {
+		line = l.Number
+		read = lr.Offset()
+		if !cut && len(bytes.TrimSpace(l.Bytes)) == 0 {
 			blank++
 			continue
 		}
-		rec := preview.Record{Index: res.Observed, Line: line, Offset: start, Bytes: n, Status: preview.StatusOK}
+		rec := table.Record{Index: res.Observed, Line: table.Some(line), Offset: table.Some(start), Bytes: table.Some(n), Status: table.StatusOK}
 		switch {
-		case !ended:
-			rec.Status, rec.Bytes = preview.StatusOversized, -1
-			rec.Error = fmt.Sprintf("line is longer than max_record_bytes=%d and continues past the read bound", maxRecord)
+		case cut:
+			rec.Status, rec.Bytes = table.StatusOversized, table.Null[int64]{}
+			rec.Error = table.NonEmpty(fmt.Sprintf("line is longer than max_record_bytes=%d and continues past the read bound", maxRecord))
 		case n > maxRecord:
-			rec.Status = preview.StatusOversized
-			rec.Error = fmt.Sprintf("line is %d bytes, more than max_record_bytes=%d", n, maxRecord)
+			rec.Status = table.StatusOversized
+			rec.Error = table.NonEmpty(fmt.Sprintf("line is %d bytes, more than max_record_bytes=%d", n, maxRecord))
 		default:
-			parseRecord(data, maxDepth, fields, &rec, res.Keep())
+			parseRecord(l.Bytes, maxDepth, fields, &rec, res.Keep())
 		}
 		keep := res.Keep()
 		res.Count(rec.Status)
 		if keep {
 			res.Records = append(res.Records, rec)
 		}
-		if !ended {
+		if cut {
 			break
 		}
 	}
-	region.Read = lr.off
-	region.EndReached = lr.eof && fail == nil
+	region.Read = read
+	region.EndReached = eof && fail == nil
 	res.Region = region
 	res.Metrics = map[string]evidence.Metric{"blank_lines": {Value: blank, Unit: "lines"}}
 	res.Coverage = evidence.Object{"lines_read": line}
 	if base > 0 {
 		res.Limitations = append(res.Limitations, "a UTF-8 byte order mark precedes the first line; it was skipped")
 	}
-	if res.ByStatus[preview.StatusInvalid] > 0 {
+	if res.ByStatus[table.StatusInvalid] > 0 {
 		res.Limitations = append(res.Limitations, "lines that are not one JSON value are reported as invalid records with their line numbers")
 	}
 	fields.result(res)
@@ -173,7 +145,7 @@ func decodeJSONL(ctx context.Context, in *formats.Input, out formats.Sink) error
 // parseRecord parses one line into rec: its value (built only when the
 // record is kept), or why it is invalid. Only valid records feed the field
 // statistics, in key order.
-func parseRecord(data []byte, maxDepth int, fields *fieldStats, rec *preview.Record, keep bool) {
+func parseRecord(data []byte, maxDepth int, fields *fieldStats, rec *table.Record, keep bool) {
 	s := jsonscan.NewBytes(data)
 	s.MaxDepth = maxDepth
 	b := &builder{s: s}
@@ -223,8 +195,8 @@ func parseRecord(data []byte, maxDepth int, fields *fieldStats, rec *preview.Rec
 		err = s.CheckEnd()
 	}
 	if err != nil {
-		rec.Status = preview.StatusInvalid
-		rec.Error = lineError(err)
+		rec.Status = table.StatusInvalid
+		rec.Error = table.NonEmpty(lineError(err))
 		return
 	}
 	rec.Value = v

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flameox/flameox/internal/formats/preview"
 	"github.com/flameox/flameox/internal/jsonscan"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // JSON value types, in the order type unions are written.
@@ -69,7 +70,8 @@ func number(lit []byte) any {
 type fieldStats struct {
 	pending []member // a JSONL line's keys, added once the line parses
 	max     int64
-	fields  []*preview.Field
+	off     bool // the sink declines preview.fields
+	fields  []*table.Field
 	types   []uint8 // bit i: typeNames[i] observed
 	index   map[string]int
 	omitted int64
@@ -90,11 +92,14 @@ func (fs *fieldStats) intern(key []byte) string {
 	return string(key)
 }
 
-func newFieldStats(max int64) *fieldStats {
-	return &fieldStats{max: max, index: map[string]int{}}
+func newFieldStats(max int64, want bool) *fieldStats {
+	return &fieldStats{max: max, off: !want, index: map[string]int{}}
 }
 
 func (fs *fieldStats) add(key string, typ int) {
+	if fs.off {
+		return
+	}
 	i, ok := fs.index[key]
 	if !ok {
 		if int64(len(fs.fields)) >= fs.max {
@@ -103,13 +108,13 @@ func (fs *fieldStats) add(key string, typ int) {
 		}
 		i = len(fs.fields)
 		fs.index[key] = i
-		fs.fields = append(fs.fields, &preview.Field{Position: int64(i), Name: key, Path: []string{key}, NullsKnown: true})
+		fs.fields = append(fs.fields, &table.Field{Position: int64(i), Name: key, Path: []string{key}, Nulls: table.Some(int64(0))})
 		fs.types = append(fs.types, 0)
 	}
 	f := fs.fields[i]
 	f.Observed++
 	if typ == 5 {
-		f.Nulls++
+		f.Nulls.V++
 	}
 	fs.types[i] |= 1 << typ
 }

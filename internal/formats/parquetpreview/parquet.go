@@ -4,6 +4,9 @@
 //
 // Parquet needs random access, so the decoder verifies the file's digest
 // (Input.VerifyFile) and reads the open file rather than the stream.
+//
+// It imports evidence, formats, formats/preview, param, table and
+// parquet-go.
 package parquetpreview
 
 import (
@@ -61,18 +64,14 @@ var Spec = &formats.Spec{
 }
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	opts := in
 	if in.File == nil {
 		return evidence.Failf(evidence.CodeInvalidArgument, "the parquet decoder needs the artifact's file for random access")
 	}
 	if err := in.VerifyFile(); err != nil {
 		return err
 	}
-	return decodeFrom(ctx, in.File, in.Artifact.Size, opts, limits{
-		footer: preview.LimitOf(in, limitFooter), chunk: preview.LimitOf(in, limitChunk)}, out)
+	return decodeFrom(ctx, in.File, in.Artifact.Size, in, out)
 }
-
-type limits struct{ footer, chunk int64 }
 
 // recorder remembers the first read error, so a failure inside parquet-go
 // caused by the disk is IO_FAILURE, not DECODE_FAILURE.
@@ -89,10 +88,11 @@ func (rc *recorder) ReadAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-// decodeFrom previews a Parquet file read through ra.
-func decodeFrom(ctx context.Context, ra io.ReaderAt, size int64, opts *formats.Input, lim limits, out formats.Sink) error {
+// decodeFrom previews a Parquet file of size bytes read through ra, with
+// in's options and limits.
+func decodeFrom(ctx context.Context, ra io.ReaderAt, size int64, in *formats.Input, out formats.Sink) error {
 	rc := &recorder{r: ra}
-	if err := decodeAt(ctx, rc, size, opts, lim, out); err != nil {
+	if err := decodeAt(ctx, rc, size, in, out); err != nil {
 		if rc.err != nil && ctx.Err() == nil {
 			return evidence.Wrap(evidence.CodeIOFailure, rc.err, "read parquet")
 		}
@@ -101,8 +101,8 @@ func decodeFrom(ctx context.Context, ra io.ReaderAt, size int64, opts *formats.I
 	return nil
 }
 
-func decodeAt(ctx context.Context, ra io.ReaderAt, size int64, opts *formats.Input, lim limits, out formats.Sink) error {
-	if err := checkFooter(ra, size, lim.footer); err != nil {
+func decodeAt(ctx context.Context, ra io.ReaderAt, size int64, in *formats.Input, out formats.Sink) error {
+	if err := checkFooter(in, ra, size); err != nil {
 		return err
 	}
 	var f *parquet.File
@@ -128,24 +128,25 @@ func decodeAt(ctx context.Context, ra io.ReaderAt, size int64, opts *formats.Inp
 		return evidence.Failf(evidence.CodeDecodeFailure, "parquet footer declares %d rows but its row groups hold %d", md.NumRows, sum)
 	}
 
-	maxRows, maxRecord := opts.Int("max_rows"), opts.Int("max_record_bytes")
-	fields := make([]*preview.Field, len(leaves))
+	maxRows, maxRecord := in.Int("max_rows"), in.Int("max_record_bytes")
+	fields := make([]*table.Field, len(leaves))
 	for i, l := range leaves {
-		fields[i] = &preview.Field{Position: int64(i), Name: l.dotted(), Path: l.path, Type: l.physical(),
-			LogicalType: l.logical(), Repetition: l.repetition().String(), NullsKnown: true}
+		fields[i] = &table.Field{Position: int64(i), Name: l.dotted(), Path: l.path, Type: l.physical(),
+			LogicalType: table.NonEmpty(l.logical()), Repetition: table.NonEmpty(l.repetition().String()), Nulls: table.Some(int64(0))}
 	}
-	res := &preview.Result{MaxRows: maxRows, Fields: fields, FieldsDeclared: true}
+	res := preview.NewResult(out, maxRows)
+	res.Fields, res.FieldsDeclared = fields, true
 	asm := &assembler{root: root}
 	groupsRead := 0
 	err = guarded("read rows", func() error {
 		for gi, rg := range f.RowGroups() {
-			if int64(len(res.Records)) >= maxRows {
+			if res.Observed >= maxRows {
 				return nil
 			}
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := checkChunks(md.RowGroups[gi], gi, lim.chunk); err != nil {
+			if err := checkChunks(in, md.RowGroups[gi], gi); err != nil {
 				return err
 			}
 			groupsRead++
@@ -161,13 +162,13 @@ func decodeAt(ctx context.Context, ra io.ReaderAt, size int64, opts *formats.Inp
 		}
 		return err
 	}
-	emitted := int64(len(res.Records))
-	if md.NumRows > emitted {
-		res.Truncation = &evidence.Truncation{Reason: "row_limit", Limit: maxRows, Omitted: md.NumRows - emitted}
+	read := res.Observed
+	if md.NumRows > read {
+		res.Truncation = &evidence.Truncation{Reason: "row_limit", Limit: maxRows, Omitted: md.NumRows - read}
 		res.Limitations = append(res.Limitations,
-			fmt.Sprintf("the footer declares %d rows; only the first %d were read, and the omitted count is the footer's, not a count of rows read", md.NumRows, emitted))
+			fmt.Sprintf("the footer declares %d rows; only the first %d were read, and the omitted count is the footer's, not a count of rows read", md.NumRows, read))
 	}
-	res.Coverage = evidence.Object{"rows_declared": md.NumRows, "rows_read": emitted,
+	res.Coverage = evidence.Object{"rows_declared": md.NumRows, "rows_read": read,
 		"row_groups": len(md.RowGroups), "row_groups_read": groupsRead, "created_by": nullable(md.CreatedBy)}
 	res.Metrics = map[string]evidence.Metric{"rows_declared": {Value: md.NumRows, Unit: "count"}}
 	res.Limitations = append(res.Limitations,
@@ -183,13 +184,13 @@ func decodeAt(ctx context.Context, ra io.ReaderAt, size int64, opts *formats.Inp
 }
 
 // readGroup reads rows of one row group until max_rows.
-func readGroup(rg parquet.RowGroup, asm *assembler, res *preview.Result, fields []*preview.Field, maxRecord int64) error {
+func readGroup(rg parquet.RowGroup, asm *assembler, res *preview.Result, fields []*table.Field, maxRecord int64) error {
 	rows := rg.Rows()
 	defer rows.Close()
 	buf := make([]parquet.Row, 16)
 	cols := make([][]parquet.Value, len(fields))
-	for int64(len(res.Records)) < res.MaxRows {
-		n, err := rows.ReadRows(buf[:min(int64(len(buf)), res.MaxRows-int64(len(res.Records)))])
+	for res.Observed < res.MaxRows {
+		n, err := rows.ReadRows(buf[:min(int64(len(buf)), res.MaxRows-res.Observed)])
 		for _, row := range buf[:n] {
 			for i := range cols {
 				cols[i] = nil
@@ -204,22 +205,29 @@ func readGroup(rg parquet.RowGroup, asm *assembler, res *preview.Result, fields 
 				fields[i].Observed += int64(len(vals))
 				for _, v := range vals {
 					if v.DefinitionLevel() < leafDef(asm.root, i) {
-						fields[i].Nulls++
+						fields[i].Nulls.V++
 					}
 				}
 			}
-			rec := preview.Record{Index: res.Observed, Line: -1, Offset: -1, Bytes: -1, Status: preview.StatusOK}
+			// Not byte-addressed: line, offset and bytes are null.
+			rec := table.Record{Index: res.Observed, Status: table.StatusOK}
+			// Assembled even when the records are declined, so a malformed
+			// row fails the same way whoever reads the preview.
 			obj, aerr := asm.row(cols)
 			if aerr != nil {
 				return evidence.Wrap(evidence.CodeDecodeFailure, aerr, "row %d", rec.Index)
+			}
+			if !res.Keep() {
+				res.Count(rec.Status)
+				continue
 			}
 			enc, cerr := evidence.AppendCanonical(nil, obj)
 			switch {
 			case cerr != nil:
 				return evidence.Wrap(evidence.CodeDecodeFailure, cerr, "row %d", rec.Index)
 			case int64(len(enc)) > maxRecord:
-				rec.Status = preview.StatusOversized
-				rec.Error = fmt.Sprintf("row is %d bytes as canonical JSON, more than max_record_bytes=%d", len(enc), maxRecord)
+				rec.Status = table.StatusOversized
+				rec.Error = table.NonEmpty(fmt.Sprintf("row is %d bytes as canonical JSON, more than max_record_bytes=%d", len(enc), maxRecord))
 			default:
 				rec.Value = obj
 			}
@@ -261,7 +269,7 @@ func leafDef(root *node, i int) int {
 
 // checkFooter validates the magic bytes and the footer length before
 // parquet-go allocates a buffer of that length.
-func checkFooter(ra io.ReaderAt, size, max int64) error {
+func checkFooter(in *formats.Input, ra io.ReaderAt, size int64) error {
 	if size < 12 {
 		return evidence.Failf(evidence.CodeDecodeFailure, "not a Parquet file: %d bytes is shorter than the 12 bytes of magic and footer length", size)
 	}
@@ -287,8 +295,9 @@ func checkFooter(ra io.ReaderAt, size, max int64) error {
 		f.Location.Offset = size - 8
 		return f
 	}
-	if n > max {
-		f := evidence.Failf(evidence.CodeLimitExceeded, "the Parquet footer is %d bytes, more than max_footer_bytes=%d", n, max)
+	if max := in.Limit(limitFooter.Name); n > max {
+		f := in.Exceeded(limitFooter.Name, n)
+		f.Message = fmt.Sprintf("the Parquet footer is %d bytes, more than max_footer_bytes=%d", n, max)
 		f.Location.Offset = size - 8
 		return f
 	}
@@ -297,10 +306,13 @@ func checkFooter(ra io.ReaderAt, size, max int64) error {
 
 // checkChunks refuses a row group whose column chunks declare more
 // uncompressed bytes than the ceiling.
-func checkChunks(rg format.RowGroup, gi int, max int64) error {
+func checkChunks(in *formats.Input, rg format.RowGroup, gi int) error {
+	max := in.Limit(limitChunk.Name)
 	for ci, c := range rg.Columns {
 		if sz := c.MetaData.TotalUncompressedSize; sz > max || sz < 0 {
-			return evidence.Failf(evidence.CodeLimitExceeded, "parquet row group %d column %d declares %d uncompressed bytes, more than max_column_chunk_bytes=%d", gi, ci, sz, max)
+			f := in.Exceeded(limitChunk.Name, sz)
+			f.Message = fmt.Sprintf("parquet row group %d column %d declares %d uncompressed bytes, more than max_column_chunk_bytes=%d", gi, ci, sz, max)
+			return f
 		}
 	}
 	return nil

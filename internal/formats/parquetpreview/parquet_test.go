@@ -5,22 +5,23 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/flameox/flameox/internal/evidence"
-	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/formats/preview"
-	"github.com/flameox/flameox/internal/formats/preview/previewtest"
+	"github.com/flameox/flameox/internal/formats/formatstest"
+	"github.com/flameox/flameox/internal/table"
 )
 
 var fixtures = []string{"pyarrow-types.parquet", "pyarrow-flat-zstd.parquet", "duckdb-range.parquet"}
 
-func run(t testing.TB, data []byte, opts evidence.Object, limits map[string]int64) (*previewtest.Sink, error) {
+// run decodes data as a file through the runner, the path the commands take.
+func run(t testing.TB, data []byte, opts evidence.Object, limits map[string]int64) (*formatstest.Sink, error) {
 	t.Helper()
-	sink, err := previewtest.Run(t.TempDir(), Spec, "f.parquet", data, opts, limits)
-	previewtest.CheckInvariants(t, sink, err)
+	sink, err := formatstest.Run(t, Spec, "f.parquet", data, limits, opts)
+	formatstest.CheckInvariants(t, sink, err)
 	return sink, err
 }
 
@@ -31,12 +32,12 @@ func run(t testing.TB, data []byte, opts evidence.Object, limits map[string]int6
 func TestMatchesPyarrow(t *testing.T) {
 	for _, name := range fixtures {
 		t.Run(name, func(t *testing.T) {
-			want := previewtest.Expected(t, name)
-			sink, err := run(t, previewtest.Read(t, filepath.Join("parquet", name)), evidence.Object{"max_rows": 5}, nil)
+			want := formatstest.ReadJSON(t, "preview/expected/"+name+".json")
+			sink, err := run(t, formatstest.Read(t, filepath.Join("preview/parquet", name)), evidence.Object{"max_rows": 5}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			fields := sink.Table(preview.Fields).Rows
+			fields := sink.Table(table.PreviewFields.Name).Rows
 			cols := want["columns"].([]any)
 			if len(fields) != len(cols) {
 				t.Fatalf("%d columns, pyarrow %d", len(fields), len(cols))
@@ -47,7 +48,7 @@ func TestMatchesPyarrow(t *testing.T) {
 					t.Errorf("column %d: %v %v, pyarrow %v %v", i, fields[i]["name"], fields[i]["type"], c["path"], c["physical_type"])
 				}
 			}
-			recs := sink.Table(preview.Records)
+			recs := sink.Table(table.PreviewRecords.Name)
 			declared, _ := evidence.AsInt(want["num_rows"])
 			if recs.Summary.Metrics["rows_declared"].Value != declared || recs.Summary.Coverage["created_by"] != want["created_by"] {
 				t.Errorf("declared %v created_by %v, pyarrow %d %v", recs.Summary.Metrics["rows_declared"], recs.Summary.Coverage["created_by"], declared, want["created_by"])
@@ -56,8 +57,8 @@ func TestMatchesPyarrow(t *testing.T) {
 				t.Errorf("omitted %d", recs.Summary.Truncation.Omitted)
 			}
 			for i, w := range want["first"].([]any) {
-				if got := previewtest.Canonical(t, recs.Rows[i]["value"]); got != previewtest.Canonical(t, w) {
-					t.Errorf("row %d:\n got %s\nwant %s", i, got, previewtest.Canonical(t, w))
+				if got := formatstest.Canonical(t, recs.Rows[i]["value"]); got != formatstest.Canonical(t, w) {
+					t.Errorf("row %d:\n got %s\nwant %s", i, got, formatstest.Canonical(t, w))
 				}
 			}
 		})
@@ -65,27 +66,27 @@ func TestMatchesPyarrow(t *testing.T) {
 }
 
 func TestRowGroupsAndBounds(t *testing.T) {
-	data := previewtest.Read(t, "parquet/pyarrow-types.parquet") // 10 rows in groups of 4
+	data := formatstest.Read(t, "preview/parquet/pyarrow-types.parquet") // 10 rows in groups of 4
 	t.Run("all rows across row groups", func(t *testing.T) {
 		sink, err := run(t, data, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := sink.Table(preview.Records).Summary
+		s := sink.Table(table.PreviewRecords.Name).Summary
 		if s.RowsObserved != 10 || !s.Complete || s.Coverage["row_groups_read"] != 3 {
 			t.Errorf("%+v", s)
 		}
 	})
 	t.Run("oversized rows", func(t *testing.T) {
 		sink, _ := run(t, data, evidence.Object{"max_record_bytes": 64}, nil)
-		r := sink.Table(preview.Records).Rows[0]
-		if r["status"] != preview.StatusOversized || r["value"] != nil {
+		r := sink.Table(table.PreviewRecords.Name).Rows[0]
+		if r["status"] != table.StatusOversized || r["value"] != nil {
 			t.Errorf("%v", r)
 		}
 	})
 	t.Run("no rows", func(t *testing.T) {
 		sink, _ := run(t, data, evidence.Object{"max_rows": 0}, nil)
-		if s := sink.Table(preview.Records).Summary; s.RowsEmitted != 0 || s.Truncation.Omitted != 10 || len(sink.Table(preview.Fields).Rows) != 14 {
+		if s := sink.Table(table.PreviewRecords.Name).Summary; s.RowsEmitted != 0 || s.Truncation.Omitted != 10 || len(sink.Table(table.PreviewFields.Name).Rows) != 14 {
 			t.Errorf("%+v", s)
 		}
 	})
@@ -95,7 +96,7 @@ func TestRowGroupsAndBounds(t *testing.T) {
 // file, a footer length beyond the file, a footer over the ceiling, a
 // wrong magic, garbage metadata, an oversized column chunk declaration.
 func TestHostile(t *testing.T) {
-	good := previewtest.Read(t, "parquet/duckdb-range.parquet")
+	good := formatstest.Read(t, "preview/parquet/duckdb-range.parquet")
 	footerLen := func(b []byte, n uint32) []byte {
 		c := append([]byte(nil), b...)
 		binary.LittleEndian.PutUint32(c[len(c)-8:], n)
@@ -124,7 +125,7 @@ func TestHostile(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := run(t, c.data, nil, c.limits)
-			if got := previewtest.Code(err); got != c.code {
+			if got := formatstest.Code(err); got != c.code {
 				t.Fatalf("code %q, want %q (%v)", got, c.code, err)
 			}
 		})
@@ -160,13 +161,12 @@ func (b bytesAt) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func TestReadErrors(t *testing.T) {
-	data := previewtest.Read(t, "parquet/pyarrow-types.parquet")
-	opts, _ := formats.NewInput(Spec, nil, nil)
-	lim := limits{footer: limitFooter.Default, chunk: limitChunk.Default}
+	data := formatstest.Read(t, "preview/parquet/pyarrow-types.parquet")
+	in := formatstest.MustInput(t, Spec, nil, nil, nil)
 	for _, after := range []int64{0, int64(len(data)) / 3} {
-		sink := &previewtest.Sink{}
-		err := decodeFrom(context.Background(), failingReaderAt{bytesAt(data), after}, int64(len(data)), opts, lim, sink)
-		if code := previewtest.Code(err); code != evidence.CodeIOFailure {
+		sink := &formatstest.Sink{}
+		err := decodeFrom(context.Background(), failingReaderAt{bytesAt(data), after}, int64(len(data)), in, sink)
+		if code := formatstest.Code(err); code != evidence.CodeIOFailure {
 			t.Errorf("after %d: %v", after, err)
 		}
 		if !strings.Contains(err.Error(), "disk gone") {
@@ -189,22 +189,53 @@ func TestDecimalString(t *testing.T) {
 	}
 }
 
+// FuzzDecode corrupts the real fixtures: it writes (or inserts) patch at
+// offset at of one of them and may cut its tail, then decodes the result
+// from memory. Two things kept the old whole-file harness at a handful of
+// executions: each one wrote, hashed and reopened a file (the runner's
+// part, which the tests above cover), and every new input was a whole
+// Parquet file that the fuzzer's minimizer, whose last pass tries every
+// pair of cut points, ground on for its full minute (a Parquet file keeps
+// its footer at the end, so no cut keeps its coverage). A small patch
+// minimizes in moments, and each execution costs only the decode.
 func FuzzDecode(f *testing.F) {
-	for _, s := range previewtest.Seeds(f, "parquet") {
-		f.Add(s)
+	files := formatstest.Seeds(f, "preview/parquet", 0)
+	for i := range files {
+		f.Add(uint8(i), uint32(0), []byte(nil), false, uint32(0))
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		run(t, data, evidence.Object{"max_rows": 4}, map[string]int64{"max_footer_bytes": 1 << 20, "max_column_chunk_bytes": 1 << 20})
+	f.Add(uint8(0), uint32(4), []byte("\x15\x00\x15\xff\xff\xff\xff\x0f"), false, uint32(0)) // a page header claiming a huge size
+	f.Add(uint8(1), uint32(0), []byte(nil), false, uint32(9))                                // the footer length cut off
+	in, err := formatstest.Input(Spec, nil, nil, map[string]int64{"max_footer_bytes": 1 << 20, "max_column_chunk_bytes": 1 << 20}, evidence.Object{"max_rows": 4})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, file uint8, at uint32, patch []byte, insert bool, cut uint32) {
+		base := files[int(file)%len(files)]
+		pos := int(at % uint32(len(base)+1))
+		data := append([]byte(nil), base[:pos]...)
+		data = append(data, patch...)
+		if rest := pos + len(patch); insert {
+			data = append(data, base[pos:]...)
+		} else if rest < len(base) {
+			data = append(data, base[rest:]...)
+		}
+		data = data[:len(data)-int(cut%uint32(len(data)+1))]
+		sink := &formatstest.Sink{}
+		err := decodeFrom(context.Background(), bytesAt(data), int64(len(data)), in, sink)
+		formatstest.CheckInvariants(t, sink, err)
 	})
 }
 
 func BenchmarkDecode(b *testing.B) {
-	data := previewtest.Read(b, "parquet/duckdb-range.parquet")
-	dir := b.TempDir()
+	data := formatstest.Read(b, "preview/parquet/duckdb-range.parquet")
+	path := filepath.Join(b.TempDir(), "bench.parquet")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := previewtest.Run(dir, Spec, "bench.parquet", data, evidence.Object{"max_rows": 1000}, nil); err != nil {
+		if _, err := formatstest.DecodeFile(b, Spec, path, nil, evidence.Object{"max_rows": 1000}); err != nil {
 			b.Fatal(err)
 		}
 	}

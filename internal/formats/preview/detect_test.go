@@ -8,44 +8,40 @@ import (
 	"testing"
 
 	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/formats/preview/previewtest"
+	"github.com/flameox/flameox/internal/formats/csvpreview"
+	"github.com/flameox/flameox/internal/formats/formatstest"
+	"github.com/flameox/flameox/internal/formats/jsonpreview"
+	"github.com/flameox/flameox/internal/formats/parquetpreview"
+	"github.com/flameox/flameox/internal/formats/text"
 	"github.com/flameox/flameox/internal/registry"
 )
 
 // generic are the preview formats: support must be honest rather than
 // substitutive, so they never take a file from a specific format.
-var generic = []string{"json", "jsonl", "csv", "text", "parquet"}
+var generic = []*formats.Spec{jsonpreview.JSON, jsonpreview.JSONL, csvpreview.Spec, text.Spec, parquetpreview.Spec}
 
-// specific maps fixtures of the shared developer set to the specific
-// format that owns them (names as decided for the registry).
+func isGeneric(s *formats.Spec) bool { return slices.Contains(generic, s) }
+
+// specific maps fixtures in the repository's testdata (copies of the
+// shared developer set) to the specific format that owns them.
 var specific = map[string]string{
-	"speedscope/simple.speedscope.json":                       "speedscope",
-	"speedscope/simple-sampled.speedscope.json":               "speedscope",
-	"speedscope/two-sampled.speedscope.json":                  "speedscope",
-	"pyspy-speedscope/cs336-bpe-py-spy-0.4.2.speedscope.json": "speedscope",
-	"v8/chrome-65-simple.cpuprofile":                          "v8-cpuprofile",
-	"linux-perf/simple-with-header.linux-perf.txt":            "perf-script",
-	"linux-perf/rust-mangled.linux-perf.txt":                  "perf-script",
-	"collapsed-stacks/perf-vertx-stacks-01-collapsed-all.txt": "collapsed-stacks",
-	"sarif/gitleaks-sarif_simple.sarif":                       "sarif",
-	"sarif/sarif-sdk-clang-RealLog.xml.sarif":                 "sarif",
-	"sarif/binskim-clang.execstack.sarif":                     "sarif",
-	"coverage/pdf_toolbox-coverage-7.12.0.json":               "coverage-json",
-	"coverage/textxtract-coverage-7.11.0.coverage.sqlite":     "coverage-sqlite",
+	"speedscope/simple.speedscope.json":                 "speedscope",
+	"speedscope/simple-sampled.speedscope.json":         "speedscope",
+	"speedscope/two-sampled.speedscope.json":            "speedscope",
+	"speedscope/cs336-bpe-py-spy-0.4.2.speedscope.json": "speedscope",
+	"v8/chrome-65-simple.cpuprofile":                    "v8-cpuprofile",
+	"perf/simple-with-header.linux-perf.txt":            "perf-script",
+	"perf/rust-mangled.linux-perf.txt":                  "perf-script",
+	"collapsed/perf-vertx-stacks-01-collapsed-all.txt":  "collapsed-stacks",
+	"sarif/gitleaks-sarif_simple.sarif":                 "sarif",
+	"sarif/sarif-sdk-clang-RealLog.xml.sarif":           "sarif",
+	"sarif/binskim-clang.execstack.sarif":               "sarif",
+	"coverage/pdf_toolbox.coverage.json":                "coverage-json",
+	"coverage/textxtract.coverage":                      "coverage-sqlite",
 }
 
-// sharedFixtures finds the shared fixture set: FLAMEOX_SHARED_FIXTURES,
-// shared/fixtures beside the repository (CI), or the developers' path.
-func sharedFixtures() string {
-	root := filepath.Join(previewtest.Dir(), "..", "..")
-	for _, d := range []string{os.Getenv("FLAMEOX_SHARED_FIXTURES"), filepath.Join(root, "..", "shared", "fixtures"), "/work/shared/fixtures"} {
-		if st, err := os.Stat(d); d != "" && err == nil && st.IsDir() {
-			return d
-		}
-	}
-	return ""
-}
-
+// walk calls fn for every fixture file under dir (provenance notes
+// excluded), with its slash-separated path relative to dir.
 func walk(t *testing.T, dir string, fn func(rel, path string)) {
 	t.Helper()
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -68,7 +64,7 @@ func claimants(path string, prefix []byte) []string {
 	var out []string
 	lower := strings.ToLower(filepath.Base(path))
 	for _, s := range registry.Formats() {
-		if slices.Contains(generic, s.Name) {
+		if isGeneric(s) {
 			continue
 		}
 		v := formats.NeedMore
@@ -84,44 +80,39 @@ func claimants(path string, prefix []byte) []string {
 }
 
 // TestGenericNeverSteals runs detection among all registered formats over
-// the shared fixture set and the preview fixtures: a generic sniffer never
-// says Yes, and a file a specific format claims is never detected as a
-// generic preview.
+// every fixture in the repository: those of each format, the preview
+// fixtures, and the other files of the shared developer set copied into
+// testdata/preview/shared. A generic sniffer never says Yes, and a file a
+// specific format claims is never detected as a generic preview.
 func TestGenericNeverSteals(t *testing.T) {
-	dirs := []string{previewtest.Dir()}
-	if d := sharedFixtures(); d != "" {
-		dirs = append(dirs, d)
-	} else {
-		t.Log("shared fixture set not found (set FLAMEOX_SHARED_FIXTURES); checking the preview fixtures only")
-	}
-	checked := 0
-	for _, dir := range dirs {
-		walk(t, dir, func(rel, path string) {
-			prefix, err := formats.ReadPrefix(path)
-			if err != nil {
-				t.Fatal(err)
+	checked, owned := 0, 0
+	walk(t, formatstest.Testdata(), func(rel, path string) {
+		prefix, err := formats.ReadPrefix(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range generic {
+			if s.Sniff != nil && s.Sniff(prefix) == formats.Yes {
+				t.Errorf("%s: the generic %s sniffer says Yes", rel, s.Name)
 			}
-			for _, s := range registry.Formats() {
-				if slices.Contains(generic, s.Name) && s.Sniff != nil && s.Sniff(prefix) == formats.Yes {
-					t.Errorf("%s: the generic %s sniffer says Yes", rel, s.Name)
-				}
+		}
+		got, _ := formats.Detect(registry.Formats(), path, prefix, "")
+		if want, ok := specific[rel]; ok {
+			owned++
+			if got == nil || got.Name != want {
+				t.Errorf("%s: detected as %v, not %s", rel, got, want)
 			}
-			got, _ := formats.Detect(registry.Formats(), path, prefix, "")
-			if got == nil || !slices.Contains(generic, got.Name) {
-				return
-			}
-			if c := claimants(path, prefix); len(c) > 0 {
-				t.Errorf("%s: detected as generic %s although %v claim it", rel, got.Name, c)
-			}
-			if want, ok := specific[rel]; ok {
-				if _, registered := registry.Format(want); registered {
-					t.Errorf("%s: detected as generic %s, not %s", rel, got.Name, want)
-				} else {
-					t.Logf("%s: %s is not registered yet; detected as %s", rel, want, got.Name)
-				}
-			}
-			checked++
-		})
+		}
+		if got == nil || !isGeneric(got) {
+			return
+		}
+		checked++
+		if c := claimants(path, prefix); len(c) > 0 {
+			t.Errorf("%s: detected as generic %s although %v claim it", rel, got.Name, c)
+		}
+	})
+	if owned != len(specific) {
+		t.Errorf("%d of the %d fixtures owned by specific formats were found under testdata", owned, len(specific))
 	}
 	if checked == 0 {
 		t.Fatal("no fixture was detected as a generic format: the preview fixtures should be")
@@ -131,28 +122,39 @@ func TestGenericNeverSteals(t *testing.T) {
 // TestExplicitFormat: asking for a generic preview by name is honoured
 // even for a file a specific format owns.
 func TestExplicitFormat(t *testing.T) {
-	path := filepath.Join(previewtest.Dir(), "json", "pip-list.json")
-	prefix, _ := formats.ReadPrefix(path)
-	for _, name := range generic {
-		if s, err := formats.Detect(registry.Formats(), path, prefix, name); err != nil || s.Name != name {
-			t.Errorf("--format %s: %v %v", name, s, err)
+	for _, rel := range []string{"preview/json/pip-list.json", "speedscope/simple.speedscope.json"} {
+		path := filepath.Join(formatstest.Testdata(), rel)
+		prefix, err := formats.ReadPrefix(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range generic {
+			if s, err := formats.Detect(registry.Formats(), path, prefix, g.Name); err != nil || s != g {
+				t.Errorf("%s --format %s: %v %v", rel, g.Name, s, err)
+			}
 		}
 	}
 }
 
 // TestSuffixes: each preview fixture is detected as its directory's format.
 func TestSuffixes(t *testing.T) {
-	walk(t, previewtest.Dir(), func(rel, path string) {
+	n := 0
+	walk(t, filepath.Join(formatstest.Testdata(), "preview"), func(rel, path string) {
 		dir := strings.SplitN(rel, "/", 2)[0]
-		if !slices.Contains(generic, dir) {
+		i := slices.IndexFunc(generic, func(s *formats.Spec) bool { return s.Name == dir })
+		if i < 0 {
 			return
 		}
+		n++
 		prefix, _ := formats.ReadPrefix(path)
 		got, err := formats.Detect(registry.Formats(), path, prefix, "")
-		if err != nil || got.Name != dir {
+		if err != nil || got != generic[i] {
 			t.Errorf("%s: detected %v (%v), want %s", rel, got, err, dir)
 		}
 	})
+	if n == 0 {
+		t.Fatal("no preview fixture found")
+	}
 }
 
 // TestSpecificWinsOverGenericSuffix: the registered speedscope format
@@ -164,15 +166,13 @@ func TestSpecificWinsOverGenericSuffix(t *testing.T) {
 		t.Fatal("speedscope is not registered")
 	}
 	specs := registry.Formats()
-	dir := sharedFixtures()
-	if dir == "" {
-		t.Skip("shared fixture set not found (set FLAMEOX_SHARED_FIXTURES)")
-	}
+	n := 0
 	for rel, want := range specific {
-		if want != "speedscope" {
+		if want != standin.Name {
 			continue
 		}
-		path := filepath.Join(dir, rel)
+		n++
+		path := filepath.Join(formatstest.Testdata(), rel)
 		prefix, err := formats.ReadPrefix(path)
 		if err != nil {
 			t.Fatal(err)
@@ -181,9 +181,12 @@ func TestSpecificWinsOverGenericSuffix(t *testing.T) {
 			t.Errorf("%s: detected %v (%v)", rel, got, err)
 		}
 	}
-	path := filepath.Join(previewtest.Dir(), "json", "pip-list.json")
+	if n == 0 {
+		t.Fatal("no speedscope fixture to check")
+	}
+	path := filepath.Join(formatstest.Testdata(), "preview/json/pip-list.json")
 	prefix, _ := formats.ReadPrefix(path)
-	if got, _ := formats.Detect(specs, path, prefix, ""); got == nil || got.Name != "json" {
+	if got, _ := formats.Detect(specs, path, prefix, ""); got != jsonpreview.JSON {
 		t.Errorf("a plain JSON file stays generic: %v", got)
 	}
 }

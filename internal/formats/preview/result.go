@@ -46,18 +46,24 @@ type Result struct {
 	Region *Region
 	// Fields of the records. FieldsDeclared marks a schema the artifact
 	// declares (a CSV header, a Parquet footer) rather than one derived from
-	// the records read.
-	Fields         []*Field
+	// the records read. Nulls is null where the format has no null (CSV).
+	Fields         []*table.Field
 	FieldsDeclared bool
+	// WantFields is false when the sink declines preview.fields: a decoder
+	// then need not derive them.
+	WantFields bool
 	// FieldsOmitted counts key occurrences of fields beyond the max_fields
 	// bound, which were not tracked.
 	FieldsOmitted int64
 	MaxFields     int64
 
-	Records  []Record // the emitted records, in order
-	Observed int64    // records counted in the region, emitted or not
+	Records  []table.Record // the emitted records, in order
+	Observed int64          // records counted in the region, emitted or not
 	MaxRows  int64
 	ByStatus map[string]int64
+	// noRecords: the sink declines preview.records, so no record is kept
+	// (they are still counted, and Fields still describe them).
+	noRecords bool
 	// Truncation overrides the computed one (Parquet knows the omitted count
 	// from its footer rather than from counting).
 	Truncation  *evidence.Truncation
@@ -65,6 +71,14 @@ type Result struct {
 	Limitations []string // stated on both tables
 	Coverage    evidence.Object
 	Metrics     map[string]evidence.Metric
+}
+
+// NewResult starts a result that keeps at most maxRows records, none when
+// the sink declines preview.records (Keep is then always false, so no
+// record value is built for nobody).
+func NewResult(out formats.Sink, maxRows int64) *Result {
+	return &Result{MaxRows: maxRows, noRecords: !out.Wants(table.PreviewRecords.Schema),
+		WantFields: out.Wants(table.PreviewFields.Schema)}
 }
 
 // Count records one observed record of the given status.
@@ -76,8 +90,9 @@ func (r *Result) Count(status string) {
 	r.Observed++
 }
 
-// Keep reports whether the next observed record is still within max_rows.
-func (r *Result) Keep() bool { return int64(len(r.Records)) < r.MaxRows }
+// Keep reports whether the next observed record is to be kept: it is
+// within max_rows and the sink wants the records.
+func (r *Result) Keep() bool { return !r.noRecords && int64(len(r.Records)) < r.MaxRows }
 
 func (r *Result) coverage() evidence.Object {
 	c := r.Region.Coverage()
@@ -96,12 +111,15 @@ func (r *Result) Write(out formats.Sink, fieldsEvidence string) error {
 }
 
 func (r *Result) writeFields(out formats.Sink, ev string) error {
-	tw, err := out.Begin(&evidence.Table{Name: Fields, Columns: table.PreviewFields.EvidenceColumns(""), Evidence: ev})
+	tw, err := out.Begin(&evidence.Table{Name: table.PreviewFields.Name, Columns: table.PreviewFields.EvidenceColumns(""), Evidence: ev})
 	if err != nil {
 		return err
 	}
 	for _, f := range r.Fields {
-		if err := tw.Row(f.values()); err != nil {
+		if f.Path == nil {
+			f.Path = []string{} // a path is a list, empty for CSV without header
+		}
+		if err := tw.Row(f); err != nil {
 			return err
 		}
 	}
@@ -127,19 +145,19 @@ func (r *Result) writeFields(out formats.Sink, ev string) error {
 }
 
 func (r *Result) writeRecords(out formats.Sink) error {
-	tw, err := out.Begin(&evidence.Table{Name: Records, Columns: table.PreviewRecords.EvidenceColumns("")})
+	tw, err := out.Begin(&evidence.Table{Name: table.PreviewRecords.Name, Columns: table.PreviewRecords.EvidenceColumns("")})
 	if err != nil {
 		return err
 	}
 	for i := range r.Records {
-		if err := tw.Row(r.Records[i].values()); err != nil {
+		if err := tw.Row(&r.Records[i]); err != nil {
 			return err
 		}
 	}
 	emitted := int64(len(r.Records))
 	s := &evidence.Summary{RowsObserved: r.Observed, Coverage: r.coverage(), Complete: true,
 		Metrics: map[string]evidence.Metric{}}
-	for _, st := range []string{StatusOK, StatusInvalid, StatusOversized, StatusRagged} {
+	for _, st := range []string{table.StatusOK, table.StatusInvalid, table.StatusOversized, table.StatusRagged} {
 		s.Metrics["records_"+st] = evidence.Metric{Value: r.ByStatus[st], Unit: "count"}
 	}
 	for k, m := range r.Metrics {
@@ -160,7 +178,7 @@ func (r *Result) writeRecords(out formats.Sink) error {
 		s.Complete = false
 		s.Limit(l)
 	}
-	if n := r.ByStatus[StatusOversized]; n > 0 {
+	if n := r.ByStatus[table.StatusOversized]; n > 0 {
 		s.Complete = false
 		s.Limit(fmt.Sprintf("%d records are larger than max_record_bytes; their values are not shown", n))
 	}

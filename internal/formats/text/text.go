@@ -1,11 +1,13 @@
-// Package text decodes a bounded window of a text artifact into lines:
-// the lines of a byte window (offset, max_bytes) or of a line window
-// (start_line, max_lines), each with its exact native location. It reads
-// any bytes: invalid UTF-8 is shown escaped with a flag, never replaced.
+// Package text decodes a bounded window of a text artifact into
+// text.lines rows: the lines of a byte window (offset, max_bytes) or of a
+// line window (start_line, max_lines), each with its exact native location,
+// read through internal/lines. It reads any bytes: invalid UTF-8 is shown
+// escaped with a flag, never replaced.
+//
+// It imports evidence, formats, lines, param and table.
 package text
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -15,23 +17,13 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/lines"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
 )
 
-// Lines is the row schema of the decoder's table, one row per line (or
-// the part of a line inside the window).
-var Lines = table.TextLines.Name
-
 // Version is the decoder's version.
 const Version = "1"
-
-// Terminators.
-const (
-	LF   = table.LF
-	CRLF = table.CRLF
-	EOF  = table.EOF
-)
 
 var options = []param.Param{
 	{Name: "offset", Type: param.Int, Default: int64(0), Min: param.F(0), Max: param.F(1 << 50),
@@ -97,51 +89,24 @@ func WindowFrom(c evidence.Object) (Window, bool) {
 	return w, ok == [5]bool{true, true, true, true, true}
 }
 
-// Row is one row of text.lines.
-type Row struct {
-	Line       int64
-	Offset     int64
-	Column     int64
-	Bytes      int64
-	Shown      []byte // native bytes shown; Text escapes them
-	Terminator string
+// Show sets the text of a row from the native bytes it shows: as they
+// are when they are valid UTF-8, else escaped (Escape).
+func Show(r *table.TextLine, shown []byte) {
+	r.Text, r.Escaped = Escape(shown)
+	r.TextBytes = int64(len(shown))
 }
 
-// Values renders the row.
-func (r *Row) Values() evidence.Object {
-	txt, esc := Escape(r.Shown)
-	var term any
-	if r.Terminator != "" {
-		term = r.Terminator
-	}
-	return evidence.Object{"line": r.Line, "offset": r.Offset, "column": r.Column, "bytes": r.Bytes,
-		"text": txt, "text_bytes": int64(len(r.Shown)), "escaped": esc, "terminator": term}
-}
-
-// RowFrom reads a row back from its values.
-func RowFrom(v evidence.Object) (*Row, error) {
-	r := &Row{}
-	var ok [5]bool
-	r.Line, ok[0] = evidence.AsInt(v["line"])
-	r.Offset, ok[1] = evidence.AsInt(v["offset"])
-	r.Column, ok[2] = evidence.AsInt(v["column"])
-	r.Bytes, ok[3] = evidence.AsInt(v["bytes"])
-	txt, isStr := v["text"].(string)
-	esc, isBool := v["escaped"].(bool)
-	ok[4] = isStr && isBool
-	if ok != [5]bool{true, true, true, true, true} {
-		return nil, fmt.Errorf("text.lines row lacks a typed line, offset, column, bytes, text or escaped")
-	}
-	shown, err := Unescape(txt, esc)
+// Shown returns the native bytes a row shows, checking them against its
+// text_bytes.
+func Shown(r *table.TextLine) ([]byte, error) {
+	b, err := Unescape(r.Text, r.Escaped)
 	if err != nil {
 		return nil, err
 	}
-	if n, _ := evidence.AsInt(v["text_bytes"]); n != int64(len(shown)) {
-		return nil, fmt.Errorf("text.lines row: text holds %d bytes, text_bytes says %d", len(shown), n)
+	if int64(len(b)) != r.TextBytes {
+		return nil, fmt.Errorf("text.lines row: text holds %d bytes, text_bytes says %d", len(b), r.TextBytes)
 	}
-	r.Shown = shown
-	r.Terminator, _ = v["terminator"].(string)
-	return r, nil
+	return b, nil
 }
 
 // cut returns the part of a line shown within max bytes, ending at a
@@ -160,57 +125,49 @@ func cut(b []byte, max int64) []byte {
 	return b[:k]
 }
 
-// reader tracks the stream position and line of a buffered reader.
-type reader struct {
-	br        *bufio.Reader
-	pos       int64
-	line      int64
-	lineStart int64
+// position is where the next unread byte is: its line and byte column,
+// after the last line read (nil: none).
+func position(last *lines.Line) (line, column int64) {
+	switch {
+	case last == nil:
+		return 1, 0
+	case last.Term == lines.LF || last.Term == lines.CRLF:
+		return last.Number + 1, 0
+	}
+	return last.Number, last.End() - last.Start // inside the line, or at the end of input
 }
 
-// skipTo consumes bytes up to offset, counting lines.
-func (r *reader) skipTo(offset int64) error {
-	for r.pos < offset {
-		n := int(min(offset-r.pos, int64(r.br.Size())))
-		b, err := r.br.Peek(n)
-		r.count(b)
-		_, _ = r.br.Discard(len(b))
+// skip reads up to the window start, counting lines: to offset, or to
+// the start of line start_line. last keeps the last line read.
+func skip(lr *lines.Reader, offset, startLine int64, last *lines.Line) (seen bool, err error) {
+	for lr.Offset() < offset || lr.Lines() < startLine-1 {
+		var l *lines.Line
+		if offset > 0 {
+			l, err = lr.NextWithin(offset)
+		} else {
+			l, err = lr.Next()
+		}
+		if errors.Is(err, io.EOF) {
+			return seen, nil
+		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
+			return seen, err
 		}
+		*last, seen = *l, true
 	}
-	return nil
+	return seen, nil
 }
 
-// skipLines consumes whole lines until line is reached.
-func (r *reader) skipLines(line int64) error {
-	for r.line < line {
-		frag, err := r.br.ReadSlice('\n')
-		r.count(frag)
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
+func terminator(t lines.Terminator) table.Null[string] {
+	switch t {
+	case lines.LF:
+		return table.Some(table.LF)
+	case lines.CRLF:
+		return table.Some(table.CRLF)
+	case lines.None:
+		return table.Some(table.EOF)
 	}
-	return nil
-}
-
-func (r *reader) count(b []byte) {
-	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
-		r.line += int64(bytes.Count(b, []byte{'\n'}))
-		r.lineStart = r.pos + int64(i) + 1
-	}
-	r.pos += int64(len(b))
-}
-
-func (r *reader) atEOF() bool {
-	_, err := r.br.Peek(1)
-	return errors.Is(err, io.EOF)
+	return table.Null[string]{} // the window ends inside the line
 }
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
@@ -220,102 +177,71 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 			Message: "decoder options offset and start_line both set a window start; give one", Location: evidence.Location{Field: "start_line"}}
 	}
 	maxLines, maxBytes, maxLine := opts.Int("max_lines"), opts.Int("max_bytes"), opts.Int("max_line_bytes")
-	r := &reader{br: bufio.NewReaderSize(in.R, 64<<10), line: 1}
-	if err := r.skipTo(opts.Int("offset")); err != nil {
-		return readFailure(err, r)
+	// Keep a few bytes more than shown, so a cut can back up to a
+	// character boundary.
+	lr := lines.NewReader(in.R, int(maxLine)+utf8.UTFMax)
+	var lastLine lines.Line // the last line read, for positions
+	var last *lines.Line
+	seen, err := skip(lr, opts.Int("offset"), opts.Int("start_line"), &lastLine)
+	if seen {
+		last = &lastLine
 	}
-	if err := r.skipLines(opts.Int("start_line")); err != nil {
-		return readFailure(err, r)
+	if err != nil {
+		return readFailure(err, lr, last)
 	}
-	win := Window{Offset: r.pos, Line: r.line, Column: r.pos - r.lineStart, Total: in.Artifact.Size}
-	tw, err := out.Begin(&evidence.Table{Name: Lines, Columns: table.TextLines.EvidenceColumns("")})
+	win := Window{Offset: lr.Offset(), Total: in.Artifact.Size}
+	win.Line, win.Column = position(last)
+	want := out.Wants(table.TextLines.Schema)
+	tw, err := out.Begin(&evidence.Table{Name: table.TextLines.Name, Columns: table.TextLines.EvidenceColumns("")})
 	if err != nil {
 		return err
 	}
 	end := win.Offset + maxBytes
 	var observed, escapedLines, cutLines int64
-	keep := make([]byte, 0, min(maxLine+utf8.UTFMax, 64<<10))
 	var fail *evidence.Failure
 	clipped := false
 	for {
 		if observed&1023 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if r.pos >= end {
+		if lr.Offset() >= end {
 			// Bytes clipped off the last line were read but not observed.
-			win.EndReached = !clipped && r.atEOF()
+			p, perr := lr.Peek(1)
+			win.EndReached = !clipped && len(p) == 0 && perr == nil
 			break
 		}
-		row := Row{Line: r.line, Offset: r.pos, Column: r.pos - r.lineStart}
-		keep = keep[:0]
-		var last byte
-		eof := false
-		for {
-			frag, err := r.br.ReadSlice('\n')
-			clipped = int64(len(frag)) > end-r.pos
-			if clipped {
-				frag = frag[:end-r.pos] // the window ends inside this line
-			}
-			r.pos += int64(len(frag))
-			nl := len(frag) > 0 && frag[len(frag)-1] == '\n'
-			if nl {
-				frag = frag[:len(frag)-1]
-			}
-			row.Bytes += int64(len(frag))
-			if len(frag) > 0 {
-				last = frag[len(frag)-1]
-			}
-			if room := maxLine + utf8.UTFMax - int64(len(keep)); room > 0 {
-				keep = append(keep, frag[:min(int64(len(frag)), room)]...)
-			}
-			switch {
-			case nl:
-				row.Terminator = LF
-				if last == '\r' {
-					row.Terminator = CRLF
-					row.Bytes--
-				}
-				r.line++
-				r.lineStart = r.pos
-			case clipped:
-			case errors.Is(err, io.EOF):
-				eof = true
-				if row.Bytes > 0 {
-					row.Terminator = EOF
-				}
-			case err != nil && !errors.Is(err, bufio.ErrBufferFull):
-				fail = readFailure(err, r)
-			case r.pos < end:
-				continue // a long line: read its next fragment
-			}
-			break
-		}
-		if fail != nil {
-			break
-		}
-		if row.Bytes == 0 && row.Terminator == "" {
-			win.EndReached = eof
+		l, err := lr.NextWithin(end)
+		if errors.Is(err, io.EOF) {
+			win.EndReached = true
 			break // nothing left: the input ended after a newline
 		}
+		if err != nil {
+			fail = readFailure(err, lr, last)
+			break
+		}
+		lastLine, last = *l, &lastLine
+		clipped = l.Term == lines.Bound
 		observed++
-		row.Shown = cut(keep[:min(int64(len(keep)), row.Bytes)], maxLine)
-		if int64(len(row.Shown)) < row.Bytes {
+		shown := cut(l.Bytes, maxLine)
+		if int64(len(shown)) < l.Size {
 			cutLines++
 		}
-		if !utf8.Valid(row.Shown) {
+		if !utf8.Valid(shown) {
 			escapedLines++
 		}
-		if observed <= maxLines {
-			if err := tw.Row(row.Values()); err != nil {
+		if want && observed <= maxLines {
+			row := &table.TextLine{Line: l.Number, Offset: l.Offset, Column: l.Offset - l.Start, Bytes: l.Size, Terminator: terminator(l.Term)}
+			Show(row, shown)
+			if err := tw.Row(row); err != nil {
 				return err
 			}
 		}
-		if eof {
+		if l.Term == lines.None {
 			win.EndReached = true
 			break
 		}
 	}
-	win.Read = r.pos - win.Offset
+	win.Read = lr.Offset() - win.Offset
 	s := &evidence.Summary{RowsObserved: observed, Complete: true, Coverage: win.Coverage(),
 		Metrics: map[string]evidence.Metric{
 			"escaped_lines": {Value: escapedLines, Unit: "lines"},
@@ -357,9 +283,10 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	return nil
 }
 
-func readFailure(err error, r *reader) *evidence.Failure {
+// readFailure locates a read error at the next unread byte.
+func readFailure(err error, lr *lines.Reader, last *lines.Line) *evidence.Failure {
 	f := evidence.Wrap(evidence.CodeIOFailure, err, "read text")
-	f.Location.Offset = r.pos
-	f.Location.Line = int(r.line)
+	line, _ := position(last)
+	f.Location.Offset, f.Location.Line = lr.Offset(), int(line)
 	return f
 }

@@ -11,28 +11,40 @@ import (
 	"testing/iotest"
 
 	"github.com/flameox/flameox/internal/evidence"
-	"github.com/flameox/flameox/internal/formats/preview/previewtest"
+	"github.com/flameox/flameox/internal/formats/formatstest"
+	"github.com/flameox/flameox/internal/table"
 )
 
-func decodeOK(t testing.TB, data []byte, opts evidence.Object) *previewtest.Table {
+func decodeOK(t testing.TB, data []byte, opts evidence.Object) *formatstest.Table {
 	t.Helper()
-	sink, err := previewtest.Decode(Spec, "t.txt", data, opts, nil)
-	previewtest.CheckInvariants(t, sink, err)
+	sink, err := formatstest.Decode(Spec, "t.txt", data, opts, nil)
+	formatstest.CheckInvariants(t, sink, err)
 	if err != nil {
 		t.Fatalf("decode: %v", err)
 	}
-	return sink.Table(Lines)
+	return sink.Table(table.TextLines.Name)
 }
 
-func rows(t testing.TB, tb *previewtest.Table) []*Row {
+// row is a recorded text.lines row with the native bytes it shows.
+type row struct {
+	*table.TextLine
+	Shown []byte
+}
+
+// rows reads a table's rows back as a stream reader would.
+func rows(t testing.TB, tb *formatstest.Table) []row {
 	t.Helper()
-	var out []*Row
+	var out []row
 	for _, v := range tb.Rows {
-		r, err := RowFrom(v)
+		r, err := table.TextLines.Scan(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, r)
+		shown, err := Shown(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, row{r, shown})
 	}
 	return out
 }
@@ -43,8 +55,8 @@ func rows(t testing.TB, tb *previewtest.Table) []*Row {
 func TestFixtures(t *testing.T) {
 	for _, name := range []string{"python-importtime.txt", "iconv-latin1.txt"} {
 		t.Run(name, func(t *testing.T) {
-			data := previewtest.Read(t, filepath.Join("text", name))
-			want := previewtest.Expected(t, name)
+			data := formatstest.Read(t, filepath.Join("preview/text", name))
+			want := formatstest.ReadJSON(t, "preview/expected/"+name+".json")
 			tb := decodeOK(t, data, nil)
 			if n, _ := evidence.AsInt(want["lines"]); tb.Summary.RowsObserved != n || !tb.Summary.Complete {
 				t.Errorf("lines %d (complete %v), python %d", tb.Summary.RowsObserved, tb.Summary.Complete, n)
@@ -57,7 +69,7 @@ func TestFixtures(t *testing.T) {
 		})
 	}
 	t.Run("latin-1 is escaped, never replaced", func(t *testing.T) {
-		tb := decodeOK(t, previewtest.Read(t, "text/iconv-latin1.txt"), nil)
+		tb := decodeOK(t, formatstest.Read(t, "preview/text/iconv-latin1.txt"), nil)
 		if tb.Rows[0]["text"] != `caf\xe9 cr\xe8me` || tb.Rows[0]["escaped"] != true || tb.Rows[2]["escaped"] != false {
 			t.Errorf("%v / %v", tb.Rows[0], tb.Rows[2])
 		}
@@ -98,8 +110,8 @@ func TestWindows(t *testing.T) {
 		})
 	}
 	t.Run("offset and start_line", func(t *testing.T) {
-		_, err := previewtest.Decode(Spec, "t.txt", data, evidence.Object{"offset": 1, "start_line": 2}, nil)
-		if previewtest.Code(err) != evidence.CodeInvalidArgument {
+		_, err := formatstest.Decode(Spec, "t.txt", data, evidence.Object{"offset": 1, "start_line": 2}, nil)
+		if formatstest.Code(err) != evidence.CodeInvalidArgument {
 			t.Errorf("%v", err)
 		}
 	})
@@ -135,12 +147,12 @@ func TestHostile(t *testing.T) {
 		data := bytes.Repeat([]byte("z"), 10<<20)
 		tb := decodeOK(t, data, nil)
 		r := rows(t, tb)[0]
-		if len(tb.Rows) != 1 || r.Bytes != 1<<20 || len(r.Shown) != 4096 || r.Terminator != "" || tb.Summary.Complete {
-			t.Errorf("bytes %d shown %d term %q, summary %+v", r.Bytes, len(r.Shown), r.Terminator, tb.Summary)
+		if len(tb.Rows) != 1 || r.Bytes != 1<<20 || len(r.Shown) != 4096 || r.Terminator.Valid || tb.Summary.Complete {
+			t.Errorf("bytes %d shown %d term %v, summary %+v", r.Bytes, len(r.Shown), r.Terminator, tb.Summary)
 		}
 		tb = decodeOK(t, data, evidence.Object{"max_bytes": 64 << 20})
-		if r := rows(t, tb)[0]; r.Bytes != 10<<20 || r.Terminator != EOF || tb.Summary.Metrics["cut_lines"].Value != int64(1) {
-			t.Errorf("whole line: bytes %d term %q", r.Bytes, r.Terminator)
+		if r := rows(t, tb)[0]; r.Bytes != 10<<20 || r.Terminator != table.Some(table.EOF) || tb.Summary.Metrics["cut_lines"].Value != int64(1) {
+			t.Errorf("whole line: bytes %d term %v", r.Bytes, r.Terminator)
 		}
 	})
 	t.Run("cut never splits a character", func(t *testing.T) {
@@ -165,9 +177,9 @@ func TestHostile(t *testing.T) {
 		broken := func(r io.Reader) io.Reader {
 			return io.MultiReader(io.LimitReader(r, 2000), iotest.ErrReader(errors.New("disk gone")))
 		}
-		sink, err := previewtest.Decode(Spec, "t.txt", data, nil, broken)
-		previewtest.CheckInvariants(t, sink, err)
-		if previewtest.Code(err) != evidence.CodeIOFailure || sink.Table(Lines).Summary.Complete {
+		sink, err := formatstest.Decode(Spec, "t.txt", data, nil, broken)
+		formatstest.CheckInvariants(t, sink, err)
+		if formatstest.Code(err) != evidence.CodeIOFailure || sink.Table(table.TextLines.Name).Summary.Complete {
 			t.Errorf("%v", err)
 		}
 	})
@@ -189,15 +201,15 @@ func TestEscapeRoundTrip(t *testing.T) {
 }
 
 func TestReaders(t *testing.T) {
-	data := previewtest.Read(t, "text/python-importtime.txt")
-	plain := previewtest.Canonical(t, decodeOK(t, data, evidence.Object{"max_line_bytes": 7}).Rows)
+	data := formatstest.Read(t, "preview/text/python-importtime.txt")
+	plain := formatstest.Canonical(t, decodeOK(t, data, evidence.Object{"max_line_bytes": 7}).Rows)
 	for name, wrap := range map[string]func(io.Reader) io.Reader{
 		"OneByteReader": iotest.OneByteReader, "HalfReader": iotest.HalfReader, "DataErrReader": iotest.DataErrReader,
 	} {
 		t.Run(name, func(t *testing.T) {
-			sink, err := previewtest.Decode(Spec, "t.txt", data, evidence.Object{"max_line_bytes": 7}, wrap)
-			previewtest.CheckInvariants(t, sink, err)
-			if err != nil || previewtest.Canonical(t, sink.Table(Lines).Rows) != plain {
+			sink, err := formatstest.Decode(Spec, "t.txt", data, evidence.Object{"max_line_bytes": 7}, wrap)
+			formatstest.CheckInvariants(t, sink, err)
+			if err != nil || formatstest.Canonical(t, sink.Table(table.TextLines.Name).Rows) != plain {
 				t.Errorf("differs from a plain read (%v)", err)
 			}
 		})
@@ -205,18 +217,18 @@ func TestReaders(t *testing.T) {
 }
 
 func FuzzDecode(f *testing.F) {
-	for _, s := range previewtest.Seeds(f, "text") {
+	for _, s := range formatstest.Seeds(f, "preview/text", 0) {
 		f.Add(s, int64(0), int64(64))
 	}
 	f.Add([]byte("a\r\nb\xff\nc"), int64(3), int64(5))
 	f.Fuzz(func(t *testing.T, data []byte, offset, maxBytes int64) {
 		opts := evidence.Object{"offset": offset & 0xffff, "max_bytes": 1 + maxBytes&0xffff, "max_lines": 5, "max_line_bytes": 8}
-		sink, err := previewtest.Decode(Spec, "f.txt", data, opts, nil)
-		previewtest.CheckInvariants(t, sink, err)
+		sink, err := formatstest.Decode(Spec, "f.txt", data, opts, nil)
+		formatstest.CheckInvariants(t, sink, err)
 		if err != nil {
 			return
 		}
-		for _, r := range rows(t, sink.Table(Lines)) {
+		for _, r := range rows(t, sink.Table(table.TextLines.Name)) {
 			end := r.Offset + int64(len(r.Shown))
 			if end > int64(len(data)) || !bytes.Equal(r.Shown, data[r.Offset:end]) {
 				t.Fatalf("line %d: shown bytes are not the native bytes at %d", r.Line, r.Offset)
@@ -226,11 +238,11 @@ func FuzzDecode(f *testing.F) {
 }
 
 func BenchmarkDecode(b *testing.B) {
-	data := bytes.Repeat(previewtest.Read(b, "text/python-importtime.txt"), 800) // ~1 MB
+	data := bytes.Repeat(formatstest.Read(b, "preview/text/python-importtime.txt"), 800) // ~1 MB
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := previewtest.DecodeInto(Spec, "bench.txt", data, evidence.Object{"max_lines": 1000000, "max_bytes": 1 << 30}, &previewtest.Discard{}); err != nil {
+		if err := formatstest.DecodeInto(Spec, "bench.txt", data, evidence.Object{"max_lines": 1000000, "max_bytes": 1 << 30}, nil, formatstest.Discard{}); err != nil {
 			b.Fatal(err)
 		}
 	}

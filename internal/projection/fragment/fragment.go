@@ -1,7 +1,11 @@
 // Package fragment is the text-fragment projection behind
 // preview_text_fragment: an exact byte window (offset, length) or line
 // window (start_line, lines) of decoded text lines, clipped to the window,
-// with the window recorded and anything it could not show stated.
+// with the window recorded and anything it could not show stated. It
+// reads text.lines rows as typed rows and writes text.fragment_lines.
+//
+// It imports evidence, formats (capabilities), formats/text (escaping and
+// the decoded window), param, projection and table.
 package fragment
 
 import (
@@ -18,9 +22,6 @@ import (
 // Name is the projection's name.
 const Name = "text-fragment"
 
-// Table is the row schema of the result: text.lines rows clipped to the
-// window.
-const Table = "text.fragment"
 
 // Defaults of a window whose size is not given.
 const (
@@ -99,9 +100,15 @@ type projector struct {
 	byID   map[string]*stream
 }
 
+// row is a text line with the native bytes it shows.
+type row struct {
+	table.TextLine
+	shown []byte
+}
+
 type stream struct {
 	in       *evidence.Table
-	kept     []*text.Row
+	kept     []*row
 	selected int64
 	shown    int64
 	cut      bool  // the bytes bound stopped keeping rows
@@ -116,9 +123,9 @@ type stream struct {
 }
 
 func (p *projector) Table(t *evidence.Table, _ formats.Caps) error {
-	if t.Name != text.Lines {
+	if t.Name != table.TextLines.Name {
 		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
-			Message: fmt.Sprintf("the text-fragment projection reads %s tables, not %s (decode the artifact with --format text)", text.Lines, t.Name)}
+			Message: fmt.Sprintf("the text-fragment projection reads %s tables, not %s (decode the artifact with --format text)", table.TextLines.Name, t.Name)}
 	}
 	if _, dup := p.byID[t.ID]; dup {
 		return evidence.Failf(evidence.CodeInvalidArgument, "table %s was given twice", t.ID)
@@ -129,31 +136,33 @@ func (p *projector) Table(t *evidence.Table, _ formats.Caps) error {
 	return nil
 }
 
-func termLen(t string) int64 {
-	switch t {
-	case text.LF:
+// termLen is the native length of a row's terminator.
+func termLen(t table.Null[string]) int64 {
+	switch t.V {
+	case table.LF:
 		return 1
-	case text.CRLF:
+	case table.CRLF:
 		return 2
 	}
 	return 0
 }
 
-func (p *projector) Row(t *evidence.Table, row any) error {
-	values, err := projection.Values(t, row)
-	if err != nil {
-		return err
-	}
+func (p *projector) Row(t *evidence.Table, v any) error {
 	s, ok := p.byID[t.ID]
 	if !ok {
 		return evidence.Failf(evidence.CodeInvalidArgument, "row of table %s before its header", t.ID)
 	}
-	r, err := text.RowFrom(values)
+	l, err := table.TextLines.Scan(v)
 	if err != nil {
 		return evidence.Wrap(evidence.CodeInvalidArgument, err, "table %s", t.ID)
 	}
+	shown, err := text.Shown(l)
+	if err != nil {
+		return evidence.Wrap(evidence.CodeInvalidArgument, err, "table %s", t.ID)
+	}
+	r := &row{TextLine: *l, shown: shown}
 	s.maxEnd = max(s.maxEnd, r.Offset+r.Bytes+termLen(r.Terminator))
-	var out *text.Row
+	var out *row
 	if p.win.Bytes {
 		out = clip(r, p.win)
 	} else if r.Line >= p.win.Line && r.Line < p.win.EndLine {
@@ -161,7 +170,7 @@ func (p *projector) Row(t *evidence.Table, row any) error {
 		if r.Line == p.win.Line {
 			s.firstCol, s.firstOK = r.Column, true
 		}
-		if r.Column == 0 && r.Terminator != "" {
+		if r.Column == 0 && r.Terminator.Valid {
 			s.whole++
 		}
 	}
@@ -170,35 +179,51 @@ func (p *projector) Row(t *evidence.Table, row any) error {
 		return nil
 	}
 	s.selected++
-	if int64(len(out.Shown)) < out.Bytes {
+	if int64(len(out.shown)) < out.Bytes {
 		s.partial++
 	}
-	if s.cut || s.shown+int64(len(out.Shown)) > p.budget {
+	if s.cut || s.shown+int64(len(out.shown)) > p.budget {
 		s.cut = true
 		return nil
 	}
+	text.Show(&out.TextLine, out.shown)
 	s.kept = append(s.kept, out)
-	s.shown += int64(len(out.Shown))
+	s.shown += int64(len(out.shown))
 	return nil
 }
 
 // clip returns the part of a row inside a byte window, or nil. The row's
-// shown bytes are cut to the window exactly, even inside a character: the
-// result is then escaped, never widened.
-func clip(r *text.Row, w Window) *text.Row {
+// shown bytes are cut to the window exactly, even inside a character (the
+// result is then escaped, never widened) or inside a CRLF: a window that
+// ends after the '\r' shows it as text, with no terminator, and one that
+// starts after it holds the "\n" alone, as an lf row, which is how the
+// text decoder reports a window cut there.
+func clip(r *row, w Window) *row {
 	contentEnd := r.Offset + r.Bytes
 	termEnd := contentEnd + termLen(r.Terminator)
+	crlf := r.Terminator.V == table.CRLF
+	if crlf && w.Offset == contentEnd+1 {
+		return &row{TextLine: table.TextLine{Line: r.Line, Offset: w.Offset, Column: r.Column + (w.Offset - r.Offset), Terminator: table.Some(table.LF)}}
+	}
 	start, end := max(w.Offset, r.Offset), min(w.End, contentEnd)
-	if start >= end && !(r.Terminator != "" && w.Offset <= contentEnd && termEnd <= w.End && termEnd > contentEnd) {
+	term := r.Terminator.Valid && termEnd > contentEnd && w.Offset <= contentEnd && termEnd <= w.End
+	cr := crlf && w.Offset <= contentEnd && w.End == contentEnd+1 // the '\r' without its '\n'
+	if start >= end && !term && !cr {
 		return nil
 	}
-	out := &text.Row{Line: r.Line, Offset: start, Column: r.Column + (start - r.Offset), Bytes: max(0, end-start)}
-	shownEnd := r.Offset + int64(len(r.Shown))
+	out := &row{TextLine: table.TextLine{Line: r.Line, Offset: start, Column: r.Column + (start - r.Offset), Bytes: max(0, end-start)}}
+	shownEnd := r.Offset + int64(len(r.shown))
 	if s, e := start-r.Offset, min(end, shownEnd)-r.Offset; e > s {
-		out.Shown = r.Shown[s:e]
+		out.shown = r.shown[s:e]
 	}
-	if r.Terminator != "" && termEnd <= w.End && w.Offset <= contentEnd {
+	switch {
+	case term:
 		out.Terminator = r.Terminator
+	case cr:
+		out.Bytes++
+		if shownEnd == contentEnd { // not cut by max_line_bytes: the '\r' is shown too
+			out.shown = append(out.shown[:len(out.shown):len(out.shown)], '\r')
+		}
 	}
 	return out
 }
@@ -221,13 +246,17 @@ func (p *projector) Finish(w projection.Emitter) error {
 		if s.in.Arguments != nil {
 			args["decode"] = s.in.Arguments
 		}
-		out := &evidence.Table{Name: Table, Projection: Name, Format: s.in.Format,
-			Columns: table.TextLines.EvidenceColumns(""), Evidence: s.in.Evidence, ArtifactIDs: s.in.ArtifactIDs, Decoder: s.in.Decoder, Arguments: args}
+		out := &evidence.Table{Name: table.TextFragmentLines.Name, Projection: Name, Format: s.in.Format,
+			Columns: table.TextFragmentLines.EvidenceColumns(""), Evidence: s.in.Evidence, ArtifactIDs: s.in.ArtifactIDs, Decoder: s.in.Decoder, Arguments: args}
 		if err := w.Begin(out); err != nil {
 			return err
 		}
 		for _, r := range s.kept {
-			if err := w.Row(r.Values()); err != nil {
+			v, err := table.TextFragmentLines.Values(&r.TextLine, "")
+			if err != nil {
+				return evidence.Wrap(evidence.CodeInternal, err, "table %s", out.Name)
+			}
+			if err := w.Row(v); err != nil {
 				return err
 			}
 		}

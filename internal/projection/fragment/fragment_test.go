@@ -7,15 +7,18 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/formats/preview/previewtest"
+	"github.com/flameox/flameox/internal/formats/formatstest"
 	"github.com/flameox/flameox/internal/formats/text"
 	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/table"
 )
 
-// fragment decodes data as text with decodeOpts and projects a window.
-func fragment(t *testing.T, data []byte, decodeOpts, args evidence.Object) *previewtest.Table {
+// fragment decodes data as text with decodeOpts and projects a window,
+// feeding the rows both as values (a block stream) and typed (in
+// process); the two results must be the same.
+func fragment(t testing.TB, data []byte, decodeOpts, args evidence.Object) *formatstest.Table {
 	t.Helper()
-	sink, err := previewtest.Decode(text.Spec, "t.txt", data, decodeOpts, nil)
+	sink, err := formatstest.Decode(text.Spec, "t.txt", data, decodeOpts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,36 +26,42 @@ func fragment(t *testing.T, data []byte, decodeOpts, args evidence.Object) *prev
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Spec.New(eff, given)
-	if err != nil {
-		t.Fatal(err)
+	var got []*formatstest.Table
+	for _, typed := range []bool{false, true} {
+		p, err := Spec.New(eff, given)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := formatstest.Project(t, p, text.Spec, "sha256:test", sink, typed)
+		if len(out.Tables) != 1 || out.Tables[0].Header.Name != table.TextFragmentLines.Name || out.Tables[0].Header.Operation != "" {
+			t.Fatalf("result tables %+v", out.Tables)
+		}
+		got = append(got, out.Tables[0])
 	}
-	previewtest.Feed(t, p, "text", "sha256:test", sink)
-	out := &previewtest.Emitter{}
-	if err := p.Finish(out); err != nil {
-		t.Fatal(err)
+	if a, b := formatstest.Canonical(t, got[0].Rows)+formatstest.Canonical(t, got[0].Summary), formatstest.Canonical(t, got[1].Rows)+formatstest.Canonical(t, got[1].Summary); a != b {
+		t.Fatalf("values and typed rows give different fragments:\n%s\n%s", a, b)
 	}
-	previewtest.CheckInvariants(t, &out.Sink, nil)
-	if len(out.Tables) != 1 || out.Tables[0].Header.Name != Table || out.Tables[0].Header.Operation != "" {
-		t.Fatalf("result tables %+v", out.Tables)
-	}
-	return out.Tables[0]
+	return got[0]
 }
 
 // reassemble rebuilds the native bytes a fragment shows: each row's bytes
 // and its terminator.
-func reassemble(t *testing.T, tb *previewtest.Table) []byte {
+func reassemble(t testing.TB, tb *formatstest.Table) []byte {
 	var b []byte
 	for _, v := range tb.Rows {
-		r, err := text.RowFrom(v)
+		r, err := table.TextFragmentLines.Scan(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b = append(b, r.Shown...)
-		switch r.Terminator {
-		case text.LF:
+		shown, err := text.Shown(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(b, shown...)
+		switch r.Terminator.V {
+		case table.LF:
 			b = append(b, '\n')
-		case text.CRLF:
+		case table.CRLF:
 			b = append(b, '\r', '\n')
 		}
 	}
@@ -60,13 +69,13 @@ func reassemble(t *testing.T, tb *previewtest.Table) []byte {
 }
 
 func TestLineWindow(t *testing.T) {
-	data := previewtest.Read(t, "text/python-importtime.txt")
+	data := formatstest.Read(t, "preview/text/python-importtime.txt")
 	tb := fragment(t, data, nil, evidence.Object{"start_line": 3, "lines": 4})
 	lines := bytes.SplitAfter(data, []byte("\n"))
 	if got, want := reassemble(t, tb), bytes.Join(lines[2:6], nil); !bytes.Equal(got, want) {
 		t.Errorf("fragment %q\nwant %q", got, want)
 	}
-	if !tb.Summary.Complete || previewtest.Canonical(t, tb.Summary.Coverage["window"]) != `{"kind":"lines","lines":4,"start_line":3}` {
+	if !tb.Summary.Complete || formatstest.Canonical(t, tb.Summary.Coverage["window"]) != `{"kind":"lines","lines":4,"start_line":3}` {
 		t.Errorf("%+v", tb.Summary)
 	}
 }
@@ -74,7 +83,7 @@ func TestLineWindow(t *testing.T) {
 // TestByteWindow: the rows of a byte window reassemble to exactly the
 // window's native bytes, even when it starts and ends mid-line.
 func TestByteWindow(t *testing.T) {
-	data := previewtest.Read(t, "text/python-importtime.txt")
+	data := formatstest.Read(t, "preview/text/python-importtime.txt")
 	for _, w := range [][2]int64{{60, 50}, {0, 1}, {54, 1}, {100, 700}, {1290, 10}} {
 		tb := fragment(t, data, nil, evidence.Object{"offset": w[0], "length": w[1]})
 		if got, want := reassemble(t, tb), data[w[0]:w[0]+w[1]]; !bytes.Equal(got, want) {
@@ -100,6 +109,22 @@ func TestByteWindowSplitsCharacter(t *testing.T) {
 	}
 	if got := reassemble(t, tb); !bytes.Equal(got, data[8:10]) {
 		t.Errorf("%q", got)
+	}
+}
+
+// TestByteWindowSplitsCRLF: a window edge between '\r' and '\n' keeps
+// the half of the terminator inside the window, as the text decoder does.
+func TestByteWindowSplitsCRLF(t *testing.T) {
+	data := []byte("one\r\ntwo\r\n")
+	for _, w := range [][2]int64{{0, 4}, {4, 3}, {4, 1}, {3, 1}, {3, 2}, {2, 8}} {
+		tb := fragment(t, data, nil, evidence.Object{"offset": w[0], "length": w[1]})
+		if got, want := reassemble(t, tb), data[w[0]:w[0]+w[1]]; !bytes.Equal(got, want) {
+			t.Errorf("window %v: %q, want %q", w, got, want)
+		}
+	}
+	tb := fragment(t, data, nil, evidence.Object{"offset": 4, "length": 1})
+	if r := tb.Rows[0]; r["terminator"] != table.LF || r["bytes"] != int64(0) || r["offset"] != int64(4) {
+		t.Errorf("the lone \\n of a CRLF: %v", r)
 	}
 }
 
@@ -131,7 +156,7 @@ func TestCoverage(t *testing.T) {
 }
 
 func TestBudget(t *testing.T) {
-	data := previewtest.Read(t, "text/python-importtime.txt")
+	data := formatstest.Read(t, "preview/text/python-importtime.txt")
 	tb := fragment(t, data, nil, evidence.Object{"start_line": 1, "lines": 10, "bytes": 100})
 	s := tb.Summary
 	if s.RowsObserved != 10 || s.RowsEmitted != 2 || s.Truncation.Reason != "byte_limit" || s.Truncation.Omitted != 8 || s.Complete {
@@ -149,7 +174,7 @@ func TestCutLines(t *testing.T) {
 
 func TestWindowArguments(t *testing.T) {
 	_, err := WindowFrom(evidence.Object{"offset": int64(1), "lines": int64(2)}, map[string]bool{"offset": true, "lines": true})
-	if previewtest.Code(err) != evidence.CodeInvalidArgument {
+	if formatstest.Code(err) != evidence.CodeInvalidArgument {
 		t.Errorf("%v", err)
 	}
 	w, _ := WindowFrom(evidence.Object{}, map[string]bool{})
@@ -164,7 +189,46 @@ func TestWindowArguments(t *testing.T) {
 
 func TestAdmission(t *testing.T) {
 	p, _ := New(evidence.Object{"bytes": int64(10)}, map[string]bool{})
-	if err := p.Table(&evidence.Table{ID: "x", Name: "preview.records"}, formats.Caps{}); previewtest.Code(err) != evidence.CodeUnsupportedFormat {
+	if err := p.Table(&evidence.Table{ID: "x", Name: table.PreviewRecords.Name}, formats.Caps{}); formatstest.Code(err) != evidence.CodeUnsupportedFormat {
 		t.Errorf("%v", err)
+	}
+}
+
+// FuzzFragment: a byte window of any text, decoded whole, reassembles to
+// exactly the window's bytes (clipped to the end of the text).
+func FuzzFragment(f *testing.F) {
+	for _, s := range formatstest.Seeds(f, "preview/text", 0) {
+		f.Add(s, uint16(60), uint16(50))
+	}
+	f.Add([]byte("a\r\nb\xff\nc€d"), uint16(2), uint16(5))
+	f.Fuzz(func(t *testing.T, data []byte, offset, length uint16) {
+		off, n := int64(offset), int64(length)+1
+		tb := fragment(t, data, evidence.Object{"max_bytes": 1 << 20}, evidence.Object{"offset": off, "length": n})
+		end := min(off+n, int64(len(data)))
+		want := []byte{}
+		if off < end {
+			want = data[off:end]
+		}
+		if got := reassemble(t, tb); !bytes.Equal(got, want) {
+			t.Fatalf("window %d+%d: %q, want %q", off, n, got, want)
+		}
+	})
+}
+
+func BenchmarkFragment(b *testing.B) {
+	data := bytes.Repeat(formatstest.Read(b, "preview/text/python-importtime.txt"), 100)
+	sink, err := formatstest.Decode(text.Spec, "t.txt", data, evidence.Object{"max_lines": 100000}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	eff, given, err := param.Validate(Spec.Params, evidence.Object{"offset": 1000, "length": 64 << 10})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		p, _ := Spec.New(eff, given)
+		formatstest.Project(b, p, text.Spec, "sha256:bench", sink, true)
 	}
 }

@@ -2,7 +2,11 @@
 // preview decoder's tables (JSON outline, fields, records; text lines)
 // through a selection — records by status, record values by field name —
 // and then bounds each table by rows and by canonical bytes. Selection
-// comes first, so the counts describe the selected population.
+// comes first, so the counts describe the selected population. Rows are
+// read as the typed rows of package table; the result tables keep the
+// schemas of the tables they select from.
+//
+// It imports evidence, formats (capabilities), param, projection and table.
 package preview
 
 import (
@@ -11,8 +15,6 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
-	previewfmt "github.com/flameox/flameox/internal/formats/preview"
-	"github.com/flameox/flameox/internal/formats/text"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/table"
@@ -68,16 +70,22 @@ type projector struct {
 	fields []string
 	order  []*stream
 	byID   map[string]*stream
-	// positions maps an artifact to the CSV columns the fields selection
-	// keeps, learnt from its preview.fields table (which precedes records).
+	// positions maps an artifact to the value positions the fields
+	// selection keeps, learnt from its preview.fields table (which
+	// precedes records) when the format's field positions index its
+	// record values (a CSV header).
 	positions map[string][]int
 	seen      map[string]bool // selected field names found in a fields table
+	buf       []byte
 }
 
 // stream is one admitted table on its way through.
 type stream struct {
 	in       *evidence.Table
-	kept     []evidence.Object
+	schema   *table.Schema
+	caps     formats.Caps
+	artifact string
+	kept     []any // typed rows of schema, copied
 	selected int64
 	size     int64
 	cut      string // the bound that first stopped keeping rows
@@ -85,7 +93,7 @@ type stream struct {
 	filtered bool // selection dropped some rows
 }
 
-func (p *projector) Table(t *evidence.Table, _ formats.Caps) error {
+func (p *projector) Table(t *evidence.Table, caps formats.Caps) error {
 	if !Spec.Consumes(t.Name) {
 		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
 			Message: fmt.Sprintf("the preview projection reads preview and text tables, not %s", t.Name)}
@@ -93,7 +101,7 @@ func (p *projector) Table(t *evidence.Table, _ formats.Caps) error {
 	if _, dup := p.byID[t.ID]; dup {
 		return evidence.Failf(evidence.CodeInvalidArgument, "table %s was given twice", t.ID)
 	}
-	s := &stream{in: t}
+	s := &stream{in: t, schema: table.Lookup(t.Name), caps: caps, artifact: artifactOf(t)}
 	p.byID[t.ID] = s
 	p.order = append(p.order, s)
 	return nil
@@ -107,19 +115,15 @@ func artifactOf(t *evidence.Table) string {
 }
 
 func (p *projector) Row(t *evidence.Table, row any) error {
-	values, err := projection.Values(t, row)
-	if err != nil {
-		return err
-	}
 	s, ok := p.byID[t.ID]
 	if !ok {
 		return evidence.Failf(evidence.CodeInvalidArgument, "row of table %s before its header", t.ID)
 	}
-	keep, v, err := p.selectRow(s, values)
+	kept, err := p.selectRow(s, row)
 	if err != nil {
-		return err
+		return evidence.Wrap(evidence.CodeInvalidArgument, err, "table %s row", t.ID)
 	}
-	if !keep {
+	if kept == nil {
 		s.filtered = true
 		return nil
 	}
@@ -127,70 +131,80 @@ func (p *projector) Row(t *evidence.Table, row any) error {
 	if s.cut != "" {
 		return nil
 	}
-	enc, err := evidence.AppendCanonical(nil, v)
+	p.buf, err = s.schema.AppendValues(p.buf[:0], kept, s.artifact)
 	if err != nil {
 		return evidence.Wrap(evidence.CodeInvalidArgument, err, "table %s row", t.ID)
 	}
 	switch {
 	case int64(len(s.kept)) >= p.rows:
 		s.cut = "row_limit"
-	case s.size+int64(len(enc)) > p.bytes:
+	case s.size+int64(len(p.buf)) > p.bytes:
 		s.cut = "byte_limit"
 	default:
-		s.kept = append(s.kept, v)
-		s.size += int64(len(enc))
+		s.kept = append(s.kept, kept)
+		s.size += int64(len(p.buf))
 	}
 	return nil
 }
 
-// selectRow applies the status and fields selections.
-func (p *projector) selectRow(s *stream, values evidence.Object) (bool, evidence.Object, error) {
-	switch s.in.Name {
-	case previewfmt.Records:
-		if p.status == Problems && values["status"] == previewfmt.StatusOK {
-			return false, nil, nil
+// selectRow applies the status and fields selections to a row of the
+// stream's table: it returns a copy of the typed row to keep (its value
+// cut to the selected fields), or nil when the selection drops it.
+func (p *projector) selectRow(s *stream, row any) (any, error) {
+	switch s.schema {
+	case table.PreviewRecords.Schema:
+		r, err := table.PreviewRecords.Scan(row)
+		if err != nil {
+			return nil, err
 		}
-		if p.fields == nil {
-			return true, values, nil
+		if p.status == Problems && r.Status == table.StatusOK {
+			return nil, nil
 		}
-		out := make(evidence.Object, len(values))
-		for k, v := range values {
-			out[k] = v
+		c := *r
+		if p.fields != nil {
+			c.Value = p.project(s.artifact, r.Value)
 		}
-		out["value"] = p.project(artifactOf(s.in), values["value"])
-		return true, out, nil
-	case previewfmt.Fields:
-		if p.fields == nil {
-			return true, values, nil
+		return &c, nil
+	case table.PreviewFields.Schema:
+		f, err := table.PreviewFields.Scan(row)
+		if err != nil {
+			return nil, err
 		}
-		name, _ := values["name"].(string)
-		if !slices.Contains(p.fields, name) {
-			return false, nil, nil
-		}
-		if p.seen == nil {
-			p.seen = map[string]bool{}
-		}
-		p.seen[name] = true
-		if pos, ok := evidence.AsInt(values["position"]); ok && s.in.Format == "csv" {
-			a := artifactOf(s.in)
-			p.positions[a] = append(p.positions[a], int(pos))
-		}
-		return true, values, nil
-	case text.Lines:
-		if p.status == Problems {
-			esc, _ := values["escaped"].(bool)
-			shown, _ := evidence.AsInt(values["text_bytes"])
-			n, _ := evidence.AsInt(values["bytes"])
-			if !esc && shown == n {
-				return false, nil, nil
+		if p.fields != nil {
+			if !slices.Contains(p.fields, f.Name) {
+				return nil, nil
+			}
+			if p.seen == nil {
+				p.seen = map[string]bool{}
+			}
+			p.seen[f.Name] = true
+			if s.caps.FieldPositions {
+				p.positions[s.artifact] = append(p.positions[s.artifact], int(f.Position))
 			}
 		}
+		c := *f
+		return &c, nil
+	case table.TextLines.Schema:
+		l, err := table.TextLines.Scan(row)
+		if err != nil {
+			return nil, err
+		}
+		if p.status == Problems && !l.Escaped && l.TextBytes == l.Bytes {
+			return nil, nil
+		}
+		c := *l
+		return &c, nil
 	}
-	return true, values, nil
+	o, err := table.PreviewOutline.Scan(row)
+	if err != nil {
+		return nil, err
+	}
+	c := *o
+	return &c, nil
 }
 
 // project keeps the selected fields of a record value: object keys by
-// name, CSV arrays by the header positions of those names.
+// name, arrays (CSV rows) by the positions of those names.
 func (p *projector) project(artifact string, v any) any {
 	switch x := v.(type) {
 	case evidence.Object:
@@ -245,7 +259,11 @@ func (p *projector) emit(w projection.Emitter, s *stream) error {
 	if err := w.Begin(out); err != nil {
 		return err
 	}
-	for _, v := range s.kept {
+	for _, r := range s.kept {
+		v, err := s.schema.Values(r, s.artifact)
+		if err != nil {
+			return evidence.Wrap(evidence.CodeInternal, err, "table %s", out.Name)
+		}
 		if err := w.Row(v); err != nil {
 			return err
 		}
@@ -279,7 +297,7 @@ func (p *projector) summary(s *stream) *evidence.Summary {
 	}
 	decoderOmitted := src.RowsObserved - src.RowsEmitted
 	if decoderOmitted > 0 {
-		if s.filtered || p.status == Problems || (p.fields != nil && s.in.Name == previewfmt.Fields) {
+		if s.filtered || p.status == Problems || (p.fields != nil && s.schema == table.PreviewFields.Schema) {
 			sum.Limit(fmt.Sprintf("the decoder emitted %d of the %d rows it observed; the selection saw only those, so rows_observed is a lower bound (decode with a larger max_rows)", src.RowsEmitted, src.RowsObserved))
 		} else {
 			sum.RowsObserved += decoderOmitted
@@ -300,10 +318,11 @@ func (p *projector) summary(s *stream) *evidence.Summary {
 	} else if src.Truncation != nil && src.Truncation.Reason == "byte_limit" {
 		sum.Truncation = src.Truncation // the decoder stopped reading early
 	}
-	if p.status == Problems && (s.in.Name == previewfmt.Records || s.in.Name == text.Lines) {
+	records := s.schema == table.PreviewRecords.Schema
+	if p.status == Problems && (records || s.schema == table.TextLines.Schema) {
 		sum.Limit("selection: only records that are not ok, and text lines that are escaped or cut")
 	}
-	if p.fields != nil && (s.in.Name == previewfmt.Records || s.in.Name == previewfmt.Fields) {
+	if p.fields != nil && (records || s.schema == table.PreviewFields.Schema) {
 		sum.Limit(fmt.Sprintf("selection: fields %v only", p.fields))
 		var missing []string
 		for _, f := range p.fields {
@@ -311,7 +330,7 @@ func (p *projector) summary(s *stream) *evidence.Summary {
 				missing = append(missing, f)
 			}
 		}
-		if len(missing) > 0 && s.in.Name == previewfmt.Records {
+		if len(missing) > 0 && records {
 			sum.Limit(fmt.Sprintf("fields %v were not among the fields observed", missing))
 		}
 	}

@@ -1,0 +1,78 @@
+package formatstest
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/flameox/flameox/internal/evidence"
+)
+
+// Testdata is the repository's testdata directory.
+func Testdata() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "testdata")
+}
+
+// Read returns a fixture's bytes; rel is relative to Testdata.
+func Read(tb testing.TB, rel string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(Testdata(), rel))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// ReadJSON reads a fixture holding one JSON object, such as what a native
+// reader saw in another fixture.
+func ReadJSON(tb testing.TB, rel string) evidence.Object {
+	tb.Helper()
+	v, err := evidence.ParseValue(Read(tb, rel), 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	o, ok := v.(evidence.Object)
+	if !ok {
+		tb.Fatalf("%s holds a %T, not an object", rel, v)
+	}
+	return o
+}
+
+// Seeds returns the files directly under Testdata()/dir, for fuzz corpora.
+// max > 0 keeps at most max bytes of each, so a large fixture seeds the
+// corpus without making every execution slow.
+func Seeds(tb testing.TB, dir string, max int) [][]byte {
+	tb.Helper()
+	ents, err := os.ReadDir(filepath.Join(Testdata(), dir))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out [][]byte
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		b := Read(tb, filepath.Join(dir, e.Name()))
+		if max > 0 && len(b) > max {
+			b = b[:max]
+		}
+		out = append(out, b)
+	}
+	if len(out) == 0 {
+		tb.Fatalf("no seed files under testdata/%s", dir)
+	}
+	return out
+}
+
+// Canonical encodes v canonically (RFC 8785), failing the test on error,
+// so values from different readers compare byte for byte.
+func Canonical(tb testing.TB, v any) string {
+	tb.Helper()
+	b, err := evidence.AppendCanonical(nil, v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(b)
+}

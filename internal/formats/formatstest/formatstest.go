@@ -69,14 +69,14 @@ func (s *Sink) Wants(ts *table.Schema) bool {
 // Begin implements formats.Sink.
 func (s *Sink) Begin(t *evidence.Table) (formats.TableWriter, error) {
 	ts := table.Lookup(t.Name)
-	if ts == nil && !undeclaredOK(t) {
+	if ts == nil {
 		return nil, fmt.Errorf("table %s is not declared in package table", t.Name)
 	}
 	if _, err := evidence.AppendCanonical(nil, t.CanonicalValue()); err != nil {
 		return nil, fmt.Errorf("table %s header: %w", t.Name, err)
 	}
 	tb := &Table{Header: t, schema: ts, artifact: s.Artifact}
-	if ts != nil && !s.Wants(ts) {
+	if !s.Wants(ts) {
 		return Discard{Rows: &s.DeclinedRows}.table(ts), nil
 	}
 	s.Tables = append(s.Tables, tb)
@@ -88,15 +88,7 @@ func (t *Table) Row(row any) error {
 	if t.Summary != nil {
 		return fmt.Errorf("table %s: row after summary", t.Header.Name)
 	}
-	var v evidence.Object
-	var err error
-	if t.schema == nil {
-		// TODO(tables): result tables still to be declared in package table.
-		v, _ = row.(evidence.Object)
-		err = formats.CheckRow(t.Header, v)
-	} else {
-		v, err = t.schema.Values(row, t.artifact)
-	}
+	v, err := t.schema.Values(row, t.artifact)
 	if err != nil {
 		return err
 	}
@@ -186,13 +178,6 @@ func DecodeFile(tb testing.TB, spec *formats.Spec, path string, limits map[strin
 	}
 	s := &Sink{Artifact: art.ID}
 	return s, formats.Run(context.Background(), spec, art, limits, opts, s)
-}
-
-// undeclaredOK admits the result tables of projections that package table
-// does not declare yet.
-// TODO(tables): remove once every result table is declared.
-func undeclaredOK(t *evidence.Table) bool {
-	return t.Evidence == evidence.Derived || t.Projection != ""
 }
 
 // Input prepares a decoder input as the runner does (limits over the

@@ -284,3 +284,37 @@ func FuzzInts(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkInts reads a profile-like id array: small ids and four-digit
+// deltas, as V8 writes samples and timeDeltas.
+func BenchmarkInts(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("[")
+	seed := uint32(1)
+	for i := range 1 << 20 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		seed = seed*1664525 + 1013904223
+		if i%2 == 0 {
+			sb.WriteString(strconv.Itoa(int(seed>>8) % 400))
+		} else {
+			sb.WriteString(strconv.Itoa(100 + int(seed>>8)%2000))
+		}
+	}
+	sb.WriteString("]")
+	doc := []byte(sb.String())
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	var sum int64
+	for b.Loop() {
+		s := New(bytes.NewReader(doc))
+		if _, err := s.Next(); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Ints(func(n int64) error { sum += n; return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	_ = sum
+}

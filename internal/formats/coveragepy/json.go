@@ -111,7 +111,7 @@ func (d *jsonRead) metaBlock() error {
 	err = d.w.Members(tok, "meta", func(key []byte) error {
 		switch string(key) {
 		case "format":
-			n, err := d.w.Integer("meta.format")
+			n, err := d.w.Int("meta.format")
 			d.format = n
 			return err
 		case "version":
@@ -153,7 +153,7 @@ func (d *jsonRead) numbers(what string) (*numbers, error) {
 		k := string(key)
 		switch {
 		case contains(intFields, k):
-			v, err := d.w.Integer(what + "." + k)
+			v, err := d.w.Int(what + "." + k)
 			if err == nil && v < 0 {
 				return fmt.Errorf("%s.%s is negative", what, k)
 			}

@@ -550,7 +550,7 @@ func (d *decoder) result(r *runState, i int, tok jsonscan.Token) (*result, error
 			res.ruleID, res.hasRuleID = s, !null
 			return err
 		case "ruleIndex":
-			n, err := d.w.Integer("ruleIndex")
+			n, err := d.w.Int("ruleIndex")
 			res.ruleIndex = n
 			return err
 		case "rule":
@@ -608,7 +608,7 @@ func (d *decoder) ruleRef(res *result) error {
 			res.ruleRefID, res.hasRuleRefID = s, !null
 			return err
 		case "index":
-			n, err := d.w.Integer("rule.index")
+			n, err := d.w.Int("rule.index")
 			res.ruleRefIndex = n
 			return err
 		case "toolComponent":
@@ -619,7 +619,7 @@ func (d *decoder) ruleRef(res *result) error {
 			return d.w.Members(t, "rule.toolComponent", func(k []byte) error {
 				switch string(k) {
 				case "index":
-					n, err := d.w.Integer("toolComponent.index")
+					n, err := d.w.Int("toolComponent.index")
 					res.tcIndex = n
 					return err
 				case "name":
@@ -709,7 +709,7 @@ func (d *decoder) location(res *result, tok jsonscan.Token) error {
 						res.baseID = s
 						return err
 					case "index":
-						n, err := d.w.Integer("artifactLocation.index")
+						n, err := d.w.Int("artifactLocation.index")
 						res.artIndex = n
 						return err
 					}
@@ -738,7 +738,7 @@ func (d *decoder) location(res *result, tok jsonscan.Token) error {
 						return d.w.SkipValue()
 					}
 					name := string(k)
-					n, err := d.w.Integer("region." + name)
+					n, err := d.w.Int("region." + name)
 					*dst = n
 					return err
 				})

@@ -435,6 +435,9 @@ func TestHostileDocuments(t *testing.T) {
 		{"rule limit", doc(`{}`), map[string]int64{LimitRules: 1}, ""},
 		{"pending limit", `{"runs":[` + fmt.Sprintf(run, `{},{},{},{}`) + `],"version":"2.1.0"}`, map[string]int64{LimitPending: 600}, evidence.CodeLimitExceeded},
 		{"pending within limit", `{"runs":[` + fmt.Sprintf(run, `{},{},{},{}`) + `],"version":"2.1.0"}`, map[string]int64{LimitPending: 2000}, ""},
+		{"token limit", doc(`{"message":{"text":"` + strings.Repeat("m", 100) + `"}}`), map[string]int64{LimitToken: 64}, evidence.CodeLimitExceeded},
+		{"token within limit", doc(`{"message":{"text":"` + strings.Repeat("m", 64) + `"}}`), map[string]int64{LimitToken: 64}, ""},
+		{"artifact limit", `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"t"}},"artifacts":[{},{}],"results":[]}]}`, map[string]int64{LimitArtifacts: 1}, evidence.CodeLimitExceeded},
 		{"invalid utf-8", doc("{\"message\":{\"text\":\"\xff\"}}"), nil, evidence.CodeDecodeFailure},
 		{"trailing data", doc(`{}`) + "{}", nil, evidence.CodeDecodeFailure},
 		{"deep nesting", `{"version":"2.1.0","runs":[],"x":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`, nil, evidence.CodeDecodeFailure},
@@ -455,6 +458,21 @@ func TestHostileDocuments(t *testing.T) {
 			}
 			if got != c.code {
 				t.Fatalf("error %v, want %s", err, c.code)
+			}
+			if got == evidence.CodeLimitExceeded {
+				// The one receipt shape: the limit that was set.
+				var f *evidence.Failure
+				errors.As(err, &f)
+				r, _ := f.Details["limit"].(evidence.Object)
+				for name, v := range c.lim {
+					l, _ := Spec.Limit(name)
+					if len(r) != 4 || r["name"] != name || r["value"] != v || r["unit"] != l.Unit {
+						t.Fatalf("details.limit = %v, want %s=%d %s", f.Details["limit"], name, v, l.Unit)
+					}
+				}
+				if f.Location.Offset <= 0 {
+					t.Fatalf("limit failure without a location: %v", f)
+				}
 			}
 			for _, tb := range s.Tables {
 				if tb.Summary == nil || tb.Summary.Complete {

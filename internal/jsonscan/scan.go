@@ -5,6 +5,12 @@
 // must be: object keys are read literally, a repeated key in one object is an
 // error, text must be valid UTF-8 (escaped lone surrogates included), and
 // nesting is bounded. Every error carries the byte offset and line.
+//
+// Decoders walk documents with Walker (walk.go) and build the parts they
+// keep whole with Scanner.Value (value.go); nothing else turns JSON
+// tokens into values.
+//
+// It imports nothing of flameox (evidence builds on it).
 package jsonscan
 
 import (

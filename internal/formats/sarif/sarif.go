@@ -8,6 +8,8 @@
 // normalized against a source root without reading any source file;
 // locations that would leave the root are kept as rows with a typed
 // location_status and a null path, never dropped.
+//
+// It imports formats, evidence, jsonscan, param and table.
 package sarif
 
 import (

@@ -14,6 +14,8 @@
 // weights arrays begin; the second walks each such pair of arrays in step.
 // Memory therefore grows with frames and distinct stacks and edges, never
 // with the number of samples or events.
+//
+// It imports formats, evidence, jsonscan, table and unit.
 package speedscope
 
 import (

@@ -6,6 +6,8 @@
 // number of samples: samples are counted per node id as they stream past,
 // and only resolved against the tree after the whole document was read, so
 // key order in the file does not matter.
+//
+// It imports formats, evidence, jsonscan, table and unit.
 package v8cpu
 
 import (

@@ -6,6 +6,10 @@
 // file and context; it does not record which lines are statements, which
 // coverage.py derives by parsing the source. Statement, missing, excluded,
 // branch and percent columns are therefore null and stated as a limitation.
+//
+// It imports formats, evidence, table, coveragepy (the format names and
+// limits it shares with the JSON report) and the modernc.org/sqlite
+// driver.
 package datafile
 
 import (

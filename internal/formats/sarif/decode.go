@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -890,8 +892,9 @@ func (d *decoder) summary() *evidence.Summary {
 		s.Metrics["level_"+lv] = evidence.Metric{Value: d.levels[lv], Unit: "results"}
 	}
 	var rejected int64
-	for st, n := range d.status {
-		if st != StatusOK && st != StatusAbsent {
+	// In status order, so the summary is the same on every run.
+	for _, st := range slices.Sorted(maps.Keys(d.status)) {
+		if n := d.status[st]; st != StatusOK && st != StatusAbsent {
 			rejected += n
 			s.Limit(fmt.Sprintf("%d result locations rejected as %s: those rows keep their native uri but have no path", n, st))
 		}

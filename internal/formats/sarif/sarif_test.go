@@ -348,6 +348,17 @@ func TestHostileURIs(t *testing.T) {
 			t.Errorf("result %d: level %v from %v, want note from the rule default", i, r["level"], r["level_source"])
 		}
 	}
+	// The rejections are stated in status order: the summary is the same
+	// on every run.
+	var rejected []string
+	for _, l := range tb.Summary.Limitations {
+		if _, rest, ok := strings.Cut(l, " result locations rejected as "); ok {
+			rejected = append(rejected, strings.SplitN(rest, ":", 2)[0])
+		}
+	}
+	if len(rejected) < 5 || !slices.IsSorted(rejected) {
+		t.Errorf("rejection limitations %v, want all five statuses in order", rejected)
+	}
 	// A symlink that stays inside the root is followed and accepted.
 	if err := os.Mkdir(filepath.Join(root, "real"), 0o755); err != nil {
 		t.Fatal(err)

@@ -45,7 +45,7 @@ var Spec = &formats.Spec{
 	Sniff:    sniff,
 	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
 	Limits: []formats.Limit{
-		{Name: LimitBytes, Default: 16 << 30, Unit: "bytes", Doc: "bytes read from the profile"},
+		{Name: LimitBytes, Default: 16 << 30, Unit: "bytes", Doc: "bytes in the profile file"},
 		{Name: LimitNodes, Default: 5_000_000, Unit: "count", Doc: "call-tree nodes"},
 		{Name: LimitSamples, Default: 2_000_000_000, Unit: "samples", Doc: "entries in samples"},
 	},

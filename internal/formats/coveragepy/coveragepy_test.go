@@ -33,7 +33,7 @@ func decodeFile(t testing.TB, spec *formats.Spec, path string, over map[string]i
 
 func decodeJSONBytes(r io.Reader, over map[string]int64) (*sink, error) {
 	s := &sink{}
-	in, err := formatstest.Input(JSONSpec, &evidence.Artifact{ID: "sha256:test", Path: "/x/coverage.json"}, r, over, nil)
+	in, err := formatstest.Input(JSONSpec, &evidence.Artifact{Path: "/x/coverage.json"}, r, over, nil)
 	if err != nil {
 		return nil, err
 	}

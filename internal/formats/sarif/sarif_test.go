@@ -50,7 +50,7 @@ func decodeFile(t testing.TB, path string, opts evidence.Object, over map[string
 // decodeBytes runs the decoder on an in-memory reader.
 func decodeBytes(r io.Reader, opts evidence.Object, over map[string]int64) (*sink, error) {
 	s := &sink{}
-	in, err := formatstest.Input(Spec, &evidence.Artifact{ID: "sha256:test", Path: "/nonexistent/dir/log.sarif"}, r, limits(over), opts)
+	in, err := formatstest.Input(Spec, &evidence.Artifact{Path: "/nonexistent/dir/log.sarif"}, r, limits(over), opts)
 	if err != nil {
 		return s, err
 	}

@@ -98,12 +98,16 @@ var (
 )
 
 type frame struct {
-	object    bool
-	wantKey   bool // object: next token is a key (or end)
-	count     int  // members or elements seen
-	keys      []string
-	keySet    map[string]struct{}
-	afterItem bool // a value was read: a comma or close must follow
+	object  bool
+	wantKey bool // object: next token is a key (or end)
+	count   int  // members or elements seen
+	// The keys of a small object, for duplicate checks: their bytes end
+	// to end, and where each ends. Kept as bytes, and reused by the next
+	// container at the same depth, so checking allocates nothing.
+	keys      []byte
+	keyEnds   []int
+	keySet    map[string]struct{} // the keys of a large object
+	afterItem bool                // a value was read: a comma or close must follow
 }
 
 // Scanner tokenizes one JSON value from a reader.
@@ -361,18 +365,23 @@ func (f *frame) addKey(b []byte) error {
 		f.keySet[string(b)] = struct{}{}
 		return nil
 	}
-	for _, k := range f.keys {
-		if k == string(b) {
+	start := 0
+	for _, end := range f.keyEnds {
+		if bytes.Equal(f.keys[start:end], b) {
 			return ErrDuplicateKey
 		}
+		start = end
 	}
-	if len(f.keys) < 16 {
-		f.keys = append(f.keys, string(b))
+	if len(f.keyEnds) < 16 {
+		f.keys = append(f.keys, b...)
+		f.keyEnds = append(f.keyEnds, len(f.keys))
 		return nil
 	}
 	f.keySet = make(map[string]struct{}, 32)
-	for _, k := range f.keys {
-		f.keySet[k] = struct{}{}
+	start = 0
+	for _, end := range f.keyEnds {
+		f.keySet[string(f.keys[start:end])] = struct{}{}
+		start = end
 	}
 	f.keySet[string(b)] = struct{}{}
 	return nil
@@ -390,7 +399,7 @@ func (s *Scanner) push(object bool) error {
 	if len(s.stack) < cap(s.stack) {
 		s.stack = s.stack[:len(s.stack)+1]
 		f := &s.stack[len(s.stack)-1]
-		*f = frame{object: object, wantKey: object, keys: f.keys[:0]}
+		*f = frame{object: object, wantKey: object, keys: f.keys[:0], keyEnds: f.keyEnds[:0]}
 	} else {
 		s.stack = append(s.stack, frame{object: object, wantKey: object})
 	}

@@ -756,6 +756,9 @@ func (s *Scanner) Ints(fn func(int64) error) error {
 					}
 					s.pos = base
 					i, state = j, value
+					if j < len(b) && b[j] == ',' {
+						i, state = j+1, comma // the common separator, at once
+					}
 					continue
 				}
 			}

@@ -42,6 +42,8 @@ type profile struct {
 	thread                 string
 }
 
+// limits are the effective ceilings (in.Limit), read once for the loops
+// that check them per frame, sample and event.
 type limits struct {
 	frames, profiles, samples, events, depth, stacks int64
 }

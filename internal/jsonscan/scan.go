@@ -5,6 +5,12 @@
 // must be: object keys are read literally, a repeated key in one object is an
 // error, text must be valid UTF-8 (escaped lone surrogates included), and
 // nesting is bounded. Every error carries the byte offset and line.
+//
+// Decoders walk documents with Walker (walk.go) and build the parts they
+// keep whole with Scanner.Value (value.go); nothing else turns JSON
+// tokens into values.
+//
+// It imports nothing of flameox (evidence builds on it).
 package jsonscan
 
 import (
@@ -52,19 +58,28 @@ type Token struct {
 	Offset int64 // byte offset of the token's first byte
 }
 
-// Error is a syntax or structure error with its position.
+// Error is a syntax or structure error with its position. Line is 0 when
+// the scanner did not start at the document's first byte (NewAt).
 type Error struct {
 	Offset int64
 	Line   int
 	Msg    string
 	Err    error
+	read   bool // the reader failed; Err is its error
 }
 
 func (e *Error) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("json: %s at byte %d", e.Msg, e.Offset)
+	}
 	return fmt.Sprintf("json: %s at line %d, byte %d", e.Msg, e.Line, e.Offset)
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Is makes a failed read match ErrRead, so a decoder can tell a broken
+// file from a malformed one without knowing the reader's errors.
+func (e *Error) Is(target error) bool { return target == ErrRead && e.read }
 
 var (
 	// ErrDuplicateKey reports an object with a repeated key.
@@ -77,15 +92,22 @@ var (
 	ErrTokenTooLong = errors.New("token too long")
 	// ErrTrailing reports data after the top-level value.
 	ErrTrailing = errors.New("data after top-level value")
+	// ErrRead matches an error of the underlying reader (the error itself
+	// stays in the chain).
+	ErrRead = errors.New("read failed")
 )
 
 type frame struct {
-	object    bool
-	wantKey   bool // object: next token is a key (or end)
-	count     int  // members or elements seen
-	keys      []string
-	keySet    map[string]struct{}
-	afterItem bool // a value was read: a comma or close must follow
+	object  bool
+	wantKey bool // object: next token is a key (or end)
+	count   int  // members or elements seen
+	// The keys of a small object, for duplicate checks: their bytes end
+	// to end, and where each ends. Kept as bytes, and reused by the next
+	// container at the same depth, so checking allocates nothing.
+	keys      []byte
+	keyEnds   []int
+	keySet    map[string]struct{} // the keys of a large object
+	afterItem bool                // a value was read: a comma or close must follow
 }
 
 // Scanner tokenizes one JSON value from a reader.
@@ -106,8 +128,16 @@ type Scanner struct {
 	AllowTrailing bool
 	// MaxToken bounds the bytes of one string or number; 0 means 64 MiB.
 	MaxToken int
+	// Bound, when set, makes the error for a crossed bound: err is
+	// ErrTokenTooLong (MaxToken) or ErrDepth (MaxDepth), offset where the
+	// token or container starts. Decoders return their limit failure from
+	// it; a nil result keeps the scanner's own *Error.
+	Bound func(err error, offset int64) error
 	// key holds the last key, copied out of buf before more input is read.
 	key []byte
+	// noLines: the scanner started inside a document, so its line count
+	// means nothing and errors leave Line 0.
+	noLines bool
 }
 
 // New returns a scanner that checks duplicate keys.
@@ -120,11 +150,26 @@ func NewBytes(b []byte) *Scanner {
 	return &Scanner{buf: b, end: len(b), line: 1, rerr: io.EOF, CheckDuplicates: true}
 }
 
-// Offset is the number of bytes consumed so far.
+// NewAt returns a scanner for a value that starts offset bytes into a
+// document, read from r (a section of the file, for decoders that come
+// back to a part of it): offsets in tokens and errors count from the
+// document's start, and lines are unknown (0).
+func NewAt(r io.Reader, offset int64) *Scanner {
+	s := New(r)
+	s.base, s.noLines = offset, true
+	return s
+}
+
+// Offset is the stream offset of the next unread byte.
 func (s *Scanner) Offset() int64 { return s.base + int64(s.pos) }
 
-// Line is the current line number (1-based).
-func (s *Scanner) Line() int { return s.line }
+// Line is the current line number (1-based), 0 for a scanner from NewAt.
+func (s *Scanner) Line() int {
+	if s.noLines {
+		return 0
+	}
+	return s.line
+}
 
 // Depth is the number of open containers.
 func (s *Scanner) Depth() int { return len(s.stack) }
@@ -134,7 +179,17 @@ func (s *Scanner) errorf(off int64, err error, format string, args ...any) error
 	if err != nil {
 		msg = msg + ": " + err.Error()
 	}
-	return &Error{Offset: off, Line: s.line, Msg: msg, Err: err}
+	return &Error{Offset: off, Line: s.Line(), Msg: msg, Err: err}
+}
+
+// boundf is errorf for a crossed bound, through the Bound hook.
+func (s *Scanner) boundf(off int64, err error, format string, args ...any) error {
+	if s.Bound != nil {
+		if e := s.Bound(err, off); e != nil {
+			return e
+		}
+	}
+	return s.errorf(off, err, format, args...)
 }
 
 // fill makes at least n bytes available from pos, if the input has them.
@@ -165,7 +220,9 @@ func (s *Scanner) fill(n int) bool {
 
 func (s *Scanner) readErr() error {
 	if s.rerr != nil && s.rerr != io.EOF {
-		return s.errorf(s.Offset(), s.rerr, "read failed")
+		e := s.errorf(s.Offset(), s.rerr, "read failed").(*Error)
+		e.read = true
+		return e
 	}
 	return s.errorf(s.Offset(), io.ErrUnexpectedEOF, "unexpected end of input")
 }
@@ -308,18 +365,23 @@ func (f *frame) addKey(b []byte) error {
 		f.keySet[string(b)] = struct{}{}
 		return nil
 	}
-	for _, k := range f.keys {
-		if k == string(b) {
+	start := 0
+	for _, end := range f.keyEnds {
+		if bytes.Equal(f.keys[start:end], b) {
 			return ErrDuplicateKey
 		}
+		start = end
 	}
-	if len(f.keys) < 16 {
-		f.keys = append(f.keys, string(b))
+	if len(f.keyEnds) < 16 {
+		f.keys = append(f.keys, b...)
+		f.keyEnds = append(f.keyEnds, len(f.keys))
 		return nil
 	}
 	f.keySet = make(map[string]struct{}, 32)
-	for _, k := range f.keys {
-		f.keySet[k] = struct{}{}
+	start = 0
+	for _, end := range f.keyEnds {
+		f.keySet[string(f.keys[start:end])] = struct{}{}
+		start = end
 	}
 	f.keySet[string(b)] = struct{}{}
 	return nil
@@ -331,13 +393,13 @@ func (s *Scanner) push(object bool) error {
 		max = 512
 	}
 	if len(s.stack) >= max {
-		return s.errorf(s.Offset(), ErrDepth, "more than %d levels", max)
+		return s.boundf(s.Offset(), ErrDepth, "more than %d levels", max)
 	}
 	// Reuse key storage of a previous frame at this depth.
 	if len(s.stack) < cap(s.stack) {
 		s.stack = s.stack[:len(s.stack)+1]
 		f := &s.stack[len(s.stack)-1]
-		*f = frame{object: object, wantKey: object, keys: f.keys[:0]}
+		*f = frame{object: object, wantKey: object, keys: f.keys[:0], keyEnds: f.keyEnds[:0]}
 	} else {
 		s.stack = append(s.stack, frame{object: object, wantKey: object})
 	}
@@ -481,7 +543,7 @@ func (s *Scanner) readString() ([]byte, error) {
 		if j := bytes.IndexByte(s.buf[start:s.end], '"'); j >= 0 {
 			seg := s.buf[start : start+j]
 			if j > s.maxToken() {
-				return nil, s.errorf(off, ErrTokenTooLong, "string")
+				return nil, s.boundf(off, ErrTokenTooLong, "string")
 			}
 			if bytes.IndexByte(seg, '\\') < 0 && !hasControl(seg) {
 				if !utf8.Valid(seg) {
@@ -513,7 +575,7 @@ func (s *Scanner) maxToken() int {
 
 func (s *Scanner) checkTokenSize(off int64) error {
 	if s.Offset()-off > int64(s.maxToken()) || s.end-s.pos > s.maxToken() {
-		return s.errorf(off, ErrTokenTooLong, "token")
+		return s.boundf(off, ErrTokenTooLong, "token")
 	}
 	return nil
 }
@@ -546,7 +608,7 @@ func (s *Scanner) readStringSlow(off int64) ([]byte, error) {
 			return nil, s.errorf(s.Offset(), nil, "control character in string")
 		case c != '\\':
 			if len(out) > s.maxToken() {
-				return nil, s.errorf(off, ErrTokenTooLong, "string")
+				return nil, s.boundf(off, ErrTokenTooLong, "string")
 			}
 			out = append(out, c)
 			s.pos++
@@ -636,7 +698,7 @@ func (s *Scanner) Skip(tok Token) error {
 // Errorf returns a positioned error for a structural problem found by a
 // caller, for example a field of the wrong kind.
 func (s *Scanner) Errorf(tok Token, format string, args ...any) error {
-	return &Error{Offset: tok.Offset, Line: s.line, Msg: fmt.Sprintf(format, args...)}
+	return &Error{Offset: tok.Offset, Line: s.Line(), Msg: fmt.Sprintf(format, args...)}
 }
 
 // ErrNotInteger reports a number with a fraction or exponent, or beyond
@@ -673,6 +735,33 @@ func (s *Scanner) Ints(fn func(int64) error) error {
 	scan:
 		for i < len(b) {
 			c := b[i]
+			if c-'0' <= 9 && state != value && i < safe {
+				// Fast path: a short integer without sign, as nearly every
+				// id and delta is. Anything else (a sign, a leading zero, a
+				// fraction, 19 digits or more) takes parseInt below, which
+				// owns the exact grammar and messages.
+				j, u := i, uint64(0)
+				for ; j < len(b); j++ {
+					d := b[j] - '0'
+					if d > 9 {
+						break
+					}
+					u = u*10 + uint64(d)
+				}
+				if n := j - i; n <= 18 && (c != '0' || n == 1) && (j == len(b) || (b[j] != '.' && b[j]|0x20 != 'e')) {
+					base := s.pos
+					s.pos += i
+					if err := fn(int64(u)); err != nil {
+						return err
+					}
+					s.pos = base
+					i, state = j, value
+					if j < len(b) && b[j] == ',' {
+						i, state = j+1, comma // the common separator, at once
+					}
+					continue
+				}
+			}
 			switch c {
 			case ' ', '\t', '\r':
 				i++

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unicode/utf8"
 )
 
 // build reassembles a value from tokens, the way decoders walk documents.
@@ -281,6 +283,132 @@ func FuzzInts(f *testing.F) {
 		}
 		if err != nil && ok {
 			t.Fatalf("rejected the integer array %q: %v", b, err)
+		}
+	})
+}
+
+// BenchmarkInts reads a profile-like id array: small ids and four-digit
+// deltas, as V8 writes samples and timeDeltas.
+func BenchmarkInts(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("[")
+	seed := uint32(1)
+	for i := range 1 << 20 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		seed = seed*1664525 + 1013904223
+		if i%2 == 0 {
+			sb.WriteString(strconv.Itoa(int(seed>>8) % 400))
+		} else {
+			sb.WriteString(strconv.Itoa(100 + int(seed>>8)%2000))
+		}
+	}
+	sb.WriteString("]")
+	doc := []byte(sb.String())
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	var sum int64
+	for b.Loop() {
+		s := New(bytes.NewReader(doc))
+		if _, err := s.Next(); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Ints(func(n int64) error { sum += n; return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	_ = sum
+}
+
+// Duplicate keys are found in small and large objects, and a sibling
+// object reusing the key storage at the same depth starts afresh.
+func TestDuplicateKeys(t *testing.T) {
+	var many []string
+	for i := range 20 {
+		many = append(many, fmt.Sprintf(`"k%d":%d`, i, i))
+	}
+	big := "{" + strings.Join(many, ",")
+	for _, c := range []struct {
+		doc string
+		dup bool
+	}{
+		{`{"ab":1,"a":2,"b":3,"ba":4}`, false},
+		{`{"ab":1,"a":2,"b":3,"ab":4}`, true},
+		{big + "}", false},
+		{big + `,"k0":0}`, true},
+		{big + `,"k19":0}`, true},
+		{`[{"a":1,"b":2},{"a":1,"b":2},{"b":[{"a":1},{"a":2}],"a":3}]`, false},
+		{`[{"a":1},{"b":{"a":1,"a":2}}]`, true},
+		{`[` + big + `},{"k0":1,"k1":2}]`, false},
+	} {
+		_, err := scanAll(strings.NewReader(c.doc))
+		if got := errors.Is(err, ErrDuplicateKey); got != c.dup {
+			t.Errorf("%.40s: duplicate %v, want %v (%v)", c.doc, got, c.dup, err)
+		}
+		if !c.dup && err != nil {
+			t.Errorf("%.40s: %v", c.doc, err)
+		}
+	}
+}
+
+// hasDuplicateKey reports, with encoding/json's tokenizer, whether a
+// document repeats a key in one object before any syntax error.
+func hasDuplicateKey(b []byte) bool {
+	d := json.NewDecoder(bytes.NewReader(b))
+	type level struct {
+		keys   map[string]bool
+		object bool
+		key    bool // the next string in the object is a key
+	}
+	var stack []level
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return false
+		}
+		if n := len(stack); n > 0 && stack[n-1].object {
+			top := &stack[n-1]
+			if s, ok := tok.(string); ok && top.key {
+				if top.keys[s] {
+					return true
+				}
+				top.keys[s] = true
+				top.key = false
+				continue
+			}
+			top.key = true // after a value, a key follows
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, level{keys: map[string]bool{}, object: true, key: true})
+		case json.Delim('['):
+			stack = append(stack, level{})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if n := len(stack); n > 0 && stack[n-1].object {
+				stack[n-1].key = true
+			}
+		}
+	}
+}
+
+// FuzzDuplicateKeys checks duplicate detection against an independent
+// one: a document is refused for a repeated key exactly when it has one.
+func FuzzDuplicateKeys(f *testing.F) {
+	f.Add([]byte(`{"a":1,"b":{"a":2},"c":[{"a":1},{"a":1}]}`))
+	f.Add([]byte(`{"a":1,"b":2,"a":3}`))
+	f.Add([]byte(`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":0,"k11":1,"k12":2,"k13":3,"k14":4,"k15":5,"k16":6,"k0":7}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !utf8.Valid(b) || !json.Valid(b) {
+			return // the tokenizers differ on invalid input; FuzzScanner covers it
+		}
+		_, err := scanAll(bytes.NewReader(b))
+		if err != nil && !errors.Is(err, ErrDuplicateKey) {
+			return // refused for another reason (depth, a lone surrogate) first
+		}
+		if got, want := err != nil, hasDuplicateKey(b); got != want {
+			t.Fatalf("%q: duplicate key %v, encoding/json's tokens say %v (%v)", b, got, want, err)
 		}
 	})
 }

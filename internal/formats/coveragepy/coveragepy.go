@@ -9,6 +9,8 @@
 // the source. So statement, missing, excluded, branch and percent columns
 // are null for the data file and stated as a limitation; they come from the
 // JSON report, whose totals are coverage.py's own.
+//
+// It imports formats, evidence, jsonscan and table.
 package coveragepy
 
 import (

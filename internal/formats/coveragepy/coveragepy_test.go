@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,7 +33,7 @@ func decodeFile(t testing.TB, spec *formats.Spec, path string, over map[string]i
 
 func decodeJSONBytes(r io.Reader, over map[string]int64) (*sink, error) {
 	s := &sink{}
-	in, err := formatstest.Input(JSONSpec, &evidence.Artifact{ID: "sha256:test", Path: "/x/coverage.json"}, r, over, nil)
+	in, err := formatstest.Input(JSONSpec, &evidence.Artifact{Path: "/x/coverage.json"}, r, over, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -58,69 +57,6 @@ func one(t *testing.T, s *sink, err error) *recorded {
 		t.Fatalf("want one closed table, got %d", len(s.Tables))
 	}
 	return s.Tables[0]
-}
-
-func TestNumbits(t *testing.T) {
-	cases := []struct {
-		blob []byte
-		want []int64
-	}{
-		{nil, nil},
-		{[]byte{0}, nil},
-		{[]byte{0x01}, []int64{0}},
-		{[]byte{0x82}, []int64{1, 7}},
-		{[]byte{0x00, 0x01, 0x00, 0x00}, []int64{8}},
-		{[]byte{0xff}, []int64{0, 1, 2, 3, 4, 5, 6, 7}},
-		{[]byte{0x04, 0x00, 0x80}, []int64{2, 23}},
-	}
-	for _, c := range cases {
-		t.Run(fmt.Sprintf("%x", c.blob), func(t *testing.T) {
-			var got []int64
-			if err := Numbits(c.blob, 1000, func(n int64) { got = append(got, n) }); err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(got, c.want) {
-				t.Fatalf("got %v, want %v", got, c.want)
-			}
-		})
-	}
-	if err := Numbits([]byte{0, 0, 0x01}, 15, func(int64) {}); code(err) != evidence.CodeLimitExceeded {
-		t.Fatalf("line 16 over a limit of 15: %v", err)
-	}
-	if err := Numbits([]byte{0x80, 0, 0, 0, 0}, 7, func(int64) {}); err != nil {
-		t.Fatalf("trailing zero bytes name no line: %v", err)
-	}
-}
-
-// encodeNumbits is coverage.py's nums_to_numbits.
-func encodeNumbits(nums []int64) []byte {
-	var b []byte
-	for _, n := range nums {
-		for int64(len(b)) <= n/8 {
-			b = append(b, 0)
-		}
-		b[n/8] |= 1 << (n % 8)
-	}
-	return b
-}
-
-func FuzzNumbits(f *testing.F) {
-	f.Add([]byte{0x82, 0x00, 0x11})
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var got []int64
-		if err := Numbits(b, 1<<20, func(n int64) { got = append(got, n) }); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.IsSorted(got) {
-			t.Fatal("numbers not ascending")
-		}
-		again := encodeNumbits(got)
-		trimmed := bytes.TrimRight(b, "\x00")
-		if !bytes.Equal(again, trimmed) {
-			t.Fatalf("round trip %x -> %v -> %x", b, got, again)
-		}
-	})
 }
 
 // reportTotal parses the TOTAL line of `coverage report`.
@@ -281,6 +217,43 @@ func TestJSONHostile(t *testing.T) {
 				t.Fatalf("%d rows before the failure, want %d", rows, c.rows)
 			}
 		})
+	}
+}
+
+// Every parser ceiling fails with LIMIT_EXCEEDED and the one receipt
+// shape, located in the report, after closing the table as incomplete.
+func TestJSONLimits(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testdata, "contexts.coverage.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		value int64
+	}{{LimitFiles, 1}, {LimitContexts, 1}, {LimitToken, 8}} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := decodeJSONBytes(bytes.NewReader(b), map[string]int64{c.name: c.value})
+			var f *evidence.Failure
+			if !errors.As(err, &f) || f.Code != evidence.CodeLimitExceeded {
+				t.Fatalf("got %v, want LIMIT_EXCEEDED", err)
+			}
+			r, _ := f.Details["limit"].(evidence.Object)
+			l, _ := JSONSpec.Limit(c.name)
+			if len(r) != 4 || r["name"] != c.name || r["value"] != c.value || r["unit"] != l.Unit {
+				t.Fatalf("details.limit = %v, want %s=%d %s", f.Details["limit"], c.name, c.value, l.Unit)
+			}
+			if f.Location.Offset <= 0 {
+				t.Fatalf("limit failure without a location: %v", f)
+			}
+			for _, tb := range s.Tables {
+				if tb.Summary == nil || tb.Summary.Complete {
+					t.Fatal("a table left open or complete after a limit failure")
+				}
+			}
+		})
+	}
+	if _, err := decodeJSONBytes(bytes.NewReader(b), map[string]int64{LimitContexts: 3}); err != nil {
+		t.Fatalf("the fixture's 3 contexts within max_contexts=3: %v", err)
 	}
 }
 

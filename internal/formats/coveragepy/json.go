@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
@@ -51,8 +50,14 @@ type jsonRead struct {
 
 func (jsonDecoder) Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	s := jsonscan.New(bufio.NewReaderSize(in.R, 64<<10))
-	s.MaxToken = int(Limit(in, JSONSpec, LimitToken))
+	s.MaxToken = int(in.Limit(LimitToken))
 	s.MaxDepth = 64
+	s.Bound = func(err error, off int64) error {
+		if err != jsonscan.ErrTokenTooLong {
+			return nil // nesting is not a declared limit: a malformed report
+		}
+		return at(in.Exceeded(LimitToken, nil), off)
+	}
 	d := &jsonRead{ctx: ctx, in: in, w: jsonscan.Walker{S: s}, out: out, sums: map[string]int64{}}
 	err := d.document()
 	if err == nil {
@@ -102,34 +107,27 @@ func (d *jsonRead) document() error {
 	return nil
 }
 
+// at locates a failure at a byte offset of the report.
+func at(f *evidence.Failure, off int64) *evidence.Failure {
+	f.Location.Offset = off
+	return f
+}
+
 func (d *jsonRead) metaBlock() error {
-	tok, err := d.w.Value()
-	if err != nil {
-		return err
-	}
 	d.format = -1
-	err = d.w.Members(tok, "meta", func(key []byte) error {
+	err := d.w.Object("meta", func(key []byte) error {
+		var err error
 		switch string(key) {
 		case "format":
-			n, err := d.w.Integer("meta.format")
-			d.format = n
-			return err
+			d.format, err = d.w.Int("meta.format")
 		case "version":
-			s, _, _, err := d.w.Str("meta.version", 64)
-			d.ver = s
-			return err
+			d.ver, _, _, err = d.w.Str("meta.version", 64)
 		case "branch_coverage":
-			t, err := d.w.Value()
-			if err != nil {
-				return err
-			}
-			if t.Kind != jsonscan.True && t.Kind != jsonscan.False {
-				return d.w.S.Errorf(t, "meta.branch_coverage must be a boolean")
-			}
-			d.branch = t.Kind == jsonscan.True
-			return nil
+			d.branch, err = d.w.Bool("meta.branch_coverage")
+		default:
+			err = d.w.SkipValue()
 		}
-		return d.w.SkipValue()
+		return err
 	})
 	if err != nil {
 		return err
@@ -144,35 +142,21 @@ func (d *jsonRead) metaBlock() error {
 }
 
 func (d *jsonRead) numbers(what string) (*numbers, error) {
-	tok, err := d.w.Value()
-	if err != nil {
-		return nil, err
-	}
 	n := &numbers{ints: map[string]int64{}, floats: map[string]float64{}, displays: map[string]string{}}
-	err = d.w.Members(tok, what, func(key []byte) error {
+	err := d.w.Object(what, func(key []byte) error {
 		k := string(key)
 		switch {
 		case contains(intFields, k):
-			v, err := d.w.Integer(what + "." + k)
+			v, err := d.w.Int(what + "." + k)
 			if err == nil && v < 0 {
 				return fmt.Errorf("%s.%s is negative", what, k)
 			}
 			n.ints[k] = v
 			return err
 		case contains(percentFields, k):
-			t, err := d.w.Value()
-			if err != nil {
-				return err
-			}
-			if t.Kind != jsonscan.Number {
-				return d.w.S.Errorf(t, "%s.%s must be a number", what, k)
-			}
-			f, err := strconv.ParseFloat(string(t.Bytes), 64)
-			if err != nil {
-				return d.w.S.Errorf(t, "%s.%s: %v", what, k, err)
-			}
+			f, err := d.w.Float(what + "." + k)
 			n.floats[k] = f
-			return nil
+			return err
 		case contains(displayFields, k):
 			s, _, _, err := d.w.Str(what+"."+k, 32)
 			n.displays[k] = s
@@ -210,21 +194,21 @@ func contains(xs []string, s string) bool {
 }
 
 func (d *jsonRead) filesBlock() error {
-	tok, err := d.w.Value()
+	tok, err := d.w.Expect(jsonscan.ObjectStart, "files")
 	if err != nil {
 		return err
 	}
 	if err := d.begin(); err != nil {
 		return err
 	}
-	maxFiles := Limit(d.in, JSONSpec, LimitFiles)
+	maxFiles := d.in.Limit(LimitFiles)
 	return d.w.Members(tok, "files", func(key []byte) error {
 		if err := d.ctx.Err(); err != nil {
 			return err
 		}
 		d.files++
 		if d.files > maxFiles {
-			return LimitError(LimitFiles, maxFiles, "files")
+			return at(d.in.Exceeded(LimitFiles, nil), d.w.S.Offset())
 		}
 		name := string(key)
 		if err := d.file(name); err != nil {
@@ -235,21 +219,10 @@ func (d *jsonRead) filesBlock() error {
 }
 
 // lineList counts an array of line numbers, keeping the first keep.
-func (d *jsonRead) lineList(what string, keep int) (int64, []any, error) {
-	tok, err := d.w.Value()
-	if err != nil {
-		return 0, nil, err
-	}
+func (d *jsonRead) lineList(what string, keep int) (int64, []int64, error) {
 	var n int64
-	var kept []any
-	err = d.w.Elements(tok, what, func(i int, el jsonscan.Token) error {
-		if el.Kind != jsonscan.Number {
-			return d.w.S.Errorf(el, "%s[%d] must be a line number", what, i)
-		}
-		v, err := strconv.ParseInt(string(el.Bytes), 10, 64)
-		if err != nil {
-			return d.w.S.Errorf(el, "%s[%d] must be an integer line number", what, i)
-		}
+	var kept []int64
+	err := d.w.Ints(what, func(v int64) error {
 		n++
 		if len(kept) < keep {
 			kept = append(kept, v)
@@ -260,18 +233,14 @@ func (d *jsonRead) lineList(what string, keep int) (int64, []any, error) {
 }
 
 func (d *jsonRead) file(name string) error {
-	tok, err := d.w.Value()
-	if err != nil {
-		return err
-	}
 	var (
 		sum                        *numbers
 		executed, missing, exclude int64 = -1, -1, -1 // -1: list absent
-		missingNums                []any
+		missingNums                []int64
 		ctxNames                   map[string]struct{}
 	)
-	maxCtx := Limit(d.in, JSONSpec, LimitContexts)
-	err = d.w.Members(tok, "a file", func(key []byte) error {
+	maxCtx := d.in.Limit(LimitContexts)
+	err := d.w.Object("a file", func(key []byte) error {
 		var err error
 		switch string(key) {
 		case "summary":
@@ -284,22 +253,14 @@ func (d *jsonRead) file(name string) error {
 			exclude, _, err = d.lineList("excluded_lines", 0)
 		case "contexts":
 			ctxNames = map[string]struct{}{}
-			t, err := d.w.Value()
-			if err != nil {
-				return err
-			}
-			return d.w.Members(t, "contexts", func(line []byte) error {
-				lt, err := d.w.Value()
-				if err != nil {
-					return err
-				}
-				return d.w.Elements(lt, "contexts of a line", func(i int, el jsonscan.Token) error {
+			return d.w.Object("contexts", func(line []byte) error {
+				return d.w.Array("contexts of a line", func(i int, el jsonscan.Token) error {
 					if el.Kind != jsonscan.String {
 						return d.w.S.Errorf(el, "a context name must be a string")
 					}
 					if _, ok := ctxNames[string(el.Bytes)]; !ok {
 						if int64(len(ctxNames)) >= maxCtx {
-							return LimitError(LimitContexts, maxCtx, "contexts in one file")
+							return at(d.in.Exceeded(LimitContexts, nil), el.Offset)
 						}
 						ctxNames[string(el.Bytes)] = struct{}{}
 					}
@@ -335,34 +296,36 @@ func (d *jsonRead) file(name string) error {
 	for _, k := range intFields {
 		d.sums[k] += sum.ints[k]
 	}
-	branch := func(k string) any {
-		if v, ok := sum.ints[k]; ok && d.branch {
-			return v
-		}
-		return nil
+	branch := func(k string) table.Null[int64] {
+		v, ok := sum.ints[k]
+		return table.Null[int64]{V: v, Valid: ok && d.branch}
 	}
-	var ctxs, ctxCount any
+	row := &table.CoverageFile{
+		File:               name,
+		Statements:         table.Some(sum.ints["num_statements"]),
+		ExecutedLines:      table.Some(sum.ints["covered_lines"]),
+		MissingLines:       table.Some(missing),
+		ExcludedLines:      table.Some(exclude),
+		NumBranches:        branch("num_branches"),
+		CoveredBranches:    branch("covered_branches"),
+		PartialBranches:    branch("num_partial_branches"),
+		MissingBranches:    branch("missing_branches"),
+		PercentCovered:     table.Some(sum.floats["percent_covered"]),
+		MissingLineNumbers: missingNums,
+	}
+	if row.MissingLineNumbers == nil {
+		row.MissingLineNumbers = []int64{} // recorded, and empty: not null
+	}
 	if ctxNames != nil {
 		names := make([]string, 0, len(ctxNames))
 		for n := range ctxNames {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		ctxCount = int64(len(names))
-		ctxs = BoundedStrings(names, table.CoverageContextNames)
+		row.ContextCount = table.Some(int64(len(names)))
+		row.Contexts = names[:min(len(names), table.CoverageContextNames)]
 	}
-	if missingNums == nil {
-		missingNums = []any{}
-	}
-	return d.tw.Row(evidence.Object{
-		"artifact_id": d.in.Artifact.ID, "file": name,
-		"statements": sum.ints["num_statements"], "executed_lines": sum.ints["covered_lines"],
-		"missing_lines": missing, "excluded_lines": exclude,
-		"num_branches": branch("num_branches"), "covered_branches": branch("covered_branches"),
-		"partial_branches": branch("num_partial_branches"), "missing_branches": branch("missing_branches"),
-		"percent_covered": sum.floats["percent_covered"], "missing_line_numbers": missingNums,
-		"executed_arcs": nil, "context_count": ctxCount, "contexts": ctxs, "tracer": nil,
-	})
+	return d.tw.Row(row)
 }
 
 func (d *jsonRead) begin() error {
@@ -394,7 +357,7 @@ func (d *jsonRead) checkTotals() error {
 
 func (d *jsonRead) summary() *evidence.Summary {
 	s := &evidence.Summary{RowsObserved: d.files, Complete: true}
-	s.Coverage = evidence.Object{"coverage_version": nullable(d.ver), "report_format": d.format, "branch_coverage": d.branch}
+	s.Coverage = evidence.Object{"coverage_version": table.NonEmpty(d.ver).Value(), "report_format": d.format, "branch_coverage": d.branch}
 	s.Metrics = map[string]evidence.Metric{"files": {Value: d.files, Unit: "files"}}
 	if d.totals != nil {
 		units := map[string]string{"covered_lines": "lines", "num_statements": "lines", "missing_lines": "lines", "excluded_lines": "lines"}

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -106,10 +108,10 @@ type decoder struct {
 func newDecoder(ctx context.Context, in *formats.Input, out formats.Sink, root *Root) *decoder {
 	d := &decoder{ctx: ctx, in: in, out: out, root: root,
 		levels: map[string]int64{}, status: map[string]int64{}}
-	d.limits.results = limit(in, LimitResults)
-	d.limits.rules = limit(in, LimitRules)
-	d.limits.artifacts = limit(in, LimitArtifacts)
-	d.limits.pending = limit(in, LimitPending)
+	d.limits.results = in.Limit(LimitResults)
+	d.limits.rules = in.Limit(LimitRules)
+	d.limits.artifacts = in.Limit(LimitArtifacts)
+	d.limits.pending = in.Limit(LimitPending)
 	return d
 }
 
@@ -123,8 +125,14 @@ func (d *decoder) run() error {
 		br.Discard(3)
 	}
 	s := jsonscan.New(br)
-	s.MaxToken = int(limit(d.in, LimitToken))
+	s.MaxToken = int(d.in.Limit(LimitToken))
 	s.MaxDepth = 128
+	s.Bound = func(err error, off int64) error {
+		if err != jsonscan.ErrTokenTooLong {
+			return nil // nesting is not a declared limit: a malformed log
+		}
+		return at(d.in.Exceeded(LimitToken, nil), off)
+	}
 	d.w = jsonscan.Walker{S: s}
 	err := d.document()
 	if err == nil {
@@ -185,17 +193,7 @@ func unsupported(v string) error {
 }
 
 func (d *decoder) runsArray() error {
-	tok, err := d.w.Value()
-	if err != nil {
-		return err
-	}
-	if tok.Kind == jsonscan.Null {
-		// SARIF: runs is null when the tool failed before it could run.
-		d.incomp = true
-		d.notes = append(d.notes, "runs is null: the tool did not run, so no rows is not evidence of no findings")
-		return nil
-	}
-	return d.w.Elements(tok, "runs", func(i int, el jsonscan.Token) error {
+	null, err := d.w.ArrayOrNull("runs", func(i int, el jsonscan.Token) error {
 		r := &runState{index: i}
 		d.runs++
 		if err := d.runObject(r, el); err != nil {
@@ -212,6 +210,12 @@ func (d *decoder) runsArray() error {
 		}
 		return d.flush()
 	})
+	if null {
+		// SARIF: runs is null when the tool failed before it could run.
+		d.incomp = true
+		d.notes = append(d.notes, "runs is null: the tool did not run, so no rows is not evidence of no findings")
+	}
+	return err
 }
 
 func (d *decoder) runObject(r *runState, tok jsonscan.Token) error {
@@ -238,21 +242,13 @@ func (d *decoder) runObject(r *runState, tok jsonscan.Token) error {
 		case "invocations":
 			return d.invocations(r)
 		case "results":
-			t, err := d.w.Value()
-			if err != nil {
-				return err
-			}
-			if t.Kind == jsonscan.Null {
-				r.nullResults = true
-				return nil
-			}
-			return d.w.Elements(t, "results", func(i int, el jsonscan.Token) error {
+			null, err := d.w.ArrayOrNull("results", func(i int, el jsonscan.Token) error {
 				if err := d.ctx.Err(); err != nil {
 					return err
 				}
 				d.read++
 				if d.read > d.limits.results {
-					return limitFailure(LimitResults, d.limits.results, "results")
+					return at(d.in.Exceeded(LimitResults, nil), el.Offset)
 				}
 				res, err := d.result(r, i, el)
 				if err != nil {
@@ -265,37 +261,31 @@ func (d *decoder) runObject(r *runState, tok jsonscan.Token) error {
 					return err
 				}
 				if d.pending > d.limits.pending {
-					return limitFailure(LimitPending, d.limits.pending, "bytes of results waiting for the parts of the log they refer to")
+					return at(d.in.Exceeded(LimitPending, d.pending), el.Offset)
 				}
 				return nil
 			})
+			r.nullResults = null
+			return err
 		}
 		return d.w.SkipValue()
 	})
 }
 
-func limitFailure(name string, limit int64, what string) error {
-	return &evidence.Failure{Code: evidence.CodeLimitExceeded,
-		Message: fmt.Sprintf("more than %d %s: raise --limits %s=N to read further", limit, what, name),
-		Details: evidence.Object{"limit": name, "value": limit}}
+// at locates a failure at a byte offset of the log.
+func at(f *evidence.Failure, off int64) *evidence.Failure {
+	f.Location.Offset = off
+	return f
 }
 
 func (d *decoder) tool(r *runState) error {
-	tok, err := d.w.Value()
-	if err != nil {
-		return err
-	}
 	var nrules int64
-	return d.w.Members(tok, "tool", func(key []byte) error {
+	return d.w.Object("tool", func(key []byte) error {
 		switch string(key) {
 		case "driver":
 			return d.component(&r.driver, &nrules)
 		case "extensions":
-			t, err := d.w.Value()
-			if err != nil {
-				return err
-			}
-			return d.w.Elements(t, "extensions", func(i int, el jsonscan.Token) error {
+			return d.w.Array("extensions", func(i int, el jsonscan.Token) error {
 				var c component
 				if err := d.componentFrom(&c, el, &nrules); err != nil {
 					return fmt.Errorf("extensions[%d]: %w", i, err)
@@ -324,17 +314,10 @@ func (d *decoder) componentFrom(c *component, tok jsonscan.Token, nrules *int64)
 			c.name = s
 			return err
 		case "rules":
-			t, err := d.w.Value()
-			if err != nil {
-				return err
-			}
-			if t.Kind == jsonscan.Null {
-				return nil
-			}
-			return d.w.Elements(t, "rules", func(i int, el jsonscan.Token) error {
+			_, err := d.w.ArrayOrNull("rules", func(i int, el jsonscan.Token) error {
 				*nrules++
 				if *nrules > d.limits.rules {
-					return limitFailure(LimitRules, d.limits.rules, "rules in one run")
+					return at(d.in.Exceeded(LimitRules, nil), el.Offset)
 				}
 				ru, err := d.rule(el)
 				if err != nil {
@@ -343,6 +326,7 @@ func (d *decoder) componentFrom(c *component, tok jsonscan.Token, nrules *int64)
 				c.rules = append(c.rules, ru)
 				return nil
 			})
+			return err
 		}
 		return d.w.SkipValue()
 	})
@@ -357,14 +341,7 @@ func (d *decoder) rule(tok jsonscan.Token) (rule, error) {
 			ru.id = s
 			return err
 		case "defaultConfiguration":
-			t, err := d.w.Value()
-			if err != nil {
-				return err
-			}
-			if t.Kind == jsonscan.Null {
-				return nil
-			}
-			return d.w.Members(t, "defaultConfiguration", func(key []byte) error {
+			_, err := d.w.ObjectOrNull("defaultConfiguration", func(key []byte) error {
 				if string(key) != "level" {
 					return d.w.SkipValue()
 				}
@@ -380,21 +357,11 @@ func (d *decoder) rule(tok jsonscan.Token) (rule, error) {
 				}
 				return nil
 			})
+			return err
 		case "messageStrings":
-			t, err := d.w.Value()
-			if err != nil {
-				return err
-			}
-			if t.Kind == jsonscan.Null {
-				return nil
-			}
-			return d.w.Members(t, "messageStrings", func(key []byte) error {
+			_, err := d.w.ObjectOrNull("messageStrings", func(key []byte) error {
 				id := string(key)
-				mt, err := d.w.Value()
-				if err != nil {
-					return err
-				}
-				return d.w.Members(mt, "a message string", func(k []byte) error {
+				return d.w.Object("a message string", func(k []byte) error {
 					if string(k) != "text" {
 						return d.w.SkipValue()
 					}
@@ -406,6 +373,7 @@ func (d *decoder) rule(tok jsonscan.Token) (rule, error) {
 					return err
 				})
 			})
+			return err
 		}
 		return d.w.SkipValue()
 	})
@@ -429,22 +397,11 @@ func validKind(s string) bool {
 }
 
 func (d *decoder) bases(r *runState) error {
-	tok, err := d.w.Value()
-	if err != nil {
-		return err
-	}
 	r.bases = map[string]baseDef{}
-	if tok.Kind == jsonscan.Null {
-		return nil
-	}
-	return d.w.Members(tok, "originalUriBaseIds", func(key []byte) error {
+	_, err := d.w.ObjectOrNull("originalUriBaseIds", func(key []byte) error {
 		id := string(key)
-		t, err := d.w.Value()
-		if err != nil {
-			return err
-		}
 		var b baseDef
-		err = d.w.Members(t, "an artifact location", func(k []byte) error {
+		err := d.w.Object("an artifact location", func(k []byte) error {
 			switch string(k) {
 			case "uri":
 				s, cut, _, err := d.w.Str("uri", uriBytes+1)
@@ -463,30 +420,20 @@ func (d *decoder) bases(r *runState) error {
 		r.bases[id] = b
 		return err
 	})
+	return err
 }
 
 func (d *decoder) artifacts(r *runState) error {
-	tok, err := d.w.Value()
-	if err != nil {
-		return err
-	}
-	if tok.Kind == jsonscan.Null {
-		return nil
-	}
-	return d.w.Elements(tok, "artifacts", func(i int, el jsonscan.Token) error {
+	_, err := d.w.ArrayOrNull("artifacts", func(i int, el jsonscan.Token) error {
 		if int64(i) >= d.limits.artifacts {
-			return limitFailure(LimitArtifacts, d.limits.artifacts, "artifacts in one run")
+			return at(d.in.Exceeded(LimitArtifacts, nil), el.Offset)
 		}
 		var a artifactLoc
 		err := d.w.Members(el, "an artifact", func(key []byte) error {
 			if string(key) != "location" {
 				return d.w.SkipValue()
 			}
-			t, err := d.w.Value()
-			if err != nil {
-				return err
-			}
-			return d.w.Members(t, "an artifact location", func(k []byte) error {
+			return d.w.Object("an artifact location", func(k []byte) error {
 				switch string(k) {
 				case "uri":
 					s, cut, null, err := d.w.Str("uri", uriBytes+1)
@@ -509,35 +456,23 @@ func (d *decoder) artifacts(r *runState) error {
 		r.artifacts = append(r.artifacts, a)
 		return nil
 	})
+	return err
 }
 
 func (d *decoder) invocations(r *runState) error {
-	tok, err := d.w.Value()
-	if err != nil {
-		return err
-	}
-	if tok.Kind == jsonscan.Null {
-		return nil
-	}
-	return d.w.Elements(tok, "invocations", func(i int, el jsonscan.Token) error {
+	_, err := d.w.ArrayOrNull("invocations", func(i int, el jsonscan.Token) error {
 		return d.w.Members(el, "an invocation", func(key []byte) error {
 			if string(key) != "executionSuccessful" {
 				return d.w.SkipValue()
 			}
-			t, err := d.w.Value()
-			if err != nil {
-				return err
-			}
-			switch t.Kind {
-			case jsonscan.False:
+			ok, err := d.w.Bool("executionSuccessful")
+			if err == nil && !ok {
 				r.failedInvoke = true
-			case jsonscan.True:
-			default:
-				return d.w.S.Errorf(t, "executionSuccessful must be a boolean")
 			}
-			return nil
+			return err
 		})
 	})
+	return err
 }
 
 func (d *decoder) result(r *runState, i int, tok jsonscan.Token) (*result, error) {
@@ -550,7 +485,7 @@ func (d *decoder) result(r *runState, i int, tok jsonscan.Token) (*result, error
 			res.ruleID, res.hasRuleID = s, !null
 			return err
 		case "ruleIndex":
-			n, err := d.w.Integer("ruleIndex")
+			n, err := d.w.Int("ruleIndex")
 			res.ruleIndex = n
 			return err
 		case "rule":
@@ -572,21 +507,15 @@ func (d *decoder) result(r *runState, i int, tok jsonscan.Token) (*result, error
 		case "message":
 			return d.message(res)
 		case "locations":
-			t, err := d.w.Value()
-			if err != nil {
-				return err
-			}
-			if t.Kind == jsonscan.Null {
-				return nil
-			}
-			return d.w.Elements(t, "locations", func(i int, el jsonscan.Token) error {
+			_, err := d.w.ArrayOrNull("locations", func(i int, el jsonscan.Token) error {
 				if i > 0 {
 					// Only the primary location is a row coordinate.
-					return d.w.S.Skip(el)
+					return d.w.Skip(el)
 				}
 				res.hasLocation = true
 				return d.location(res, el)
 			})
+			return err
 		}
 		return d.w.SkipValue()
 	})
@@ -594,32 +523,21 @@ func (d *decoder) result(r *runState, i int, tok jsonscan.Token) (*result, error
 }
 
 func (d *decoder) ruleRef(res *result) error {
-	tok, err := d.w.Value()
-	if err != nil {
-		return err
-	}
-	if tok.Kind == jsonscan.Null {
-		return nil
-	}
-	return d.w.Members(tok, "rule", func(key []byte) error {
+	_, err := d.w.ObjectOrNull("rule", func(key []byte) error {
 		switch string(key) {
 		case "id":
 			s, _, null, err := d.w.Str("rule.id", MessageBytes)
 			res.ruleRefID, res.hasRuleRefID = s, !null
 			return err
 		case "index":
-			n, err := d.w.Integer("rule.index")
+			n, err := d.w.Int("rule.index")
 			res.ruleRefIndex = n
 			return err
 		case "toolComponent":
-			t, err := d.w.Value()
-			if err != nil {
-				return err
-			}
-			return d.w.Members(t, "rule.toolComponent", func(k []byte) error {
+			return d.w.Object("rule.toolComponent", func(k []byte) error {
 				switch string(k) {
 				case "index":
-					n, err := d.w.Integer("toolComponent.index")
+					n, err := d.w.Int("toolComponent.index")
 					res.tcIndex = n
 					return err
 				case "name":
@@ -632,17 +550,11 @@ func (d *decoder) ruleRef(res *result) error {
 		}
 		return d.w.SkipValue()
 	})
+	return err
 }
 
 func (d *decoder) message(res *result) error {
-	tok, err := d.w.Value()
-	if err != nil {
-		return err
-	}
-	if tok.Kind == jsonscan.Null {
-		return nil
-	}
-	return d.w.Members(tok, "message", func(key []byte) error {
+	_, err := d.w.ObjectOrNull("message", func(key []byte) error {
 		switch string(key) {
 		case "text":
 			s, cut, null, err := d.w.Str("message.text", MessageBytes)
@@ -653,14 +565,7 @@ func (d *decoder) message(res *result) error {
 			res.msgID = s
 			return err
 		case "arguments":
-			t, err := d.w.Value()
-			if err != nil {
-				return err
-			}
-			if t.Kind == jsonscan.Null {
-				return nil
-			}
-			return d.w.Elements(t, "message.arguments", func(i int, el jsonscan.Token) error {
+			_, err := d.w.ArrayOrNull("message.arguments", func(i int, el jsonscan.Token) error {
 				if el.Kind != jsonscan.String {
 					return d.w.S.Errorf(el, "message.arguments[%d] must be a string", i)
 				}
@@ -673,9 +578,11 @@ func (d *decoder) message(res *result) error {
 				}
 				return nil
 			})
+			return err
 		}
 		return d.w.SkipValue()
 	})
+	return err
 }
 
 func (d *decoder) location(res *result, tok jsonscan.Token) error {
@@ -683,22 +590,10 @@ func (d *decoder) location(res *result, tok jsonscan.Token) error {
 		if string(key) != "physicalLocation" {
 			return d.w.SkipValue()
 		}
-		t, err := d.w.Value()
-		if err != nil {
-			return err
-		}
-		if t.Kind == jsonscan.Null {
-			return nil
-		}
-		res.hasPhysLocation = true
-		return d.w.Members(t, "physicalLocation", func(key []byte) error {
+		null, err := d.w.ObjectOrNull("physicalLocation", func(key []byte) error {
 			switch string(key) {
 			case "artifactLocation":
-				at, err := d.w.Value()
-				if err != nil {
-					return err
-				}
-				return d.w.Members(at, "artifactLocation", func(k []byte) error {
+				return d.w.Object("artifactLocation", func(k []byte) error {
 					switch string(k) {
 					case "uri":
 						s, cut, null, err := d.w.Str("uri", uriBytes)
@@ -709,42 +604,38 @@ func (d *decoder) location(res *result, tok jsonscan.Token) error {
 						res.baseID = s
 						return err
 					case "index":
-						n, err := d.w.Integer("artifactLocation.index")
+						n, err := d.w.Int("artifactLocation.index")
 						res.artIndex = n
 						return err
 					}
 					return d.w.SkipValue()
 				})
 			case "region":
-				rt, err := d.w.Value()
-				if err != nil {
-					return err
-				}
-				if rt.Kind == jsonscan.Null {
-					return nil
-				}
-				return d.w.Members(rt, "region", func(k []byte) error {
+				_, err := d.w.ObjectOrNull("region", func(k []byte) error {
 					var dst *int64
+					var what string
 					switch string(k) {
 					case "startLine":
-						dst = &res.startLine
+						dst, what = &res.startLine, "region.startLine"
 					case "startColumn":
-						dst = &res.startCol
+						dst, what = &res.startCol, "region.startColumn"
 					case "endLine":
-						dst = &res.endLine
+						dst, what = &res.endLine, "region.endLine"
 					case "endColumn":
-						dst = &res.endCol
+						dst, what = &res.endCol, "region.endColumn"
 					default:
 						return d.w.SkipValue()
 					}
-					name := string(k)
-					n, err := d.w.Integer("region." + name)
+					n, err := d.w.Int(what)
 					*dst = n
 					return err
 				})
+				return err
 			}
 			return d.w.SkipValue()
 		})
+		res.hasPhysLocation = !null
+		return err
 	})
 }
 
@@ -855,22 +746,20 @@ func (d *decoder) emit(res *result) error {
 			}
 		}
 	}
-	var ruleID any
+	var ruleID table.Null[string]
 	switch {
 	case res.hasRuleID:
-		ruleID = res.ruleID
+		ruleID = table.Some(res.ruleID)
 	case res.hasRuleRefID:
-		ruleID = res.ruleRefID
+		ruleID = table.Some(res.ruleRefID)
 	case ru != nil && ru.id != "":
-		ruleID = ru.id
+		ruleID = table.Some(ru.id)
 	}
-	if ru == nil {
-		if id, ok := ruleID.(string); ok {
-			for i := range comp.rules {
-				if comp.rules[i].id == id {
-					ru = &comp.rules[i]
-					break
-				}
+	if ru == nil && ruleID.Valid {
+		for i := range comp.rules {
+			if comp.rules[i].id == ruleID.V {
+				ru = &comp.rules[i]
+				break
 			}
 		}
 	}
@@ -890,7 +779,7 @@ func (d *decoder) emit(res *result) error {
 		level, source = "warning", "sarif_default"
 	}
 
-	var msg any
+	var msg string
 	cut := res.msgCut
 	switch {
 	case res.hasMsgText:
@@ -918,17 +807,14 @@ func (d *decoder) emit(res *result) error {
 	} else if res.artIndex < -1 {
 		return resultFailure(res, "artifactLocation.index %d is negative", res.artIndex)
 	}
-	var path any
+	var path table.Null[string]
 	status := StatusAbsent
 	if hasURI {
 		if res.uriTooLong {
 			status = StatusInvalidURI
 		} else {
-			var p string
-			p, status = d.root.locate(resolve(uri, base, r.bases))
-			if status == StatusOK {
-				path = p
-			}
+			path.V, status = d.root.locate(resolve(uri, base, r.bases))
+			path.Valid = status == StatusOK
 		}
 	}
 	if err := d.begin(); err != nil {
@@ -937,26 +823,25 @@ func (d *decoder) emit(res *result) error {
 	d.levels[level]++
 	d.status[status]++
 	d.emitted++
-	return d.tw.Row(evidence.Object{
-		"artifact_id":       d.in.Artifact.ID,
-		"run_index":         r.index,
-		"result_index":      res.index,
-		"tool":              nullable(r.driver.name),
-		"rule_id":           ruleID,
-		"rule_index":        idx,
-		"level":             level,
-		"level_source":      source,
-		"kind":              kind,
-		"message":           msg,
-		"message_truncated": cut,
-		"uri":               nullableIf(uri, hasURI && !res.uriTooLong),
-		"uri_base_id":       nullable(base),
-		"path":              path,
-		"location_status":   status,
-		"start_line":        res.startLine,
-		"start_column":      res.startCol,
-		"end_line":          res.endLine,
-		"end_column":        res.endCol,
+	return d.tw.Row(&table.SARIFResult{
+		RunIndex:         int64(r.index),
+		ResultIndex:      int64(res.index),
+		Tool:             r.driver.name,
+		RuleID:           ruleID,
+		RuleIndex:        idx,
+		Level:            level,
+		LevelSource:      source,
+		Kind:             kind,
+		Message:          msg,
+		MessageTruncated: cut,
+		URI:              table.Null[string]{V: uri, Valid: hasURI && !res.uriTooLong},
+		URIBaseID:        table.NonEmpty(base),
+		Path:             path,
+		LocationStatus:   status,
+		StartLine:        res.startLine,
+		StartColumn:      res.startCol,
+		EndLine:          res.endLine,
+		EndColumn:        res.endCol,
 	})
 }
 
@@ -964,20 +849,6 @@ func resultFailure(res *result, format string, args ...any) error {
 	f := evidence.Failf(evidence.CodeDecodeFailure, "runs[%d].results[%d]: %s", res.run.index, res.index, fmt.Sprintf(format, args...))
 	f.Location.Offset = res.regionOffset
 	return f
-}
-
-func nullable(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-func nullableIf(s string, ok bool) any {
-	if !ok {
-		return nil
-	}
-	return s
 }
 
 // substitute fills SARIF message placeholders {0}..{n}; "{{" and "}}" are
@@ -1021,8 +892,9 @@ func (d *decoder) summary() *evidence.Summary {
 		s.Metrics["level_"+lv] = evidence.Metric{Value: d.levels[lv], Unit: "results"}
 	}
 	var rejected int64
-	for st, n := range d.status {
-		if st != StatusOK && st != StatusAbsent {
+	// In status order, so the summary is the same on every run.
+	for _, st := range slices.Sorted(maps.Keys(d.status)) {
+		if n := d.status[st]; st != StatusOK && st != StatusAbsent {
 			rejected += n
 			s.Limit(fmt.Sprintf("%d result locations rejected as %s: those rows keep their native uri but have no path", n, st))
 		}

@@ -8,6 +8,8 @@
 // normalized against a source root without reading any source file;
 // locations that would leave the root are kept as rows with a typed
 // location_status and a null path, never dropped.
+//
+// It imports formats, evidence, jsonscan, param and table.
 package sarif
 
 import (
@@ -63,8 +65,8 @@ var parserLimits = []formats.Limit{
 	{Name: LimitResults, Default: 500_000, Unit: "results", Doc: "results read across all runs"},
 	{Name: LimitRules, Default: 100_000, Unit: "rules", Doc: "rules kept per run (driver and extensions)"},
 	{Name: LimitArtifacts, Default: 500_000, Unit: "artifacts", Doc: "run.artifacts entries kept per run"},
-	{Name: LimitToken, Default: 16 << 20, Unit: "bytes", Doc: "longest single JSON string or number"},
-	{Name: LimitPending, Default: 256 << 20, Unit: "bytes", Doc: "results held while waiting for parts of the log they refer to (version after runs, tool after results)"},
+	{Name: LimitToken, Default: 16 << 20, Unit: "bytes", Doc: "bytes in one JSON string or number"},
+	{Name: LimitPending, Default: 256 << 20, Unit: "bytes", Doc: "bytes of results held while waiting for parts of the log they refer to (version after runs, tool after results)"},
 }
 
 // Spec is the registry entry for SARIF logs.
@@ -130,27 +132,13 @@ func sourceRoot(in *formats.Input) (*Root, error) {
 	return NewRoot(dir)
 }
 
-// limit returns the effective value of a limit, or the spec's default
-// when the caller passed none.
-func limit(in *formats.Input, name string) int64 {
-	if n := in.Limit(name); n > 0 {
-		return n
-	}
-	for _, l := range parserLimits {
-		if l.Name == name {
-			return l.Default
-		}
-	}
-	return 0
-}
-
 // arguments are the effective decoder arguments written into the table
 // header: the limits and options in force, with the resolved source root,
 // so a preserved replay keeps the same path scope.
 func arguments(in *formats.Input, root *Root) evidence.Object {
 	lim := evidence.Object{}
 	for _, l := range parserLimits {
-		lim[l.Name] = limit(in, l.Name)
+		lim[l.Name] = in.Limit(l.Name)
 	}
 	opts := evidence.Object{}
 	for k, v := range in.Options {

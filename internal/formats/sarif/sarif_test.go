@@ -50,7 +50,7 @@ func decodeFile(t testing.TB, path string, opts evidence.Object, over map[string
 // decodeBytes runs the decoder on an in-memory reader.
 func decodeBytes(r io.Reader, opts evidence.Object, over map[string]int64) (*sink, error) {
 	s := &sink{}
-	in, err := formatstest.Input(Spec, &evidence.Artifact{ID: "sha256:test", Path: "/nonexistent/dir/log.sarif"}, r, limits(over), opts)
+	in, err := formatstest.Input(Spec, &evidence.Artifact{Path: "/nonexistent/dir/log.sarif"}, r, limits(over), opts)
 	if err != nil {
 		return s, err
 	}
@@ -348,6 +348,17 @@ func TestHostileURIs(t *testing.T) {
 			t.Errorf("result %d: level %v from %v, want note from the rule default", i, r["level"], r["level_source"])
 		}
 	}
+	// The rejections are stated in status order: the summary is the same
+	// on every run.
+	var rejected []string
+	for _, l := range tb.Summary.Limitations {
+		if _, rest, ok := strings.Cut(l, " result locations rejected as "); ok {
+			rejected = append(rejected, strings.SplitN(rest, ":", 2)[0])
+		}
+	}
+	if len(rejected) < 5 || !slices.IsSorted(rejected) {
+		t.Errorf("rejection limitations %v, want all five statuses in order", rejected)
+	}
 	// A symlink that stays inside the root is followed and accepted.
 	if err := os.Mkdir(filepath.Join(root, "real"), 0o755); err != nil {
 		t.Fatal(err)
@@ -435,6 +446,9 @@ func TestHostileDocuments(t *testing.T) {
 		{"rule limit", doc(`{}`), map[string]int64{LimitRules: 1}, ""},
 		{"pending limit", `{"runs":[` + fmt.Sprintf(run, `{},{},{},{}`) + `],"version":"2.1.0"}`, map[string]int64{LimitPending: 600}, evidence.CodeLimitExceeded},
 		{"pending within limit", `{"runs":[` + fmt.Sprintf(run, `{},{},{},{}`) + `],"version":"2.1.0"}`, map[string]int64{LimitPending: 2000}, ""},
+		{"token limit", doc(`{"message":{"text":"` + strings.Repeat("m", 100) + `"}}`), map[string]int64{LimitToken: 64}, evidence.CodeLimitExceeded},
+		{"token within limit", doc(`{"message":{"text":"` + strings.Repeat("m", 64) + `"}}`), map[string]int64{LimitToken: 64}, ""},
+		{"artifact limit", `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"t"}},"artifacts":[{},{}],"results":[]}]}`, map[string]int64{LimitArtifacts: 1}, evidence.CodeLimitExceeded},
 		{"invalid utf-8", doc("{\"message\":{\"text\":\"\xff\"}}"), nil, evidence.CodeDecodeFailure},
 		{"trailing data", doc(`{}`) + "{}", nil, evidence.CodeDecodeFailure},
 		{"deep nesting", `{"version":"2.1.0","runs":[],"x":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`, nil, evidence.CodeDecodeFailure},
@@ -455,6 +469,21 @@ func TestHostileDocuments(t *testing.T) {
 			}
 			if got != c.code {
 				t.Fatalf("error %v, want %s", err, c.code)
+			}
+			if got == evidence.CodeLimitExceeded {
+				// The one receipt shape: the limit that was set.
+				var f *evidence.Failure
+				errors.As(err, &f)
+				r, _ := f.Details["limit"].(evidence.Object)
+				for name, v := range c.lim {
+					l, _ := Spec.Limit(name)
+					if len(r) != 4 || r["name"] != name || r["value"] != v || r["unit"] != l.Unit {
+						t.Fatalf("details.limit = %v, want %s=%d %s", f.Details["limit"], name, v, l.Unit)
+					}
+				}
+				if f.Location.Offset <= 0 {
+					t.Fatalf("limit failure without a location: %v", f)
+				}
 			}
 			for _, tb := range s.Tables {
 				if tb.Summary == nil || tb.Summary.Complete {

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"io"
 	"math"
-	"strconv"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/jsonscan"
 )
 
@@ -42,8 +42,10 @@ type profile struct {
 	thread                 string
 }
 
+// limits are the effective ceilings (in.Limit), read once for the loops
+// that check them per frame, sample and event.
 type limits struct {
-	bytes, frames, profiles, samples, events, depth, stacks, str int64
+	frames, profiles, samples, events, depth, stacks int64
 }
 
 // reader decodes one file in two passes over a re-openable source: the
@@ -52,10 +54,11 @@ type limits struct {
 // walks those two arrays in step. Samples never have to be held.
 type reader struct {
 	ctx      context.Context
+	in       *formats.Input
 	open     func(off int64) io.Reader
 	lim      limits
+	edges    bool // the sink wants cpu.edges
 	frames   []frame
-	cells    []cell
 	shared   bool
 	profiles []*profile
 	scratch  scratch
@@ -66,186 +69,74 @@ type reader struct {
 	work     int
 }
 
-// cursor is a scanner that started at byte base of the file.
-type cursor struct {
-	*jsonscan.Scanner
-	base int64
-	src  *tracked
-}
+// maxNesting bounds JSON nesting. A speedscope document nests four
+// levels; the rest is room for keys the format does not define.
+const maxNesting = 64
 
-// tracked remembers a read error, so that a failure of the file can be
-// told from a failure of its contents.
-type tracked struct {
-	r   io.Reader
-	err error
-}
-
-func (t *tracked) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	if err != nil && err != io.EOF && t.err == nil {
-		t.err = err
-	}
-	return n, err
-}
-
-func (r *reader) cursor(off int64) cursor {
-	src := &tracked{r: r.open(off)}
+// walker reads the file from byte off on.
+func (r *reader) walker(off int64) *jsonscan.Walker {
+	src := r.open(off)
 	s := jsonscan.New(src)
-	s.MaxDepth = 64
-	s.MaxToken = int(r.lim.str)
-	return cursor{s, off, src}
+	if off > 0 {
+		s = jsonscan.NewAt(src, off)
+	}
+	s.MaxDepth = maxNesting
+	s.MaxToken = int(r.in.Limit(LimitString))
+	s.Bound = r.bound
+	return &jsonscan.Walker{S: s}
 }
 
-// fail types an error found by or in a scanner, with its file offset.
-func (c cursor) fail(err error) error {
-	var f *evidence.Failure
-	if errors.As(err, &f) {
-		return f
+// bound is the failure for a crossed scanner bound.
+func (r *reader) bound(err error, off int64) error {
+	if err == jsonscan.ErrTokenTooLong {
+		return at(r.in.Exceeded(LimitString, nil), off)
 	}
-	var se *jsonscan.Error
-	if !errors.As(err, &se) {
-		return evidence.Wrap(evidence.CodeDecodeFailure, err, "speedscope")
-	}
-	line := se.Line
-	if c.base > 0 {
-		line = 0 // lines restart in a cursor that began mid-file; offsets do not
-	}
-	se = &jsonscan.Error{Offset: c.base + se.Offset, Line: line, Msg: se.Msg, Err: se.Err}
-	code := evidence.CodeDecodeFailure
-	switch {
-	case c.src.err != nil && errors.Is(se.Err, c.src.err):
-		code = evidence.CodeIOFailure
-	case errors.Is(se.Err, jsonscan.ErrTokenTooLong):
-		code = evidence.CodeLimitExceeded
-		se.Msg += " (max_string_bytes)"
-	case errors.Is(se.Err, jsonscan.ErrDepth):
-		code = evidence.CodeLimitExceeded
-	}
-	return evidence.Wrap(code, se, "speedscope")
+	// The nesting bound is the decoder's own, not a --limits ceiling; its
+	// failure carries the same receipt.
+	return at(evidence.LimitExceeded(evidence.LimitReceipt{Name: "json_nesting", Value: int64(maxNesting), Unit: "levels"},
+		"speedscope: JSON nesting too deep: more than %d levels", maxNesting), off)
 }
 
-func (c cursor) errorf(tok jsonscan.Token, format string, args ...any) error {
-	return c.fail(c.Errorf(tok, format, args...))
-}
-
-func (c cursor) limitf(tok jsonscan.Token, format string, args ...any) error {
-	f := evidence.Failf(evidence.CodeLimitExceeded, "speedscope: "+format, args...)
-	f.Location.Offset = c.base + tok.Offset
+// at locates a failure at a file offset.
+func at(f *evidence.Failure, off int64) *evidence.Failure {
+	f.Location.Offset = off
 	return f
 }
 
-func (c cursor) next() (jsonscan.Token, error) {
-	tok, err := c.Next()
-	if err != nil {
-		return tok, c.fail(err)
+// typed makes any error of a decode a typed failure: a failed read of
+// the file is IO_FAILURE, malformed content DECODE_FAILURE; failures
+// already typed (limits, cancellation) keep their code.
+func typed(err error) error {
+	if err == nil {
+		return nil
 	}
-	return tok, nil
+	code := evidence.CodeDecodeFailure
+	if errors.Is(err, jsonscan.ErrRead) {
+		code = evidence.CodeIOFailure
+	}
+	return evidence.Wrap(code, err, "speedscope")
 }
 
-func (c cursor) expect(k jsonscan.Kind, what string) (jsonscan.Token, error) {
-	tok, err := c.next()
-	if err != nil {
-		return tok, err
-	}
-	if tok.Kind != k {
-		return tok, c.errorf(tok, "%s must be %s, found %s", what, kindWord(k), tok.Kind)
-	}
-	return tok, nil
-}
-
-func kindWord(k jsonscan.Kind) string {
-	switch k {
-	case jsonscan.ObjectStart:
-		return "an object"
-	case jsonscan.ArrayStart:
-		return "an array"
-	case jsonscan.String:
-		return "a string"
-	case jsonscan.Number:
-		return "a number"
-	}
-	return k.String()
-}
-
-// key reads an object's next key, or its end.
-func (c cursor) key() (key string, end bool, err error) {
-	tok, err := c.next()
-	switch {
-	case err != nil:
-		return "", false, err
-	case tok.Kind == jsonscan.ObjectEnd:
-		return "", true, nil
-	case !tok.IsKey:
-		return "", false, c.errorf(tok, "expected an object key, found %s", tok.Kind)
-	}
-	return string(tok.Bytes), false, nil
-}
-
-// skipValue skips the value after a key, which must be there.
-func (c cursor) skipValue() error {
-	tok, err := c.next()
-	if err != nil {
-		return err
-	}
-	switch tok.Kind {
-	case jsonscan.ObjectEnd, jsonscan.ArrayEnd, jsonscan.EOF:
-		return c.errorf(tok, "expected a value, found %s", tok.Kind)
-	}
-	if err := c.Skip(tok); err != nil {
-		return c.fail(err)
-	}
-	return nil
-}
-
-func (c cursor) str(what string) (string, error) {
-	tok, err := c.expect(jsonscan.String, what)
-	if err != nil {
-		return "", err
-	}
-	return string(tok.Bytes), nil
-}
-
-func (c cursor) number(what string) (float64, jsonscan.Token, error) {
-	tok, err := c.expect(jsonscan.Number, what)
-	if err != nil {
-		return 0, tok, err
-	}
-	f, perr := strconv.ParseFloat(string(tok.Bytes), 64)
-	if perr != nil || math.IsInf(f, 0) {
-		return 0, tok, c.errorf(tok, "%s %s is out of range", what, tok.Bytes)
-	}
-	return f, tok, nil
-}
-
-// index reads a non-negative integer written without fraction or exponent.
-// It parses the digits itself: strconv would copy every token to the heap.
-func (c cursor) index(tok jsonscan.Token, what string) (int64, error) {
+// index converts a token to a frame index or coordinate: a non-negative
+// integer that fits an int32.
+func index(w *jsonscan.Walker, tok jsonscan.Token, what string) (int64, error) {
 	if tok.Kind != jsonscan.Number {
-		return 0, c.errorf(tok, "%s must be a number, found %s", what, tok.Kind)
+		return 0, w.S.Errorf(tok, "%s must be a number, found %s", what, tok.Kind)
 	}
-	var n int64
-	for _, d := range tok.Bytes {
-		if d < '0' || d > '9' || n > math.MaxInt32 {
-			return 0, c.errorf(tok, "%s %s is not an index (a non-negative integer)", what, tok.Bytes)
-		}
-		n = n*10 + int64(d-'0')
-	}
-	if n > math.MaxInt32 {
-		return 0, c.errorf(tok, "%s %s is not an index (a non-negative integer)", what, tok.Bytes)
+	n, err := w.IntOf(tok, what)
+	if err != nil || n < 0 || n > math.MaxInt32 {
+		return 0, w.S.Errorf(tok, "%s %s is not an index (a non-negative integer)", what, tok.Bytes)
 	}
 	return n, nil
 }
 
-// coordinate reads an optional line or column: an integer, null or absent.
-func (c cursor) coordinate(what string) (int64, error) {
-	tok, err := c.next()
-	if err != nil {
-		return 0, err
+// coordinate reads an optional line or column: an index, null or absent.
+func coordinate(w *jsonscan.Walker, what string) (int64, error) {
+	tok, err := w.Value()
+	if err != nil || tok.Kind == jsonscan.Null {
+		return -1, err
 	}
-	if tok.Kind == jsonscan.Null {
-		return -1, nil
-	}
-	return c.index(tok, what)
+	return index(w, tok, what)
 }
 
 // tick checks for cancellation now and then.
@@ -261,280 +152,202 @@ func (r *reader) tick() error {
 
 // pass1 reads the document's structure.
 func (r *reader) pass1() error {
-	c := r.cursor(0)
-	tok, err := c.next()
+	w := r.walker(0)
+	tok, err := w.Value()
 	if err != nil {
 		return err
 	}
 	if tok.Kind != jsonscan.ObjectStart {
-		return c.errorf(tok, "the file must hold a JSON object, found %s", tok.Kind)
+		return w.S.Errorf(tok, "the file must hold a JSON object, found %s", tok.Kind)
 	}
 	schema := false
-	for {
-		key, end, err := c.key()
-		if err != nil {
-			return err
-		}
-		if end {
-			break
-		}
-		switch key {
+	err = w.Members(tok, "the file", func(key []byte) error {
+		var err error
+		switch string(key) {
 		case "$schema":
-			v, err := c.expect(jsonscan.String, "$schema")
-			if err != nil {
+			var v jsonscan.Token
+			if v, err = w.Expect(jsonscan.String, "$schema"); err != nil {
 				return err
 			}
 			if string(v.Bytes) != SchemaURL {
-				return c.errorf(v, "$schema is %q, not %q", v.Bytes, SchemaURL)
+				return w.S.Errorf(v, "$schema is %q, not %q", v.Bytes, SchemaURL)
 			}
 			schema = true
 		case "shared":
-			if err := r.readShared(c); err != nil {
-				return err
-			}
+			err = r.readShared(w)
 		case "profiles":
-			if err := r.readProfiles(c); err != nil {
-				return err
-			}
+			err = r.readProfiles(w)
 		case "exporter":
-			if r.exporter, err = c.str("exporter"); err != nil {
-				return err
-			}
+			r.exporter, err = w.String("exporter")
 		case "name":
-			if r.name, err = c.str("name"); err != nil {
-				return err
-			}
+			r.name, err = w.String("name")
 		default:
-			if err := c.skipValue(); err != nil {
-				return err
-			}
+			err = w.SkipValue()
 		}
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	if err := c.CheckEnd(); err != nil {
-		return c.fail(err)
+	if err := w.S.CheckEnd(); err != nil {
+		return err
 	}
-	end := jsonscan.Token{Offset: c.Offset()}
+	end := jsonscan.Token{Offset: w.S.Offset()}
 	switch {
 	case !schema:
-		return c.errorf(end, "$schema is missing")
+		return w.S.Errorf(end, "$schema is missing")
 	case !r.shared:
-		return c.errorf(end, "shared.frames is missing")
+		return w.S.Errorf(end, "shared.frames is missing")
 	case r.profiles == nil:
-		return c.errorf(end, "profiles is missing")
+		return w.S.Errorf(end, "profiles is missing")
 	}
 	// Evented profiles were read before the frames may have been: check
 	// their frame indices now.
 	for _, p := range r.profiles {
 		if p.agg != nil && int(p.top) >= len(r.frames) {
-			return c.errorf(end, "profile %d (%q) uses frame %d, but shared.frames has %d", p.index, p.name, p.top, len(r.frames))
+			return w.S.Errorf(end, "profile %d (%q) uses frame %d, but shared.frames has %d", p.index, p.name, p.top, len(r.frames))
 		}
 	}
 	return nil
 }
 
-func (r *reader) readShared(c cursor) error {
-	if _, err := c.expect(jsonscan.ObjectStart, "shared"); err != nil {
-		return err
-	}
-	for {
-		key, end, err := c.key()
-		if err != nil {
-			return err
+func (r *reader) readShared(w *jsonscan.Walker) error {
+	return w.Object("shared", func(key []byte) error {
+		if string(key) != "frames" {
+			return w.SkipValue()
 		}
-		if end {
-			return nil
-		}
-		if key != "frames" {
-			if err := c.skipValue(); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := r.readFrames(c); err != nil {
+		if err := r.readFrames(w); err != nil {
 			return err
 		}
 		r.shared = true
-	}
+		return nil
+	})
 }
 
-func (r *reader) readFrames(c cursor) error {
-	if _, err := c.expect(jsonscan.ArrayStart, "shared.frames"); err != nil {
-		return err
-	}
-	for {
-		tok, err := c.next()
-		if err != nil {
-			return err
-		}
-		if tok.Kind == jsonscan.ArrayEnd {
-			return nil
-		}
+func (r *reader) readFrames(w *jsonscan.Walker) error {
+	return w.Array("shared.frames", func(i int, tok jsonscan.Token) error {
 		if tok.Kind != jsonscan.ObjectStart {
-			return c.errorf(tok, "frame %d must be an object, found %s", len(r.frames), tok.Kind)
+			return w.S.Errorf(tok, "frame %d must be an object, found %s", i, tok.Kind)
 		}
-		if int64(len(r.frames)) >= r.lim.frames {
-			return c.limitf(tok, "more than max_frames %d frames", r.lim.frames)
+		if int64(i) >= r.lim.frames {
+			return at(r.in.Exceeded(LimitFrames, nil), tok.Offset)
 		}
 		f := frame{line: -1, col: -1}
 		named := false
-		for {
-			key, end, err := c.key()
-			if err != nil {
-				return err
-			}
-			if end {
-				break
-			}
-			switch key {
+		err := w.Members(tok, "a frame", func(key []byte) error {
+			var err error
+			switch string(key) {
 			case "name":
-				if f.name, err = c.str("frame name"); err != nil {
-					return err
-				}
+				f.name, err = w.String("frame name")
 				named = true
 			case "file":
-				v, err := c.next()
-				if err != nil {
-					return err
-				}
-				switch v.Kind {
-				case jsonscan.String:
-					f.file, f.hasFile = string(v.Bytes), true
-				case jsonscan.Null:
-				default:
-					return c.errorf(v, "frame file must be a string, found %s", v.Kind)
-				}
+				var null bool
+				f.file, _, null, err = w.Str("frame file", 0)
+				f.hasFile = !null
 			case "line":
-				if f.line, err = c.coordinate("frame line"); err != nil {
-					return err
-				}
+				f.line, err = coordinate(w, "frame line")
 			case "col":
-				if f.col, err = c.coordinate("frame col"); err != nil {
-					return err
-				}
+				f.col, err = coordinate(w, "frame col")
 			default:
-				if err := c.skipValue(); err != nil {
-					return err
-				}
+				err = w.SkipValue()
 			}
-		}
-		if !named {
-			return c.errorf(tok, "frame %d has no name", len(r.frames))
-		}
-		r.frames = append(r.frames, f)
-	}
-}
-
-func (r *reader) readProfiles(c cursor) error {
-	if _, err := c.expect(jsonscan.ArrayStart, "profiles"); err != nil {
-		return err
-	}
-	r.profiles = []*profile{}
-	for {
-		tok, err := c.next()
+			return err
+		})
 		if err != nil {
 			return err
 		}
-		if tok.Kind == jsonscan.ArrayEnd {
-			return nil
+		if !named {
+			return w.S.Errorf(tok, "frame %d has no name", i)
 		}
+		r.frames = append(r.frames, f)
+		return nil
+	})
+}
+
+func (r *reader) readProfiles(w *jsonscan.Walker) error {
+	r.profiles = []*profile{}
+	return w.Array("profiles", func(i int, tok jsonscan.Token) error {
 		if tok.Kind != jsonscan.ObjectStart {
-			return c.errorf(tok, "profile %d must be an object, found %s", len(r.profiles), tok.Kind)
+			return w.S.Errorf(tok, "profile %d must be an object, found %s", i, tok.Kind)
 		}
-		if int64(len(r.profiles)) >= r.lim.profiles {
-			return c.limitf(tok, "more than max_profiles %d profiles", r.lim.profiles)
+		if int64(i) >= r.lim.profiles {
+			return at(r.in.Exceeded(LimitProfiles, nil), tok.Offset)
 		}
-		p := &profile{index: len(r.profiles), samplesOff: -1, weightsOff: -1, seen: map[string]bool{}}
-		if err := r.readProfile(c, tok, p); err != nil {
+		p := &profile{index: i, samplesOff: -1, weightsOff: -1, seen: map[string]bool{}}
+		if err := r.readProfile(w, tok, p); err != nil {
 			return err
 		}
 		r.profiles = append(r.profiles, p)
-	}
+		return nil
+	})
 }
 
-func (r *reader) readProfile(c cursor, open jsonscan.Token, p *profile) error {
-	for {
-		key, end, err := c.key()
-		if err != nil {
-			return err
-		}
-		if end {
-			break
-		}
-		p.seen[key] = true
-		switch key {
+func (r *reader) readProfile(w *jsonscan.Walker, open jsonscan.Token, p *profile) error {
+	err := w.Members(open, "a profile", func(key []byte) error {
+		p.seen[string(key)] = true
+		var err error
+		switch string(key) {
 		case "type":
-			if p.typ, err = c.str("profile type"); err != nil {
-				return err
-			}
+			p.typ, err = w.String("profile type")
 		case "name":
-			if p.name, err = c.str("profile name"); err != nil {
-				return err
-			}
+			p.name, err = w.String("profile name")
 		case "unit":
-			if p.unit, err = c.str("profile unit"); err != nil {
-				return err
-			}
+			p.unit, err = w.String("profile unit")
 		case "startValue":
-			if p.start, _, err = c.number("startValue"); err != nil {
-				return err
-			}
+			p.start, err = w.Float("startValue")
 		case "endValue":
-			if p.end, _, err = c.number("endValue"); err != nil {
-				return err
-			}
+			p.end, err = w.Float("endValue")
 		case "samples", "weights":
-			v, err := c.expect(jsonscan.ArrayStart, key)
-			if err != nil {
+			var v jsonscan.Token
+			if v, err = w.Expect(jsonscan.ArrayStart, string(key)); err != nil {
 				return err
 			}
-			if key == "samples" {
+			if string(key) == "samples" {
 				p.samplesOff = v.Offset
 			} else {
 				p.weightsOff = v.Offset
 			}
-			if err := c.Skip(v); err != nil {
-				return c.fail(err)
-			}
+			err = w.Skip(v)
 		case "events":
-			if err := r.readEvents(c, p); err != nil {
-				return err
-			}
+			err = r.readEvents(w, p)
 		default:
-			if err := c.skipValue(); err != nil {
-				return err
-			}
+			err = w.SkipValue()
 		}
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	at := func(format string, args ...any) error {
-		return c.errorf(open, "profile %d (%q): "+format, append([]any{p.index, p.name}, args...)...)
+	fail := func(format string, args ...any) error {
+		return w.S.Errorf(open, "profile %d (%q): "+format, append([]any{p.index, p.name}, args...)...)
 	}
 	var need []string
 	switch p.typ {
 	case "sampled":
 		need = []string{"name", "unit", "startValue", "endValue", "samples", "weights"}
 		if p.seen["events"] {
-			return at("a sampled profile cannot have events")
+			return fail("a sampled profile cannot have events")
 		}
 	case "evented":
 		need = []string{"name", "unit", "startValue", "endValue", "events"}
 		if p.seen["samples"] || p.seen["weights"] {
-			return at("an evented profile cannot have samples or weights")
+			return fail("an evented profile cannot have samples or weights")
 		}
 	case "":
-		return at("type is missing")
+		return fail("type is missing")
 	default:
-		return at("type %q is neither sampled nor evented", p.typ)
+		return fail("type %q is neither sampled nor evented", p.typ)
 	}
 	for _, k := range need {
 		if !p.seen[k] {
-			return at("%s is missing", k)
+			return fail("%s is missing", k)
 		}
 	}
 	if !units[p.unit] {
-		return at("unit %q is not one of none, nanoseconds, microseconds, milliseconds, seconds, bytes", p.unit)
+		return fail("unit %q is not one of none, nanoseconds, microseconds, milliseconds, seconds, bytes", p.unit)
 	}
 	if p.end < p.start {
-		return at("endValue %v is before startValue %v", p.end, p.start)
+		return fail("endValue %v is before startValue %v", p.end, p.start)
 	}
 	p.seen = nil
 	return nil
@@ -544,80 +357,60 @@ func (r *reader) readProfile(c cursor, open jsonscan.Token, p *profile) error {
 // events belongs to the stack open between them. Closes must match the
 // innermost open frame, times must not decrease, and every frame opened
 // must be closed.
-func (r *reader) readEvents(c cursor, p *profile) error {
-	if _, err := c.expect(jsonscan.ArrayStart, "events"); err != nil {
-		return err
-	}
+func (r *reader) readEvents(w *jsonscan.Walker, p *profile) error {
 	st := newStacks(r.lim.stacks)
 	cur := int32(0)
 	depth := int64(0)
 	last := math.Inf(-1)
-	for {
-		tok, err := c.next()
-		if err != nil {
-			return err
-		}
-		if tok.Kind == jsonscan.ArrayEnd {
-			break
-		}
+	err := w.Array("events", func(_ int, tok jsonscan.Token) error {
 		if err := r.tick(); err != nil {
 			return err
 		}
 		if tok.Kind != jsonscan.ObjectStart {
-			return c.errorf(tok, "event %d must be an object, found %s", p.events, tok.Kind)
+			return w.S.Errorf(tok, "event %d must be an object, found %s", p.events, tok.Kind)
 		}
 		if r.events >= r.lim.events {
-			return c.limitf(tok, "more than max_events %d events", r.lim.events)
+			return at(r.in.Exceeded(LimitEvents, nil), tok.Offset)
 		}
 		var typ string
 		var fr int64 = -1
 		var atv float64
 		hasAt := false
-		for {
-			key, end, err := c.key()
-			if err != nil {
-				return err
-			}
-			if end {
-				break
-			}
-			switch key {
+		err := w.Members(tok, "an event", func(key []byte) error {
+			var err error
+			switch string(key) {
 			case "type":
-				if typ, err = c.str("event type"); err != nil {
-					return err
-				}
+				typ, err = w.String("event type")
 			case "frame":
-				v, err := c.next()
-				if err != nil {
+				var v jsonscan.Token
+				if v, err = w.Value(); err != nil {
 					return err
 				}
-				if fr, err = c.index(v, "event frame"); err != nil {
-					return err
-				}
+				fr, err = index(w, v, "event frame")
 			case "at":
-				if atv, _, err = c.number("event at"); err != nil {
-					return err
-				}
+				atv, err = w.Float("event at")
 				hasAt = true
 			default:
-				if err := c.skipValue(); err != nil {
-					return err
-				}
+				err = w.SkipValue()
 			}
+			return err
+		})
+		if err != nil {
+			return err
 		}
 		switch {
 		case typ != "O" && typ != "C":
-			return c.errorf(tok, "event %d: type %q is neither O nor C", p.events, typ)
+			return w.S.Errorf(tok, "event %d: type %q is neither O nor C", p.events, typ)
 		case fr < 0:
-			return c.errorf(tok, "event %d: frame is missing", p.events)
+			return w.S.Errorf(tok, "event %d: frame is missing", p.events)
 		case !hasAt:
-			return c.errorf(tok, "event %d: at is missing", p.events)
+			return w.S.Errorf(tok, "event %d: at is missing", p.events)
 		case atv < last:
-			return c.errorf(tok, "event %d at %v comes before the previous event at %v", p.events, atv, last)
+			return w.S.Errorf(tok, "event %d at %v comes before the previous event at %v", p.events, atv, last)
 		case r.shared && fr >= int64(len(r.frames)):
-			return c.errorf(tok, "event %d: frame %d is out of range (shared.frames has %d)", p.events, fr, len(r.frames))
+			return w.S.Errorf(tok, "event %d: frame %d is out of range (shared.frames has %d)", p.events, fr, len(r.frames))
 		case fr >= r.lim.frames:
-			return c.limitf(tok, "event %d: frame %d is beyond max_frames %d", p.events, fr, r.lim.frames)
+			return at(r.in.Exceeded(LimitFrames, nil), tok.Offset)
 		}
 		if cur != 0 {
 			st.nodes[cur].own += atv - last
@@ -626,32 +419,36 @@ func (r *reader) readEvents(c cursor, p *profile) error {
 		last = atv
 		if typ == "O" {
 			if depth >= r.lim.depth {
-				return c.limitf(tok, "event %d: stack deeper than max_stack_depth %d", p.events, r.lim.depth)
+				return at(r.in.Exceeded(LimitDepth, nil), tok.Offset)
 			}
 			n, ok := st.push(cur, int32(fr))
 			if !ok {
-				return c.limitf(tok, "profile %d: more than max_stacks %d distinct stacks", p.index, r.lim.stacks)
+				return at(r.in.Exceeded(LimitStacks, nil), tok.Offset)
 			}
 			cur = n
 			st.nodes[cur].opens++
 			depth++
 		} else {
 			if cur == 0 {
-				return c.errorf(tok, "event %d closes frame %d, but no frame is open", p.events, fr)
+				return w.S.Errorf(tok, "event %d closes frame %d, but no frame is open", p.events, fr)
 			}
 			if open := st.nodes[cur].frame; int64(open) != fr {
-				return c.errorf(tok, "event %d closes frame %d, but the innermost open frame is %d", p.events, fr, open)
+				return w.S.Errorf(tok, "event %d closes frame %d, but the innermost open frame is %d", p.events, fr, open)
 			}
 			cur = st.nodes[cur].parent
 			depth--
 		}
 		p.events++
 		r.events++
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if cur != 0 {
-		return c.errorf(jsonscan.Token{Offset: c.Offset()}, "profile %d: %d frames are still open after the last event", p.index, depth)
+		return w.S.Errorf(jsonscan.Token{Offset: w.S.Offset()}, "profile %d: %d frames are still open after the last event", p.index, depth)
 	}
-	p.agg = st.aggregate(&r.scratch)
+	p.agg = st.aggregate(&r.scratch, r.edges)
 	p.top = st.top
 	return nil
 }
@@ -669,12 +466,15 @@ func (r *reader) pass2() error {
 	return nil
 }
 
+// readSamples walks a profile's samples and weights arrays in step, each
+// from its own offset: the two arrays pair by position, which the
+// walker's one-array iteration cannot express, so it reads tokens.
 func (r *reader) readSamples(p *profile) error {
-	sc, wc := r.cursor(p.samplesOff), r.cursor(p.weightsOff)
-	if _, err := sc.expect(jsonscan.ArrayStart, "samples"); err != nil {
+	sw, ww := r.walker(p.samplesOff), r.walker(p.weightsOff)
+	if _, err := sw.Expect(jsonscan.ArrayStart, "samples"); err != nil {
 		return err
 	}
-	if _, err := wc.expect(jsonscan.ArrayStart, "weights"); err != nil {
+	if _, err := ww.Expect(jsonscan.ArrayStart, "weights"); err != nil {
 		return err
 	}
 	st := newStacks(r.lim.stacks)
@@ -683,33 +483,37 @@ func (r *reader) readSamples(p *profile) error {
 	var depth int64
 	frame := func(fr int64) error {
 		// During Ints' callback the scanner's offset is the integer's start.
-		at := jsonscan.Token{Offset: sc.Scanner.Offset()}
+		here := jsonscan.Token{Offset: sw.S.Offset()}
 		if fr < 0 || fr >= int64(len(r.frames)) {
-			return sc.errorf(at, "sample %d of profile %d: frame %d is out of range (shared.frames has %d)", p.samples, p.index, fr, len(r.frames))
+			return sw.S.Errorf(here, "sample %d of profile %d: frame %d is out of range (shared.frames has %d)", p.samples, p.index, fr, len(r.frames))
 		}
 		if depth++; depth > r.lim.depth {
-			return sc.limitf(at, "sample %d: stack deeper than max_stack_depth %d", p.samples, r.lim.depth)
+			return at(r.in.Exceeded(LimitDepth, nil), here.Offset)
 		}
 		n, ok := st.push(cur, int32(fr))
 		if !ok {
-			return sc.limitf(at, "profile %d: more than max_stacks %d distinct stacks", p.index, r.lim.stacks)
+			return at(r.in.Exceeded(LimitStacks, nil), here.Offset)
 		}
 		cur = n
 		return nil
 	}
 	for {
-		stok, err := sc.next()
+		stok, err := sw.S.Next()
 		if err != nil {
 			return err
 		}
-		wtok, err := wc.next()
+		wtok, err := ww.S.Next()
 		if err != nil {
 			return err
 		}
 		if stok.Kind == jsonscan.ArrayEnd || wtok.Kind == jsonscan.ArrayEnd {
 			if stok.Kind != wtok.Kind {
-				return sc.errorf(stok, "profile %d (%q): samples and weights differ in length (%s runs out after %d entries)",
-					p.index, p.name, map[bool]string{true: "samples", false: "weights"}[stok.Kind == jsonscan.ArrayEnd], p.samples)
+				short := "weights"
+				if stok.Kind == jsonscan.ArrayEnd {
+					short = "samples"
+				}
+				return sw.S.Errorf(stok, "profile %d (%q): samples and weights differ in length (%s runs out after %d entries)",
+					p.index, p.name, short, p.samples)
 			}
 			break
 		}
@@ -717,31 +521,31 @@ func (r *reader) readSamples(p *profile) error {
 			return err
 		}
 		if r.samples >= r.lim.samples {
-			return sc.limitf(stok, "more than max_samples %d samples", r.lim.samples)
+			return at(r.in.Exceeded(LimitSamples, nil), stok.Offset)
 		}
 		if stok.Kind != jsonscan.ArrayStart {
-			return sc.errorf(stok, "sample %d must be an array of frame indices, found %s", p.samples, stok.Kind)
+			return sw.S.Errorf(stok, "sample %d must be an array of frame indices, found %s", p.samples, stok.Kind)
 		}
 		cur, depth = 0, 0
-		if err := sc.Ints(frame); err != nil {
-			return sc.fail(err)
+		if err := sw.S.Ints(frame); err != nil {
+			return err
 		}
 		if wtok.Kind != jsonscan.Number {
-			return wc.errorf(wtok, "weight %d must be a number, found %s", p.samples, wtok.Kind)
+			return ww.S.Errorf(wtok, "weight %d must be a number, found %s", p.samples, wtok.Kind)
 		}
-		w, perr := strconv.ParseFloat(string(wtok.Bytes), 64)
-		if perr != nil || math.IsInf(w, 0) || w < 0 {
-			return wc.errorf(wtok, "weight %d (%s) must be a finite non-negative number", p.samples, wtok.Bytes)
+		wt, err := ww.FloatOf(wtok, "weight")
+		if err != nil || wt < 0 {
+			return ww.S.Errorf(wtok, "weight %d (%s) must be a finite non-negative number", p.samples, wtok.Bytes)
 		}
 		if cur == 0 {
 			p.empty++
 		}
-		st.nodes[cur].own += w
-		p.total += w
+		st.nodes[cur].own += wt
+		p.total += wt
 		p.samples++
 		r.samples++
 	}
-	p.agg = st.aggregate(&r.scratch)
+	p.agg = st.aggregate(&r.scratch, r.edges)
 	p.top = st.top
 	return nil
 }

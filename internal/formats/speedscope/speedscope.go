@@ -14,6 +14,8 @@
 // weights arrays begin; the second walks each such pair of arrays in step.
 // Memory therefore grows with frames and distinct stacks and edges, never
 // with the number of samples or events.
+//
+// It imports formats, evidence, jsonscan, table and unit.
 package speedscope
 
 import (
@@ -44,14 +46,14 @@ const (
 )
 
 var limitList = []formats.Limit{
-	{Name: LimitBytes, Default: 4 << 30, Unit: "bytes", Doc: "size of the file"},
+	{Name: LimitBytes, Default: 4 << 30, Unit: "bytes", Doc: "bytes in the file"},
 	{Name: LimitFrames, Default: 1_000_000, Unit: "frames", Doc: "entries of shared.frames"},
 	{Name: LimitProfiles, Default: 10_000, Unit: "profiles", Doc: "profiles in the file"},
 	{Name: LimitSamples, Default: 200_000_000, Unit: "samples", Doc: "samples over all sampled profiles"},
 	{Name: LimitEvents, Default: 200_000_000, Unit: "events", Doc: "events over all evented profiles"},
 	{Name: LimitDepth, Default: 100_000, Unit: "frames", Doc: "frames in one stack"},
 	{Name: LimitStacks, Default: 10_000_000, Unit: "stacks", Doc: "distinct stacks in one profile"},
-	{Name: LimitString, Default: 1 << 20, Unit: "bytes", Doc: "one JSON string or number"},
+	{Name: LimitString, Default: 1 << 20, Unit: "bytes", Doc: "bytes in one JSON string or number"},
 }
 
 // Spec is the speedscope format.
@@ -68,51 +70,36 @@ var Spec = &formats.Spec{
 	Decoder:  formats.DecoderFunc(decode),
 }
 
-func limitsOf(in *formats.Input) limits {
-	get := func(name string) int64 {
-		if v := in.Limit(name); v > 0 {
-			return v
-		}
-		for _, l := range limitList {
-			if l.Name == name {
-				return l.Default
-			}
-		}
-		return 0
-	}
-	return limits{
-		bytes: get(LimitBytes), frames: get(LimitFrames), profiles: get(LimitProfiles),
-		samples: get(LimitSamples), events: get(LimitEvents), depth: get(LimitDepth),
-		stacks: get(LimitStacks), str: get(LimitString),
-	}
-}
-
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if in.File == nil || in.Artifact == nil {
 		return evidence.Failf(evidence.CodeInternal, "speedscope: the decoder reads the artifact file, and none was given")
 	}
-	if err := in.VerifyFile(); err != nil {
-		return err
-	}
 	size := in.Artifact.Size
 	open := func(off int64) io.Reader { return io.NewSectionReader(in.File, off, size-off) }
-	return decodeFrom(ctx, open, size, limitsOf(in), in.Artifact.ID, out)
+	return decodeFrom(ctx, in, open, in.VerifyFile, out)
 }
 
-// decodeFrom decodes a file of size bytes that open can read from any
-// offset.
-func decodeFrom(ctx context.Context, open func(off int64) io.Reader, size int64, lim limits, artifactID string, out formats.Sink) error {
-	if size > lim.bytes {
-		return evidence.Failf(evidence.CodeLimitExceeded, "speedscope: the file has %d bytes, more than max_bytes %d", size, lim.bytes)
+// decodeFrom decodes the artifact of in (its size known) that open can
+// read from any offset, once verify has checked its bytes.
+func decodeFrom(ctx context.Context, in *formats.Input, open func(off int64) io.Reader, verify func() error, out formats.Sink) error {
+	// The size ceiling holds before the file is hashed or read.
+	if in.Artifact.Size > in.Limit(LimitBytes) {
+		return in.Exceeded(LimitBytes, in.Artifact.Size)
 	}
-	r := &reader{ctx: ctx, open: open, lim: lim}
-	if err := r.pass1(); err != nil {
+	if err := verify(); err != nil {
 		return err
+	}
+	r := &reader{ctx: ctx, in: in, open: open, edges: out.Wants(table.CPUEdges.Schema), lim: limits{
+		frames: in.Limit(LimitFrames), profiles: in.Limit(LimitProfiles), samples: in.Limit(LimitSamples),
+		events: in.Limit(LimitEvents), depth: in.Limit(LimitDepth), stacks: in.Limit(LimitStacks),
+	}}
+	if err := r.pass1(); err != nil {
+		return typed(err)
 	}
 	if err := r.pass2(); err != nil {
-		return err
+		return typed(err)
 	}
-	return r.emit(artifactID, out)
+	return r.emit(out)
 }
 
 // group is the profiles that share one output unit, and so one table.
@@ -121,20 +108,12 @@ type group struct {
 	profiles []*profile
 }
 
-// cell holds a frame's row values, boxed once for all the rows that name
-// the frame.
-type cell struct {
-	id, function, file, line, column, symbolization any
-}
-
-func (r *reader) emit(artifactID string, out formats.Sink) error {
-	r.cells = make([]cell, len(r.frames))
+func (r *reader) emit(out formats.Sink) error {
+	// A frame's id and symbolization, made once for all its rows.
+	ids := make([]string, len(r.frames))
+	syms := make([]string, len(r.frames))
 	for i, f := range r.frames {
-		c := cell{id: strconv.Itoa(i), function: f.name, line: f.line, column: f.col, symbolization: symbolization(f.name)}
-		if f.hasFile {
-			c.file = f.file
-		}
-		r.cells[i] = c
+		ids[i], syms[i] = strconv.Itoa(i), symbolization(f.name)
 	}
 	var groups []*group
 	names := map[string]int{}
@@ -168,21 +147,29 @@ func (r *reader) emit(artifactID string, out formats.Sink) error {
 		// No profiles: empty tables, in seconds.
 		groups = []*group{{unit: unit.Seconds}}
 	}
+	e := emitter{r: r, ids: ids, syms: syms, dupNames: dupNames, split: len(groups) > 1}
 	for _, g := range groups {
-		if err := r.emitGroup(g, artifactID, dupNames, len(groups) > 1, out); err != nil {
+		if err := e.group(g, out); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *reader) emitGroup(g *group, artifactID string, dupNames, split bool, out formats.Sink) error {
-	var aid any = artifactID
+// emitter writes the tables of each unit group.
+type emitter struct {
+	r               *reader
+	ids, syms       []string
+	dupNames, split bool
+}
+
+func (e *emitter) group(g *group, out formats.Sink) error {
 	var total float64
 	var samples, events int64
 	var cov []any
 	var sampled, evented, unitless bool
 	var empty int64
+	var nframes, nedges int
 	for _, p := range g.profiles {
 		u, _ := unit.Lookup(p.unit)
 		w := p.total * u.Factor
@@ -190,6 +177,8 @@ func (r *reader) emitGroup(g *group, artifactID string, dupNames, split bool, ou
 		samples += p.samples
 		events += p.events
 		empty += p.empty
+		nframes += len(p.agg.frames)
+		nedges += len(p.agg.edges)
 		entry := evidence.Object{
 			"index": p.index, "name": p.name, "thread": p.thread, "type": p.typ, "unit": p.unit,
 			"start_value": p.start, "end_value": p.end, "total_weight": w,
@@ -211,17 +200,18 @@ func (r *reader) emitGroup(g *group, artifactID string, dupNames, split bool, ou
 		"profiles":              {Value: int64(len(g.profiles))},
 	}
 	coverage := evidence.Object{"profiles": cov}
-	if r.exporter != "" {
-		coverage["exporter"] = r.exporter
+	if e.r.exporter != "" {
+		coverage["exporter"] = e.r.exporter
 	}
-	if r.name != "" {
-		coverage["name"] = r.name
+	if e.r.name != "" {
+		coverage["name"] = e.r.name
 	}
-	limitations := func(s *evidence.Summary) {
-		if split {
+	summary := func(rows int64) *evidence.Summary {
+		s := &evidence.Summary{RowsObserved: rows, Complete: true, Metrics: metrics, Coverage: coverage}
+		if e.split {
 			s.Limit("the file's profiles use units of different dimensions; each dimension has its own table and they are never pooled")
 		}
-		if dupNames {
+		if e.dupNames {
 			s.Limit("several profiles share a name; the thread column adds each one's index to keep them apart")
 		}
 		if unitless {
@@ -233,90 +223,85 @@ func (r *reader) emitGroup(g *group, artifactID string, dupNames, split bool, ou
 		if empty > 0 {
 			s.Limit(fmt.Sprintf("%d samples have no frames: their weight is in total_weight but on no frame", empty))
 		}
+		return s
 	}
 
-	tw, err := out.Begin(&evidence.Table{Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns(g.unit)})
-	if err != nil {
-		return err
-	}
-	var rows int64
-	for _, p := range g.profiles {
-		u, _ := unit.Lookup(p.unit)
-		var thread any = p.thread
-		for _, a := range p.agg.frames {
-			f := &r.cells[a.frame]
-			row := evidence.Object{
-				"artifact_id":      aid,
-				"frame_id":         f.id,
-				"function":         f.function,
-				"file":             f.file,
-				"line":             f.line,
-				"column":           f.column,
-				"module":           nil,
-				"symbolization":    f.symbolization,
-				"thread":           thread,
-				"process":          nil,
-				"self_weight":      a.self * u.Factor,
-				"inclusive_weight": a.inclusive * u.Factor,
-				"calls":            nil,
-				"primitive_calls":  nil,
+	if out.Wants(table.CPUFrames.Schema) {
+		tw, err := out.Begin(&evidence.Table{Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns(g.unit)})
+		if err != nil {
+			return err
+		}
+		// One backing array: a sink may keep the rows it is handed.
+		rows := make([]table.Frame, 0, nframes)
+		for _, p := range g.profiles {
+			u, _ := unit.Lookup(p.unit)
+			thread := table.Some(p.thread)
+			for _, a := range p.agg.frames {
+				f := &e.r.frames[a.frame]
+				rows = append(rows, table.Frame{
+					FrameID:         e.ids[a.frame],
+					Function:        f.name,
+					File:            table.Null[string]{V: f.file, Valid: f.hasFile},
+					Line:            f.line,
+					Column:          f.col,
+					Symbolization:   e.syms[a.frame],
+					Thread:          thread,
+					SelfWeight:      a.self * u.Factor,
+					InclusiveWeight: a.inclusive * u.Factor,
+				})
+				row := &rows[len(rows)-1]
+				if p.typ == "evented" {
+					row.Calls, row.PrimitiveCalls = table.Some(a.calls), table.Some(a.prim)
+				}
+				if err := tw.Row(row); err != nil {
+					return err
+				}
 			}
-			if p.typ == "evented" {
-				row["calls"], row["primitive_calls"] = a.calls, a.prim
-			}
-			if err := tw.Row(row); err != nil {
-				return err
-			}
-			rows++
+		}
+		s := summary(int64(len(rows)))
+		if sampled {
+			s.Limit("sampled profiles record stacks, not calls: calls and primitive_calls are null for them")
+		}
+		if err := tw.End(s); err != nil {
+			return err
 		}
 	}
-	s := &evidence.Summary{RowsObserved: rows, Complete: true, Metrics: metrics, Coverage: coverage}
-	limitations(s)
-	if sampled {
-		s.Limit("sampled profiles record stacks, not calls: calls and primitive_calls are null for them")
+	if !e.r.edges {
+		return nil
 	}
-	if err := tw.End(s); err != nil {
-		return err
-	}
-
-	tw, err = out.Begin(&evidence.Table{Name: table.CPUEdges.Name, Columns: table.CPUEdges.EvidenceColumns(g.unit)})
+	tw, err := out.Begin(&evidence.Table{Name: table.CPUEdges.Name, Columns: table.CPUEdges.EvidenceColumns(g.unit)})
 	if err != nil {
 		return err
 	}
-	rows = 0
+	rows := make([]table.Edge, 0, nedges)
 	for _, p := range g.profiles {
 		u, _ := unit.Lookup(p.unit)
-		var thread any = p.thread
+		thread := table.Some(p.thread)
 		for _, a := range p.agg.edges {
-			caller, callee := &r.cells[a.caller], &r.cells[a.callee]
-			row := evidence.Object{
-				"artifact_id":     aid,
-				"caller_id":       caller.id,
-				"caller_function": caller.function,
-				"caller_file":     caller.file,
-				"caller_line":     caller.line,
-				"callee_id":       callee.id,
-				"callee_function": callee.function,
-				"callee_file":     callee.file,
-				"callee_line":     callee.line,
-				"thread":          thread,
-				"process":         nil,
-				"weight":          a.weight * u.Factor,
-				"self_weight":     a.self * u.Factor,
-				"calls":           nil,
-				"primitive_calls": nil,
-			}
+			caller, callee := &e.r.frames[a.caller], &e.r.frames[a.callee]
+			rows = append(rows, table.Edge{
+				CallerID:       e.ids[a.caller],
+				CallerFunction: caller.name,
+				CallerFile:     table.Null[string]{V: caller.file, Valid: caller.hasFile},
+				CallerLine:     caller.line,
+				CalleeID:       e.ids[a.callee],
+				CalleeFunction: callee.name,
+				CalleeFile:     table.Null[string]{V: callee.file, Valid: callee.hasFile},
+				CalleeLine:     callee.line,
+				Thread:         thread,
+				Weight:         table.Some(a.weight * u.Factor),
+				SelfWeight:     table.Some(a.self * u.Factor),
+			})
+			row := &rows[len(rows)-1]
 			if p.typ == "evented" {
-				row["calls"] = a.calls
+				row.Calls = table.Some(a.calls)
 			}
 			if err := tw.Row(row); err != nil {
 				return err
 			}
-			rows++
 		}
 	}
-	s = &evidence.Summary{RowsObserved: rows, Complete: true, Metrics: metrics, Coverage: coverage}
-	limitations(s)
+	s := summary(int64(len(rows)))
 	if sampled {
 		s.Limit("sampled edges carry weights, not invocation counts: calls is null for them")
 	}

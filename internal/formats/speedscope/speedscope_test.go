@@ -26,26 +26,30 @@ type capture = formatstest.Sink
 
 const testdata = "../../../testdata/speedscope"
 
-func defaults(over map[string]int64) limits {
-	in, err := formats.NewInput(Spec, over, nil)
+// input is the decoder input for a file of size bytes, with limits over
+// the spec's defaults.
+func input(t testing.TB, size int, over map[string]int64) *formats.Input {
+	in, err := formatstest.Input(Spec, &evidence.Artifact{Path: "/virtual/x.speedscope.json", Size: int64(size)}, nil, over, nil)
 	if err != nil {
-		panic(err)
+		t.Fatal(err)
 	}
-	return limitsOf(in)
+	return in
 }
 
-// decodeBytes decodes b, each cursor wrapped by wrap.
-func decodeBytes(b []byte, over map[string]int64, wrap func(io.Reader) io.Reader) (*capture, error) {
+func verified() error { return nil }
+
+// decodeBytes decodes b, each section reader wrapped by wrap.
+func decodeBytes(t testing.TB, b []byte, over map[string]int64, wrap func(io.Reader) io.Reader) (*capture, error) {
 	ra := bytes.NewReader(b)
 	open := func(off int64) io.Reader { return wrap(io.NewSectionReader(ra, off, int64(len(b))-off)) }
 	c := &capture{}
-	return c, decodeFrom(context.Background(), open, int64(len(b)), defaults(over), "sha256:test", c)
+	return c, decodeFrom(context.Background(), input(t, len(b), over), open, verified, c)
 }
 
 func plain(r io.Reader) io.Reader { return r }
 
-func decodeString(s string, over map[string]int64) (*capture, error) {
-	return decodeBytes([]byte(s), over, plain)
+func decodeString(t testing.TB, s string, over map[string]int64) (*capture, error) {
+	return decodeBytes(t, []byte(s), over, plain)
 }
 
 func readFile(t testing.TB, name string) []byte {
@@ -189,7 +193,7 @@ func TestAgainstNaiveOracle(t *testing.T) {
 	for _, name := range validFixtures(t) {
 		t.Run(name, func(t *testing.T) {
 			b := readFile(t, name)
-			c, err := decodeBytes(b, nil, plain)
+			c, err := decodeBytes(t, b, nil, plain)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -268,7 +272,7 @@ func TestKnownValues(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
-			got, err := decodeBytes(readFile(t, c.file), nil, plain)
+			got, err := decodeBytes(t, readFile(t, c.file), nil, plain)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -302,7 +306,7 @@ func TestKnownValues(t *testing.T) {
 // Profiles with time and byte units go to separate tables; milliseconds
 // normalize to seconds beside a seconds profile.
 func TestMixedUnits(t *testing.T) {
-	c, err := decodeBytes(readFile(t, "mixed-units.speedscope.json"), nil, plain)
+	c, err := decodeBytes(t, readFile(t, "mixed-units.speedscope.json"), nil, plain)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +361,7 @@ func TestPySpyThreads(t *testing.T) {
 	for _, name := range []string{"pyspy-threads.speedscope.json", "cs336-bpe-py-spy-0.4.2.speedscope.json"} {
 		t.Run(name, func(t *testing.T) {
 			b := readFile(t, name)
-			c, err := decodeBytes(b, nil, plain)
+			c, err := decodeBytes(t, b, nil, plain)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -411,7 +415,7 @@ func TestPySpyThreads(t *testing.T) {
 		})
 	}
 	t.Run("hot function per thread", func(t *testing.T) {
-		c, err := decodeBytes(readFile(t, "pyspy-threads.speedscope.json"), nil, plain)
+		c, err := decodeBytes(t, readFile(t, "pyspy-threads.speedscope.json"), nil, plain)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -434,7 +438,7 @@ func TestPySpyThreads(t *testing.T) {
 
 func TestReaders(t *testing.T) {
 	b := readFile(t, "pyspy-threads.speedscope.json")
-	want, err := decodeBytes(b, nil, plain)
+	want, err := decodeBytes(t, b, nil, plain)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +449,7 @@ func TestReaders(t *testing.T) {
 		"data+err": iotest.DataErrReader,
 	} {
 		t.Run(name, func(t *testing.T) {
-			got, err := decodeBytes(b, nil, wrap)
+			got, err := decodeBytes(t, b, nil, wrap)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -458,7 +462,7 @@ func TestReaders(t *testing.T) {
 		boom := func(r io.Reader) io.Reader {
 			return io.MultiReader(io.LimitReader(r, 300), iotest.ErrReader(errors.New("disk on fire")))
 		}
-		_, err := decodeBytes(b, nil, boom)
+		_, err := decodeBytes(t, b, nil, boom)
 		assertCode(t, err, evidence.CodeIOFailure)
 	})
 }
@@ -506,6 +510,57 @@ func assertCode(t *testing.T, err error, code evidence.Code) {
 	}
 	if f.Code != code {
 		t.Fatalf("got %s (%v), want %s", f.Code, f, code)
+	}
+}
+
+// assertReceipt checks the one receipt shape of a limit failure: the
+// limit that was set (or the decoder's own nesting bound), its value and
+// unit.
+func assertReceipt(t *testing.T, err error, set map[string]int64) {
+	t.Helper()
+	var f *evidence.Failure
+	errors.As(err, &f)
+	r, ok := f.Details["limit"].(evidence.Object)
+	if !ok || len(r) != 4 {
+		t.Fatalf("details.limit = %v, want {name, value, observed, unit}", f.Details["limit"])
+	}
+	for name, v := range set {
+		l, _ := Spec.Limit(name)
+		if r["name"] != name || r["value"] != v || r["unit"] != l.Unit {
+			t.Fatalf("receipt %v, want %s=%d %s", r, name, v, l.Unit)
+		}
+		return
+	}
+	if r["name"] != "json_nesting" || r["value"] != int64(maxNesting) {
+		t.Fatalf("receipt %v, want the nesting bound", r)
+	}
+}
+
+// A sink that declines cpu.edges gets none, and the same frames.
+func TestDeclinedEdges(t *testing.T) {
+	for _, name := range []string{"pyspy-threads.speedscope.json", "mixed-units.speedscope.json"} {
+		b := readFile(t, name)
+		all, err := decodeBytes(t, b, nil, plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ra := bytes.NewReader(b)
+		open := func(off int64) io.Reader { return io.NewSectionReader(ra, off, int64(len(b))-off) }
+		only := &capture{Only: []string{table.CPUFrames.Name}}
+		if err := decodeFrom(context.Background(), input(t, len(b), nil), open, verified, only); err != nil {
+			t.Fatal(err)
+		}
+		want := all.Named(table.CPUFrames.Name)
+		if len(only.Tables) != len(want) || len(all.Named(table.CPUEdges.Name)) == 0 {
+			t.Fatalf("%s: %d tables, want the %d frame tables only", name, len(only.Tables), len(want))
+		}
+		for i, tb := range only.Tables {
+			a, _ := evidence.Canonical([]any{tb.Header.CanonicalValue(), tb.Rows, tb.Summary.CanonicalValue()})
+			w, _ := evidence.Canonical([]any{want[i].Header.CanonicalValue(), want[i].Rows, want[i].Summary.CanonicalValue()})
+			if !bytes.Equal(a, w) {
+				t.Fatalf("%s: frame table %d differs when edges are declined", name, i)
+			}
+		}
 	}
 }
 
@@ -581,36 +636,39 @@ func TestHostile(t *testing.T) {
 		{"trailing data", doc(twoFrames, `[]`) + `{}`, nil, evidence.CodeDecodeFailure, "data after top-level value"},
 		{"truncated", doc(twoFrames, sampled(`[[0]]`, `[1]`))[:60], nil, evidence.CodeDecodeFailure, "unexpected end of input"},
 		{"deep nesting", `{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, nil, evidence.CodeLimitExceeded, "nesting too deep"},
-		{"max_bytes", doc(twoFrames, `[]`), map[string]int64{LimitBytes: 10}, evidence.CodeLimitExceeded, "max_bytes 10"},
-		{"max_frames", doc(twoFrames, `[]`), map[string]int64{LimitFrames: 1}, evidence.CodeLimitExceeded, "max_frames 1"},
-		{"max_profiles", doc(twoFrames, "["+strings.Trim(sampled(`[[0]]`, `[1]`), "[]")+","+strings.Trim(sampled(`[[0]]`, `[1]`), "[]")+"]"), map[string]int64{LimitProfiles: 1}, evidence.CodeLimitExceeded, "max_profiles 1"},
-		{"max_samples", doc(twoFrames, sampled(`[[0],[1]]`, `[1,1]`)), map[string]int64{LimitSamples: 1}, evidence.CodeLimitExceeded, "max_samples 1"},
-		{"max_events", doc(twoFrames, evented(`[{"type":"O","frame":0,"at":0},{"type":"C","frame":0,"at":1}]`)), map[string]int64{LimitEvents: 1}, evidence.CodeLimitExceeded, "max_events 1"},
-		{"max_stack_depth", doc(twoFrames, sampled(`[[0,1,0]]`, `[1]`)), map[string]int64{LimitDepth: 2}, evidence.CodeLimitExceeded, "max_stack_depth 2"},
-		{"max_stacks", doc(twoFrames, sampled(`[[0],[1],[0,1]]`, `[1,1,1]`)), map[string]int64{LimitStacks: 2}, evidence.CodeLimitExceeded, "max_stacks 2"},
+		{"max_bytes", doc(twoFrames, `[]`), map[string]int64{LimitBytes: 10}, evidence.CodeLimitExceeded, "max_bytes=10"},
+		{"max_frames", doc(twoFrames, `[]`), map[string]int64{LimitFrames: 1}, evidence.CodeLimitExceeded, "max_frames=1"},
+		{"max_profiles", doc(twoFrames, "["+strings.Trim(sampled(`[[0]]`, `[1]`), "[]")+","+strings.Trim(sampled(`[[0]]`, `[1]`), "[]")+"]"), map[string]int64{LimitProfiles: 1}, evidence.CodeLimitExceeded, "max_profiles=1"},
+		{"max_samples", doc(twoFrames, sampled(`[[0],[1]]`, `[1,1]`)), map[string]int64{LimitSamples: 1}, evidence.CodeLimitExceeded, "max_samples=1"},
+		{"max_events", doc(twoFrames, evented(`[{"type":"O","frame":0,"at":0},{"type":"C","frame":0,"at":1}]`)), map[string]int64{LimitEvents: 1}, evidence.CodeLimitExceeded, "max_events=1"},
+		{"max_stack_depth", doc(twoFrames, sampled(`[[0,1,0]]`, `[1]`)), map[string]int64{LimitDepth: 2}, evidence.CodeLimitExceeded, "max_stack_depth=2"},
+		{"max_stacks", doc(twoFrames, sampled(`[[0],[1],[0,1]]`, `[1,1,1]`)), map[string]int64{LimitStacks: 2}, evidence.CodeLimitExceeded, "max_stacks=2"},
 		{"max_string_bytes", doc(`[{"name":"`+strings.Repeat("x", 5000)+`"}]`, `[]`), map[string]int64{LimitString: 1000}, evidence.CodeLimitExceeded, "max_string_bytes"},
 		{"huge frame index", doc(twoFrames, sampled(`[[99999999999]]`, `[1]`)), nil, evidence.CodeDecodeFailure, "frame 99999999999 is out of range"},
 		{"frame index beyond int64", doc(twoFrames, sampled(`[[99999999999999999999]]`, `[1]`)), nil, evidence.CodeDecodeFailure, "out of range"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := decodeString(c.data, c.limits)
+			_, err := decodeString(t, c.data, c.limits)
 			assertCode(t, err, c.code)
 			if !strings.Contains(err.Error(), c.msg) {
 				t.Fatalf("%q lacks %q", err, c.msg)
+			}
+			if c.code == evidence.CodeLimitExceeded {
+				assertReceipt(t, err, c.limits)
 			}
 		})
 	}
 	t.Run("every truncation of a real file", func(t *testing.T) {
 		b := readFile(t, "pyspy-threads.speedscope.json")
 		for n := 0; n < len(b); n += 53 {
-			_, err := decodeBytes(b[:n], nil, plain)
+			_, err := decodeBytes(t, b[:n], nil, plain)
 			assertCode(t, err, evidence.CodeDecodeFailure)
 		}
 	})
 	t.Run("failures carry offsets", func(t *testing.T) {
 		d := doc(twoFrames, sampled(`[[0],[0,9]]`, `[1,1]`))
-		_, err := decodeString(d, nil)
+		_, err := decodeString(t, d, nil)
 		var f *evidence.Failure
 		errors.As(err, &f)
 		if want := int64(strings.Index(d, "9]]")); f.Location.Offset != want {
@@ -621,7 +679,7 @@ func TestHostile(t *testing.T) {
 
 func TestEmptyAndEdgeCases(t *testing.T) {
 	t.Run("no profiles", func(t *testing.T) {
-		c, err := decodeString(doc(twoFrames, `[]`), nil)
+		c, err := decodeString(t, doc(twoFrames, `[]`), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -630,7 +688,7 @@ func TestEmptyAndEdgeCases(t *testing.T) {
 		}
 	})
 	t.Run("empty stack", func(t *testing.T) {
-		c, err := decodeString(doc(twoFrames, sampled(`[[],[0]]`, `[2,1]`)), nil)
+		c, err := decodeString(t, doc(twoFrames, sampled(`[[],[0]]`, `[2,1]`)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -644,7 +702,7 @@ func TestEmptyAndEdgeCases(t *testing.T) {
 	})
 	t.Run("duplicate profile names stay apart", func(t *testing.T) {
 		p := strings.TrimSuffix(strings.TrimPrefix(sampled(`[[0]]`, `[1]`), "["), "]")
-		c, err := decodeString(doc(twoFrames, "["+p+","+p+"]"), nil)
+		c, err := decodeString(t, doc(twoFrames, "["+p+","+p+"]"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -659,7 +717,7 @@ func TestEmptyAndEdgeCases(t *testing.T) {
 	t.Run("keys in any order, unknown keys skipped", func(t *testing.T) {
 		d := `{"profiles":[{"weights":[2],"extra":{"x":[1,2]},"samples":[[1,0]],"endValue":2,"startValue":0,"unit":"microseconds","name":"q","type":"sampled"}],` +
 			`"version":"0.1.2","shared":{"frames":[{"name":"a","col":null,"line":null,"file":null,"other":1},{"name":"b"}]},"$schema":"` + SchemaURL + `"}`
-		c, err := decodeString(d, nil)
+		c, err := decodeString(t, d, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -711,7 +769,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_ = Sniff(b)
-		c, err := decodeBytes(b, map[string]int64{LimitStacks: 1 << 14, LimitFrames: 1 << 14}, plain)
+		c, err := decodeBytes(t, b, map[string]int64{LimitStacks: 1 << 14, LimitFrames: 1 << 14}, plain)
 		if err != nil {
 			var fl *evidence.Failure
 			if !errors.As(err, &fl) {
@@ -795,11 +853,11 @@ func BenchmarkDecode(b *testing.B) {
 	data := []byte(sb.String())
 	ra := bytes.NewReader(data)
 	open := func(off int64) io.Reader { return io.NewSectionReader(ra, off, int64(len(data))-off) }
-	lim := defaults(nil)
+	in := input(b, len(data), nil)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := decodeFrom(context.Background(), open, int64(len(data)), lim, "sha256:bench", formatstest.Discard{}); err != nil {
+		if err := decodeFrom(context.Background(), in, open, verified, formatstest.Discard{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -76,8 +76,8 @@ type scratch struct {
 // edge's weight counts each caller→callee pair once per stack. Subtree
 // totals are summed bottom-up (a child always has a larger index than its
 // parent), then one depth-first walk tracks which frames and edges are
-// already on the path.
-func (s *stacks) aggregate(sc *scratch) *profileAgg {
+// already on the path. Edges are left out unless withEdges.
+func (s *stacks) aggregate(sc *scratch, withEdges bool) *profileAgg {
 	if need := int(s.top) + 1; len(sc.active) < need {
 		sc.active = make([]int32, need)
 		sc.slot = make([]int32, need)
@@ -86,7 +86,10 @@ func (s *stacks) aggregate(sc *scratch) *profileAgg {
 	total := make([]float64, n)
 	first := make([]int32, n) // first child
 	next := make([]int32, n)  // next sibling
-	edgeOf := make([]int32, n)
+	var edgeOf []int32
+	if withEdges {
+		edgeOf = make([]int32, n)
+	}
 	for i := range first {
 		first[i], next[i] = -1, -1
 	}
@@ -110,7 +113,7 @@ func (s *stacks) aggregate(sc *scratch) *profileAgg {
 		if i < 0 {
 			nd := &s.nodes[^i]
 			sc.active[nd.frame]--
-			if nd.parent > 0 {
+			if withEdges && nd.parent > 0 {
 				agg.edges[edgeOf[^i]].active--
 			}
 			continue
@@ -130,7 +133,7 @@ func (s *stacks) aggregate(sc *scratch) *profileAgg {
 			f.prim += nd.opens
 		}
 		sc.active[nd.frame]++
-		if nd.parent > 0 {
+		if withEdges && nd.parent > 0 {
 			k := edgeKey{s.nodes[nd.parent].frame, nd.frame}
 			ei, ok := edgeIx[k]
 			if !ok {

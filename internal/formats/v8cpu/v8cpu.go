@@ -6,6 +6,8 @@
 // number of samples: samples are counted per node id as they stream past,
 // and only resolved against the tree after the whole document was read, so
 // key order in the file does not matter.
+//
+// It imports formats, evidence, jsonscan, table and unit.
 package v8cpu
 
 import (
@@ -15,7 +17,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 
 	"github.com/flameox/flameox/internal/evidence"
@@ -44,7 +45,7 @@ var Spec = &formats.Spec{
 	Sniff:    sniff,
 	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
 	Limits: []formats.Limit{
-		{Name: LimitBytes, Default: 16 << 30, Unit: "bytes", Doc: "bytes read from the profile"},
+		{Name: LimitBytes, Default: 16 << 30, Unit: "bytes", Doc: "bytes in the profile file"},
 		{Name: LimitNodes, Default: 5_000_000, Unit: "count", Doc: "call-tree nodes"},
 		{Name: LimitSamples, Default: 2_000_000_000, Unit: "samples", Doc: "entries in samples"},
 	},
@@ -111,67 +112,57 @@ type profile struct {
 }
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	r := &limitReader{r: in.R, max: in.Limit(LimitBytes)}
-	s := jsonscan.New(r)
+	// The runner knows the file's size before anything is read.
+	if in.Artifact.Size > in.Limit(LimitBytes) {
+		return in.Exceeded(LimitBytes, in.Artifact.Size)
+	}
+	s := jsonscan.New(in.R)
 	s.MaxDepth = 64
 	p := &profile{byID: map[int64]int32{}, frameIdx: map[callFrame]int32{}, sparse: map[int64]int64{}}
-	if err := p.parse(ctx, s, in); err != nil {
-		if r.exceeded {
-			return limitFailure(LimitBytes, r.max, "bytes")
-		}
+	if err := p.parse(ctx, &jsonscan.Walker{S: s}, in); err != nil {
 		return err
 	}
 	if err := p.link(); err != nil {
 		return err
 	}
-	return p.emit(in, out)
+	return p.emit(out)
 }
 
-func limitFailure(name string, limit int64, what string) error {
-	return &evidence.Failure{Code: evidence.CodeLimitExceeded,
-		Message: fmt.Sprintf("V8 profile has more than %d %s (limit %s)", limit, what, name),
-		Details: evidence.Object{"limit": name, "value": limit}}
-}
-
-func (p *profile) parse(ctx context.Context, s *jsonscan.Scanner, in *formats.Input) error {
-	tok, err := s.Next()
+func (p *profile) parse(ctx context.Context, w *jsonscan.Walker, in *formats.Input) error {
+	tok, err := w.Value()
 	if err != nil {
 		return err
 	}
 	if tok.Kind != jsonscan.ObjectStart {
-		return s.Errorf(tok, "a V8 CPU profile is a JSON object, found %s", tok.Kind)
+		return w.S.Errorf(tok, "a V8 CPU profile is a JSON object, found %s", tok.Kind)
 	}
 	sawNodes := false
-	for {
-		key, err := s.Next()
-		if err != nil {
-			return err
-		}
-		if key.Kind == jsonscan.ObjectEnd {
-			break
-		}
-		switch string(key.Bytes) {
+	err = w.Members(tok, "the profile", func(key []byte) error {
+		switch string(key) {
 		case "nodes":
 			sawNodes = true
-			err = p.parseNodes(ctx, s, in.Limit(LimitNodes))
+			return p.parseNodes(ctx, w, in)
 		case "samples":
 			p.hasSamples = true
-			err = p.parseSamples(ctx, s, in.Limit(LimitSamples))
+			return p.parseSamples(ctx, w, in)
 		case "timeDeltas":
 			p.hasDeltas = true
-			err = p.parseDeltas(s)
+			return w.Ints("timeDeltas", func(d int64) error {
+				p.deltas++
+				p.deltaSum += d
+				return nil
+			})
 		case "startTime":
-			p.startTime, err = optionalInt(s, "startTime")
+			return optionalInt(w, "startTime", &p.startTime)
 		case "endTime":
-			p.endTime, err = optionalInt(s, "endTime")
-		default:
-			err = skip(s)
+			return optionalInt(w, "endTime", &p.endTime)
 		}
-		if err != nil {
-			return err
-		}
+		return w.SkipValue()
+	})
+	if err != nil {
+		return err
 	}
-	if err := s.CheckEnd(); err != nil {
+	if err := w.S.CheckEnd(); err != nil {
 		return err
 	}
 	if !sawNodes {
@@ -186,60 +177,21 @@ func (p *profile) parse(ctx context.Context, s *jsonscan.Scanner, in *formats.In
 	return nil
 }
 
-func skip(s *jsonscan.Scanner) error {
-	t, err := s.Next()
-	if err != nil {
-		return err
+// optionalInt reads an integer or null into *dst (nil for null).
+func optionalInt(w *jsonscan.Walker, what string, dst **int64) error {
+	n, ok, err := w.OptionalInt(what)
+	if ok {
+		*dst = &n
 	}
-	return s.Skip(t)
+	return err
 }
 
-func optionalInt(s *jsonscan.Scanner, field string) (*int64, error) {
-	t, err := s.Next()
-	if err != nil {
-		return nil, err
-	}
-	if t.Kind == jsonscan.Null {
-		return nil, nil
-	}
-	n, err := intToken(s, t, field)
-	if err != nil {
-		return nil, err
-	}
-	return &n, nil
-}
-
-// intToken reads an integer; V8 writes every id, count and delta as one.
-func intToken(s *jsonscan.Scanner, t jsonscan.Token, field string) (int64, error) {
-	if t.Kind != jsonscan.Number {
-		return 0, s.Errorf(t, "%s must be an integer, found %s", field, t.Kind)
-	}
-	n, err := strconv.ParseInt(string(t.Bytes), 10, 64)
-	if err != nil {
-		return 0, s.Errorf(t, "%s must be an integer, found %s", field, t.Bytes)
-	}
-	return n, nil
-}
-
-func expect(s *jsonscan.Scanner, k jsonscan.Kind, what string) error {
-	t, err := s.Next()
-	if err != nil {
-		return err
-	}
-	if t.Kind != k {
-		return s.Errorf(t, "%s must be %s, found %s", what, k, t.Kind)
-	}
-	return nil
-}
-
-func (p *profile) parseSamples(ctx context.Context, s *jsonscan.Scanner, max int64) error {
-	if err := expect(s, jsonscan.ArrayStart, "samples"); err != nil {
-		return err
-	}
-	return s.Ints(func(id int64) error {
+func (p *profile) parseSamples(ctx context.Context, w *jsonscan.Walker, in *formats.Input) error {
+	max := in.Limit(LimitSamples)
+	return w.Ints("samples", func(id int64) error {
 		p.samples++
 		if p.samples > max {
-			return limitFailure(LimitSamples, max, "samples")
+			return in.Exceeded(LimitSamples, nil)
 		}
 		if p.samples&0xFFFFF == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -289,106 +241,66 @@ func (p *profile) samplesOf(id int64) int64 {
 	return p.sparse[id]
 }
 
-func (p *profile) parseDeltas(s *jsonscan.Scanner) error {
-	if err := expect(s, jsonscan.ArrayStart, "timeDeltas"); err != nil {
-		return err
-	}
-	return s.Ints(func(d int64) error {
-		p.deltas++
-		p.deltaSum += d
+func (p *profile) parseNodes(ctx context.Context, w *jsonscan.Walker, in *formats.Input) error {
+	max := in.Limit(LimitNodes)
+	return w.Array("nodes", func(i int, el jsonscan.Token) error {
+		if el.Kind != jsonscan.ObjectStart {
+			return w.S.Errorf(el, "nodes[%d] must be an object, found %s", i, el.Kind)
+		}
+		if int64(i) >= max {
+			return in.Exceeded(LimitNodes, nil)
+		}
+		if i&0xFFFF == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := p.parseNode(w, el); err != nil {
+			return fmt.Errorf("nodes[%d]: %w", i, err)
+		}
 		return nil
 	})
 }
 
-func (p *profile) parseNodes(ctx context.Context, s *jsonscan.Scanner, max int64) error {
-	if err := expect(s, jsonscan.ArrayStart, "nodes"); err != nil {
-		return err
-	}
-	for {
-		t, err := s.Next()
-		if err != nil {
-			return err
-		}
-		if t.Kind == jsonscan.ArrayEnd {
-			return nil
-		}
-		if t.Kind != jsonscan.ObjectStart {
-			return s.Errorf(t, "nodes[%d] must be an object, found %s", len(p.nodes), t.Kind)
-		}
-		if int64(len(p.nodes)) >= max {
-			return limitFailure(LimitNodes, max, "nodes")
-		}
-		if len(p.nodes)&0xFFFF == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err := p.parseNode(s, t); err != nil {
-			return err
-		}
-	}
-}
-
-func (p *profile) parseNode(s *jsonscan.Scanner, start jsonscan.Token) error {
+func (p *profile) parseNode(w *jsonscan.Walker, start jsonscan.Token) error {
 	n := node{parent: -1, frame: -1}
-	idx := len(p.nodes)
 	var haveID, haveFrame bool
-	var parentID *int64
 	var cf callFrame
-	for {
-		key, err := s.Next()
-		if err != nil {
-			return err
-		}
-		if key.Kind == jsonscan.ObjectEnd {
-			break
-		}
-		switch string(key.Bytes) {
+	err := w.Members(start, "a node", func(key []byte) error {
+		var err error
+		switch string(key) {
 		case "id":
-			t, err := s.Next()
-			if err != nil {
-				return err
-			}
-			if n.id, err = intToken(s, t, fmt.Sprintf("nodes[%d].id", idx)); err != nil {
-				return err
-			}
+			n.id, err = w.Int("id")
 			haveID = true
 		case "callFrame":
-			if cf, err = parseCallFrame(s, idx); err != nil {
-				return err
-			}
+			cf, err = parseCallFrame(w)
 			haveFrame = true
 		case "hitCount":
-			t, err := s.Next()
-			if err != nil {
-				return err
-			}
-			if n.hitCount, err = intToken(s, t, "hitCount"); err != nil {
-				return err
-			}
+			n.hitCount, err = w.Int("hitCount")
 			n.hasHit = true
 		case "children":
-			if n.children, err = parseChildren(s, idx); err != nil {
+			err = w.Array("children", func(_ int, el jsonscan.Token) error {
+				id, err := w.IntOf(el, "children[]")
+				n.children = append(n.children, id)
 				return err
-			}
+			})
 		case "parent":
-			pid, err := optionalInt(s, fmt.Sprintf("nodes[%d].parent", idx))
-			if err != nil {
-				return err
-			}
-			parentID = pid
+			// The "parent" form of Chrome trace chunks.
+			err = optionalInt(w, "parent", &n.parentRef)
 		default:
-			if err := skip(s); err != nil {
-				return err
-			}
+			err = w.SkipValue()
 		}
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if !haveID {
-		return s.Errorf(start, "nodes[%d] has no id", idx)
+		return w.S.Errorf(start, "the node has no id")
 	}
 	if !haveFrame {
-		return s.Errorf(start, "node %d has no callFrame", n.id)
+		return w.S.Errorf(start, "node %d has no callFrame", n.id)
 	}
 	if _, dup := p.byID[n.id]; dup {
-		return s.Errorf(start, "node id %d appears twice", n.id)
+		return w.S.Errorf(start, "node id %d appears twice", n.id)
 	}
 	fi, ok := p.frameIdx[cf]
 	if !ok {
@@ -397,93 +309,40 @@ func (p *profile) parseNode(s *jsonscan.Scanner, start jsonscan.Token) error {
 		p.frameIdx[cf] = fi
 	}
 	n.frame = fi
-	n.parentRef = parentID
-	p.byID[n.id] = int32(idx)
+	p.byID[n.id] = int32(len(p.nodes))
 	p.nodes = append(p.nodes, n)
 	return nil
 }
 
-func parseChildren(s *jsonscan.Scanner, idx int) ([]int64, error) {
-	t, err := s.Next()
-	if err != nil {
-		return nil, err
-	}
-	if t.Kind != jsonscan.ArrayStart {
-		return nil, s.Errorf(t, "nodes[%d].children must be an array of node ids, found %s", idx, t.Kind)
-	}
-	var out []int64
-	for {
-		t, err := s.Next()
-		if err != nil {
-			return nil, err
-		}
-		if t.Kind == jsonscan.ArrayEnd {
-			return out, nil
-		}
-		id, err := intToken(s, t, fmt.Sprintf("nodes[%d].children[]", idx))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-}
-
-func parseCallFrame(s *jsonscan.Scanner, idx int) (callFrame, error) {
+func parseCallFrame(w *jsonscan.Walker) (callFrame, error) {
 	cf := callFrame{line: -1, column: -1}
-	if err := expect(s, jsonscan.ObjectStart, fmt.Sprintf("nodes[%d].callFrame", idx)); err != nil {
-		return cf, err
-	}
-	for {
-		key, err := s.Next()
-		if err != nil {
-			return cf, err
-		}
-		if key.Kind == jsonscan.ObjectEnd {
-			return cf, nil
-		}
-		name := string(key.Bytes)
-		t, err := s.Next()
-		if err != nil {
-			return cf, err
-		}
-		switch name {
-		case "functionName", "scriptId", "url":
-			var v string
-			switch t.Kind {
-			case jsonscan.String:
-				v = string(t.Bytes)
-			case jsonscan.Number:
-				if name != "scriptId" {
-					return cf, s.Errorf(t, "callFrame.%s must be a string", name)
-				}
-				v = string(t.Bytes) // older profiles write scriptId as a number
-			default:
-				return cf, s.Errorf(t, "callFrame.%s must be a string, found %s", name, t.Kind)
+	err := w.Object("callFrame", func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "functionName":
+			cf.function, err = w.String("callFrame.functionName")
+		case "url":
+			cf.url, err = w.String("callFrame.url")
+		case "scriptId":
+			var t jsonscan.Token
+			if t, err = w.Value(); err != nil {
+				return err
 			}
-			switch name {
-			case "functionName":
-				cf.function = v
-			case "scriptId":
-				cf.scriptID = v
-			default:
-				cf.url = v
+			// Older profiles write scriptId as a number.
+			if t.Kind != jsonscan.String && t.Kind != jsonscan.Number {
+				return w.S.Errorf(t, "callFrame.scriptId must be a string, found %s", t.Kind)
 			}
-		case "lineNumber", "columnNumber":
-			n, err := intToken(s, t, "callFrame."+name)
-			if err != nil {
-				return cf, err
-			}
-			if name == "lineNumber" {
-				cf.line = n
-			} else {
-				cf.column = n
-			}
+			cf.scriptID = string(t.Bytes)
+		case "lineNumber":
+			cf.line, err = w.Int("callFrame.lineNumber")
+		case "columnNumber":
+			cf.column, err = w.Int("callFrame.columnNumber")
 		default:
-			if err := s.Skip(t); err != nil {
-				return cf, err
-			}
+			err = w.SkipValue()
 		}
-	}
+		return err
+	})
+	return cf, err
 }
 
 // link resolves every child and parent id inside the file and checks that
@@ -570,29 +429,56 @@ func symbolization(cf callFrame) string {
 	return table.Symbolized
 }
 
-func frameID(cf callFrame) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00%d", cf.function, cf.scriptID, cf.url, cf.line, cf.column)
-	return "v8:" + hex.EncodeToString(h.Sum(nil)[:8])
+// frameID hashes a frame's identity: the same frame in two profiles of
+// the same script gets the same id.
+func frameID(cf callFrame, buf []byte) (string, []byte) {
+	buf = append(buf[:0], cf.function...)
+	buf = append(buf, 0)
+	buf = append(buf, cf.scriptID...)
+	buf = append(buf, 0)
+	buf = append(buf, cf.url...)
+	buf = append(buf, 0)
+	buf = strconv.AppendInt(buf, cf.line, 10)
+	buf = append(buf, 0)
+	buf = strconv.AppendInt(buf, cf.column, 10)
+	sum := sha256.Sum256(buf)
+	return "v8:" + hex.EncodeToString(sum[:8]), buf
 }
 
-func nullIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-func (p *profile) emit(in *formats.Input, out formats.Sink) error {
+func (p *profile) emit(out formats.Sink) error {
 	post, err := p.order()
 	if err != nil {
 		return err
 	}
+	wantFrames, wantEdges := out.Wants(table.CPUFrames.Schema), out.Wants(table.CPUEdges.Schema)
+	// Edges are numbered in node order, the order they are emitted in, so
+	// the output does not depend on map iteration.
+	type edgeKey struct{ caller, callee int32 }
+	var edges []edgeKey
+	edgeOf := []int32(nil)
+	if wantEdges {
+		slot := map[edgeKey]int32{}
+		edgeOf = make([]int32, len(p.nodes))
+		for i := range p.nodes {
+			n := &p.nodes[i]
+			if n.parent < 0 {
+				edgeOf[i] = -1
+				continue
+			}
+			k := edgeKey{p.nodes[n.parent].frame, n.frame}
+			e, ok := slot[k]
+			if !ok {
+				e = int32(len(edges))
+				slot[k] = e
+				edges = append(edges, k)
+			}
+			edgeOf[i] = e
+		}
+	}
 	subtree := make([]int64, len(p.nodes))
 	self := make([]int64, len(p.frames))
 	incl := make([]int64, len(p.frames))
-	type edgeKey struct{ caller, callee int32 }
-	edgeW := map[edgeKey][2]int64{}
+	edgeW := make([][2]int64, len(edges)) // callee inclusive, callee self
 	var hitMismatch int64
 	for _, i := range post {
 		n := &p.nodes[i]
@@ -605,85 +491,74 @@ func (p *profile) emit(in *formats.Input, out formats.Sink) error {
 		incl[n.frame] += subtree[i]
 		if n.parent >= 0 {
 			subtree[n.parent] += subtree[i]
-			k := edgeKey{p.nodes[n.parent].frame, n.frame}
-			w := edgeW[k]
-			w[0] += subtree[i]
-			w[1] += c
-			edgeW[k] = w
+			if wantEdges {
+				w := &edgeW[edgeOf[i]]
+				w[0] += subtree[i]
+				w[1] += c
+			}
 		}
 	}
 
-	aid := in.Artifact.ID
-	tw, err := out.Begin(&evidence.Table{Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns(unit.Samples)})
-	if err != nil {
-		return err
-	}
 	ids := make([]string, len(p.frames))
+	var buf []byte
 	for fi, cf := range p.frames {
-		ids[fi] = frameID(cf)
-		if err := tw.Row(evidence.Object{
-			"artifact_id":      aid,
-			"frame_id":         ids[fi],
-			"function":         cf.function,
-			"file":             nullIfEmpty(cf.url),
-			"line":             cf.line,
-			"column":           cf.column,
-			"module":           nil,
-			"symbolization":    symbolization(cf),
-			"thread":           nil,
-			"process":          nil,
-			"self_weight":      self[fi],
-			"inclusive_weight": incl[fi],
-			"calls":            nil,
-			"primitive_calls":  nil,
-		}); err != nil {
+		ids[fi], buf = frameID(cf, buf)
+	}
+	if wantFrames {
+		tw, err := out.Begin(&evidence.Table{Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns(unit.Samples)})
+		if err != nil {
+			return err
+		}
+		// One backing array: a sink may keep the rows it is handed.
+		rows := make([]table.Frame, len(p.frames))
+		for fi, cf := range p.frames {
+			row := &rows[fi]
+			*row = table.Frame{
+				FrameID:         ids[fi],
+				Function:        cf.function,
+				File:            table.NonEmpty(cf.url),
+				Line:            cf.line,
+				Column:          cf.column,
+				Symbolization:   symbolization(cf),
+				SelfWeight:      float64(self[fi]),
+				InclusiveWeight: float64(incl[fi]),
+			}
+			if err := tw.Row(row); err != nil {
+				return err
+			}
+		}
+		if err := tw.End(p.summary(int64(len(p.frames)), hitMismatch)); err != nil {
 			return err
 		}
 	}
-	summary := p.summary(int64(len(p.frames)), hitMismatch)
-	if err := tw.End(summary); err != nil {
-		return err
+	if !wantEdges {
+		return nil
 	}
-
 	ew, err := out.Begin(&evidence.Table{Name: table.CPUEdges.Name, Columns: table.CPUEdges.EvidenceColumns(unit.Samples)})
 	if err != nil {
 		return err
 	}
-	// Emit edges in tree order so output is deterministic.
-	emitted := map[edgeKey]bool{}
-	for i := range p.nodes {
-		n := &p.nodes[i]
-		if n.parent < 0 {
-			continue
+	rows := make([]table.Edge, len(edges))
+	for e, k := range edges {
+		caller, callee := &p.frames[k.caller], &p.frames[k.callee]
+		row := &rows[e]
+		*row = table.Edge{
+			CallerID:       ids[k.caller],
+			CallerFunction: caller.function,
+			CallerFile:     table.NonEmpty(caller.url),
+			CallerLine:     caller.line,
+			CalleeID:       ids[k.callee],
+			CalleeFunction: callee.function,
+			CalleeFile:     table.NonEmpty(callee.url),
+			CalleeLine:     callee.line,
+			Weight:         table.Some(float64(edgeW[e][0])),
+			SelfWeight:     table.Some(float64(edgeW[e][1])),
 		}
-		k := edgeKey{p.nodes[n.parent].frame, n.frame}
-		if emitted[k] {
-			continue
-		}
-		emitted[k] = true
-		caller, callee := p.frames[k.caller], p.frames[k.callee]
-		w := edgeW[k]
-		if err := ew.Row(evidence.Object{
-			"artifact_id":     aid,
-			"caller_id":       ids[k.caller],
-			"caller_function": caller.function,
-			"caller_file":     nullIfEmpty(caller.url),
-			"caller_line":     caller.line,
-			"callee_id":       ids[k.callee],
-			"callee_function": callee.function,
-			"callee_file":     nullIfEmpty(callee.url),
-			"callee_line":     callee.line,
-			"thread":          nil,
-			"process":         nil,
-			"weight":          w[0],
-			"self_weight":     w[1],
-			"calls":           nil,
-			"primitive_calls": nil,
-		}); err != nil {
+		if err := ew.Row(row); err != nil {
 			return err
 		}
 	}
-	es := p.summary(int64(len(emitted)), hitMismatch)
+	es := p.summary(int64(len(edges)), hitMismatch)
 	es.Limit("sampled caller edges are weights, not invocation counts")
 	return ew.End(es)
 }
@@ -712,30 +587,4 @@ func (p *profile) summary(rows, hitMismatch int64) *evidence.Summary {
 		s.Metrics["profile_duration"] = evidence.Metric{Value: float64(*p.endTime-*p.startTime) * 1e-6, Unit: unit.Seconds}
 	}
 	return s
-}
-
-// limitReader fails reads past max bytes, so a ceiling on input size holds
-// even for a stream without a known length.
-type limitReader struct {
-	r        io.Reader
-	max, n   int64
-	exceeded bool
-}
-
-func (l *limitReader) Read(p []byte) (int, error) {
-	if l.n >= l.max {
-		// Probe one byte: a file of exactly max bytes is within the limit.
-		var one [1]byte
-		if k, _ := l.r.Read(one[:]); k > 0 {
-			l.exceeded = true
-			return 0, errors.New("input exceeds the byte limit")
-		}
-		return 0, io.EOF
-	}
-	if rem := l.max - l.n; int64(len(p)) > rem {
-		p = p[:rem]
-	}
-	n, err := l.r.Read(p)
-	l.n += int64(n)
-	return n, err
 }

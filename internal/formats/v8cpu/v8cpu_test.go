@@ -21,19 +21,17 @@ import (
 
 const testdata = "../../../testdata/v8"
 
-func decodeReader(t testing.TB, r io.Reader, limits map[string]int64) (*formatstest.Sink, error) {
+// decodeReader decodes size bytes from r, as the runner hands them over:
+// the size is known, the digest is not.
+func decodeReader(t testing.TB, r io.Reader, size int64, limits map[string]int64) (*formatstest.Sink, error) {
 	t.Helper()
-	lim, err := formats.EffectiveLimits(Spec, limits)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := formatstest.MustInput(t, Spec, nil, r, lim)
+	in := formatstest.MustInput(t, Spec, &evidence.Artifact{Path: "/virtual/x.cpuprofile", Size: size}, r, limits)
 	sink := &formatstest.Sink{}
 	return sink, Spec.Decoder.Decode(context.Background(), in, sink)
 }
 
 func decodeBytes(t testing.TB, b []byte) (*formatstest.Sink, error) {
-	return decodeReader(t, bytes.NewReader(b), nil)
+	return decodeReader(t, bytes.NewReader(b), int64(len(b)), nil)
 }
 
 // independentCounts counts samples per frame straight from the file with
@@ -231,7 +229,7 @@ func TestTimeDeltasAndIotest(t *testing.T) {
 	}
 	for name, r := range readers {
 		t.Run(name, func(t *testing.T) {
-			got, err := decodeReader(t, r, nil)
+			got, err := decodeReader(t, r, int64(len(b)), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -246,7 +244,7 @@ func TestTimeDeltasAndIotest(t *testing.T) {
 		t.Error("no sampled_duration metric")
 	}
 	t.Run("read-error", func(t *testing.T) {
-		_, err := decodeReader(t, io.MultiReader(bytes.NewReader(b[:100]), iotest.ErrReader(errors.New("disk gone"))), nil)
+		_, err := decodeReader(t, io.MultiReader(bytes.NewReader(b[:100]), iotest.ErrReader(errors.New("disk gone"))), int64(len(b)), nil)
 		if err == nil || !strings.Contains(err.Error(), "disk gone") {
 			t.Fatalf("want the read error, got %v", err)
 		}
@@ -314,18 +312,71 @@ func TestCycleAndLimits(t *testing.T) {
 	}
 	b, _ := os.ReadFile(filepath.Join(testdata, "hotspot.cpuprofile"))
 	for _, c := range []struct {
-		limit string
-		value int64
-	}{{LimitNodes, 3}, {LimitSamples, 5}, {LimitBytes, 100}} {
-		_, err := decodeReader(t, bytes.NewReader(b), map[string]int64{c.limit: c.value})
+		limit    string
+		value    int64
+		observed any
+	}{{LimitNodes, 3, nil}, {LimitSamples, 5, nil}, {LimitBytes, 100, int64(len(b))}} {
+		var read int64
+		counted := readFunc(func(p []byte) (int, error) {
+			n, err := bytes.NewReader(b[read:]).Read(p)
+			read += int64(n)
+			return n, err
+		})
+		_, err := decodeReader(t, counted, int64(len(b)), map[string]int64{c.limit: c.value})
 		var f *evidence.Failure
 		if !errors.As(err, &f) || f.Code != evidence.CodeLimitExceeded {
-			t.Errorf("%s=%d: want LIMIT_EXCEEDED, got %v", c.limit, c.value, err)
+			t.Fatalf("%s=%d: want LIMIT_EXCEEDED, got %v", c.limit, c.value, err)
+		}
+		// The one receipt shape every limit failure carries.
+		want := evidence.Object{"name": c.limit, "value": c.value, "observed": c.observed, "unit": limitUnit(c.limit)}
+		if got := f.Details["limit"]; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: details.limit = %v, want %v", c.limit, got, want)
+		}
+		// The size ceiling holds before the first byte is read.
+		if c.limit == LimitBytes && read != 0 {
+			t.Errorf("max_bytes: %d bytes read before failing", read)
 		}
 	}
 	// A limit equal to the file size is not exceeded.
-	if _, err := decodeReader(t, bytes.NewReader(b), map[string]int64{LimitBytes: int64(len(b))}); err != nil {
+	if _, err := decodeReader(t, bytes.NewReader(b), int64(len(b)), map[string]int64{LimitBytes: int64(len(b))}); err != nil {
 		t.Errorf("max_bytes = size: %v", err)
+	}
+}
+
+type readFunc func([]byte) (int, error)
+
+func (f readFunc) Read(p []byte) (int, error) { return f(p) }
+
+func limitUnit(name string) string {
+	l, _ := Spec.Limit(name)
+	return l.Unit
+}
+
+// A sink that declines cpu.edges gets no edge rows, and the same frames.
+func TestDeclinedEdges(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(testdata, "recursive-main.cpuprofile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := decodeBytes(t, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := formatstest.MustInput(t, Spec, &evidence.Artifact{Path: "/virtual/x.cpuprofile", Size: int64(len(b))}, bytes.NewReader(b), nil)
+	framesOnly := &formatstest.Sink{Only: []string{table.CPUFrames.Name}}
+	if err := Spec.Decoder.Decode(context.Background(), in, framesOnly); err != nil {
+		t.Fatal(err)
+	}
+	if len(framesOnly.Tables) != 1 || framesOnly.Tables[0].Header.Name != table.CPUFrames.Name {
+		t.Fatalf("tables %d, want cpu.frames only", len(framesOnly.Tables))
+	}
+	a, _ := evidence.Canonical(toAny(framesOnly))
+	w, _ := evidence.Canonical(toAny(all)[:3])
+	if !bytes.Equal(a, w) {
+		t.Fatal("frames differ when edges are declined")
+	}
+	if len(all.Table(table.CPUEdges.Name).Rows) == 0 {
+		t.Fatal("the fixture has no edges: the test proves nothing")
 	}
 }
 
@@ -355,7 +406,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add([]byte(`{"nodes":[{"id":1,"callFrame":{"functionName":"a"},"parent":2},{"id":2,"callFrame":{}}],"samples":[1]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		sink, err := decodeReader(t, bytes.NewReader(b), map[string]int64{LimitNodes: 10000})
+		sink, err := decodeReader(t, bytes.NewReader(b), int64(len(b)), map[string]int64{LimitNodes: 10000})
 		if err != nil {
 			var se interface{ Error() string }
 			if !errors.As(err, &se) {
@@ -410,7 +461,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := decodeReader(b, bytes.NewReader(data), nil); err != nil {
+		if _, err := decodeReader(b, bytes.NewReader(data), int64(len(data)), nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -6,6 +6,10 @@
 // file and context; it does not record which lines are statements, which
 // coverage.py derives by parsing the source. Statement, missing, excluded,
 // branch and percent columns are therefore null and stated as a limitation.
+//
+// It imports formats, evidence, table, coveragepy (the format names and
+// limits it shares with the JSON report) and the modernc.org/sqlite
+// driver.
 package datafile
 
 import (
@@ -245,7 +249,7 @@ func (d *sqliteRead) read() error {
 	}); err != nil {
 		return err
 	}
-	maxFiles := coveragepy.Limit(d.in, Spec, coveragepy.LimitFiles)
+	maxFiles := d.in.Limit(coveragepy.LimitFiles)
 	if err := d.query("SELECT id, path FROM file", func(r *sql.Rows) error {
 		var id int64
 		var p sql.NullString
@@ -256,14 +260,14 @@ func (d *sqliteRead) read() error {
 			return evidence.Failf(evidence.CodeDecodeFailure, "coverage data: file %d has a null path", id)
 		}
 		if int64(len(d.files)) >= maxFiles {
-			return coveragepy.LimitError(coveragepy.LimitFiles, maxFiles, "files")
+			return d.in.Exceeded(coveragepy.LimitFiles, nil)
 		}
 		d.files[id] = &fileAcc{id: id, path: p.String}
 		return nil
 	}); err != nil {
 		return err
 	}
-	maxCtx := coveragepy.Limit(d.in, Spec, coveragepy.LimitContexts)
+	maxCtx := d.in.Limit(coveragepy.LimitContexts)
 	if err := d.query("SELECT id, context FROM context", func(r *sql.Rows) error {
 		var id int64
 		var c sql.NullString
@@ -271,14 +275,14 @@ func (d *sqliteRead) read() error {
 			return sqliteErr(err, "context")
 		}
 		if int64(len(d.contexts)) >= maxCtx {
-			return coveragepy.LimitError(coveragepy.LimitContexts, maxCtx, "contexts")
+			return d.in.Exceeded(coveragepy.LimitContexts, nil)
 		}
 		d.contexts[id] = c.String
 		return nil
 	}); err != nil {
 		return err
 	}
-	maxLine := coveragepy.Limit(d.in, Spec, coveragepy.LimitLines)
+	maxLine := d.in.Limit(coveragepy.LimitLines)
 	if err := d.query("SELECT file_id, context_id, numbits FROM line_bits", func(r *sql.Rows) error {
 		var fid, cid int64
 		var nb []byte
@@ -290,7 +294,11 @@ func (d *sqliteRead) read() error {
 			return err
 		}
 		d.lineRows++
-		return coveragepy.Numbits(nb, maxLine, func(n int64) { f.setLine(n) })
+		if m := numbitsMax(nb); m > maxLine {
+			return d.in.Exceeded(coveragepy.LimitLines, m)
+		}
+		numbits(nb, f.setLine)
+		return nil
 	}); err != nil {
 		return err
 	}
@@ -310,7 +318,7 @@ func (d *sqliteRead) read() error {
 		f.arcs[[2]int64{from, to}] = struct{}{}
 		for _, n := range [2]int64{from, to} {
 			if n > maxLine || -n > maxLine {
-				return coveragepy.LimitError(coveragepy.LimitLines, maxLine, "as a line number")
+				return d.in.Exceeded(coveragepy.LimitLines, max(n, -n))
 			}
 			if n > 0 {
 				f.setLine(n)
@@ -370,43 +378,34 @@ func (d *sqliteRead) emit(out formats.Sink) error {
 		return err
 	}
 	var lines, arcs, unexecuted int64
-	for _, f := range files {
+	// One backing array: a sink may keep the rows it is handed.
+	rows := make([]table.CoverageFile, len(files))
+	for i, f := range files {
 		n := f.count()
 		lines += n
-		var arcCount any
+		row := &rows[i]
+		*row = table.CoverageFile{File: f.path, ExecutedLines: table.Some(n), Tracer: table.NonEmpty(f.tracer)}
 		if d.hasArcs {
-			arcCount = int64(len(f.arcs))
+			row.ExecutedArcs = table.Some(int64(len(f.arcs)))
 			arcs += int64(len(f.arcs))
 		}
 		if !f.hasData {
 			unexecuted++
+		} else {
+			names := make([]string, 0, len(f.contexts))
+			for id := range f.contexts {
+				names = append(names, d.contexts[id])
+			}
+			sort.Strings(names)
+			row.ContextCount = table.Some(int64(len(names)))
+			row.Contexts = names[:min(len(names), table.CoverageContextNames)]
 		}
-		var names []string
-		for id := range f.contexts {
-			names = append(names, d.contexts[id])
-		}
-		sort.Strings(names)
-		var ctxs, ctxCount any
-		if f.hasData {
-			ctxCount = int64(len(names))
-			ctxs = coveragepy.BoundedStrings(names, table.CoverageContextNames)
-		}
-		var tracer any
-		if f.tracer != "" {
-			tracer = f.tracer
-		}
-		if err := tw.Row(evidence.Object{
-			"artifact_id": d.in.Artifact.ID, "file": f.path,
-			"statements": nil, "executed_lines": n, "missing_lines": nil, "excluded_lines": nil,
-			"num_branches": nil, "covered_branches": nil, "partial_branches": nil, "missing_branches": nil,
-			"percent_covered": nil, "missing_line_numbers": nil,
-			"executed_arcs": arcCount, "context_count": ctxCount, "contexts": ctxs, "tracer": tracer,
-		}); err != nil {
+		if err := tw.Row(row); err != nil {
 			return err
 		}
 	}
 	s := &evidence.Summary{RowsObserved: int64(len(files)), Complete: true}
-	s.Coverage = evidence.Object{"coverage_version": nullable(d.version), "has_arcs": d.hasArcs, "schema_version": SchemaVersion}
+	s.Coverage = evidence.Object{"coverage_version": table.NonEmpty(d.version).Value(), "has_arcs": d.hasArcs, "schema_version": SchemaVersion}
 	s.Metrics = map[string]evidence.Metric{
 		"files":          {Value: int64(len(files)), Unit: "files"},
 		"executed_lines": {Value: lines, Unit: "lines"},
@@ -420,11 +419,4 @@ func (d *sqliteRead) emit(out formats.Sink) error {
 		s.Limit(fmt.Sprintf("%d measured files have no line or arc rows: coverage.py recorded them but nothing in them executed", unexecuted))
 	}
 	return tw.End(s)
-}
-
-func nullable(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }

@@ -214,6 +214,20 @@ func TestSQLiteHostile(t *testing.T) {
 			if code(err) != c.code {
 				t.Fatalf("error %v, want %s", err, c.code)
 			}
+			for name, v := range c.lim {
+				// The one receipt shape: the limit that was set, and what
+				// crossed it.
+				var f *evidence.Failure
+				errors.As(err, &f)
+				r, _ := f.Details["limit"].(evidence.Object)
+				l, _ := Spec.Limit(name)
+				if len(r) != 4 || r["name"] != name || r["value"] != v || r["unit"] != l.Unit {
+					t.Fatalf("details.limit = %v, want %s=%d %s", f.Details["limit"], name, v, l.Unit)
+				}
+				if n, ok := r["observed"].(int64); name == coveragepy.LimitLines && (!ok || n <= v) {
+					t.Fatalf("observed line %v is not beyond the limit %d", r["observed"], v)
+				}
+			}
 			if len(s.Tables) != 0 {
 				t.Fatal("a rejected data file produced a table")
 			}
@@ -250,6 +264,76 @@ func TestSniff(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", name, got, want)
 		}
 	}
+}
+
+func TestNumbits(t *testing.T) {
+	cases := []struct {
+		blob []byte
+		want []int64
+	}{
+		{nil, nil},
+		{[]byte{0}, nil},
+		{[]byte{0x01}, []int64{0}},
+		{[]byte{0x82}, []int64{1, 7}},
+		{[]byte{0x00, 0x01, 0x00, 0x00}, []int64{8}},
+		{[]byte{0xff}, []int64{0, 1, 2, 3, 4, 5, 6, 7}},
+		{[]byte{0x04, 0x00, 0x80}, []int64{2, 23}},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%x", c.blob), func(t *testing.T) {
+			var got []int64
+			numbits(c.blob, func(n int64) { got = append(got, n) })
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
+			max := int64(-1)
+			if len(c.want) > 0 {
+				max = c.want[len(c.want)-1]
+			}
+			if m := numbitsMax(c.blob); m != max {
+				t.Fatalf("highest number %d, want %d", m, max)
+			}
+		})
+	}
+	// The limit check sees the highest number; trailing zero bytes name none.
+	if m := numbitsMax([]byte{0, 0, 0x01}); m != 16 {
+		t.Fatalf("line 16 read as %d", m)
+	}
+	if m := numbitsMax([]byte{0x80, 0, 0, 0, 0}); m != 7 {
+		t.Fatalf("trailing zero bytes name no line: got %d", m)
+	}
+}
+
+// encodeNumbits is coverage.py's nums_to_numbits.
+func encodeNumbits(nums []int64) []byte {
+	var b []byte
+	for _, n := range nums {
+		for int64(len(b)) <= n/8 {
+			b = append(b, 0)
+		}
+		b[n/8] |= 1 << (n % 8)
+	}
+	return b
+}
+
+func FuzzNumbits(f *testing.F) {
+	f.Add([]byte{0x82, 0x00, 0x11})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var got []int64
+		numbits(b, func(n int64) { got = append(got, n) })
+		if !slices.IsSorted(got) {
+			t.Fatal("numbers not ascending")
+		}
+		if m := numbitsMax(b); len(got) == 0 && m != -1 || len(got) > 0 && m != got[len(got)-1] {
+			t.Fatalf("highest number %d for %v", m, got)
+		}
+		again := encodeNumbits(got)
+		trimmed := bytes.TrimRight(b, "\x00")
+		if !bytes.Equal(again, trimmed) {
+			t.Fatalf("round trip %x -> %v -> %x", b, got, again)
+		}
+	})
 }
 
 func BenchmarkDecode(b *testing.B) {

@@ -635,14 +635,26 @@ func TestSniff(t *testing.T) {
 }
 
 func FuzzDecode(f *testing.F) {
+	// Seeds are real files, whole when small and cut to their first
+	// entries when not: the fuzzer minimizes each input it finds
+	// interesting, one execution per step, so a seed of tens of KB would
+	// spend minutes there instead of fuzzing.
 	for _, p := range fixtures(f) {
 		b := readFile(f, p)
+		if len(b) > 1024 {
+			b = b[:1024]
+		}
 		f.Add(b)
 		f.Add(b[:len(b)/2])
 	}
 	f.Add((&enc{}).raw('{').entry("a").entry("b", "a").raw('0').b)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		limits := map[string]int64{LimitBytes: 1 << 20, LimitObjects: 1 << 16, LimitDepth: 32}
+		// Shared objects let a small file stand for many entries (a
+		// callers dict referenced by every entry): the entity limits keep
+		// each execution as cheap as the fixtures, the same bounds as the
+		// fixtures' own sizes allow.
+		limits := map[string]int64{LimitBytes: 1 << 20, LimitObjects: 1 << 16, LimitDepth: 32,
+			LimitFunctions: 1 << 12, LimitEdges: 1 << 13}
 		c, err := run(b, limits)
 		_ = Sniff(b)
 		if err != nil {
@@ -671,18 +683,79 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
+// cpython writes stats shared as CPython's marshal writes cProfile's: the
+// stats dict and every str are flagged where first written and referenced
+// after, as are the small ints CPython caches, and each caller's key is
+// one tuple shared by every callers dict naming it (snapshot_stats makes
+// one per caller function).
+type cpython struct {
+	enc
+	slots int32
+	strs  map[string]int32
+	ints  map[int32]int32
+	keys  map[string]int32
+}
+
+func newCPython() *cpython {
+	e := &cpython{strs: map[string]int32{}, ints: map[int32]int32{}, keys: map[string]int32{}}
+	e.raw('{' | 0x80)
+	e.slots = 1
+	return e
+}
+
+func (e *cpython) str(s string) *cpython {
+	if slot, ok := e.strs[s]; ok {
+		e.ref(slot)
+		return e
+	}
+	e.strs[s], e.slots = e.slots, e.slots+1
+	e.raw('Z'|0x80, byte(len(s))).raw([]byte(s)...)
+	return e
+}
+
+func (e *cpython) int(n int32) *cpython {
+	if n < 0 || n > 256 {
+		e.enc.int(n)
+		return e
+	}
+	if slot, ok := e.ints[n]; ok {
+		e.ref(slot)
+		return e
+	}
+	e.ints[n], e.slots = e.slots, e.slots+1
+	e.raw('i' | 0x80).i32(n)
+	return e
+}
+
+func (e *cpython) tuple(n int) *cpython     { e.enc.tuple(n); return e }
+func (e *cpython) float(f float64) *cpython { e.enc.float(f); return e }
+
+func (e *cpython) key(name string, line int32) *cpython {
+	return e.tuple(3).str("/srv/app/module.py").int(line).str(name)
+}
+
+func (e *cpython) callerKey(name string, line int32) *cpython {
+	if slot, ok := e.keys[name]; ok {
+		e.ref(slot)
+		return e
+	}
+	e.keys[name], e.slots = e.slots, e.slots+1
+	e.raw(')'|0x80, 3)
+	return e.str("/srv/app/module.py").int(line).str(name)
+}
+
 // BenchmarkDecode decodes a generated stats file of 20,000 functions with
-// four callers each.
+// four callers each, encoded with CPython's sharing.
 func BenchmarkDecode(b *testing.B) {
-	e := (&enc{}).raw('{')
+	e := newCPython()
 	const n = 20000
 	name := func(i int) string { return "function_" + strings.Repeat("x", i%7) + strconv.Itoa(i) }
 	for i := range n {
-		var callers []string
+		e.key(name(i), int32(i+1)).tuple(5).int(1).int(2).float(0.5).float(1.5).raw('{')
 		for j := 1; j <= 4 && i-j >= 0; j++ {
-			callers = append(callers, name(i-j))
+			e.callerKey(name(i-j), int32(i-j+1)).tuple(4).int(2).int(1).float(0.25).float(0.75)
 		}
-		e.entry(name(i), callers...)
+		e.raw('0')
 	}
 	data := e.raw('0').b
 	art := &evidence.Artifact{ID: "sha256:" + strings.Repeat("ab", 32)}
@@ -693,6 +766,19 @@ func BenchmarkDecode(b *testing.B) {
 		for b.Loop() {
 			in := formatstest.MustInput(b, Spec, art, bytes.NewReader(data), nil)
 			if err := Spec.Decoder.Decode(context.Background(), in, formatstest.Discard{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("frames only", func(b *testing.B) {
+		// As for flameox-rank's hotspots: cpu.edges is declined, so its
+		// rows are not built nor the caller entries kept. The frames are
+		// recorded.
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			in := formatstest.MustInput(b, Spec, art, bytes.NewReader(data), nil)
+			if err := Spec.Decoder.Decode(context.Background(), in, &formatstest.Sink{Only: []string{table.CPUFrames.Name}}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -605,9 +605,20 @@ func classify(k *function) (file table.Null[string], sym string) {
 	return table.Some(k.file), table.Symbolized
 }
 
-// rowBlock is how many rows are allocated together: each row handed to
-// the sink is its own (a sink may keep it), without an allocation each.
+// rows hands out rows allocated rowBlock at a time: each row given to the
+// sink is its own (a sink may keep it), without an allocation each.
+type rows[T any] []T
+
 const rowBlock = 256
+
+func (r *rows[T]) next() *T {
+	if len(*r) == 0 {
+		*r = make([]T, rowBlock)
+	}
+	row := &(*r)[0]
+	*r = (*r)[1:]
+	return row
+}
 
 func (p *parser) emit(out formats.Sink) error {
 	var totalTT float64
@@ -635,7 +646,7 @@ func (p *parser) emit(out formats.Sink) error {
 		return err
 	}
 	if p.keepEdges {
-		var rows []table.Edge
+		var block rows[table.Edge]
 		var buf []byte
 		e := 0
 		for _, fi := range p.defs {
@@ -655,11 +666,7 @@ func (p *parser) emit(out formats.Sink) error {
 				if buf, err = frameID(buf[:0], from); err != nil {
 					return err
 				}
-				if len(rows) == 0 {
-					rows = make([]table.Edge, rowBlock)
-				}
-				r := &rows[0]
-				rows = rows[1:]
+				r := block.next()
 				*r = table.Edge{
 					CallerID: string(buf), CallerFunction: from.name, CallerFile: callerFile, CallerLine: from.line,
 					CalleeID: calleeID, CalleeFunction: f.name, CalleeFile: calleeFile, CalleeLine: f.line,
@@ -689,17 +696,13 @@ func (p *parser) frames(out formats.Sink, metrics map[string]evidence.Metric) er
 	}
 	if out.Wants(table.CPUFrames.Schema) {
 		var buf []byte
-		var rows []table.Frame
+		var block rows[table.Frame]
 		for _, fi := range p.defs {
 			f := p.fns.at(int(fi))
 			if buf, err = frameID(buf[:0], f); err != nil {
 				return err
 			}
-			if len(rows) == 0 {
-				rows = make([]table.Frame, rowBlock)
-			}
-			r := &rows[0]
-			rows = rows[1:]
+			r := block.next()
 			file, sym := classify(f)
 			*r = table.Frame{
 				FrameID: string(buf), Function: f.name, File: file, Line: f.line, Column: -1,

@@ -259,25 +259,23 @@ func (d *Decoder) byte1(what string) (byte, error) {
 	return b, nil
 }
 
-// u32 and u64 read little-endian fixed-size fields straight from the
-// buffer.
-func (d *Decoder) u32(what string) (uint32, error) {
-	b, err := d.peek(4, what)
+// le reads a little-endian field of n bytes (2, 4 or 8) straight from
+// the buffer.
+func (d *Decoder) le(n int, what string) (uint64, error) {
+	b, err := d.peek(n, what)
 	if err != nil {
 		return 0, err
 	}
-	v := binary.LittleEndian.Uint32(b)
-	d.consume(4)
-	return v, nil
-}
-
-func (d *Decoder) u64(what string) (uint64, error) {
-	b, err := d.peek(8, what)
-	if err != nil {
-		return 0, err
+	var v uint64
+	switch n {
+	case 2:
+		v = uint64(binary.LittleEndian.Uint16(b))
+	case 4:
+		v = uint64(binary.LittleEndian.Uint32(b))
+	default:
+		v = binary.LittleEndian.Uint64(b)
 	}
-	v := binary.LittleEndian.Uint64(b)
-	d.consume(8)
+	d.consume(n)
 	return v, nil
 }
 
@@ -300,8 +298,8 @@ func (d *Decoder) consume(n int) {
 }
 
 func (d *Decoder) int32(what string) (int32, error) {
-	v, err := d.u32(what)
-	return int32(v), err
+	v, err := d.le(4, what)
+	return int32(uint32(v)), err
 }
 
 // size reads a non-negative 32-bit length.
@@ -514,7 +512,7 @@ func (d *Decoder) float(t byte, what string) (float64, error) {
 	if t == typeFloat || t == typeComplex {
 		return d.textFloat()
 	}
-	b, err := d.u64(what)
+	b, err := d.le(8, what)
 	return math.Float64frombits(b), err
 }
 
@@ -749,12 +747,11 @@ func (d *Decoder) long() (Value, error) {
 	var bits uint
 	var last uint16
 	for i := int64(0); i < cnt; i++ {
-		b, err := d.peek(2, "long digits")
+		v, err := d.le(2, "long digits")
 		if err != nil {
 			return nil, err
 		}
-		digit := binary.LittleEndian.Uint16(b)
-		d.consume(2)
+		digit := uint16(v)
 		if digit >= 1<<15 {
 			return nil, d.fail(d.off-2, nil, "long digit %d out of range", digit)
 		}

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"iter"
 	"math"
 
 	"github.com/flameox/flameox/internal/evidence"
@@ -133,6 +134,19 @@ func (c *chunks[T]) add(v T) {
 
 func (c *chunks[T]) at(i int) *T { return &c.c[i/chunkLen][i%chunkLen] }
 
+// all yields the values in order.
+func (c *chunks[T]) all() iter.Seq[T] {
+	return func(yield func(T) bool) {
+		for _, chunk := range c.c {
+			for _, v := range chunk {
+				if !yield(v) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // parser reads one stats dict.
 type parser struct {
 	d         *marshal.Decoder
@@ -143,7 +157,7 @@ type parser struct {
 	// empty): each key is stored once, where a map would hold a copy.
 	slots   []int32
 	seed    maphash.Seed
-	defs    []int32 // functions with an entry, in file order
+	defs    chunks[int32] // functions with an entry, in file order
 	edges   chunks[edge]
 	nedges  int64
 	untimed bool // some caller entries carry only a call count
@@ -272,7 +286,7 @@ func (p *parser) read(ctx context.Context, in *formats.Input) error {
 		}
 		f.defined, f.off = true, off
 		f.cc, f.nc, f.tt, f.ct, f.callers = st.cc, st.nc, st.tt, st.ct, st.callers
-		p.defs = append(p.defs, fi)
+		p.defs.add(fi)
 	}
 	if err := p.d.CheckEnd(); err != nil {
 		return failure(in, err, "after the stats dict")
@@ -623,7 +637,7 @@ func (r *rows[T]) next() *T {
 func (p *parser) emit(out formats.Sink) error {
 	var totalTT float64
 	var calls, prim int64
-	for _, fi := range p.defs {
+	for fi := range p.defs.all() {
 		f := p.fns.at(int(fi))
 		// Summed in file order from zero, exactly as pstats computes
 		// total_tt, so the two agree bit for bit.
@@ -633,7 +647,7 @@ func (p *parser) emit(out formats.Sink) error {
 	}
 	metrics := map[string]evidence.Metric{
 		table.MetricTotalWeight: {Value: totalTT, Unit: unit.Seconds},
-		"functions":             {Value: int64(len(p.defs))},
+		"functions":             {Value: int64(p.defs.n)},
 		"total_calls":           {Value: calls, Unit: unit.Calls},
 		"primitive_calls":       {Value: prim, Unit: unit.Calls},
 		"edges":                 {Value: p.nedges},
@@ -649,7 +663,7 @@ func (p *parser) emit(out formats.Sink) error {
 		var block rows[table.Edge]
 		var buf []byte
 		e := 0
-		for _, fi := range p.defs {
+		for fi := range p.defs.all() {
 			f := p.fns.at(int(fi))
 			calleeFile, _ := classify(f)
 			if buf, err = frameID(buf[:0], f); err != nil {
@@ -697,7 +711,7 @@ func (p *parser) frames(out formats.Sink, metrics map[string]evidence.Metric) er
 	if out.Wants(table.CPUFrames.Schema) {
 		var buf []byte
 		var block rows[table.Frame]
-		for _, fi := range p.defs {
+		for fi := range p.defs.all() {
 			f := p.fns.at(int(fi))
 			if buf, err = frameID(buf[:0], f); err != nil {
 				return err
@@ -714,7 +728,7 @@ func (p *parser) frames(out formats.Sink, metrics map[string]evidence.Metric) er
 			}
 		}
 	}
-	sum := &evidence.Summary{RowsObserved: int64(len(p.defs)), Complete: true, Metrics: metrics}
+	sum := &evidence.Summary{RowsObserved: int64(p.defs.n), Complete: true, Metrics: metrics}
 	sum.Limit("cumtime of a recursive function counts its outermost calls only, as pstats does")
 	return tw.End(sum)
 }

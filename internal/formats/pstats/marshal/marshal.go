@@ -175,7 +175,7 @@ type Decoder struct {
 	off     int64 // bytes consumed by the decoder
 	depth   int
 	objects int64
-	refs    []Value
+	refs    refTable
 	stack   []frame // containers open in the token stream (token.go)
 }
 
@@ -201,7 +201,27 @@ const bufSize = 64 << 10
 func (d *Decoder) Offset() int64 { return d.off }
 
 // Refs is the number of back-reference slots assigned so far.
-func (d *Decoder) Refs() int { return len(d.refs) }
+func (d *Decoder) Refs() int { return d.refs.n }
+
+// refTable holds the back-reference slots in fixed-size chunks: it grows
+// without copying, where a slice would leave each outgrown copy behind as
+// garbage (several times the table's own size over a large file).
+type refTable struct {
+	c [][]Value
+	n int
+}
+
+const refChunk = 4096
+
+func (t *refTable) add(v Value) {
+	if t.n%refChunk == 0 {
+		t.c = append(t.c, make([]Value, refChunk))
+	}
+	t.c[t.n/refChunk][t.n%refChunk] = v
+	t.n++
+}
+
+func (t *refTable) at(i int) *Value { return &t.c[i/refChunk][i%refChunk] }
 
 // CheckEnd verifies that the stream ends here. marshal.load would ignore
 // what follows its object; a decoder of evidence does not, because bytes
@@ -356,13 +376,13 @@ func (d *Decoder) reserve(flag bool) int {
 	if !flag {
 		return -1
 	}
-	d.refs = append(d.refs, building{})
-	return len(d.refs) - 1
+	d.refs.add(building{})
+	return d.refs.n - 1
 }
 
 func (d *Decoder) fill(idx int, v Value) Value {
 	if idx >= 0 {
-		d.refs[idx] = v
+		*d.refs.at(idx) = v
 	}
 	return v
 }
@@ -494,10 +514,10 @@ func (d *Decoder) ref(off int64) (Value, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	if n < 0 || int(n) >= len(d.refs) {
-		return nil, 0, d.fail(off, nil, "reference %d to an unknown object (%d assigned)", n, len(d.refs))
+	if n < 0 || int(n) >= d.refs.n {
+		return nil, 0, d.fail(off, nil, "reference %d to an unknown object (%d assigned)", n, d.refs.n)
 	}
-	switch v := d.refs[n].(type) {
+	switch v := (*d.refs.at(int(n))).(type) {
 	case building:
 		return nil, 0, d.fail(off, nil, "reference %d to a container that is still being read (a cycle)", n)
 	case unbound:
@@ -564,7 +584,7 @@ func (d *Decoder) text(off int64, t byte) (string, error) {
 // scalar records a flagged scalar in the next ref slot.
 func (d *Decoder) scalar(flag bool, v Value) Value {
 	if flag {
-		d.refs = append(d.refs, v)
+		d.refs.add(v)
 	}
 	return v
 }

@@ -88,12 +88,13 @@ type (
 // n, in Next and inside objects read whole alike. A slot that holds no
 // container is left as it is.
 func (d *Decoder) Bind(slot int, n int64) {
-	if slot < 0 || slot >= len(d.refs) {
+	if slot < 0 || slot >= d.refs.n {
 		return
 	}
-	switch d.refs[slot].(type) {
+	r := d.refs.at(slot)
+	switch (*r).(type) {
 	case Tuple, List, Set, FrozenSet, Dict, bound, unbound:
-		d.refs[slot] = bound(n)
+		*r = bound(n)
 	}
 }
 
@@ -189,7 +190,7 @@ func (d *Decoder) next(claim bool) (Token, error) {
 		}
 		t.Kind, t.Int = KindInt, int64(v)
 		if flag {
-			d.refs = append(d.refs, t.Int)
+			d.refs.add(t.Int)
 		}
 	case c == typeBinaryFloat:
 		f, err := d.float(c, "float")
@@ -198,7 +199,7 @@ func (d *Decoder) next(claim bool) (Token, error) {
 		}
 		t.Kind, t.Float = KindFloat, f
 		if flag {
-			d.refs = append(d.refs, f)
+			d.refs.add(f)
 		}
 	case c == typeUnicode, c == typeInterned, c == typeASCII, c == typeASCIIInterned,
 		c == typeShortASCII, c == typeShortASCIIInterned:
@@ -208,7 +209,7 @@ func (d *Decoder) next(claim bool) (Token, error) {
 		}
 		t.Kind, t.Str = KindStr, s
 		if flag {
-			d.refs = append(d.refs, s)
+			d.refs.add(s)
 		}
 	case c == typeRef:
 		v, slot, err := d.ref(off)
@@ -218,7 +219,7 @@ func (d *Decoder) next(claim bool) (Token, error) {
 		return d.token(v, off, slot), nil
 	case flag && !(claim && (isSeq(c) || c == typeDict)):
 		// A back-reference may name it: read it whole.
-		slot := len(d.refs)
+		slot := d.refs.n
 		v, err := d.object(off, code)
 		if err != nil {
 			return Token{}, err
@@ -387,8 +388,8 @@ func (d *Decoder) pop() {
 		d.leave()
 	}
 	if f.slot >= 0 {
-		if _, open := d.refs[f.slot].(building); open {
-			d.refs[f.slot] = unbound{}
+		if r := d.refs.at(f.slot); *r == (building{}) {
+			*r = unbound{}
 		}
 	}
 	d.stack = d.stack[:len(d.stack)-1]

@@ -3,10 +3,16 @@
 // Stats.dump_stats): a marshalled dict mapping each function
 // (file, line, name) to (primitive calls, calls, tottime, cumtime, callers).
 //
-// Decoding is native Go: no Python runs at analysis time. The file is read
-// as a stream; memory grows with the number of functions and caller edges.
-// Every caller must itself be a function of the file, or the file is
-// corrupt (DECODE_FAILURE).
+// Decoding is native Go: no Python runs at analysis time. The dict is read
+// as a stream of typed marshal tokens, so no entry is built as a generic
+// value. Each function key is interned once, as it is first seen (as an
+// entry or as a caller), so every caller is resolved once; every caller
+// must itself be a function of the file, or the file is corrupt
+// (DECODE_FAILURE), and that is checked before anything is emitted.
+// Memory grows with the number of functions, and with the number of caller
+// edges only when a consumer wants the cpu.edges table.
+//
+// It imports formats, table, evidence, unit and its marshal reader.
 package pstats
 
 import (
@@ -14,7 +20,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/big"
+	"hash/maphash"
+	"io"
+	"iter"
+	"math"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
@@ -33,7 +42,7 @@ const (
 )
 
 var limits = []formats.Limit{
-	{Name: LimitBytes, Default: marshal.DefaultMaxBytes, Unit: "bytes", Doc: "bytes read from the file"},
+	{Name: LimitBytes, Default: marshal.DefaultMaxBytes, Unit: "bytes", Doc: "bytes in the file"},
 	{Name: LimitDepth, Default: marshal.DefaultMaxDepth, Unit: "levels", Doc: "nesting of marshal containers"},
 	{Name: LimitObjects, Default: marshal.DefaultMaxObjects, Unit: "objects", Doc: "marshal objects decoded"},
 	{Name: LimitFunctions, Default: 1_000_000, Unit: "functions", Doc: "functions (entries of the stats dict)"},
@@ -66,141 +75,285 @@ type funcKey struct {
 	isCode bool
 }
 
-// caller is one entry of a function's callers dict. cProfile writes
-// (calls, primitive calls, tottime, cumtime) per caller; the pure-Python
-// profile module writes only a call count (timed=false).
-type caller struct {
-	key    funcKey
+func (k funcKey) String() string {
+	// pstats' own notation, file:line(name).
+	return fmt.Sprintf("%s:%d(%s)", k.file, k.line, k.name)
+}
+
+// function is one function key of the file: the function of an entry of
+// the stats dict, or (until its entry comes, if it does) a key named only
+// as a caller. The key's fields are inline (not a funcKey) so that the
+// flags share its padding: there is one of these per function.
+type function struct {
+	file, name string
+	line       int64
+	off        int64 // byte offset of its entry's key
+	cc, nc     int64
+	tt, ct     float64
+	callers    int32 // caller entries of its entry
+	// lastEntry is the entry whose callers named it last (so a caller
+	// that appears twice in one entry is found without a set per entry);
+	// firstBy is the function whose entry named it first, for the failure
+	// when it never gets an entry.
+	lastEntry, firstBy int32
+	isCode, defined    bool
+}
+
+func (f *function) key() funcKey {
+	return funcKey{file: f.file, line: f.line, name: f.name, isCode: f.isCode}
+}
+
+// edge is one caller entry. cProfile writes (calls, primitive calls,
+// tottime, cumtime) per caller; the pure-Python profile module writes only
+// a call count (timed=false).
+type edge struct {
+	caller int32
+	timed  bool
 	nc, cc int64
 	tt, ct float64
-	timed  bool
 }
 
-type entry struct {
-	key     funcKey
-	off     int64 // byte offset of the key
-	cc, nc  int64
-	tt, ct  float64
-	callers []caller
+// chunks is an append-only list in fixed-size chunks: growing never
+// copies what it holds, so a list of a million entries costs its size,
+// not twice that at a regrowth.
+type chunks[T any] struct {
+	c [][]T
+	n int
 }
 
-func limit(in *formats.Input, name string) int64 {
-	if v := in.Limit(name); v > 0 {
-		return v
+const chunkLen = 4096
+
+func (c *chunks[T]) add(v T) {
+	if c.n%chunkLen == 0 {
+		c.c = append(c.c, make([]T, 0, chunkLen))
 	}
-	for _, l := range limits {
-		if l.Name == name {
-			return l.Default
+	last := &c.c[len(c.c)-1]
+	*last = append(*last, v)
+	c.n++
+}
+
+func (c *chunks[T]) at(i int) *T { return &c.c[i/chunkLen][i%chunkLen] }
+
+// all yields the values in order.
+func (c *chunks[T]) all() iter.Seq[T] {
+	return func(yield func(T) bool) {
+		for _, chunk := range c.c {
+			for _, v := range chunk {
+				if !yield(v) {
+					return
+				}
+			}
 		}
 	}
-	return 0
 }
 
-// stats is a whole decoded file.
-type stats struct {
-	entries []entry
-	index   map[funcKey]int
-	edges   int64
+// parser reads one stats dict.
+type parser struct {
+	d         *marshal.Decoder
+	keepEdges bool // a consumer wants cpu.edges: keep every caller entry
+	maxEdges  int64
+	fns       chunks[function]
+	// slots index fns by key (open addressing, function index + 1, 0 for
+	// empty): each key is stored once, where a map would hold a copy.
+	slots   []int32
+	seed    maphash.Seed
+	defs    chunks[int32] // functions with an entry, in file order
+	edges   chunks[edge]
+	nedges  int64
 	untimed bool // some caller entries carry only a call count
 }
 
+func newParser(r io.Reader, lim marshal.Limits, keepEdges bool, maxEdges int64) *parser {
+	return &parser{d: marshal.NewDecoder(r, lim), keepEdges: keepEdges, maxEdges: maxEdges, seed: maphash.MakeSeed()}
+}
+
+func (p *parser) hash(k *funcKey) int {
+	h := maphash.String(p.seed, k.name)
+	h = h*0x100000001b3 ^ maphash.String(p.seed, k.file)
+	h = h*0x100000001b3 ^ uint64(k.line)
+	if k.isCode {
+		h = ^h
+	}
+	return int(h ^ h>>32)
+}
+
+// intern returns the index of k's function, adding it (named first by the
+// entry of function by) when it is new.
+func (p *parser) intern(k funcKey, by int32) (int32, error) {
+	// At most 3/4 full: probes stay short.
+	if (p.fns.n+1)*4 > len(p.slots)*3 {
+		if p.fns.n >= math.MaxInt32-1 {
+			return 0, fmt.Errorf("more than %d function keys", p.fns.n)
+		}
+		p.grow()
+	}
+	mask := len(p.slots) - 1
+	for i := p.hash(&k) & mask; ; i = (i + 1) & mask {
+		s := p.slots[i]
+		if s == 0 {
+			n := int32(p.fns.n)
+			p.fns.add(function{file: k.file, line: k.line, name: k.name, isCode: k.isCode, lastEntry: -1, firstBy: by})
+			p.slots[i] = n + 1
+			return n, nil
+		}
+		if f := p.fns.at(int(s - 1)); f.line == k.line && f.name == k.name && f.file == k.file && f.isCode == k.isCode {
+			return s - 1, nil
+		}
+	}
+}
+
+func (p *parser) grow() {
+	slots := make([]int32, max(1024, 2*len(p.slots)))
+	mask := len(slots) - 1
+	for n := range p.fns.n {
+		k := p.fns.at(n).key()
+		i := p.hash(&k) & mask
+		for slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		slots[i] = int32(n + 1)
+	}
+	p.slots = slots
+}
+
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	st, err := read(ctx, in)
-	if err != nil {
+	// The runner has fstat'ed the file; its size is known before a byte
+	// is read (and a file that grows during the read fails its digest).
+	if in.Artifact != nil && in.Artifact.Size > in.Limit(LimitBytes) {
+		return in.Exceeded(LimitBytes, in.Artifact.Size)
+	}
+	p := newParser(in.R, marshal.Limits{
+		MaxBytes:   in.Limit(LimitBytes),
+		MaxDepth:   int(in.Limit(LimitDepth)),
+		MaxObjects: in.Limit(LimitObjects),
+	}, out.Wants(table.CPUEdges.Schema), in.Limit(LimitEdges))
+	if err := p.read(ctx, in); err != nil {
 		return err
 	}
-	return emit(in, st, out)
+	// The reader's back-reference table holds every shared object of the
+	// file; none is needed once the keys are resolved.
+	p.d = nil
+	return p.emit(out)
 }
 
-func read(ctx context.Context, in *formats.Input) (*stats, error) {
-	d := marshal.NewDecoder(in.R, marshal.Limits{
-		MaxBytes:   limit(in, LimitBytes),
-		MaxDepth:   int(limit(in, LimitDepth)),
-		MaxObjects: limit(in, LimitObjects),
-	})
-	maxFuncs, maxEdges := limit(in, LimitFunctions), limit(in, LimitEdges)
-	if err := d.BeginDict(); err != nil {
-		return nil, failure(err, "the file is not a pstats dict")
+// read reads the whole dict and checks every caller reference.
+func (p *parser) read(ctx context.Context, in *formats.Input) error {
+	if err := p.d.BeginDict(); err != nil {
+		return failure(in, err, "the file is not a pstats dict")
 	}
-	st := &stats{index: map[funcKey]int{}}
-	for i := 0; ; i++ {
+	maxFuncs := in.Limit(LimitFunctions)
+	for i := int32(0); ; i++ {
 		if i%1024 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, evidence.Wrap(evidence.CodeCancelled, err, "pstats")
+				return evidence.Wrap(evidence.CodeCancelled, err, "pstats")
 			}
 		}
-		off := d.Offset()
-		kv, end, err := d.NextKey()
+		off := p.d.Offset()
+		// Keys are claimed: a shared key tuple is bound to its function
+		// (keyIndex), never built.
+		t, err := p.d.Claim()
 		if err != nil {
-			return nil, failure(err, "entry %d", i)
+			return failure(in, err, "entry %d", i)
 		}
-		if end {
+		if t.Kind == marshal.KindEnd {
 			break
 		}
+		fi, err := p.keyIndex(t, -1)
+		err = p.settle(err)
+		if isMarshal(err) {
+			return failure(in, err, "entry %d", i)
+		}
 		if int64(i) >= maxFuncs {
-			return nil, located(evidence.Failf(evidence.CodeLimitExceeded, "pstats: more than %s %d functions", LimitFunctions, maxFuncs), off)
+			return located(in.Exceeded(LimitFunctions, int64(i)+1), off)
 		}
-		key, err := parseKey(kv)
 		if err != nil {
-			return nil, located(evidence.Failf(evidence.CodeDecodeFailure, "pstats: entry %d: key: %v", i, err), off)
+			return located(evidence.Failf(evidence.CodeDecodeFailure, "pstats: entry %d: key: %v", i, err), off)
 		}
-		vv, err := d.Value()
-		if err != nil {
-			return nil, failure(err, "entry %d (%s)", i, key)
+		k := p.fns.at(int(fi)).key()
+		st, err := p.entry(fi, i)
+		err = p.settle(err)
+		switch {
+		case errors.Is(err, errEdges):
+			return located(in.Exceeded(LimitEdges, p.nedges), off)
+		case isMarshal(err):
+			return failure(in, err, "entry %d (%s)", i, k)
+		case err != nil:
+			return located(evidence.Failf(evidence.CodeDecodeFailure, "pstats: entry %d (%s): %v", i, k, err), off)
 		}
-		e, err := parseEntry(vv)
-		if err != nil {
-			return nil, located(evidence.Failf(evidence.CodeDecodeFailure, "pstats: entry %d (%s): %v", i, key, err), off)
+		f := p.fns.at(int(fi))
+		if f.defined {
+			return located(evidence.Failf(evidence.CodeDecodeFailure, "pstats: entry %d: function %s appears twice", i, k), off)
 		}
-		if _, dup := st.index[key]; dup {
-			return nil, located(evidence.Failf(evidence.CodeDecodeFailure, "pstats: entry %d: function %s appears twice", i, key), off)
-		}
-		st.edges += int64(len(e.callers))
-		if st.edges > maxEdges {
-			return nil, located(evidence.Failf(evidence.CodeLimitExceeded, "pstats: more than %s %d caller entries", LimitEdges, maxEdges), off)
-		}
-		for _, c := range e.callers {
-			if !c.timed {
-				st.untimed = true
-			}
-		}
-		e.key, e.off = key, off
-		st.index[key] = len(st.entries)
-		st.entries = append(st.entries, e)
+		f.defined, f.off = true, off
+		f.cc, f.nc, f.tt, f.ct, f.callers = st.cc, st.nc, st.tt, st.ct, st.callers
+		p.defs.add(fi)
 	}
-	if err := d.CheckEnd(); err != nil {
-		return nil, failure(err, "after the stats dict")
+	if err := p.d.CheckEnd(); err != nil {
+		return failure(in, err, "after the stats dict")
 	}
-	// Check every reference before anything is emitted.
-	for i := range st.entries {
-		e := &st.entries[i]
-		for _, c := range e.callers {
-			if _, ok := st.index[c.key]; !ok {
-				return nil, located(evidence.Failf(evidence.CodeDecodeFailure,
-					"pstats: caller %s of %s is not a function of this file", c.key, e.key), e.off)
-			}
+	// Check every reference before anything is emitted. Keys are numbered
+	// as first seen, so the first one without an entry is the caller that
+	// a walk of the entries in file order would find first.
+	for n := range p.fns.n {
+		if f := p.fns.at(n); !f.defined {
+			by := p.fns.at(int(f.firstBy))
+			return located(evidence.Failf(evidence.CodeDecodeFailure,
+				"pstats: caller %s of %s is not a function of this file", f.key(), by.key()), by.off)
 		}
 	}
-	return st, nil
+	return nil
 }
 
-// failure types an error from the marshal reader.
-func failure(err error, format string, args ...any) error {
+// errEdges ends the read of an entry once the file holds more caller
+// entries than max_edges allows.
+var errEdges = errors.New("too many caller entries")
+
+func isMarshal(err error) bool {
+	if err == nil {
+		return false
+	}
+	var me *marshal.Error
+	return errors.As(err, &me)
+}
+
+// settle finishes the dict item being read after a shape error: the rest
+// of it is read, so that a marshal failure in it (a truncation, a
+// crossed bound) is reported first, as a reader of whole objects would.
+func (p *parser) settle(err error) error {
+	if err == nil || isMarshal(err) || errors.Is(err, errEdges) {
+		return err
+	}
+	if cerr := p.d.Close(1); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// failure types an error from the marshal reader. A crossed bound is the
+// one LIMIT_EXCEEDED of the input, with the reader's account of it.
+func failure(in *formats.Input, err error, format string, args ...any) error {
+	var me *marshal.Error
+	isME := errors.As(err, &me)
+	if isME && errors.Is(err, marshal.ErrLimit) {
+		name := map[marshal.Bound]string{marshal.BoundBytes: LimitBytes, marshal.BoundDepth: LimitDepth, marshal.BoundObjects: LimitObjects}[me.Bound]
+		var observed any
+		if me.Observed > 0 {
+			observed = me.Observed
+		}
+		f := in.Exceeded(name, observed)
+		f.Message += ": " + fmt.Sprintf(format, args...) + ": " + err.Error()
+		f.Err = err
+		return located(f, me.Offset)
+	}
 	code := evidence.CodeDecodeFailure
 	switch {
-	case errors.Is(err, marshal.ErrLimit):
-		code = evidence.CodeLimitExceeded
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		code = evidence.CodeCancelled
-	default:
-		var me *marshal.Error
-		if errors.As(err, &me) && me.Err != nil && !errors.Is(err, marshal.ErrTruncated) {
-			code = evidence.CodeIOFailure // the reader failed, not the data
-		}
+	case isME && me.Err != nil && !errors.Is(err, marshal.ErrTruncated):
+		code = evidence.CodeIOFailure // the reader failed, not the data
 	}
 	f := evidence.Wrap(code, err, "pstats: "+format, args...)
-	var me *marshal.Error
-	if errors.As(err, &me) {
+	if isME {
 		f.Location.Offset = me.Offset
 	}
 	return f
@@ -211,278 +364,390 @@ func located(f *evidence.Failure, off int64) *evidence.Failure {
 	return f
 }
 
-func (k funcKey) String() string {
-	// pstats' own notation, file:line(name).
-	return fmt.Sprintf("%s:%d(%s)", k.file, k.line, k.name)
+// keyIndex reads a (file, line, name) key whose head t was claimed and
+// returns its function, interned (as named first by the entry of function
+// by) when new. A key tuple that back-references can name is bound to its
+// index, so each later reference resolves without being read again.
+func (p *parser) keyIndex(t marshal.Token, by int32) (int32, error) {
+	if t.Kind == marshal.KindBound {
+		return int32(t.Int), nil // only keys are bound
+	}
+	k, err := p.key(t)
+	if err != nil {
+		return 0, err
+	}
+	fi, err := p.intern(k, by)
+	if err != nil {
+		return 0, err
+	}
+	if t.Slot >= 0 {
+		p.d.Bind(t.Slot, int64(fi))
+	}
+	return fi, nil
 }
 
-func parseKey(v marshal.Value) (funcKey, error) {
-	t, ok := v.(marshal.Tuple)
-	if !ok || len(t) != 3 {
-		return funcKey{}, fmt.Errorf("want a (file, line, name) tuple, found %s", describe(v))
+// key reads a (file, line, name) tuple whose head is t.
+func (p *parser) key(t marshal.Token) (funcKey, error) {
+	if t.Kind != marshal.KindTuple || t.Len != 3 {
+		return funcKey{}, fmt.Errorf("want a (file, line, name) tuple, found %s", describe(t))
 	}
-	var k funcKey
-	if k.file, ok = t[0].(string); !ok {
-		return funcKey{}, fmt.Errorf("file is %s, not str", marshal.TypeName(t[0]))
-	}
-	line, err := asInt(t[1], "line")
+	file, err := p.d.Next()
 	if err != nil {
 		return funcKey{}, err
 	}
-	k.line = line
-	switch n := t[2].(type) {
-	case string:
-		k.name = n
-	case *marshal.Code:
-		k.name = fmt.Sprintf("<code object %s, file %q, line %d>", n.Name, n.Filename, n.FirstLineNo)
+	if file.Kind != marshal.KindStr {
+		return funcKey{}, fmt.Errorf("file is %s, not str", typeName(file))
+	}
+	lt, err := p.d.Next()
+	if err != nil {
+		return funcKey{}, err
+	}
+	line, err := asInt(lt, "line")
+	if err != nil {
+		return funcKey{}, err
+	}
+	nt, err := p.d.Next()
+	if err != nil {
+		return funcKey{}, err
+	}
+	k := funcKey{file: file.Str, line: line}
+	switch nt.Kind {
+	case marshal.KindStr:
+		k.name = nt.Str
+	case marshal.KindCode:
+		c := nt.Value.(*marshal.Code)
+		k.name = fmt.Sprintf("<code object %s, file %q, line %d>", c.Name, c.Filename, c.FirstLineNo)
 		k.isCode = true
 	default:
-		return funcKey{}, fmt.Errorf("name is %s, not str", marshal.TypeName(t[2]))
+		return funcKey{}, fmt.Errorf("name is %s, not str", typeName(nt))
 	}
 	return k, nil
 }
 
-func describe(v marshal.Value) string {
-	if t, ok := v.(marshal.Tuple); ok {
-		return fmt.Sprintf("a tuple of %d", len(t))
+func describe(t marshal.Token) string {
+	switch t.Kind {
+	case marshal.KindTuple:
+		return fmt.Sprintf("a tuple of %d", t.Len)
+	case marshal.KindBound:
+		return "a tuple of 3"
 	}
-	return marshal.TypeName(v)
+	return t.Kind.String()
 }
 
-func asInt(v marshal.Value, what string) (int64, error) {
-	switch n := v.(type) {
-	case int64:
-		return n, nil
-	case *big.Int:
-		return 0, fmt.Errorf("%s %s is out of range", what, n)
+// typeName is the Python type of a token; a bound reference names a key.
+func typeName(t marshal.Token) string {
+	if t.Kind == marshal.KindBound {
+		return "tuple"
 	}
-	return 0, fmt.Errorf("%s is %s, not int", what, marshal.TypeName(v))
+	return t.Kind.String()
 }
 
-func asCount(v marshal.Value, what string) (int64, error) {
-	n, err := asInt(v, what)
+func asInt(t marshal.Token, what string) (int64, error) {
+	switch {
+	case t.Kind == marshal.KindInt && t.Value != nil:
+		return 0, fmt.Errorf("%s %v is out of range", what, t.Value)
+	case t.Kind == marshal.KindInt:
+		return t.Int, nil
+	}
+	return 0, fmt.Errorf("%s is %s, not int", what, typeName(t))
+}
+
+func (p *parser) count(what string) (int64, error) {
+	t, err := p.d.Next()
+	if err != nil {
+		return 0, err
+	}
+	return asCount(t, what)
+}
+
+func asCount(t marshal.Token, what string) (int64, error) {
+	n, err := asInt(t, what)
 	if err == nil && n < 0 {
 		err = fmt.Errorf("%s %d is negative", what, n)
 	}
 	return n, err
 }
 
-// asTime reads a time: a float, or an int (the profile module writes 0 for
+// time reads a time: a float, or an int (the profile module writes 0 for
 // functions it never timed). Ints beyond 2^53 have no exact double.
-func asTime(v marshal.Value, what string) (float64, error) {
-	switch n := v.(type) {
-	case float64:
-		return n, nil
-	case int64:
-		if n > 1<<53 || n < -(1<<53) {
-			return 0, fmt.Errorf("%s %d has no exact double", what, n)
-		}
-		return float64(n), nil
+func (p *parser) time(what string) (float64, error) {
+	t, err := p.d.Next()
+	if err != nil {
+		return 0, err
 	}
-	return 0, fmt.Errorf("%s is %s, not a number", what, marshal.TypeName(v))
+	switch {
+	case t.Kind == marshal.KindFloat:
+		return t.Float, nil
+	case t.Kind == marshal.KindInt && t.Value == nil && t.Int <= 1<<53 && t.Int >= -(1<<53):
+		return float64(t.Int), nil
+	case t.Kind == marshal.KindInt:
+		return 0, fmt.Errorf("%s %v has no exact double", what, intText(t))
+	}
+	return 0, fmt.Errorf("%s is %s, not a number", what, typeName(t))
 }
 
-func parseEntry(v marshal.Value) (entry, error) {
-	t, ok := v.(marshal.Tuple)
-	if !ok || len(t) != 5 {
-		return entry{}, fmt.Errorf("want a (primitive calls, calls, tottime, cumtime, callers) tuple, found %s", describe(v))
+func intText(t marshal.Token) any {
+	if t.Value != nil {
+		return t.Value
 	}
-	var e entry
-	var err error
-	if e.cc, err = asCount(t[0], "primitive calls"); err != nil {
-		return entry{}, err
+	return t.Int
+}
+
+// stats is an entry's value without its callers.
+type stats struct {
+	cc, nc  int64
+	tt, ct  float64
+	callers int32
+}
+
+// entry reads the value of entry e, whose function is fi:
+// (primitive calls, calls, tottime, cumtime, callers).
+func (p *parser) entry(fi, e int32) (stats, error) {
+	var st stats
+	t, err := p.d.Next()
+	if err != nil {
+		return st, err
 	}
-	if e.nc, err = asCount(t[1], "calls"); err != nil {
-		return entry{}, err
+	if t.Kind != marshal.KindTuple || t.Len != 5 {
+		return st, fmt.Errorf("want a (primitive calls, calls, tottime, cumtime, callers) tuple, found %s", describe(t))
 	}
-	if e.tt, err = asTime(t[2], "tottime"); err != nil {
-		return entry{}, err
+	if st.cc, err = p.count("primitive calls"); err != nil {
+		return st, err
 	}
-	if e.ct, err = asTime(t[3], "cumtime"); err != nil {
-		return entry{}, err
+	if st.nc, err = p.count("calls"); err != nil {
+		return st, err
 	}
-	cs, ok := t[4].(marshal.Dict)
-	if !ok {
-		return entry{}, fmt.Errorf("callers is %s, not dict", marshal.TypeName(t[4]))
+	if st.tt, err = p.time("tottime"); err != nil {
+		return st, err
 	}
-	seen := make(map[funcKey]bool, len(cs))
-	for i, it := range cs {
-		c, err := parseCaller(it)
+	if st.ct, err = p.time("cumtime"); err != nil {
+		return st, err
+	}
+	if t, err = p.d.Next(); err != nil {
+		return st, err
+	}
+	if t.Kind != marshal.KindDict {
+		return st, fmt.Errorf("callers is %s, not dict", typeName(t))
+	}
+	for i := 0; ; i++ {
+		t, err := p.d.Claim()
 		if err != nil {
-			return entry{}, fmt.Errorf("caller %d: %w", i, err)
+			return st, err
 		}
-		if seen[c.key] {
-			return entry{}, fmt.Errorf("caller %s appears twice", c.key)
+		if t.Kind == marshal.KindEnd {
+			return st, nil
 		}
-		seen[c.key] = true
-		e.callers = append(e.callers, c)
+		if err := p.caller(t, fi, e, i); err != nil {
+			return st, err
+		}
+		st.callers++
 	}
-	return e, nil
 }
 
-func parseCaller(it marshal.Item) (caller, error) {
-	k, err := parseKey(it.Key)
+// caller reads caller entry i of entry e (function fi), whose key's head
+// is t, and resolves its key.
+func (p *parser) caller(t marshal.Token, fi, e int32, i int) error {
+	ci, err := p.keyIndex(t, fi)
 	if err != nil {
-		return caller{}, err
+		return fmt.Errorf("caller %d: %w", i, err)
 	}
-	c := caller{key: k}
-	switch v := it.Value.(type) {
-	case int64:
+	f := p.fns.at(int(ci))
+	k := f.key()
+	v, err := p.d.Next()
+	if err != nil {
+		return fmt.Errorf("caller %d: %w", i, err)
+	}
+	c := edge{caller: ci}
+	switch {
+	case v.Kind == marshal.KindInt:
 		// profile module: calls from this caller, nothing else.
-		if c.nc, err = asCount(v, "calls"); err != nil {
-			return caller{}, err
-		}
-		return c, nil
-	case marshal.Tuple:
-		if len(v) != 4 {
-			break
-		}
+		c.nc, err = asCount(v, "calls")
+	case v.Kind == marshal.KindTuple && v.Len == 4:
 		c.timed = true
-		if c.nc, err = asCount(v[0], "calls"); err != nil {
-			return caller{}, err
-		}
-		if c.cc, err = asCount(v[1], "primitive calls"); err != nil {
-			return caller{}, err
-		}
-		if c.tt, err = asTime(v[2], "tottime"); err != nil {
-			return caller{}, err
-		}
-		if c.ct, err = asTime(v[3], "cumtime"); err != nil {
-			return caller{}, err
-		}
-		return c, nil
+		c.nc, c.cc, c.tt, c.ct, err = p.timed()
+	default:
+		err = fmt.Errorf("%s: want (calls, primitive calls, tottime, cumtime) or a call count, found %s", k, describe(v))
 	}
-	return caller{}, fmt.Errorf("%s: want (calls, primitive calls, tottime, cumtime) or a call count, found %s", k, describe(it.Value))
+	if err != nil {
+		return fmt.Errorf("caller %d: %w", i, err)
+	}
+	if f.lastEntry == e {
+		return fmt.Errorf("caller %s appears twice", k)
+	}
+	f.lastEntry = e
+	if p.nedges++; p.nedges > p.maxEdges {
+		return errEdges
+	}
+	if !c.timed {
+		p.untimed = true
+	}
+	if p.keepEdges {
+		p.edges.add(c)
+	}
+	return nil
 }
 
-// frameID is a function's identity: the canonical JSON of its key, which
-// is stable across runs of the same code and unambiguous.
-func frameID(k funcKey) (string, error) {
-	b, err := evidence.Canonical([]any{k.file, k.line, k.name})
-	if err != nil {
-		// Keys hold valid UTF-8 (the marshal reader rejects anything
-		// else), so this is a defect, not bad input.
-		return "", evidence.Wrap(evidence.CodeInternal, err, "pstats: frame id of %s", k)
+// timed reads the rest of cProfile's (calls, primitive calls, tottime,
+// cumtime) caller tuple.
+func (p *parser) timed() (nc, cc int64, tt, ct float64, err error) {
+	if nc, err = p.count("calls"); err != nil {
+		return
 	}
-	return string(b), nil
+	if cc, err = p.count("primitive calls"); err != nil {
+		return
+	}
+	if tt, err = p.time("tottime"); err != nil {
+		return
+	}
+	ct, err = p.time("cumtime")
+	return
 }
 
 // classify maps a key to its file column and symbolization. cProfile names
 // built-in (C) functions ('~', 0, name); the profile module names them
 // (”, 0, name) and adds a fake frame ('profile', 0, 'profiler') and one
 // for the profiled statement. None of those "files" is a file.
-func classify(k funcKey) (file any, sym string) {
+func classify(k *function) (file table.Null[string], sym string) {
 	switch {
 	case k.isCode, k.file == "profile" && k.line == 0 && k.name == "profiler":
-		return nil, table.Synthetic
+		return file, table.Synthetic
 	case k.line == 0 && (k.file == "~" || k.file == ""):
-		return nil, table.Symbolized
+		return file, table.Symbolized
 	case k.name == "<lambda>":
-		return k.file, table.Anonymous
+		return table.Some(k.file), table.Anonymous
 	}
-	return k.file, table.Symbolized
+	return table.Some(k.file), table.Symbolized
 }
 
-func emit(in *formats.Input, st *stats, out formats.Sink) error {
-	artifactID := ""
-	if in.Artifact != nil {
-		artifactID = in.Artifact.ID
+// rows hands out rows allocated rowBlock at a time: each row given to the
+// sink is its own (a sink may keep it), without an allocation each.
+type rows[T any] []T
+
+const rowBlock = 256
+
+func (r *rows[T]) next() *T {
+	if len(*r) == 0 {
+		*r = make([]T, rowBlock)
 	}
-	ids := make([]string, len(st.entries))
+	row := &(*r)[0]
+	*r = (*r)[1:]
+	return row
+}
+
+func (p *parser) emit(out formats.Sink) error {
 	var totalTT float64
 	var calls, prim int64
-	for i := range st.entries {
-		e := &st.entries[i]
-		id, err := frameID(e.key)
-		if err != nil {
-			return err
-		}
-		ids[i] = id
+	for fi := range p.defs.all() {
+		f := p.fns.at(int(fi))
 		// Summed in file order from zero, exactly as pstats computes
 		// total_tt, so the two agree bit for bit.
-		totalTT += e.tt
-		calls += e.nc
-		prim += e.cc
+		totalTT += f.tt
+		calls += f.nc
+		prim += f.cc
 	}
 	metrics := map[string]evidence.Metric{
 		table.MetricTotalWeight: {Value: totalTT, Unit: unit.Seconds},
-		"functions":             {Value: int64(len(st.entries))},
+		"functions":             {Value: int64(p.defs.n)},
 		"total_calls":           {Value: calls, Unit: unit.Calls},
 		"primitive_calls":       {Value: prim, Unit: unit.Calls},
-		"edges":                 {Value: st.edges},
+		"edges":                 {Value: p.nedges},
 	}
-
-	tw, err := out.Begin(&evidence.Table{Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns(unit.Seconds)})
+	if err := p.frames(out, metrics); err != nil {
+		return err
+	}
+	tw, err := out.Begin(table.CPUEdges.Header(unit.Seconds))
 	if err != nil {
 		return err
 	}
-	for i := range st.entries {
-		e := &st.entries[i]
-		file, sym := classify(e.key)
-		if err := tw.Row(evidence.Object{
-			"artifact_id":      artifactID,
-			"frame_id":         ids[i],
-			"function":         e.key.name,
-			"file":             file,
-			"line":             e.key.line,
-			"column":           int64(-1),
-			"module":           nil,
-			"symbolization":    sym,
-			"thread":           nil,
-			"process":          nil,
-			"self_weight":      e.tt,
-			"inclusive_weight": e.ct,
-			"calls":            e.nc,
-			"primitive_calls":  e.cc,
-		}); err != nil {
-			return err
+	if p.keepEdges {
+		var block rows[table.Edge]
+		var buf []byte
+		e := 0
+		for fi := range p.defs.all() {
+			f := p.fns.at(int(fi))
+			calleeFile, _ := classify(f)
+			if buf, err = frameID(buf[:0], f); err != nil {
+				return err
+			}
+			calleeID := string(buf)
+			for range f.callers {
+				c := p.edges.at(e)
+				e++
+				from := p.fns.at(int(c.caller))
+				callerFile, _ := classify(from)
+				// Ids are made per row rather than kept for every
+				// function: a row's strings are the sink's to keep.
+				if buf, err = frameID(buf[:0], from); err != nil {
+					return err
+				}
+				r := block.next()
+				*r = table.Edge{
+					CallerID: string(buf), CallerFunction: from.name, CallerFile: callerFile, CallerLine: from.line,
+					CalleeID: calleeID, CalleeFunction: f.name, CalleeFile: calleeFile, CalleeLine: f.line,
+					Calls: table.Some(c.nc),
+				}
+				if c.timed {
+					r.Weight, r.SelfWeight, r.PrimitiveCalls = table.Some(c.ct), table.Some(c.tt), table.Some(c.cc)
+				}
+				if err := tw.Row(r); err != nil {
+					return err
+				}
+			}
 		}
 	}
-	frameSum := &evidence.Summary{RowsObserved: int64(len(st.entries)), Complete: true, Metrics: metrics}
-	frameSum.Limit("cumtime of a recursive function counts its outermost calls only, as pstats does")
-	if err := tw.End(frameSum); err != nil {
-		return err
+	edgeSum := &evidence.Summary{RowsObserved: p.nedges, Complete: true, Metrics: metrics}
+	if p.untimed {
+		edgeSum.Limit("this file (from the pure-Python profile module) records only call counts per caller: edge weights and primitive calls are null")
 	}
+	return tw.End(edgeSum)
+}
 
-	tw, err = out.Begin(&evidence.Table{Name: table.CPUEdges.Name, Columns: table.CPUEdges.EvidenceColumns(unit.Seconds)})
+// frames emits cpu.frames.
+func (p *parser) frames(out formats.Sink, metrics map[string]evidence.Metric) error {
+	tw, err := out.Begin(table.CPUFrames.Header(unit.Seconds))
 	if err != nil {
 		return err
 	}
-	for i := range st.entries {
-		e := &st.entries[i]
-		calleeFile, _ := classify(e.key)
-		for _, c := range e.callers {
-			callerFile, _ := classify(c.key)
-			row := evidence.Object{
-				"artifact_id":     artifactID,
-				"caller_id":       ids[st.index[c.key]],
-				"caller_function": c.key.name,
-				"caller_file":     callerFile,
-				"caller_line":     c.key.line,
-				"callee_id":       ids[i],
-				"callee_function": e.key.name,
-				"callee_file":     calleeFile,
-				"callee_line":     e.key.line,
-				"thread":          nil,
-				"process":         nil,
-				"weight":          nil,
-				"self_weight":     nil,
-				"calls":           c.nc,
-				"primitive_calls": nil,
+	if out.Wants(table.CPUFrames.Schema) {
+		var buf []byte
+		var block rows[table.Frame]
+		for fi := range p.defs.all() {
+			f := p.fns.at(int(fi))
+			if buf, err = frameID(buf[:0], f); err != nil {
+				return err
 			}
-			if c.timed {
-				row["weight"], row["self_weight"], row["primitive_calls"] = c.ct, c.tt, c.cc
+			r := block.next()
+			file, sym := classify(f)
+			*r = table.Frame{
+				FrameID: string(buf), Function: f.name, File: file, Line: f.line, Column: -1,
+				Symbolization: sym, SelfWeight: f.tt, InclusiveWeight: f.ct,
+				Calls: table.Some(f.nc), PrimitiveCalls: table.Some(f.cc),
 			}
-			if err := tw.Row(row); err != nil {
+			if err := tw.Row(r); err != nil {
 				return err
 			}
 		}
 	}
-	edgeSum := &evidence.Summary{RowsObserved: st.edges, Complete: true, Metrics: metrics}
-	if st.untimed {
-		edgeSum.Limit("this file (from the pure-Python profile module) records only call counts per caller: edge weights and primitive calls are null")
+	sum := &evidence.Summary{RowsObserved: int64(p.defs.n), Complete: true, Metrics: metrics}
+	sum.Limit("cumtime of a recursive function counts its outermost calls only, as pstats does")
+	return tw.End(sum)
+}
+
+// frameID appends a function's identity: the canonical JSON of its key,
+// which is stable across runs of the same code and unambiguous.
+func frameID(dst []byte, f *function) ([]byte, error) {
+	dst = append(dst, '[')
+	dst, err := evidence.AppendString(dst, f.file)
+	if err == nil {
+		dst = evidence.AppendInt(append(dst, ','), f.line)
+		dst, err = evidence.AppendString(append(dst, ','), f.name)
 	}
-	return tw.End(edgeSum)
+	if err != nil {
+		// Keys hold valid UTF-8 (the marshal reader rejects anything
+		// else), so this is a defect, not bad input.
+		return dst, evidence.Wrap(evidence.CodeInternal, err, "pstats: frame id of %s", f.key())
+	}
+	return append(dst, ']'), nil
 }
 
 // Sniff recognizes a marshalled dict whose first key is a
@@ -493,34 +758,35 @@ func Sniff(prefix []byte) formats.Verdict {
 	if len(prefix) == 0 {
 		return formats.NeedMore
 	}
-	d := marshal.NewDecoder(bytes.NewReader(prefix), marshal.Limits{MaxBytes: formats.SniffBytes})
-	truncated := func(err error) bool {
+	p := newParser(bytes.NewReader(prefix), marshal.Limits{MaxBytes: formats.SniffBytes}, false, math.MaxInt64)
+	cut := func(err error) bool {
 		return errors.Is(err, marshal.ErrTruncated) || errors.Is(err, marshal.ErrLimit)
 	}
-	if err := d.BeginDict(); err != nil {
+	if err := p.d.BeginDict(); err != nil {
 		return formats.No
 	}
-	kv, end, err := d.NextKey()
+	t, err := p.d.Claim()
 	switch {
-	case err != nil && truncated(err):
+	case err != nil && cut(err):
 		return formats.NeedMore
 	case err != nil:
 		return formats.No
-	case end:
+	case t.Kind == marshal.KindEnd:
 		// An empty dict: a valid, empty profile, or anything else.
 		return formats.NeedMore
 	}
-	if _, err := parseKey(kv); err != nil {
+	fi, err := p.keyIndex(t, -1)
+	if err = p.settle(err); err != nil {
+		if cut(err) {
+			return formats.NeedMore
+		}
 		return formats.No
 	}
-	vv, err := d.Value()
-	switch {
-	case err != nil && truncated(err):
+	_, err = p.entry(fi, 0)
+	switch err = p.settle(err); {
+	case err != nil && cut(err):
 		return formats.Yes
 	case err != nil:
-		return formats.No
-	}
-	if _, err := parseEntry(vv); err != nil {
 		return formats.No
 	}
 	return formats.Yes

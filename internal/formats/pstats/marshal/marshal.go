@@ -13,6 +13,13 @@
 // as CPython numbers them: a container takes its slot before its items. A
 // reference to an unknown slot, or to a container that is still being read
 // (a cycle), is an error.
+//
+// Two readers share one stream: Value builds a whole object, and Next
+// (token.go) reads objects as a typed token stream in which a container no
+// back-reference can name is never built, so a large dict of tuples is
+// read in constant memory per item.
+//
+// It imports nothing of flameox.
 package marshal
 
 import (
@@ -128,11 +135,24 @@ var ErrLimit = errors.New("limit exceeded")
 // ErrTruncated reports input that ends inside an object.
 var ErrTruncated = errors.New("truncated input")
 
+// Bound names the field of Limits that an ErrLimit failure crossed.
+type Bound uint8
+
+const (
+	BoundBytes Bound = iota + 1
+	BoundDepth
+	BoundObjects
+)
+
 // Error is a decode failure at a byte offset.
 type Error struct {
 	Offset int64 // offset of the object's type code, or of the failing read
 	Msg    string
 	Err    error // ErrLimit, ErrTruncated, a read error, or nil for bad data
+	// For ErrLimit: the bound crossed, and the amount the input asked for
+	// (bytes, levels) when known, else 0.
+	Bound    Bound
+	Observed int64
 }
 
 func (e *Error) Error() string {
@@ -148,34 +168,6 @@ func (e *Error) Unwrap() error { return e.Err }
 // building marks a ref slot whose container is still being read.
 type building struct{}
 
-// countingReader counts bytes and refuses to read past max.
-type countingReader struct {
-	r   io.Reader
-	n   int64
-	max int64
-}
-
-var errMaxBytes = errors.New("max bytes")
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	if c.n >= c.max {
-		// Let one more byte through so that a stream of exactly max bytes
-		// still reaches EOF cleanly.
-		var one [1]byte
-		n, err := c.r.Read(one[:])
-		if n > 0 {
-			return 0, errMaxBytes
-		}
-		return 0, err
-	}
-	if rest := c.max - c.n; int64(len(p)) > rest {
-		p = p[:rest]
-	}
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
-
 // Decoder reads marshal objects from a stream.
 type Decoder struct {
 	br      *bufio.Reader
@@ -183,8 +175,8 @@ type Decoder struct {
 	off     int64 // bytes consumed by the decoder
 	depth   int
 	objects int64
-	refs    []Value
-	scratch [8]byte
+	refs    refTable
+	stack   []frame // containers open in the token stream (token.go)
 }
 
 // NewDecoder returns a decoder reading r within lim.
@@ -198,15 +190,38 @@ func NewDecoder(r io.Reader, lim Limits) *Decoder {
 	if lim.MaxObjects <= 0 {
 		lim.MaxObjects = DefaultMaxObjects
 	}
-	cr := &countingReader{r: r, max: lim.MaxBytes}
-	return &Decoder{br: bufio.NewReaderSize(cr, 64<<10), lim: lim}
+	return &Decoder{br: bufio.NewReaderSize(r, bufSize), lim: lim}
 }
+
+// bufSize is the read buffer; strings up to this size are decoded from it
+// without an intermediate copy.
+const bufSize = 64 << 10
 
 // Offset is the number of bytes consumed so far.
 func (d *Decoder) Offset() int64 { return d.off }
 
 // Refs is the number of back-reference slots assigned so far.
-func (d *Decoder) Refs() int { return len(d.refs) }
+func (d *Decoder) Refs() int { return d.refs.n }
+
+// refTable holds the back-reference slots in fixed-size chunks: it grows
+// without copying, where a slice would leave each outgrown copy behind as
+// garbage (several times the table's own size over a large file).
+type refTable struct {
+	c [][]Value
+	n int
+}
+
+const refChunk = 4096
+
+func (t *refTable) add(v Value) {
+	if t.n%refChunk == 0 {
+		t.c = append(t.c, make([]Value, refChunk))
+	}
+	t.c[t.n/refChunk][t.n%refChunk] = v
+	t.n++
+}
+
+func (t *refTable) at(i int) *Value { return &t.c[i/refChunk][i%refChunk] }
 
 // CheckEnd verifies that the stream ends here. marshal.load would ignore
 // what follows its object; a decoder of evidence does not, because bytes
@@ -214,6 +229,8 @@ func (d *Decoder) Refs() int { return len(d.refs) }
 func (d *Decoder) CheckEnd() error {
 	_, err := d.br.ReadByte()
 	switch {
+	case err == nil && d.off >= d.lim.MaxBytes:
+		return d.limit(d.off, BoundBytes, 0, "input is larger than max_bytes %d", d.lim.MaxBytes)
 	case err == nil:
 		return d.fail(d.off, nil, "unexpected data after the object")
 	case errors.Is(err, io.EOF):
@@ -226,11 +243,24 @@ func (d *Decoder) fail(off int64, err error, format string, args ...any) error {
 	return &Error{Offset: off, Msg: fmt.Sprintf(format, args...), Err: err}
 }
 
+// limit is an ErrLimit failure that names the bound crossed and, when
+// known, the amount it would take (0 when only "more" is known).
+func (d *Decoder) limit(off int64, b Bound, observed int64, format string, args ...any) error {
+	return &Error{Offset: off, Msg: fmt.Sprintf(format, args...), Err: ErrLimit, Bound: b, Observed: observed}
+}
+
+// beyond reports a read of n bytes that would cross MaxBytes: a limit when
+// the input goes on past the bound, truncation when it ends before.
+func (d *Decoder) beyond(n int, what string) error {
+	if _, err := d.br.Peek(int(d.lim.MaxBytes-d.off) + 1); err != nil {
+		return d.readErr(d.off, err, what)
+	}
+	return d.limit(d.off, BoundBytes, d.off+int64(n), "reading %s: input is larger than max_bytes %d", what, d.lim.MaxBytes)
+}
+
 // readErr classifies a failed read at offset off.
 func (d *Decoder) readErr(off int64, err error, what string) error {
 	switch {
-	case errors.Is(err, errMaxBytes):
-		return d.fail(off, ErrLimit, "reading %s: input is larger than max_bytes %d", what, d.lim.MaxBytes)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return d.fail(off, ErrTruncated, "input ends inside %s", what)
 	}
@@ -238,6 +268,9 @@ func (d *Decoder) readErr(off int64, err error, what string) error {
 }
 
 func (d *Decoder) byte1(what string) (byte, error) {
+	if d.off >= d.lim.MaxBytes {
+		return 0, d.beyond(1, what)
+	}
 	b, err := d.br.ReadByte()
 	if err != nil {
 		return 0, d.readErr(d.off, err, what)
@@ -246,21 +279,47 @@ func (d *Decoder) byte1(what string) (byte, error) {
 	return b, nil
 }
 
-func (d *Decoder) fixed(n int, what string) ([]byte, error) {
-	b := d.scratch[:n]
-	if _, err := io.ReadFull(d.br, b); err != nil {
-		return nil, d.readErr(d.off, err, what)
-	}
-	d.off += int64(n)
-	return b, nil
-}
-
-func (d *Decoder) int32(what string) (int32, error) {
-	b, err := d.fixed(4, what)
+// le reads a little-endian field of n bytes (2, 4 or 8) straight from
+// the buffer.
+func (d *Decoder) le(n int, what string) (uint64, error) {
+	b, err := d.peek(n, what)
 	if err != nil {
 		return 0, err
 	}
-	return int32(binary.LittleEndian.Uint32(b)), nil
+	var v uint64
+	switch n {
+	case 2:
+		v = uint64(binary.LittleEndian.Uint16(b))
+	case 4:
+		v = uint64(binary.LittleEndian.Uint32(b))
+	default:
+		v = binary.LittleEndian.Uint64(b)
+	}
+	d.consume(n)
+	return v, nil
+}
+
+// peek returns the next n bytes (n <= bufSize) without consuming them;
+// they stay valid until the next read.
+func (d *Decoder) peek(n int, what string) ([]byte, error) {
+	if int64(n) > d.lim.MaxBytes-d.off {
+		return nil, d.beyond(n, what)
+	}
+	b, err := d.br.Peek(n)
+	if err != nil {
+		return nil, d.readErr(d.off, err, what)
+	}
+	return b, nil
+}
+
+func (d *Decoder) consume(n int) {
+	_, _ = d.br.Discard(n) // peeked bytes: cannot fail
+	d.off += int64(n)
+}
+
+func (d *Decoder) int32(what string) (int32, error) {
+	v, err := d.le(4, what)
+	return int32(uint32(v)), err
 }
 
 // size reads a non-negative 32-bit length.
@@ -279,9 +338,8 @@ func (d *Decoder) size(what string) (int, error) {
 // bytesN reads n bytes, growing the buffer only as data arrives, so that a
 // huge declared length costs nothing until its bytes exist.
 func (d *Decoder) bytesN(n int, what string) ([]byte, error) {
-	off := d.off
-	if int64(n) > d.lim.MaxBytes-d.off {
-		return nil, d.fail(off, ErrLimit, "%s declares %d bytes, more than max_bytes %d allows", what, n, d.lim.MaxBytes)
+	if err := d.declared(n, what); err != nil {
+		return nil, err
 	}
 	const chunk = 64 << 10
 	buf := make([]byte, 0, min(n, chunk))
@@ -296,10 +354,18 @@ func (d *Decoder) bytesN(n int, what string) ([]byte, error) {
 	return buf, nil
 }
 
+// declared checks a declared byte length against what MaxBytes leaves.
+func (d *Decoder) declared(n int, what string) error {
+	if int64(n) > d.lim.MaxBytes-d.off {
+		return d.limit(d.off, BoundBytes, d.off+int64(n), "%s declares %d bytes, more than max_bytes %d allows", what, n, d.lim.MaxBytes)
+	}
+	return nil
+}
+
 // count admits n more objects against MaxObjects.
 func (d *Decoder) count(off int64, n int64) error {
 	if n > d.lim.MaxObjects-d.objects {
-		return d.fail(off, ErrLimit, "more than max_objects %d objects", d.lim.MaxObjects)
+		return d.limit(off, BoundObjects, 0, "more than max_objects %d objects", d.lim.MaxObjects)
 	}
 	d.objects += n
 	return nil
@@ -310,20 +376,20 @@ func (d *Decoder) reserve(flag bool) int {
 	if !flag {
 		return -1
 	}
-	d.refs = append(d.refs, building{})
-	return len(d.refs) - 1
+	d.refs.add(building{})
+	return d.refs.n - 1
 }
 
 func (d *Decoder) fill(idx int, v Value) Value {
 	if idx >= 0 {
-		d.refs[idx] = v
+		*d.refs.at(idx) = v
 	}
 	return v
 }
 
 func (d *Decoder) enter(off int64) error {
 	if d.depth >= d.lim.MaxDepth {
-		return d.fail(off, ErrLimit, "nesting deeper than max_depth %d", d.lim.MaxDepth)
+		return d.limit(off, BoundDepth, int64(d.depth)+1, "nesting deeper than max_depth %d", d.lim.MaxDepth)
 	}
 	d.depth++
 	return nil
@@ -331,50 +397,17 @@ func (d *Decoder) enter(off int64) error {
 
 func (d *Decoder) leave() { d.depth-- }
 
-// BeginDict reads the type code of a dict whose items the caller then
-// reads with NextKey and Value, so that a large top-level dict is never
-// held whole. A reference to this dict from inside it is a cycle error.
-func (d *Decoder) BeginDict() error {
-	off := d.off
-	code, err := d.byte1("type code")
-	if err != nil {
-		return err
-	}
-	if code&^flagRef != typeDict {
-		return d.fail(off, nil, "expected a dict, found type code %s", codeName(code))
-	}
-	if err := d.count(off, 1); err != nil {
-		return err
-	}
-	if err := d.enter(off); err != nil {
-		return err
-	}
-	d.reserve(code&flagRef != 0)
-	return nil
-}
-
-// NextKey reads the next key of a dict opened by BeginDict. At the dict's
-// end it returns end=true and closes the dict.
-func (d *Decoder) NextKey() (key Value, end bool, err error) {
-	off := d.off
-	code, err := d.br.ReadByte()
-	if err != nil {
-		return nil, false, d.readErr(off, err, "dict")
-	}
-	if code == typeNull {
-		d.off++
-		d.leave()
-		return nil, true, nil
-	}
-	if err := d.br.UnreadByte(); err != nil {
-		return nil, false, d.fail(off, err, "unread")
-	}
-	k, err := d.Value()
-	return k, false, err
-}
-
-// Value reads one complete object.
+// Value reads one complete object. Between the tokens of a container
+// opened by Next or BeginDict, read with Next.
 func (d *Decoder) Value() (Value, error) {
+	if len(d.stack) > 0 {
+		return nil, d.fail(d.off, nil, "Value called inside a container opened as tokens")
+	}
+	return d.value()
+}
+
+// value reads one complete object.
+func (d *Decoder) value() (Value, error) {
 	off := d.off
 	code, err := d.byte1("type code")
 	if err != nil {
@@ -386,6 +419,12 @@ func (d *Decoder) Value() (Value, error) {
 	if err := d.count(off, 1); err != nil {
 		return nil, err
 	}
+	return d.object(off, code)
+}
+
+// object reads the rest of the object whose type code, at off, has been
+// read and counted.
+func (d *Decoder) object(off int64, code byte) (Value, error) {
 	flag := code&flagRef != 0
 	switch t := code &^ flagRef; t {
 	case typeNone:
@@ -399,18 +438,8 @@ func (d *Decoder) Value() (Value, error) {
 	case typeStopIter:
 		return StopIteration{}, nil
 	case typeRef:
-		n, err := d.int32("reference")
-		if err != nil {
-			return nil, err
-		}
-		if n < 0 || int(n) >= len(d.refs) {
-			return nil, d.fail(off, nil, "reference %d to an unknown object (%d assigned)", n, len(d.refs))
-		}
-		v := d.refs[n]
-		if _, ok := v.(building); ok {
-			return nil, d.fail(off, nil, "reference %d to a container that is still being read (a cycle)", n)
-		}
-		return v, nil
+		v, _, err := d.ref(off)
+		return v, err
 	case typeInt:
 		n, err := d.int32("int")
 		if err != nil {
@@ -423,35 +452,18 @@ func (d *Decoder) Value() (Value, error) {
 			return nil, err
 		}
 		return d.scalar(flag, v), nil
-	case typeBinaryFloat:
-		b, err := d.fixed(8, "float")
-		if err != nil {
-			return nil, err
-		}
-		return d.scalar(flag, math.Float64frombits(binary.LittleEndian.Uint64(b))), nil
-	case typeFloat:
-		f, err := d.textFloat()
+	case typeBinaryFloat, typeFloat:
+		f, err := d.float(t, "float")
 		if err != nil {
 			return nil, err
 		}
 		return d.scalar(flag, f), nil
-	case typeBinaryComplex:
-		b, err := d.fixed(8, "complex")
+	case typeBinaryComplex, typeComplex:
+		re, err := d.float(t, "complex")
 		if err != nil {
 			return nil, err
 		}
-		re := math.Float64frombits(binary.LittleEndian.Uint64(b))
-		if b, err = d.fixed(8, "complex"); err != nil {
-			return nil, err
-		}
-		im := math.Float64frombits(binary.LittleEndian.Uint64(b))
-		return d.scalar(flag, complex(re, im)), nil
-	case typeComplex:
-		re, err := d.textFloat()
-		if err != nil {
-			return nil, err
-		}
-		im, err := d.textFloat()
+		im, err := d.float(t, "complex")
 		if err != nil {
 			return nil, err
 		}
@@ -466,42 +478,12 @@ func (d *Decoder) Value() (Value, error) {
 			return nil, err
 		}
 		return d.scalar(flag, Bytes(b)), nil
-	case typeUnicode, typeInterned:
-		n, err := d.size("str")
+	case typeUnicode, typeInterned, typeASCII, typeASCIIInterned, typeShortASCII, typeShortASCIIInterned:
+		s, err := d.text(off, t)
 		if err != nil {
 			return nil, err
 		}
-		b, err := d.bytesN(n, "str")
-		if err != nil {
-			return nil, err
-		}
-		if !utf8.Valid(b) {
-			// CPython writes str with surrogatepass, so a lone surrogate
-			// (an undecodable file name, say) lands here: it has no UTF-8
-			// form and cannot become evidence text.
-			return nil, d.fail(off, nil, "str is not valid UTF-8 (it may hold a lone surrogate)")
-		}
-		return d.scalar(flag, string(b)), nil
-	case typeASCII, typeASCIIInterned:
-		n, err := d.size("str")
-		if err != nil {
-			return nil, err
-		}
-		b, err := d.bytesN(n, "str")
-		if err != nil {
-			return nil, err
-		}
-		return d.scalar(flag, latin1(b)), nil
-	case typeShortASCII, typeShortASCIIInterned:
-		n, err := d.byte1("str size")
-		if err != nil {
-			return nil, err
-		}
-		b, err := d.bytesN(int(n), "str")
-		if err != nil {
-			return nil, err
-		}
-		return d.scalar(flag, latin1(b)), nil
+		return d.scalar(flag, s), nil
 	case typeSmallTuple:
 		n, err := d.byte1("tuple size")
 		if err != nil {
@@ -525,10 +507,84 @@ func (d *Decoder) Value() (Value, error) {
 	}
 }
 
+// ref reads the slot number of a TYPE_REF at off and returns the object
+// in that slot.
+func (d *Decoder) ref(off int64) (Value, int, error) {
+	n, err := d.int32("reference")
+	if err != nil {
+		return nil, 0, err
+	}
+	if n < 0 || int(n) >= d.refs.n {
+		return nil, 0, d.fail(off, nil, "reference %d to an unknown object (%d assigned)", n, d.refs.n)
+	}
+	switch v := (*d.refs.at(int(n))).(type) {
+	case building:
+		return nil, 0, d.fail(off, nil, "reference %d to a container that is still being read (a cycle)", n)
+	case unbound:
+		return nil, 0, d.fail(off, nil, "reference %d to a container read as tokens and not kept", n)
+	default:
+		return v, int(n), nil
+	}
+}
+
+// float reads a binary (8-byte) or text float; t is the type code's kind.
+func (d *Decoder) float(t byte, what string) (float64, error) {
+	if t == typeFloat || t == typeComplex {
+		return d.textFloat()
+	}
+	b, err := d.le(8, what)
+	return math.Float64frombits(b), err
+}
+
+// text reads a str of kind t (type code at off): u and t hold UTF-8, the
+// ASCII kinds decode as Latin-1 as in CPython. A string that fits the read
+// buffer is decoded from it, without an intermediate copy.
+func (d *Decoder) text(off int64, t byte) (string, error) {
+	var n int
+	var err error
+	if t == typeShortASCII || t == typeShortASCIIInterned {
+		var b byte
+		b, err = d.byte1("str size")
+		n = int(b)
+	} else {
+		n, err = d.size("str")
+	}
+	if err != nil {
+		return "", err
+	}
+	var b []byte
+	if n <= bufSize {
+		if err := d.declared(n, "str"); err != nil {
+			return "", err
+		}
+		if b, err = d.br.Peek(n); err != nil {
+			return "", d.readErr(d.off, err, "str")
+		}
+	} else if b, err = d.bytesN(n, "str"); err != nil {
+		return "", err
+	}
+	var s string
+	if t == typeUnicode || t == typeInterned {
+		if !utf8.Valid(b) {
+			// CPython writes str with surrogatepass, so a lone surrogate
+			// (an undecodable file name, say) lands here: it has no UTF-8
+			// form and cannot become evidence text.
+			return "", d.fail(off, nil, "str is not valid UTF-8 (it may hold a lone surrogate)")
+		}
+		s = string(b)
+	} else {
+		s = latin1(b)
+	}
+	if n <= bufSize {
+		d.consume(n)
+	}
+	return s, nil
+}
+
 // scalar records a flagged scalar in the next ref slot.
 func (d *Decoder) scalar(flag bool, v Value) Value {
 	if flag {
-		d.refs = append(d.refs, v)
+		d.refs.add(v)
 	}
 	return v
 }
@@ -539,7 +595,7 @@ func (d *Decoder) scalar(flag bool, v Value) Value {
 // arrive. A flagged container takes its ref slot before its items.
 func (d *Decoder) container(off int64, flag bool, n int, kind byte) (Value, error) {
 	if int64(n) > d.lim.MaxObjects-d.objects {
-		return nil, d.fail(off, ErrLimit, "%s declares %d items, more than max_objects %d allows", kindName(kind), n, d.lim.MaxObjects)
+		return nil, d.limit(off, BoundObjects, d.objects+int64(n), "%s declares %d items, more than max_objects %d allows", kindName(kind), n, d.lim.MaxObjects)
 	}
 	if err := d.enter(off); err != nil {
 		return nil, err
@@ -547,7 +603,7 @@ func (d *Decoder) container(off int64, flag bool, n int, kind byte) (Value, erro
 	idx := d.reserve(flag)
 	items := make([]Value, 0, min(n, 1024))
 	for i := range n {
-		v, err := d.Value()
+		v, err := d.value()
 		if err != nil {
 			return nil, fmt.Errorf("%s item %d: %w", kindName(kind), i, err)
 		}
@@ -629,7 +685,7 @@ func (d *Decoder) code(off int64, flag bool) (Value, error) {
 			c.FirstLineNo = int64(n)
 			continue
 		}
-		v, err := d.Value()
+		v, err := d.value()
 		if err != nil {
 			return nil, fmt.Errorf("code object %s: %w", f.name, err)
 		}
@@ -646,39 +702,8 @@ func isTuple(v Value) bool { _, ok := v.(Tuple); return ok }
 
 // TypeName names a decoded value's Python type, for error messages.
 func TypeName(v Value) string {
-	switch v.(type) {
-	case nil:
-		return "None"
-	case bool:
-		return "bool"
-	case int64, *big.Int:
-		return "int"
-	case float64:
-		return "float"
-	case complex128:
-		return "complex"
-	case string:
-		return "str"
-	case Bytes:
-		return "bytes"
-	case Tuple:
-		return "tuple"
-	case List:
-		return "list"
-	case Dict:
-		return "dict"
-	case Set:
-		return "set"
-	case FrozenSet:
-		return "frozenset"
-	case Slice:
-		return "slice"
-	case Ellipsis:
-		return "ellipsis"
-	case StopIteration:
-		return "StopIteration"
-	case *Code:
-		return "code"
+	if k := kindOf(v); k != 0 {
+		return k.String()
 	}
 	return fmt.Sprintf("%T", v)
 }
@@ -691,22 +716,21 @@ func (d *Decoder) dict(off int64, flag bool) (Value, error) {
 	var out Dict
 	for {
 		koff := d.off
-		code, err := d.br.ReadByte()
+		code, err := d.byte1("dict")
 		if err != nil {
-			return nil, d.readErr(koff, err, "dict")
+			return nil, err
 		}
 		if code == typeNull {
-			d.off++
 			break
 		}
-		if err := d.br.UnreadByte(); err != nil {
-			return nil, d.fail(koff, err, "unread")
+		if err := d.count(koff, 1); err != nil {
+			return nil, err
 		}
-		k, err := d.Value()
+		k, err := d.object(koff, code)
 		if err != nil {
 			return nil, fmt.Errorf("dict key %d: %w", len(out), err)
 		}
-		v, err := d.Value()
+		v, err := d.value()
 		if err != nil {
 			return nil, fmt.Errorf("dict value %d: %w", len(out), err)
 		}
@@ -734,7 +758,7 @@ func (d *Decoder) long() (Value, error) {
 		cnt = -cnt
 	}
 	if cnt*2 > d.lim.MaxBytes-d.off {
-		return nil, d.fail(off, ErrLimit, "long declares %d digits, more than max_bytes %d allows", cnt, d.lim.MaxBytes)
+		return nil, d.limit(off, BoundBytes, d.off+cnt*2, "long declares %d digits, more than max_bytes %d allows", cnt, d.lim.MaxBytes)
 	}
 	// Pack the 15-bit digits into a little-endian bit string as they come:
 	// linear in the digit count, however long the number.
@@ -743,11 +767,11 @@ func (d *Decoder) long() (Value, error) {
 	var bits uint
 	var last uint16
 	for i := int64(0); i < cnt; i++ {
-		b, err := d.fixed(2, "long digits")
+		v, err := d.le(2, "long digits")
 		if err != nil {
 			return nil, err
 		}
-		digit := binary.LittleEndian.Uint16(b)
+		digit := uint16(v)
 		if digit >= 1<<15 {
 			return nil, d.fail(d.off-2, nil, "long digit %d out of range", digit)
 		}

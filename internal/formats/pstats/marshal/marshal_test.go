@@ -36,6 +36,100 @@ func decodeOne(b []byte, lim Limits) (Value, error) {
 	return v, d.CheckEnd()
 }
 
+// tokensOne reads b as a token stream and builds the value back from the
+// tokens, so that it can be compared with what Value reads.
+func tokensOne(b []byte, lim Limits) (Value, error) {
+	d := NewDecoder(bytes.NewReader(b), lim)
+	v, err := build(d)
+	if err != nil {
+		return nil, err
+	}
+	if d.Depth() != 0 {
+		return nil, fmt.Errorf("%d containers still open after the object", d.Depth())
+	}
+	return v, d.CheckEnd()
+}
+
+func build(d *Decoder) (Value, error) {
+	t, err := d.Next()
+	if err != nil {
+		return nil, err
+	}
+	return buildFrom(d, t)
+}
+
+func buildFrom(d *Decoder, t Token) (Value, error) {
+	switch t.Kind {
+	case KindNone:
+		return nil, nil
+	case KindBool:
+		return t.Bool, nil
+	case KindInt:
+		if t.Value != nil {
+			return t.Value, nil
+		}
+		return t.Int, nil
+	case KindFloat:
+		return t.Float, nil
+	case KindStr:
+		return t.Str, nil
+	case KindTuple, KindList, KindSet, KindFrozenSet:
+		items := []Value{}
+		for range t.Len {
+			v, err := build(d)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, v)
+		}
+		switch t.Kind {
+		case KindList:
+			return List(items), nil
+		case KindSet:
+			return Set(items), nil
+		case KindFrozenSet:
+			return FrozenSet(items), nil
+		}
+		return Tuple(items), nil
+	case KindDict:
+		var out Dict
+		for {
+			k, err := d.Next()
+			if err != nil {
+				return nil, err
+			}
+			if k.Kind == KindEnd {
+				return out, nil
+			}
+			kv, err := buildFrom(d, k)
+			if err != nil {
+				return nil, err
+			}
+			v, err := build(d)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Item{kv, v})
+		}
+	case KindEnd:
+		return nil, errors.New("end of dict outside a dict")
+	}
+	if t.Value == nil {
+		return nil, fmt.Errorf("token of kind %s without a value", t.Kind)
+	}
+	return t.Value, nil
+}
+
+// sameError reports whether Value and the token reader failed alike: the
+// same marshal failure (offset, message, class), whatever the wrapping.
+func sameError(a, b error) bool {
+	var ea, eb *Error
+	if !errors.As(a, &ea) || !errors.As(b, &eb) {
+		return false
+	}
+	return ea.Offset == eb.Offset && ea.Msg == eb.Msg && ea.Err == eb.Err && ea.Bound == eb.Bound && ea.Observed == eb.Observed
+}
+
 // The encodings below were produced by CPython 3.11's marshal.dumps.
 func TestDecodeValues(t *testing.T) {
 	big64, _ := new(big.Int).SetString("18446744073709551616", 10)
@@ -83,6 +177,13 @@ func TestDecodeValues(t *testing.T) {
 			}
 			if !equal(got, c.want) {
 				t.Fatalf("got %#v, want %#v", got, c.want)
+			}
+			got, err = tokensOne(mustHex(t, c.hex), Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equal(got, c.want) {
+				t.Fatalf("tokens: got %#v, want %#v", got, c.want)
 			}
 		})
 	}
@@ -184,6 +285,8 @@ values = [
     (), (1,), tuple(range(300)), [1, [2, [3]]], {"a": 1, (1, "b"): [2]}, frozenset({1, 2, 3}), {4, 5},
     1 + 2j, (shared, shared, (shared,)), {("f.py", 1, "g"): (1, 2, 0.5, 0.75, {("f.py", 1, "g"): (1, 1, 0.25, 0.5)})},
     code, Ellipsis,
+    (lambda t: [t, t, {"k": t}, (t,)])((1, "x", 2**40)), (lambda d: (d, [d], d))({"a": (1, 2), "b": {}}),
+    (lambda e: {e: [e, e]})(()), (lambda s: [s, s])(frozenset({(1, 2)})), [[], {}, set(), ()],
 ]
 for v in values:
     for version in range(0, marshal.version + 1):
@@ -218,6 +321,15 @@ for v in values:
 		w, _ := json.Marshal(want)
 		if !bytes.Equal(g, w) {
 			t.Errorf("version %d: got %s, want %s", c.Version, g, w)
+		}
+		// The token reader sees the same object, however it was shared.
+		tv, err := tokensOne(mustHex(t, c.Hex), Limits{})
+		if err != nil {
+			t.Errorf("version %d %s: tokens: %v", c.Version, c.Want, err)
+			continue
+		}
+		if g2, _ := json.Marshal(shape(tv)); !bytes.Equal(g2, w) {
+			t.Errorf("version %d: tokens give %s, want %s", c.Version, g2, w)
 		}
 		n++
 	}
@@ -277,8 +389,21 @@ func TestDecodeErrors(t *testing.T) {
 			if c.want == nil && (errors.Is(err, ErrLimit) || errors.Is(err, ErrTruncated)) {
 				t.Fatalf("got %v, want bad data", err)
 			}
+			// A limit failure names its bound, as its message does.
+			bound := map[string]Bound{"max_bytes": BoundBytes, "max_depth": BoundDepth, "max_objects": BoundObjects}
+			for name, b := range bound {
+				if errors.Is(err, ErrLimit) && strings.Contains(me.Msg, name) && me.Bound != b {
+					t.Fatalf("%v: bound %d, want %d", err, me.Bound, b)
+				}
+			}
+			if errors.Is(err, ErrLimit) != (me.Bound != 0) {
+				t.Fatalf("%v: bound %d", err, me.Bound)
+			}
 			if !strings.Contains(err.Error(), c.msg) {
 				t.Fatalf("error %q lacks %q", err, c.msg)
+			}
+			if _, terr := tokensOne(mustHex(t, c.hex), c.lim); !sameError(err, terr) {
+				t.Fatalf("tokens fail with %v, Value with %v", terr, err)
 			}
 		})
 	}
@@ -304,11 +429,12 @@ func TestHugeDeclaredLengthsDoNotAllocate(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		before := ms.TotalAlloc
 		_, err = decodeOne(b, Limits{})
+		_, terr := tokensOne(b, Limits{})
 		runtime.ReadMemStats(&ms)
-		if !errors.Is(err, c.want) {
-			t.Errorf("%s: got %v, want %v", c.hex, err, c.want)
+		if !errors.Is(err, c.want) || !errors.Is(terr, c.want) {
+			t.Errorf("%s: got %v and %v (tokens), want %v", c.hex, err, terr, c.want)
 		}
-		if grew := ms.TotalAlloc - before; grew > 1<<20 {
+		if grew := ms.TotalAlloc - before; grew > 2<<20 {
 			t.Errorf("%s: decoding allocated %d bytes", c.hex, grew)
 		}
 	}
@@ -345,38 +471,126 @@ func TestReaders(t *testing.T) {
 }
 
 func TestStreamingDict(t *testing.T) {
-	// {1: 2, 3: (4,)} read item by item.
-	d := NewDecoder(bytes.NewReader(mustHex(t, "fb e901000000 e902000000 e903000000 a901e904000000 30")), Limits{})
+	// {1: 2, 3: (4,)} read item by item; the dict is flagged, as CPython
+	// flags the stats dict.
+	for _, c := range []struct {
+		name, hex string
+		refs      int
+	}{
+		// Slots: the dict, four flagged ints and the flagged tuple.
+		{"flagged tuple", "fb e901000000 e902000000 e903000000 a901e904000000 30", 6},
+		// The unflagged tuple takes no slot.
+		{"unflagged tuple", "fb e901000000 e902000000 e903000000 2901e904000000 30", 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			d := NewDecoder(bytes.NewReader(mustHex(t, c.hex)), Limits{})
+			if err := d.BeginDict(); err != nil {
+				t.Fatal(err)
+			}
+			var got []Item
+			for {
+				k, err := d.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if k.Kind == KindEnd {
+					break
+				}
+				kv, err := buildFrom(d, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				v, err := build(d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, Item{kv, v})
+			}
+			if d.Depth() != 0 {
+				t.Fatalf("depth %d after the dict", d.Depth())
+			}
+			if err := d.CheckEnd(); err != nil {
+				t.Fatal(err)
+			}
+			if !equal(Dict(got), Dict{{int64(1), int64(2)}, {int64(3), Tuple{int64(4)}}}) {
+				t.Fatalf("got %#v", got)
+			}
+			if d.Refs() != c.refs {
+				t.Fatalf("refs = %d, want %d", d.Refs(), c.refs)
+			}
+		})
+	}
+	if err := NewDecoder(bytes.NewReader([]byte("N")), Limits{}).BeginDict(); err == nil {
+		t.Fatal("BeginDict accepted None")
+	}
+	if _, err := NewDecoder(bytes.NewReader([]byte("{0")), Limits{}).Value(); err != nil {
+		t.Fatal(err)
+	}
+	d := NewDecoder(bytes.NewReader([]byte("{N")), Limits{})
 	if err := d.BeginDict(); err != nil {
 		t.Fatal(err)
 	}
-	var got []Item
+	if _, err := d.Value(); err == nil {
+		t.Fatal("Value inside a dict opened as tokens")
+	}
+}
+
+// A reference to a tuple read as tokens names the same tuple: the
+// container is read whole when flagged, then replayed.
+func TestTokensReplayReferences(t *testing.T) {
+	// [(1, "ab") flagged, ref 0 (the tuple), ref 1 (the int 1)]
+	b := mustHex(t, "5b03000000 a902 e901000000 da026162 7200000000 7201000000")
+	var kinds []Kind
+	d := NewDecoder(bytes.NewReader(b), Limits{})
 	for {
-		k, end, err := d.NextKey()
+		tk, err := d.Next()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if end {
+		kinds = append(kinds, tk.Kind)
+		if d.Depth() == 0 {
 			break
 		}
-		v, err := d.Value()
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, Item{k, v})
+	}
+	want := []Kind{KindList, KindTuple, KindInt, KindStr, KindTuple, KindInt, KindStr, KindInt}
+	if !slices.Equal(kinds, want) {
+		t.Fatalf("tokens %v, want %v", kinds, want)
 	}
 	if err := d.CheckEnd(); err != nil {
 		t.Fatal(err)
 	}
-	if !equal(Dict(got), Dict{{int64(1), int64(2)}, {int64(3), Tuple{int64(4)}}}) {
-		t.Fatalf("got %#v", got)
+}
+
+// Reading an unflagged dict of tuples as tokens allocates nothing per
+// item: such containers are never built.
+func TestTokensDoNotBuild(t *testing.T) {
+	var b []byte
+	b = append(b, '{')
+	const n = 5000
+	for i := range n {
+		b = append(b, 'i', byte(i), byte(i>>8), 0, 0, ')', 2, 'i', 1, 0, 0, 0, 'g', 0, 0, 0, 0, 0, 0, 0xf8, 0x3f)
 	}
-	// Slots: the dict, four flagged ints and the flagged tuple.
-	if d.Refs() != 6 {
-		t.Fatalf("refs = %d, want 6", d.Refs())
+	b = append(b, '0')
+	var seen int
+	allocs := testing.AllocsPerRun(5, func() {
+		d := NewDecoder(bytes.NewReader(b), Limits{})
+		seen = 0
+		for {
+			tk, err := d.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen++
+			if d.Depth() == 0 && tk.Kind == KindEnd {
+				break
+			}
+		}
+	})
+	if seen != 1+4*n+1 {
+		t.Fatalf("%d tokens", seen)
 	}
-	if err := NewDecoder(bytes.NewReader([]byte("N")), Limits{}).BeginDict(); err == nil {
-		t.Fatal("BeginDict accepted None")
+	if allocs > 10 {
+		t.Fatalf("%v allocations for %d items", allocs, n)
 	}
 }
 
@@ -392,12 +606,24 @@ func FuzzDecode(f *testing.F) {
 		f.Add(mustHex(f, h))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, err := decodeOne(b, Limits{MaxBytes: 1 << 20, MaxObjects: 1 << 16, MaxDepth: 32})
+		lim := Limits{MaxBytes: 1 << 20, MaxObjects: 1 << 16, MaxDepth: 32}
+		v, err := decodeOne(b, lim)
+		tv, terr := tokensOne(b, lim)
 		if err != nil {
 			var me *Error
 			if !errors.As(err, &me) {
 				t.Fatalf("untyped error %T: %v", err, err)
 			}
+			if !sameError(err, terr) {
+				t.Fatalf("Value fails with %v, tokens with %v", err, terr)
+			}
+			return
+		}
+		if terr != nil {
+			t.Fatalf("Value reads %#v, tokens fail with %v", v, terr)
+		}
+		if !equal(v, tv) {
+			t.Fatalf("Value reads %#v, tokens %#v", v, tv)
 		}
 	})
 }
@@ -441,5 +667,103 @@ func TestLongLong(t *testing.T) {
 		if g, ok := got.(*big.Int); !ok || g.Cmp(want) != 0 {
 			t.Fatalf("neg=%v: wrong value", neg)
 		}
+	}
+}
+
+// A key read as tokens and bound: later references, read with Next or
+// inside an object read whole, arrive as the bound number.
+func TestBind(t *testing.T) {
+	// [(1, "ab") flagged, ref 0, [ref 0] flagged]
+	b := mustHex(t, "5b03000000 a902 e901000000 da026162 7200000000 db01000000 7200000000")
+	for _, claim := range []bool{false, true} {
+		d := NewDecoder(bytes.NewReader(b), Limits{})
+		if _, err := d.Next(); err != nil { // the list
+			t.Fatal(err)
+		}
+		read := d.Next
+		if claim {
+			read = d.Claim
+		}
+		head, err := read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if head.Kind != KindTuple || head.Len != 2 || head.Slot != 0 {
+			t.Fatalf("claim=%v: head %+v", claim, head)
+		}
+		for range 2 {
+			if _, err := d.Next(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d.Bind(head.Slot, 42)
+		var got []Token
+		for d.Depth() > 0 {
+			tk, err := d.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, tk)
+		}
+		if len(got) != 3 || got[0].Kind != KindBound || got[0].Int != 42 || got[1].Kind != KindList || got[2].Kind != KindBound || got[2].Int != 42 {
+			t.Fatalf("claim=%v: tokens %+v", claim, got)
+		}
+		if err := d.CheckEnd(); err != nil {
+			t.Fatal(err)
+		}
+		// The slots are those Value assigns.
+		if v := NewDecoder(bytes.NewReader(b), Limits{}); true {
+			if _, err := v.Value(); err != nil {
+				t.Fatal(err)
+			}
+			if v.Refs() != d.Refs() {
+				t.Fatalf("claim=%v: %d slots, Value assigns %d", claim, d.Refs(), v.Refs())
+			}
+		}
+	}
+	t.Run("claimed and not bound", func(t *testing.T) {
+		d := NewDecoder(bytes.NewReader(b), Limits{})
+		if _, err := d.Next(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Claim(); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		for err == nil && d.Depth() > 0 {
+			_, err = d.Next()
+		}
+		if err == nil || !strings.Contains(err.Error(), "not kept") {
+			t.Fatalf("got %v, want a failure for the reference", err)
+		}
+	})
+}
+
+// Close drops a replayed container without walking it: sharing can make
+// one reference stand for billions of items.
+func TestCloseDoesNotWalkReplays(t *testing.T) {
+	// [t0, t1, ..., t40]: t0 = (1,) flagged, t(k) = (t(k-1), t(k-1))
+	// flagged, so t40 has 2^40 leaves in a few hundred bytes. Slots: t0
+	// takes 0 and its int 1; t(k) takes k+1.
+	b := mustHex(t, "5b29000000 a901e901000000")
+	for k := 1; k <= 40; k++ {
+		prev := byte(k)
+		if k == 1 {
+			prev = 0
+		}
+		b = append(b, 0xa9, 2, 'r', prev, 0, 0, 0, 'r', prev, 0, 0, 0)
+	}
+	d := NewDecoder(bytes.NewReader(b), Limits{})
+	if _, err := d.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Next(); err != nil { // t0's head
+		t.Fatal(err)
+	}
+	if err := d.Close(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CheckEnd(); err != nil {
+		t.Fatal(err)
 	}
 }

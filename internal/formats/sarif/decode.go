@@ -779,18 +779,18 @@ func (d *decoder) emit(res *result) error {
 		level, source = "warning", "sarif_default"
 	}
 
-	var msg string
+	var msg table.Null[string] // null when the result has no message
 	cut := res.msgCut
 	switch {
 	case res.hasMsgText:
-		msg = res.msgText
+		msg = table.Some(res.msgText)
 	case res.msgID != "" && ru != nil:
 		if tmpl, ok := ru.messages[res.msgID]; ok {
 			s := substitute(tmpl, res.msgArgs)
 			if len(s) > MessageBytes {
 				s, cut = s[:jsonscan.RuneCut([]byte(s), MessageBytes)], true
 			}
-			msg = s
+			msg = table.Some(s)
 		}
 	}
 
@@ -826,7 +826,7 @@ func (d *decoder) emit(res *result) error {
 	return d.tw.Row(&table.SARIFResult{
 		RunIndex:         int64(r.index),
 		ResultIndex:      int64(res.index),
-		Tool:             r.driver.name,
+		Tool:             table.NonEmpty(r.driver.name),
 		RuleID:           ruleID,
 		RuleIndex:        idx,
 		Level:            level,

@@ -126,7 +126,8 @@ func openFile(path, id string) (*Source, error) {
 		f.Close()
 		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "open").At(path, id)
 	}
-	return &Source{f: f, br: bufio.NewReaderSize(f, 64<<10), open: st}, nil
+	// The buffer only serves the peek: larger reads bypass it.
+	return &Source{f: f, br: bufio.NewReaderSize(f, SniffBytes), open: st}, nil
 }
 
 // Close releases the descriptor and anything a Hold spilled. Closing

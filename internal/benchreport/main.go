@@ -83,7 +83,7 @@ func main() {
 	if *base == "" {
 		fmt.Fprintln(tw, "case\tinput MB\twall s\tMB/s\tCPU s\toutput rows\tpeak RSS MiB\t")
 	} else {
-		fmt.Fprintf(tw, "case\tinput MB\t%s wall s\tnew wall s\tspeedup\ttarget\t%[1]s MB/s\tnew MB/s\t%[1]s CPU s\tnew CPU s\t%[1]s RSS MiB\tnew RSS MiB\t\n", *baseName)
+		fmt.Fprintf(tw, "case\tinput MB\t%s wall s\tnew wall s\tspeedup\tbest-run speedup\ttarget\t%[1]s MB/s\tnew MB/s\t%[1]s CPU s\tnew CPU s\t%[1]s RSS MiB\tnew RSS MiB\t\n", *baseName)
 	}
 	for _, c := range cases() {
 		if *only != "" && !strings.Contains(c.name, *only) {
@@ -126,11 +126,11 @@ func main() {
 			}
 			target = fmt.Sprintf("≥%.1f %s", c.target, verdict)
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.2f\t%.2f×\t%s\t%.0f\t%.0f\t%.2f\t%.2f\t%.1f\t%.1f\t\n", c.name, mb,
-			was.wall, now.wall, speedup, target, mb/was.wall, mb/now.wall, was.cpu, now.cpu, was.rss, now.rss)
+		fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.2f\t%.2f×\t%.2f×\t%s\t%.0f\t%.0f\t%.2f\t%.2f\t%.1f\t%.1f\t\n", c.name, mb,
+			was.wall, now.wall, speedup, was.best/now.best, target, mb/was.wall, mb/now.wall, was.cpu, now.cpu, was.rss, now.rss)
 	}
 	tw.Flush()
-	fmt.Printf("load average %s at end; CPU s is user+system of the command, steadier than wall on a shared machine\n", loadavg())
+	fmt.Printf("load average %s at end; the speedup and target are on median wall; the best run is the least disturbed by other load;\nCPU s is user+system of the command, steadier than wall on a shared machine\n", loadavg())
 }
 
 // measurement is one run of one command.
@@ -140,11 +140,12 @@ type measurement struct {
 	rss       int64 // KiB
 }
 
-// summary is the medians of a case's runs (peak RSS: the largest).
+// summary is the medians of a case's runs (best: the shortest wall; peak
+// RSS: the largest).
 type summary struct {
-	wall, cpu float64 // seconds
-	rows      int64
-	rss       float64 // MiB
+	wall, cpu, best float64 // seconds
+	rows            int64
+	rss             float64 // MiB
 }
 
 func summarize(ms []measurement) summary {
@@ -158,8 +159,10 @@ func summarize(ms []measurement) summary {
 	}
 	s := summary{wall: median(func(m measurement) time.Duration { return m.wall }),
 		cpu: median(func(m measurement) time.Duration { return m.cpu }), rows: ms[0].rows}
+	s.best = ms[0].wall.Seconds()
 	for _, m := range ms {
 		s.rss = max(s.rss, float64(m.rss)/1024)
+		s.best = min(s.best, m.wall.Seconds())
 	}
 	return s
 }

@@ -3,7 +3,9 @@ package formats
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,8 +110,13 @@ func (st *streamTable) Row(row any) error {
 	if err != nil {
 		return evidence.Wrap(evidence.CodeInternal, err, "table %s", st.t.Name)
 	}
+	return st.encoded(st.buf)
+}
+
+// encoded writes a row whose values are already encoded canonically.
+func (st *streamTable) encoded(values []byte) error {
 	st.rows++
-	st.row = evidence.Row{TableID: st.t.ID, Encoded: st.buf}
+	st.row = evidence.Row{TableID: st.t.ID, Encoded: values}
 	return st.w.Write(&st.row)
 }
 
@@ -188,6 +195,12 @@ type Hold struct {
 	tables   []*heldTable
 	released bool
 	err      error
+	// stream: the next sink writes a block stream, so held rows are kept
+	// as the canonical values it will write, with placeholder in the
+	// artifact column (patched at release, no second encoding). Another
+	// sink gets the values back (see appendHeld).
+	stream      bool
+	placeholder []byte
 }
 
 // Hold returns the sink for decoding s into next. announce writes the
@@ -197,8 +210,17 @@ func (s *Source) Hold(next Sink, announce func() error, memory int) *Hold {
 	if memory <= 0 {
 		memory = DefaultHoldMemory
 	}
-	s.hold = &Hold{src: s, next: next, announce: announce, spool: spool{max: memory}}
-	return s.hold
+	h := &Hold{src: s, next: next, announce: announce, spool: spool{max: memory}}
+	if _, ok := next.(*StreamSink); ok {
+		// The placeholder has the shape of an artifact id, so the patch
+		// keeps every length; it is random per hold, so no input byte
+		// can forge it, and it lies only where the sink put it.
+		var nonce [32]byte
+		rand.Read(nonce[:]) // never fails
+		h.stream, h.placeholder = true, []byte("sha256:"+hex.EncodeToString(nonce[:]))
+	}
+	s.hold = h
+	return h
 }
 
 // Held reports how many bytes of encoded tables were held, and how many of
@@ -246,6 +268,17 @@ func (h *Hold) flush() error {
 			ht.real = tw
 			return err
 		case recRow:
+			if st, ok := ht.real.(*streamTable); ok && h.stream {
+				id := []byte(h.src.Artifact.ID)
+				if len(id) != len(h.placeholder) {
+					return evidence.Failf(evidence.CodeInternal, "artifact id %q does not have the shape of its placeholder", id)
+				}
+				patch(payload, h.placeholder, id)
+				return st.encoded(payload)
+			}
+			if h.stream {
+				return evidence.Failf(evidence.CodeInternal, "held row of table %s for a stream that did not open it", ht.header.Name)
+			}
 			v, err := evidence.ParseValue(payload, 64)
 			if err != nil {
 				return evidence.Wrap(evidence.CodeInternal, err, "held row of table %s", ht.header.Name)
@@ -291,14 +324,32 @@ func (ht *heldTable) Row(row any) error {
 	if !ht.keep {
 		return nil
 	}
-	o, err := ht.schema.Values(row, "")
-	if err == nil {
-		ht.buf, err = appendHeld(ht.buf[:0], o)
+	var err error
+	if ht.h.stream {
+		ht.buf, err = ht.schema.AppendValues(ht.buf[:0], row, string(ht.h.placeholder))
+	} else {
+		var o evidence.Object
+		if o, err = ht.schema.Values(row, ""); err == nil {
+			ht.buf, err = appendHeld(ht.buf[:0], o)
+		}
 	}
 	if err != nil {
 		return evidence.Wrap(evidence.CodeInternal, err, "table %s", ht.header.Name)
 	}
 	return ht.h.spool.put(recRow, ht.idx, ht.buf)
+}
+
+// patch replaces every occurrence of from in b with to, of the same
+// length, in place.
+func patch(b, from, to []byte) {
+	for i := 0; ; {
+		j := bytes.Index(b[i:], from)
+		if j < 0 {
+			return
+		}
+		copy(b[i+j:], to)
+		i += j + len(from)
+	}
 }
 
 // appendHeld encodes a row's values as JSON that reads back as the values

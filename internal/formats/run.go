@@ -550,7 +550,8 @@ const (
 	chunkBytes = 512 << 10
 	chunks     = 4
 	// concurrentFrom is the size from which the hash runs on its own
-	// goroutine: below it the hand-off costs more than it saves.
+	// goroutine: below it the hash takes a few milliseconds, not worth a
+	// goroutine and four chunks.
 	concurrentFrom = 4 << 20
 )
 
@@ -561,7 +562,7 @@ var hashInline bool
 // reader is the decoder's view of a source: its bytes up to the size
 // fstat gave at open (growth is caught by the fstat check), each hashed
 // exactly once. With more than one CPU the hash runs on its own
-// goroutine, one chunk behind the decoder at most chunks-1 ahead.
+// goroutine, at most `chunks` chunks behind the reader.
 type reader struct {
 	s    *Source
 	r    io.Reader

@@ -4,6 +4,9 @@ BIN       := bin
 VENV      ?= .venv
 FUZZTIME  ?= 10s
 BENCHTIME ?= 1x
+BENCH_BASE ?= 09f49d7
+BENCH_RUNS ?= 3
+BENCH_BASE_DIR := .cache/bench/base
 GOSEC_VERSION := v2.30.0
 STATICCHECK_VERSION := v0.8.2
 XTOOLS_VERSION := v0.52.0
@@ -13,7 +16,7 @@ export GOSEC             := $(abspath .cache/bin/gosec)
 
 SHELL := /bin/bash
 
-.PHONY: all build venv tools test demo bench fuzz check docs clean
+.PHONY: all build venv tools test demo bench bench-report bench-base fuzz check docs clean
 
 all: build
 
@@ -56,11 +59,30 @@ demo: build
 	  | $(BIN)/flameox-decode | $(BIN)/flameox-rank --top 10 --format table
 
 # Go benchmarks for every decoder and projection, then end-to-end
-# throughput (MB/s, rows/s) and peak RSS of the binaries on large inputs.
-bench: build
+# throughput (MB/s), CPU seconds and peak RSS of the binaries on large
+# inputs, side by side with the same binaries built from BENCH_BASE (by
+# default the last commit before the foundations refactor) in one run.
+# The base is built from `git archive` (no worktree), offline from the
+# module cache, and rebuilt only when BENCH_BASE names another commit.
+bench: build bench-base
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 	$(GO) run ./tools/perfbench -runs 1
-	$(GO) run ./internal/benchreport -bin $(BIN)
+	$(MAKE) --no-print-directory bench-report
+
+# Only the side-by-side end-to-end report (BENCH_RUNS runs of each case).
+bench-report: build bench-base
+	$(GO) run ./tools/perfbench -runs 0
+	$(GO) run ./internal/benchreport -bin $(BIN) -base $(BENCH_BASE_DIR)/bin -base-name $(BENCH_BASE) -runs $(BENCH_RUNS)
+
+bench-base:
+	@want=$$(git rev-parse --verify -q '$(BENCH_BASE)^{commit}') || { echo "BENCH_BASE=$(BENCH_BASE) is not a commit"; exit 1; }; \
+	if [ "$$(cat $(BENCH_BASE_DIR)/.commit 2>/dev/null)" != "$$want" ] || [ ! -x $(BENCH_BASE_DIR)/bin/flameox-rank ]; then \
+	  echo "building the base binaries from $(BENCH_BASE) ($$want) in $(BENCH_BASE_DIR)"; \
+	  rm -rf $(BENCH_BASE_DIR) && mkdir -p $(BENCH_BASE_DIR) && \
+	  git archive $$want | tar -x -C $(BENCH_BASE_DIR) && \
+	  (cd $(BENCH_BASE_DIR) && GOWORK=off GOFLAGS=-mod=readonly GOPROXY=off $(GO) build -o bin/ ./cmd/...) && \
+	  echo $$want > $(BENCH_BASE_DIR)/.commit; \
+	fi
 
 # A short fuzz pass over every fuzz target (FUZZTIME each).
 fuzz:

@@ -14,9 +14,11 @@ import (
 
 const description = `Decode native artifacts into typed, canonical JSONL tables.
 
-With PATH arguments, each path is resolved to an absolute path, hashed and
-decoded. Without them, artifact blocks are read from stdin (as written by
-flameox-capture) and every input block is passed on.
+With PATH arguments, each path is opened once and decoded; its SHA-256 is
+computed in the same read, and its artifact block, which carries that
+digest, precedes its tables. Without them, artifact blocks are read from
+stdin (as written by flameox-capture), every input block is passed on, and
+each artifact's recorded digest is verified as it is decoded.
 
 Examples:
   flameox-decode app.cpuprofile

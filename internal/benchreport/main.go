@@ -1,6 +1,12 @@
 // Command benchreport measures the flameox binaries end to end on large
-// generated inputs and prints throughput (MB/s, rows/s) and peak RSS.
-// `make bench` runs it after the Go benchmarks.
+// generated inputs: wall time, throughput (MB/s), CPU seconds and peak
+// RSS. With -base it runs the same cases with the binaries built from an
+// earlier commit, interleaved run by run so that both sets see the same
+// machine load, and prints them side by side with the speedup. `make
+// bench` builds the base (BENCH_BASE) and runs it after the Go
+// benchmarks.
+//
+// It imports nothing of flameox: it runs the binaries.
 package main
 
 import (
@@ -12,6 +18,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -20,40 +28,67 @@ import (
 // benchCase is one measured command over one generated input.
 type benchCase struct {
 	name  string
-	input string
-	size  int64
+	input string // file name under -dir, or a path relative to it
+	size  int64  // generate when the file is smaller
 	gen   func(out string, size int64) error
 	argv  func(bin, input string) []string
+	// target is the speedup over the base that the case must reach (0:
+	// none); the report says whether it did.
+	target float64
+}
+
+func decodeArgv(bin, in string) []string { return []string{filepath.Join(bin, "flameox-decode"), in} }
+
+func rankArgv(bin, in string) []string {
+	return []string{filepath.Join(bin, "flameox-rank"), "--format", "jsonl", "--top", "20", in}
+}
+
+// cases lists what is measured. A case is one line here; its input
+// generator lives in a file of its own (v8gen.go; the perf script input
+// comes from tools/perfbench).
+func cases() []benchCase {
+	v8 := func(out string, size int64) error { return genV8("testdata/v8/recursive-worker.cpuprofile", out, size) }
+	// tools/perfbench builds the perf script input from real perf output
+	// (make bench runs it first); it is only looked for here.
+	perf := func(out string, _ int64) error {
+		return fmt.Errorf("%s is missing: run `go run ./tools/perfbench` first", out)
+	}
+	const perfInput = "../../testdata/perf/big-200mb.perf.txt"
+	return []benchCase{
+		{"v8 decode 10 MiB", "v8-10MiB.cpuprofile", 10 << 20, v8, decodeArgv, 0},
+		{"v8 decode 100 MiB", "v8-100MiB.cpuprofile", 100 << 20, v8, decodeArgv, 0},
+		{"v8 decode+rank 100 MiB", "v8-100MiB.cpuprofile", 100 << 20, v8, rankArgv, 1.2},
+		{"perf-script decode 200 MB", perfInput, 200e6, perf, decodeArgv, 0},
+		{"perf-script decode+rank 200 MB", perfInput, 200e6, perf, rankArgv, 1.4},
+	}
 }
 
 func main() {
 	dir := flag.String("dir", ".cache/bench", "where generated inputs live (reused when present)")
 	bin := flag.String("bin", "bin", "directory holding the flameox binaries")
+	base := flag.String("base", "", "directory holding the binaries to compare with (built from an earlier commit)")
+	baseName := flag.String("base-name", "base", "what -base was built from, for the report")
+	runs := flag.Int("runs", 3, "runs of each case and binary set; the median is reported")
+	only := flag.String("only", "", "run only the cases whose name contains this")
 	flag.Parse()
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		fail(err)
 	}
-	v8seed := "testdata/v8/recursive-worker.cpuprofile"
-	v8 := func(out string, size int64) error { return genV8(v8seed, out, size) }
-	decode := func(bin, in string) []string { return []string{filepath.Join(bin, "flameox-decode"), in} }
-	rank := func(bin, in string) []string {
-		return []string{filepath.Join(bin, "flameox-rank"), "--format", "jsonl", "--top", "20", in}
+	sets := []string{*bin}
+	if *base != "" {
+		sets = append(sets, *base)
 	}
-	// tools/perfbench builds the perf script input from real perf output
-	// (make bench runs it first); it is only looked for here.
-	perfInput := func(out string, _ int64) error {
-		return fmt.Errorf("%s is missing: run `go run ./tools/perfbench` first", out)
-	}
-	cases := []benchCase{
-		{"v8 decode 10 MiB", "v8-10MiB.cpuprofile", 10 << 20, v8, decode},
-		{"v8 decode 100 MiB", "v8-100MiB.cpuprofile", 100 << 20, v8, decode},
-		{"v8 decode+rank 100 MiB", "v8-100MiB.cpuprofile", 100 << 20, v8, rank},
-		{"perf-script decode 200 MB", "../../testdata/perf/big-200mb.perf.txt", 200e6, perfInput, decode},
-		{"perf-script decode+rank 200 MB", "../../testdata/perf/big-200mb.perf.txt", 200e6, perfInput, rank},
-	}
+	fmt.Printf("benchreport: %d run(s) per case and binary set, interleaved; median wall and CPU; load average %s at start\n", *runs, loadavg())
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "case\tinput MB\twall s\tMB/s\toutput rows\trows/s\tpeak RSS MiB\t")
-	for _, c := range cases {
+	if *base == "" {
+		fmt.Fprintln(tw, "case\tinput MB\twall s\tMB/s\tCPU s\toutput rows\tpeak RSS MiB\t")
+	} else {
+		fmt.Fprintf(tw, "case\tinput MB\t%s wall s\tnew wall s\tspeedup\tbest-run speedup\ttarget\t%[1]s MB/s\tnew MB/s\t%[1]s CPU s\tnew CPU s\t%[1]s RSS MiB\tnew RSS MiB\t\n", *baseName)
+	}
+	for _, c := range cases() {
+		if *only != "" && !strings.Contains(c.name, *only) {
+			continue
+		}
 		in := filepath.Join(*dir, c.input)
 		if st, err := os.Stat(in); err != nil || st.Size() < c.size {
 			fmt.Fprintf(os.Stderr, "generating %s ...\n", in)
@@ -65,29 +100,86 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		wall, rows, rss, err := measure(c.argv(*bin, in))
-		if err != nil {
-			fail(fmt.Errorf("%s: %w", c.name, err))
+		ms := make([][]measurement, len(sets))
+		for range *runs {
+			for i, set := range sets {
+				m, err := measure(c.argv(set, in))
+				if err != nil {
+					fail(fmt.Errorf("%s (%s): %w", c.name, set, err))
+				}
+				ms[i] = append(ms[i], m)
+			}
 		}
 		mb := float64(st.Size()) / 1e6
-		fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.0f\t%d\t%.0f\t%.1f\t\n", c.name, mb, wall.Seconds(), mb/wall.Seconds(), rows, float64(rows)/wall.Seconds(), float64(rss)/1024)
+		now := summarize(ms[0])
+		if *base == "" {
+			fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.0f\t%.2f\t%d\t%.1f\t\n", c.name, mb, now.wall, mb/now.wall, now.cpu, now.rows, now.rss)
+			continue
+		}
+		was := summarize(ms[1])
+		speedup := was.wall / now.wall
+		target := "-"
+		if c.target > 0 {
+			verdict := "met"
+			if speedup < c.target {
+				verdict = "MISSED"
+			}
+			target = fmt.Sprintf("≥%.1f %s", c.target, verdict)
+		}
+		fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.2f\t%.2f×\t%.2f×\t%s\t%.0f\t%.0f\t%.2f\t%.2f\t%.1f\t%.1f\t\n", c.name, mb,
+			was.wall, now.wall, speedup, was.best/now.best, target, mb/was.wall, mb/now.wall, was.cpu, now.cpu, was.rss, now.rss)
 	}
 	tw.Flush()
+	fmt.Printf("load average %s at end; the speedup and target are on median wall; the best run is the least disturbed by other load;\nCPU s is user+system of the command, steadier than wall on a shared machine\n", loadavg())
 }
 
-// measure runs argv, counts output lines, and returns wall time and the
-// child's peak resident set (KiB, from getrusage).
-func measure(argv []string) (time.Duration, int64, int64, error) {
+// measurement is one run of one command.
+type measurement struct {
+	wall, cpu time.Duration
+	rows      int64
+	rss       int64 // KiB
+}
+
+// summary is the medians of a case's runs (best: the shortest wall; peak
+// RSS: the largest).
+type summary struct {
+	wall, cpu, best float64 // seconds
+	rows            int64
+	rss             float64 // MiB
+}
+
+func summarize(ms []measurement) summary {
+	median := func(get func(measurement) time.Duration) float64 {
+		xs := make([]time.Duration, len(ms))
+		for i, m := range ms {
+			xs[i] = get(m)
+		}
+		slices.Sort(xs)
+		return xs[len(xs)/2].Seconds()
+	}
+	s := summary{wall: median(func(m measurement) time.Duration { return m.wall }),
+		cpu: median(func(m measurement) time.Duration { return m.cpu }), rows: ms[0].rows}
+	s.best = ms[0].wall.Seconds()
+	for _, m := range ms {
+		s.rss = max(s.rss, float64(m.rss)/1024)
+		s.best = min(s.best, m.wall.Seconds())
+	}
+	return s
+}
+
+// measure runs argv, counts output rows, and returns wall time, the
+// child's CPU time and its peak resident set (from getrusage).
+func measure(argv []string) (measurement, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return 0, 0, 0, err
+		return measurement{}, err
 	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, 0, 0, err
+		return measurement{}, err
 	}
 	var rows int64
 	r := bufio.NewReaderSize(out, 1<<20)
@@ -100,15 +192,28 @@ func measure(argv []string) (time.Duration, int64, int64, error) {
 			break
 		}
 		if err != nil && err != bufio.ErrBufferFull {
-			return 0, 0, 0, err
+			return measurement{}, err
 		}
 	}
 	if err := cmd.Wait(); err != nil {
-		return 0, 0, 0, fmt.Errorf("%v: %s", err, stderr.String())
+		return measurement{}, fmt.Errorf("%v: %s", err, stderr.String())
 	}
 	wall := time.Since(start)
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return wall, rows, ru.Maxrss, nil
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return measurement{wall: wall, cpu: cpu, rows: rows, rss: ru.Maxrss}, nil
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func fail(err error) {

@@ -1,7 +1,11 @@
 // Package decode turns artifacts (explicit paths or artifact blocks) into
-// decoded tables: it resolves each artifact's format, applies the format's
-// parser limits, runs the decoder and reports every failure with its
-// artifact, continuing with the next artifact so partial evidence survives.
+// decoded tables: it opens each artifact once, resolves its format,
+// applies the format's parser limits, runs the decoder (hashing in the
+// same read) and reports every failure with its artifact, continuing with
+// the next artifact so partial evidence survives.
+//
+// It imports evidence and formats; the commands hand it the registry's
+// formats.
 package decode
 
 import (
@@ -21,6 +25,10 @@ type Options struct {
 	Format  string           // explicit format for every artifact; "" detects
 	Limits  map[string]int64 // parser limits by name; each applies to the formats declaring it
 	Options evidence.Object  // decoder options, recorded in table headers
+	// HoldMemory bounds the memory that holds an explicit artifact's
+	// tables until its digest is known (0: formats.DefaultHoldMemory);
+	// beyond it they spill to an unlinked temporary file.
+	HoldMemory int
 }
 
 // Check validates options before anything is read: a named format must
@@ -57,6 +65,8 @@ func (o *Options) Check() error {
 
 // Target receives what a decode run produces.
 type Target interface {
+	// Artifact announces an explicit artifact once its digest is known,
+	// before any of its tables.
 	Artifact(a *evidence.Artifact) error
 	// Sink returns where one artifact's tables go.
 	Sink(spec *formats.Spec, a *evidence.Artifact, args evidence.Object) formats.Sink
@@ -69,57 +79,88 @@ type Target interface {
 type Run struct {
 	Opts  Options
 	first *evidence.Failure
+	held  int64
+	spilt int64
 }
 
 // First is the first failure seen, or nil.
 func (r *Run) First() *evidence.Failure { return r.first }
 
-// Path resolves a path to absolute, hashes it, announces the artifact and
-// decodes it.
+// Held reports the bytes of tables held for explicit artifacts until their
+// digests were known, and how many of them spilled to disk.
+func (r *Run) Held() (bytes, spilled int64) { return r.held, r.spilt }
+
+// Path decodes an explicit path: it opens the file once, detects its
+// format from a peeked prefix, and decodes and hashes it in one read. The
+// artifact is announced when its digest is known, before its tables.
 func (r *Run) Path(ctx context.Context, path string, t Target) error {
-	a, err := formats.ArtifactFromPath(path, "explicit")
+	src, err := r.Open(path)
 	if err != nil {
 		return r.fail(t, evidence.AsFailure(err, evidence.CodeIOFailure))
 	}
-	spec, err := r.Resolve(a)
+	defer src.Close()
+	spec, err := r.Resolve(src)
 	if err != nil {
-		if err := t.Artifact(a); err != nil {
-			return err
-		}
-		return r.fail(t, evidence.AsFailure(err, evidence.CodeUnsupportedFormat).At(a.Path, a.ID))
+		return r.refuse(t, src, evidence.AsFailure(err, evidence.CodeUnsupportedFormat))
 	}
-	a.Format = spec.Name
-	if err := t.Artifact(a); err != nil {
-		return err
-	}
-	return r.decode(ctx, spec, a, t)
+	return r.Decode(ctx, src, spec, t)
+}
+
+// Open opens an explicit path (the one path check: a regular file, its
+// size from fstat). The caller closes the source.
+func (r *Run) Open(path string) (*formats.Source, error) {
+	return formats.Open(path, "explicit")
 }
 
 // Artifact decodes an artifact announced by a block (already passed on by
-// the caller).
+// the caller). Its recorded digest is verified as its bytes stream.
 func (r *Run) Artifact(ctx context.Context, a *evidence.Artifact, t Target) error {
-	spec, err := r.Resolve(a)
+	// A named format is checked before the file is opened.
+	if h := r.hint(a); h != "" {
+		if _, err := formats.Detect(r.Opts.Specs, a.Path, nil, h); err != nil {
+			return r.fail(t, evidence.AsFailure(err, evidence.CodeUnsupportedFormat).At(a.Path, a.ID))
+		}
+	}
+	src, err := formats.OpenArtifact(a)
+	if err != nil {
+		return r.fail(t, evidence.AsFailure(err, evidence.CodeIOFailure).At(a.Path, a.ID))
+	}
+	defer src.Close()
+	spec, err := r.Resolve(src)
 	if err != nil {
 		return r.fail(t, evidence.AsFailure(err, evidence.CodeUnsupportedFormat).At(a.Path, a.ID))
 	}
-	return r.decode(ctx, spec, a, t)
+	return r.Decode(ctx, src, spec, t)
 }
 
-// Resolve picks an artifact's format: the explicit option, else the
-// artifact's recorded format, else detection from its name and content.
-func (r *Run) Resolve(a *evidence.Artifact) (*formats.Spec, error) {
-	hint := r.Opts.Format
+func (r *Run) hint(a *evidence.Artifact) string {
+	if r.Opts.Format != "" {
+		return r.Opts.Format
+	}
+	return a.Format
+}
+
+// Resolve picks a source's format: the explicit option, else the
+// artifact's recorded format, else detection from its name and a peeked
+// prefix of its content. An explicit artifact records the format.
+func (r *Run) Resolve(src *formats.Source) (*formats.Spec, error) {
+	a := src.Artifact
+	var prefix []byte
+	hint := r.hint(a)
 	if hint == "" {
-		hint = a.Format
+		var err error
+		if prefix, err = src.Prefix(); err != nil {
+			return nil, err
+		}
 	}
-	if hint != "" {
-		return formats.Detect(r.Opts.Specs, a.Path, nil, hint)
-	}
-	prefix, err := formats.ReadPrefix(a.Path)
+	spec, err := formats.Detect(r.Opts.Specs, a.Path, prefix, hint)
 	if err != nil {
 		return nil, err
 	}
-	return formats.Detect(r.Opts.Specs, a.Path, prefix, "")
+	if !src.Known() {
+		a.Format = spec.Name
+	}
+	return spec, nil
 }
 
 // LimitsFor selects the requested limits a format declares, over its
@@ -134,24 +175,54 @@ func (r *Run) LimitsFor(spec *formats.Spec) (map[string]int64, error) {
 	return formats.EffectiveLimits(spec, req)
 }
 
-func (r *Run) decode(ctx context.Context, spec *formats.Spec, a *evidence.Artifact, t Target) error {
+// Decode decodes an opened source with spec. An explicit artifact's
+// tables are held until its digest is known; then the artifact is
+// announced and they follow.
+func (r *Run) Decode(ctx context.Context, src *formats.Source, spec *formats.Spec, t Target) error {
+	a := src.Artifact
 	limits, err := r.LimitsFor(spec)
 	if err != nil {
-		return r.fail(t, evidence.AsFailure(err, evidence.CodeInvalidArgument).At(a.Path, a.ID))
+		return r.refuse(t, src, evidence.AsFailure(err, evidence.CodeInvalidArgument))
 	}
 	opts, _, err := formats.EffectiveOptions(spec, r.Opts.Options)
 	if err != nil {
-		return r.fail(t, evidence.AsFailure(err, evidence.CodeInvalidArgument).At(a.Path, a.ID))
+		return r.refuse(t, src, evidence.AsFailure(err, evidence.CodeInvalidArgument))
 	}
 	lim := evidence.Object{}
 	for k, v := range limits {
 		lim[k] = v
 	}
 	args := evidence.Object{"limits": lim, "options": opts}
-	if err := formats.Run(ctx, spec, a, limits, r.Opts.Options, t.Sink(spec, a, args)); err != nil {
+	sink := t.Sink(spec, a, args)
+	if !src.Known() {
+		h := src.Hold(sink, func() error { return t.Artifact(a) }, r.Opts.HoldMemory)
+		defer func() {
+			b, s := h.Held()
+			r.held += b
+			r.spilt += s
+		}()
+		sink = h
+	}
+	if err := src.Run(ctx, spec, limits, r.Opts.Options, sink); err != nil {
 		return r.fail(t, evidence.AsFailure(err, evidence.CodeDecodeFailure).At(a.Path, a.ID))
 	}
 	return nil
+}
+
+// refuse reports a failure found before decoding. An explicit artifact is
+// hashed first, so that it is announced and the failure names it, as for
+// one whose digest was recorded.
+func (r *Run) refuse(t Target, src *formats.Source, f *evidence.Failure) error {
+	a := src.Artifact
+	if !src.Known() {
+		if err := src.Identify(); err != nil {
+			return r.fail(t, evidence.AsFailure(err, evidence.CodeIOFailure))
+		}
+		if err := t.Artifact(a); err != nil {
+			return err
+		}
+	}
+	return r.fail(t, f.At(a.Path, a.ID))
 }
 
 func (r *Run) fail(t Target, f *evidence.Failure) error {

@@ -95,13 +95,18 @@ func (s *Spec) Limit(name string) (Limit, bool) {
 type Input struct {
 	Spec     *Spec
 	Artifact *evidence.Artifact
-	// R streams the artifact's bytes from the start. The runner hashes
-	// what passes through it and checks the digest after Decode returns.
+	// R streams the artifact's bytes from the start, exactly the size
+	// fstat gave when the runner opened it. The runner hashes what passes
+	// through R in the same pass (the digest is known when R reaches EOF)
+	// and hashes what the decoder leaves unread after Decode returns.
+	// Artifact.Path and Artifact.Size are known during Decode;
+	// Artifact.ID is not (for an explicit path it is the digest of this
+	// very read), so decoders never read it.
 	R io.Reader
 	// File is the open descriptor behind R, for decoders that hand the
 	// artifact to an isolated worker or need random access. Reading it
-	// directly bypasses the digest check, so such decoders call
-	// in.VerifyFile first.
+	// directly bypasses the digest, so such decoders call in.VerifyFile
+	// first (their one hash of the file) and then never read R.
 	File *os.File
 	// Limits are the effective parser ceilings; Limit falls back to the
 	// spec's defaults for any not given.
@@ -110,6 +115,7 @@ type Input struct {
 	Options evidence.Object
 	given   map[string]bool
 
+	src      *Source // the runner's source; nil for an Input built by hand
 	verified bool
 }
 

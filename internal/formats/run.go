@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,45 +11,251 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
 )
 
-// ArtifactFromPath resolves path to an absolute path, hashes the file and
-// returns its artifact block. Nothing else reads the file first.
-func ArtifactFromPath(path, role string) (*evidence.Artifact, error) {
+// The read path (docs/read-path.md): every artifact is opened once. Open
+// and OpenArtifact check the descriptor (a regular file, its size from
+// fstat); detection peeks at the first SniffBytes of the same buffered
+// reader; Source.Run streams the bytes through the decoder and hashes them
+// in the same pass. An explicit path's id is known only when the read
+// ends, so its tables wait in a Hold until then.
+
+// Source is one artifact opened for decoding. Artifact.ID is empty for an
+// explicit path until the whole file has been hashed.
+type Source struct {
+	Artifact *evidence.Artifact
+
+	f     *os.File
+	br    *bufio.Reader
+	open  fileState // fstat of the descriptor at open
+	known bool      // the id was recorded before the read: verify it
+	rd    *reader   // the one pass over the bytes, started on first use
+	hold  *Hold
+	// verified: the decoder verified the descriptor and reads it directly.
+	verified bool
+	// complete: the digest is known and checked; an explicit artifact's
+	// ID is set.
+	complete bool
+	failed   *evidence.Failure // the integrity failure, once found
+}
+
+// fileState is what fstat says about the descriptor; a file that changes
+// while it is read changes at least one of these.
+type fileState struct {
+	size         int64
+	dev, ino     uint64
+	mtime, ctime int64 // nanoseconds
+}
+
+func (s fileState) value() evidence.Object {
+	return evidence.Object{"size": s.size, "inode": int64(s.ino), "mtime_ns": s.mtime, "ctime_ns": s.ctime}
+}
+
+func fstat(f *os.File) (fileState, uint32, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return fileState{}, 0, err
+	}
+	return fileState{size: st.Size, dev: st.Dev, ino: st.Ino, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}, st.Mode, nil
+}
+
+// Open is the one path check for an explicit path: it resolves path to an
+// absolute path, opens it without blocking (a FIFO must not hang the
+// open), refuses anything but a regular file and takes the size from the
+// descriptor. Nothing is read yet.
+func Open(path, role string) (*Source, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeInvalidArgument, err, "resolve %s", path)
 	}
-	// Check the kind before opening: opening a FIFO would block.
-	if st, err := os.Stat(abs); err != nil {
-		return nil, (&evidence.Failure{Code: evidence.CodeIOFailure, Message: err.Error(), Err: err}).At(abs, "")
-	} else if !st.Mode().IsRegular() {
-		return nil, evidence.Failf(evidence.CodeInvalidArgument, "not a regular file").At(abs, "")
-	}
-	f, err := os.Open(abs)
+	s, err := openFile(abs, "")
 	if err != nil {
-		return nil, (&evidence.Failure{Code: evidence.CodeIOFailure, Message: err.Error(), Err: err}).At(abs, "")
+		return nil, err
 	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
+	s.Artifact = &evidence.Artifact{Path: abs, Size: s.open.size, Name: filepath.Base(abs), Role: role}
+	return s, nil
+}
+
+// OpenArtifact opens an artifact announced by a block, with the same check
+// as Open. A recorded size that differs from the file's is an integrity
+// failure before anything is read; the digest is verified as the bytes
+// stream.
+func OpenArtifact(a *evidence.Artifact) (*Source, error) {
+	s, err := openFile(a.Path, a.ID)
 	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "read").At(abs, "")
+		return nil, err
 	}
-	return &evidence.Artifact{
-		ID:   "sha256:" + hex.EncodeToString(h.Sum(nil)),
-		Path: abs,
-		Size: n,
-		Name: filepath.Base(abs),
-		Role: role,
-	}, nil
+	if s.open.size != a.Size {
+		s.f.Close()
+		return nil, (&evidence.Failure{Code: evidence.CodeIntegrity,
+			Message: fmt.Sprintf("artifact size changed: recorded %d bytes, the file has %d", a.Size, s.open.size),
+			Details: evidence.Object{"recorded_id": a.ID, "recorded_size": a.Size, "file_size": s.open.size}}).At(a.Path, a.ID)
+	}
+	s.Artifact, s.known = a, true
+	return s, nil
+}
+
+func openFile(path, id string) (*Source, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		pe := &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, (&evidence.Failure{Code: evidence.CodeIOFailure, Message: pe.Error(), Err: pe}).At(path, id)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	st, mode, err := fstat(f)
+	if err != nil {
+		f.Close()
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "fstat").At(path, id)
+	}
+	if mode&unix.S_IFMT != unix.S_IFREG {
+		f.Close()
+		return nil, evidence.Failf(evidence.CodeInvalidArgument, "not a regular file").At(path, id)
+	}
+	// O_NONBLOCK only guarded the open; reads of a regular file block.
+	if err := unix.SetNonblock(fd, false); err != nil {
+		f.Close()
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "open").At(path, id)
+	}
+	// The buffer only serves the peek: larger reads bypass it.
+	return &Source{f: f, br: bufio.NewReaderSize(f, SniffBytes), open: st}, nil
+}
+
+// Close releases the descriptor and anything a Hold spilled. Closing
+// twice is harmless.
+func (s *Source) Close() error {
+	if s.f == nil {
+		return nil
+	}
+	if s.rd != nil {
+		s.rd.stop()
+	}
+	if s.hold != nil {
+		s.hold.discard()
+	}
+	f := s.f
+	s.f = nil
+	return f.Close()
+}
+
+// Known reports whether the artifact's id was recorded before the read.
+func (s *Source) Known() bool { return s.known }
+
+// Complete reports whether the digest is known and checked.
+func (s *Source) Complete() bool { return s.complete }
+
+// Prefix returns up to SniffBytes from the start of the file, for
+// detection, without consuming them: the decoder reads them again from the
+// same buffer and they are hashed once.
+func (s *Source) Prefix() ([]byte, error) {
+	if s.rd != nil {
+		return nil, evidence.Failf(evidence.CodeInternal, "prefix asked after the read began").At(s.Artifact.Path, s.Artifact.ID)
+	}
+	b, err := s.br.Peek(SniffBytes)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "read").At(s.Artifact.Path, s.Artifact.ID)
+	}
+	return b, nil
+}
+
+// Identify reads and hashes whatever has not been read yet, so that an
+// artifact refused before decoding (no format, bad options) is still named
+// by its digest.
+func (s *Source) Identify() error {
+	if s.complete {
+		return nil
+	}
+	if s.failed != nil {
+		return s.failed
+	}
+	return s.reader().drain()
+}
+
+func (s *Source) reader() *reader {
+	if s.rd == nil {
+		s.rd = newReader(s)
+	}
+	return s.rd
+}
+
+// finish completes the read: n bytes were hashed to sum. It checks them
+// against the size at open and the descriptor's fstat, and sets or
+// verifies the artifact id.
+func (s *Source) finish(n int64, sum []byte) error {
+	got := "sha256:" + hex.EncodeToString(sum)
+	a := s.Artifact
+	if s.known && (got != a.ID || n != a.Size) {
+		return s.fail(&evidence.Failure{Code: evidence.CodeIntegrity,
+			Message: "artifact bytes changed: they no longer match the recorded digest and size",
+			Details: evidence.Object{"recorded_id": a.ID, "recorded_size": a.Size, "read_id": got, "read_size": n}})
+	}
+	if err := s.unchanged(n); err != nil {
+		return err
+	}
+	if !s.known {
+		a.ID = got
+	}
+	s.complete = true
+	return nil
+}
+
+// unchanged checks that the descriptor still says what it said at open and
+// that n, the bytes read, is its size.
+func (s *Source) unchanged(n int64) error {
+	now, _, err := fstat(s.f)
+	if err != nil {
+		return s.fail(evidence.Wrap(evidence.CodeIOFailure, err, "fstat"))
+	}
+	if now == s.open && n == s.open.size {
+		return nil
+	}
+	return s.fail(&evidence.Failure{Code: evidence.CodeIntegrity,
+		Message: "artifact changed while it was read",
+		Details: evidence.Object{"at_open": s.open.value(), "after_read": now.value(), "read_size": n}})
+}
+
+func (s *Source) fail(f *evidence.Failure) *evidence.Failure {
+	f.At(s.Artifact.Path, s.Artifact.ID)
+	if s.failed == nil {
+		s.failed = f
+	}
+	return s.failed
+}
+
+// ArtifactFromPath opens path once, hashes the whole file and returns its
+// artifact block. Tests and tools that want a recorded artifact before
+// decoding use it; the commands decode explicit paths in one pass instead.
+func ArtifactFromPath(path, role string) (*evidence.Artifact, error) {
+	s, err := Open(path, role)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	if err := s.Identify(); err != nil {
+		return nil, err
+	}
+	return s.Artifact, nil
+}
+
+// ReadPrefix reads up to SniffBytes from the start of a file, with the
+// same path check as Open.
+func ReadPrefix(path string) ([]byte, error) {
+	s, err := Open(path, "")
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	b, err := s.Prefix()
+	return slices.Clone(b), err
 }
 
 // Detect picks the format of an artifact: the explicit hint when given;
@@ -133,21 +340,6 @@ func Names(specs []*Spec) []string {
 	return out
 }
 
-// ReadPrefix reads up to SniffBytes from the start of a file.
-func ReadPrefix(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "open").At(path, "")
-	}
-	defer f.Close()
-	buf := make([]byte, SniffBytes)
-	n, err := io.ReadFull(f, buf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "read").At(path, "")
-	}
-	return buf[:n], nil
-}
-
 // NewInput validates limits and options for spec and returns an Input
 // without its artifact and reader: the limits over the spec's defaults,
 // the options typed, bounded and with defaults filled. Options may be
@@ -205,86 +397,134 @@ func mapsKeys(m map[string]int64) func(func(string) bool) {
 	}
 }
 
-// hashingReader hashes and counts what the decoder reads.
-type hashingReader struct {
-	r    io.Reader
-	h    hash.Hash
-	n    int64
-	used bool
+// Run decodes one recorded artifact with spec into sink: OpenArtifact,
+// then Source.Run.
+func Run(ctx context.Context, spec *Spec, art *evidence.Artifact, limits map[string]int64, opts evidence.Object, sink Sink) error {
+	s, err := OpenArtifact(art)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Run(ctx, spec, limits, opts, sink)
 }
 
-func (h *hashingReader) Read(p []byte) (int, error) {
-	h.used = true
-	n, err := h.r.Read(p)
-	h.h.Write(p[:n])
-	h.n += int64(n)
-	return n, err
-}
-
-// Run decodes one artifact with spec into sink. It opens the artifact's
-// path once, streams it through the decoder while hashing, and fails with
-// INTEGRITY_FAILURE when the bytes read do not match the artifact's id and
-// size. Decoder errors become typed failures located at the artifact; a
-// decoder panic becomes an INTERNAL failure instead of crossing the call.
-func Run(ctx context.Context, spec *Spec, art *evidence.Artifact, limits map[string]int64, opts evidence.Object, sink Sink) (err error) {
+// Run streams the source through spec's decoder into sink, hashing the
+// bytes in the same pass, and fails with INTEGRITY_FAILURE when they do
+// not match a recorded id or the file changed while it was read. Bytes the
+// decoder leaves unread are read and hashed after it returns. When the
+// source has a Hold, its tables are released once the digest is known,
+// also after a decoder failure, so partial evidence survives as it would
+// have streamed. Decoder errors become typed failures located at the
+// artifact; a decoder panic becomes an INTERNAL failure instead of
+// crossing the call.
+func (s *Source) Run(ctx context.Context, spec *Spec, limits map[string]int64, opts evidence.Object, sink Sink) (err error) {
+	art := s.Artifact
+	at := func(f *evidence.Failure) error { return f.At(art.Path, art.ID) }
 	in, err := NewInput(spec, limits, opts)
 	if err != nil {
-		return evidence.AsFailure(err, evidence.CodeInvalidArgument).At(art.Path, art.ID)
+		return at(evidence.AsFailure(err, evidence.CodeInvalidArgument))
 	}
-	f, err := os.Open(art.Path)
-	if err != nil {
-		return evidence.Wrap(evidence.CodeIOFailure, err, "open artifact").At(art.Path, art.ID)
+	if !s.known && s.hold == nil {
+		return at(evidence.Failf(evidence.CodeInternal, "an explicit artifact is decoded without a Hold: its tables would precede its id"))
 	}
-	defer f.Close()
-	hr := &hashingReader{r: f, h: sha256.New()}
-	in.Artifact, in.R, in.File = art, hr, f
+	rd := s.reader()
+	in.Artifact, in.R, in.File, in.src = art, rd, s.f, s
+	derr := s.decode(ctx, spec, in, sink)
+	if s.failed != nil {
+		// The bytes changed: nothing decoded from them is evidence.
+		return s.failed
+	}
+	if derr != nil {
+		if ctx.Err() != nil {
+			return at(evidence.Wrap(evidence.CodeCancelled, ctx.Err(), "decode %s", spec.Name))
+		}
+		f := evidence.Wrap(evidence.CodeDecodeFailure, derr, "%s", spec.Title)
+		if s.hold != nil {
+			// Name the artifact and release what was decoded before the
+			// failure, as a stream would have carried it.
+			if err := s.Identify(); err != nil {
+				return err
+			}
+			if err := s.hold.flush(); err != nil {
+				return err
+			}
+		}
+		return at(f)
+	}
+	switch {
+	case rd.used:
+		if err := rd.drain(); err != nil {
+			return err
+		}
+	case in.verified:
+		// Random access after VerifyFile: the descriptor must still say
+		// what it said when it was verified.
+		if err := s.unchanged(s.open.size); err != nil {
+			return err
+		}
+	default:
+		return at(evidence.Failf(evidence.CodeInternal, "decoder %s neither streamed nor verified the artifact", spec.Name))
+	}
+	if s.hold != nil {
+		return s.hold.flush()
+	}
+	return nil
+}
+
+func (s *Source) decode(ctx context.Context, spec *Spec, in *Input, sink Sink) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = (&evidence.Failure{Code: evidence.CodeInternal,
 				Message: fmt.Sprintf("decoder %s panicked: %v", spec.Name, p),
-				Details: evidence.Object{"stack": string(debug.Stack())}}).At(art.Path, art.ID)
+				Details: evidence.Object{"stack": string(debug.Stack())}}).At(s.Artifact.Path, s.Artifact.ID)
 		}
 	}()
-	if derr := spec.Decoder.Decode(ctx, in, sink); derr != nil {
-		if ctx.Err() != nil {
-			return evidence.Wrap(evidence.CodeCancelled, ctx.Err(), "decode %s", spec.Name).At(art.Path, art.ID)
-		}
-		return evidence.Wrap(evidence.CodeDecodeFailure, derr, "%s", spec.Title).At(art.Path, art.ID)
-	}
-	if !hr.used {
-		if !in.verified {
-			return evidence.Failf(evidence.CodeInternal, "decoder %s neither streamed nor verified the artifact", spec.Name).At(art.Path, art.ID)
-		}
-		return nil
-	}
-	{
-		// Hash whatever the decoder left unread so the digest covers the file.
-		if _, err := io.Copy(io.Discard, hr); err != nil {
-			return evidence.Wrap(evidence.CodeIOFailure, err, "read artifact").At(art.Path, art.ID)
-		}
-		got := "sha256:" + hex.EncodeToString(hr.h.Sum(nil))
-		if got != art.ID || hr.n != art.Size {
-			return (&evidence.Failure{Code: evidence.CodeIntegrity,
-				Message: "artifact bytes changed: they no longer match the recorded digest and size",
-				Details: evidence.Object{"recorded_id": art.ID, "recorded_size": art.Size, "read_id": got, "read_size": hr.n}}).At(art.Path, art.ID)
-		}
-	}
-	return nil
+	return spec.Decoder.Decode(ctx, in, sink)
 }
 
 // VerifyFile hashes the open file from its start, checks it against the
-// artifact's digest and size, and leaves the offset at the start. Decoders
-// that read File instead of R (an isolated worker, random access) call it
-// before trusting the bytes.
+// artifact's digest and size (an explicit artifact gets its id here), and
+// leaves the offset at the start. Decoders that read File instead of R (an
+// isolated worker, random access) call it before trusting the bytes; it is
+// their one hash.
 func (in *Input) VerifyFile() error {
-	if err := verifyFile(in.File, in.Artifact); err != nil {
-		return err
+	if in.src == nil {
+		if err := verifyFile(in.File, in.Artifact); err != nil {
+			return err
+		}
+		in.verified = true
+		return nil
 	}
-	in.verified = true
+	s := in.src
+	if s.rd != nil && s.rd.used {
+		return evidence.Failf(evidence.CodeInternal, "decoder %s verifies the file after streaming it", in.Spec.Name).At(s.Artifact.Path, s.Artifact.ID)
+	}
+	if !s.complete {
+		if s.failed != nil {
+			return s.failed
+		}
+		h := sha256.New()
+		n, err := io.Copy(h, io.NewSectionReader(s.f, 0, 1<<62))
+		if err != nil {
+			return evidence.Wrap(evidence.CodeIOFailure, err, "read").At(s.Artifact.Path, s.Artifact.ID)
+		}
+		if err := s.finish(n, h.Sum(nil)); err != nil {
+			return err
+		}
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return evidence.Wrap(evidence.CodeIOFailure, err, "seek").At(s.Artifact.Path, s.Artifact.ID)
+	}
+	in.verified, s.verified = true, true
 	return nil
 }
 
+// verifyFile checks a descriptor that no Source opened (decoder tests
+// that build their Input by hand).
 func verifyFile(f *os.File, art *evidence.Artifact) error {
+	if f == nil {
+		return evidence.Failf(evidence.CodeInternal, "input has no open file to verify").At(art.Path, art.ID)
+	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return evidence.Wrap(evidence.CodeIOFailure, err, "seek").At(art.Path, art.ID)
 	}
@@ -302,4 +542,149 @@ func verifyFile(f *os.File, art *evidence.Artifact) error {
 			Details: evidence.Object{"recorded_id": art.ID, "read_id": got, "read_size": n}}).At(art.Path, art.ID)
 	}
 	return nil
+}
+
+// Chunks of the one pass: the reader fills one from the file, the decoder
+// copies out of it while the hasher hashes it.
+const (
+	chunkBytes = 512 << 10
+	chunks     = 4
+	// concurrentFrom is the size from which the hash runs on its own
+	// goroutine: below it the hash takes a few milliseconds, not worth a
+	// goroutine and four chunks.
+	concurrentFrom = 4 << 20
+)
+
+// hashInline forces hashing on the reading goroutine (for measuring the
+// concurrent hasher against it).
+var hashInline bool
+
+// reader is the decoder's view of a source: its bytes up to the size
+// fstat gave at open (growth is caught by the fstat check), each hashed
+// exactly once. With more than one CPU the hash runs on its own
+// goroutine, at most `chunks` chunks behind the reader.
+type reader struct {
+	s    *Source
+	r    io.Reader
+	h    hash.Hash
+	n    int64  // bytes read from the file
+	cur  []byte // the part of the current chunk not yet handed out
+	used bool   // the decoder read
+	end  error  // io.EOF, or the failure that ended the read
+	// concurrent hashing
+	work  chan []byte
+	free  chan []byte
+	done  chan struct{}
+	alloc int
+	buf   []byte // the one chunk when hashing inline
+}
+
+func newReader(s *Source) *reader {
+	rd := &reader{s: s, r: io.LimitReader(s.br, s.open.size), h: sha256.New()}
+	if !hashInline && runtime.GOMAXPROCS(0) > 1 && s.open.size >= concurrentFrom {
+		rd.work = make(chan []byte, chunks)
+		rd.free = make(chan []byte, chunks)
+		rd.done = make(chan struct{})
+		go func() {
+			defer close(rd.done)
+			for b := range rd.work {
+				rd.h.Write(b)
+				rd.free <- b[:cap(b)]
+			}
+		}()
+	}
+	return rd
+}
+
+func (rd *reader) Read(p []byte) (int, error) {
+	if rd.s.verified {
+		return 0, rd.s.fail(evidence.Failf(evidence.CodeInternal, "the decoder streams the artifact after verifying its descriptor"))
+	}
+	rd.used = true
+	for len(rd.cur) == 0 {
+		if rd.end != nil {
+			return 0, rd.end
+		}
+		rd.fill()
+	}
+	n := copy(p, rd.cur)
+	rd.cur = rd.cur[n:]
+	return n, nil
+}
+
+// fill reads the next chunk and hands it to the hasher. At the end of the
+// file it completes the source, so that a decoder that emits after EOF
+// already has the digest.
+func (rd *reader) fill() {
+	b := rd.chunk()
+	m, err := io.ReadFull(rd.r, b)
+	if m > 0 {
+		rd.n += int64(m)
+		if rd.work != nil {
+			rd.work <- b[:m]
+		} else {
+			rd.h.Write(b[:m])
+		}
+		rd.cur = b[:m]
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		rd.end = io.EOF
+		if ferr := rd.s.finish(rd.n, rd.sum()); ferr != nil {
+			rd.end = ferr
+		}
+	default:
+		rd.stop()
+		rd.end = rd.s.fail(evidence.Wrap(evidence.CodeIOFailure, err, "read artifact"))
+	}
+}
+
+// chunk returns a buffer the hasher is done with.
+func (rd *reader) chunk() []byte {
+	if rd.work == nil {
+		if rd.buf == nil {
+			rd.buf = make([]byte, chunkBytes)
+		}
+		return rd.buf
+	}
+	select {
+	case b := <-rd.free:
+		return b
+	default:
+	}
+	if rd.alloc < chunks {
+		rd.alloc++
+		return make([]byte, chunkBytes)
+	}
+	return <-rd.free
+}
+
+// sum waits for the hasher and returns the digest.
+func (rd *reader) sum() []byte {
+	rd.stop()
+	return rd.h.Sum(nil)
+}
+
+// stop ends the hashing goroutine once it has hashed what it was given.
+func (rd *reader) stop() {
+	if rd.work != nil {
+		close(rd.work)
+		<-rd.done
+		rd.work = nil
+	}
+}
+
+// drain reads and hashes what the decoder left unread.
+func (rd *reader) drain() error {
+	for {
+		rd.cur = nil
+		if rd.end != nil {
+			if errors.Is(rd.end, io.EOF) {
+				return nil
+			}
+			return rd.end
+		}
+		rd.fill()
+	}
 }

@@ -249,9 +249,12 @@ func located(err error, line int) error {
 	return f
 }
 
-// Paths decodes explicit artifacts in process and ranks them. The
-// operation, its arguments and their fit with every artifact's format are
-// all checked before the first artifact is decoded.
+// Paths decodes explicit artifacts in process and ranks them. Every path
+// is opened (once) and its format detected before the first is decoded,
+// so the operation, its arguments and their fit with every artifact's
+// format are all checked first. Each artifact is hashed in the same read
+// that decodes it; it is passed on when its digest is known, before its
+// tables reach the projection.
 func Paths(ctx context.Context, req Request, paths []string, out Output) error {
 	s := &session{req: req}
 	run := &decode.Run{Opts: req.Decode}
@@ -259,22 +262,36 @@ func Paths(ctx context.Context, req Request, paths []string, out Output) error {
 		return err
 	}
 	type item struct {
-		a    *evidence.Artifact
+		src  *formats.Source
 		spec *formats.Spec
 	}
 	var items []item
+	defer func() {
+		for _, it := range items {
+			it.src.Close()
+		}
+	}()
 	var fmts []string
+	// named hashes an artifact refused before decoding, so the failure
+	// names it.
+	named := func(src *formats.Source, f *evidence.Failure) error {
+		if err := src.Identify(); err != nil {
+			return err
+		}
+		return f.At(src.Artifact.Path, src.Artifact.ID)
+	}
 	for _, p := range paths {
-		a, err := formats.ArtifactFromPath(p, "explicit")
+		src, err := run.Open(p)
 		if err != nil {
 			return err
 		}
-		spec, err := run.Resolve(a)
+		spec, err := run.Resolve(src)
 		if err != nil {
-			return evidence.AsFailure(err, evidence.CodeUnsupportedFormat).At(a.Path, a.ID)
+			err = named(src, evidence.AsFailure(err, evidence.CodeUnsupportedFormat))
+			src.Close()
+			return err
 		}
-		a.Format = spec.Name
-		items = append(items, item{a, spec})
+		items = append(items, item{src, spec})
 		if !slices.Contains(fmts, spec.Name) {
 			fmts = append(fmts, spec.Name)
 		}
@@ -294,7 +311,7 @@ func Paths(ctx context.Context, req Request, paths []string, out Output) error {
 		if req.Operation != "" {
 			return registry.CheckCompatible(mustOp(req.Operation), fmts, nil, nil)
 		}
-		return evidence.Failf(evidence.CodeUnsupportedFormat, "no operation consumes format %s", items[0].spec.Name).At(items[0].a.Path, items[0].a.ID)
+		return named(items[0].src, evidence.Failf(evidence.CodeUnsupportedFormat, "no operation consumes format %s", items[0].spec.Name))
 	}
 	if err := registry.CheckCompatible(s.op, fmts, s.given, s.args); err != nil {
 		return err
@@ -319,12 +336,10 @@ func Paths(ctx context.Context, req Request, paths []string, out Output) error {
 	s.formats = fmts
 	t := &feed{s: s}
 	for _, it := range items {
-		if err := out.Pass(it.a); err != nil {
+		if err := run.Decode(ctx, it.src, it.spec, targetFor(t, out)); err != nil {
 			return err
 		}
-		if err := run.Artifact(ctx, it.a, targetFor(t, out)); err != nil {
-			return err
-		}
+		it.src.Close()
 	}
 	if f := run.First(); f != nil {
 		s.upstream = f

@@ -1,0 +1,376 @@
+package rank_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flameox/flameox/internal/decode"
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/rank"
+	"github.com/flameox/flameox/internal/registry"
+)
+
+func fixture(parts ...string) string {
+	return filepath.Join(append([]string{"..", "..", "testdata"}, parts...)...)
+}
+
+type result struct {
+	raw    string
+	blocks []evidence.Object
+	err    error
+}
+
+func (r *result) kinds() string {
+	var k []string
+	for _, b := range r.blocks {
+		k = append(k, b["kind"].(string))
+	}
+	return strings.Join(k, " ")
+}
+
+func (r *result) all(kind string) []evidence.Object {
+	var out []evidence.Object
+	for _, b := range r.blocks {
+		if b["kind"] == kind {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func collect(t *testing.T, run func(out rank.Output) error) *result {
+	t.Helper()
+	var buf bytes.Buffer
+	w := evidence.NewWriter(&buf)
+	err := run(&rank.JSONL{W: w})
+	if ferr := w.Flush(); ferr != nil {
+		t.Fatal(ferr)
+	}
+	r := &result{raw: buf.String(), err: err}
+	in := evidence.NewReader(strings.NewReader(r.raw))
+	for {
+		raw, err := in.Next()
+		if errors.Is(err, io.EOF) {
+			return r
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.blocks = append(r.blocks, raw.Obj)
+	}
+}
+
+func request(op string, args evidence.Object) rank.Request {
+	return rank.Request{Operation: op, Args: args, Decode: decode.Options{Specs: registry.Formats()}}
+}
+
+func paths(t *testing.T, req rank.Request, ps ...string) *result {
+	t.Helper()
+	return collect(t, func(out rank.Output) error { return rank.Paths(context.Background(), req, ps, out) })
+}
+
+func streamOf(t *testing.T, req rank.Request, input string) *result {
+	t.Helper()
+	return collect(t, func(out rank.Output) error {
+		return rank.Stream(context.Background(), req, evidence.NewReader(strings.NewReader(input)), out)
+	})
+}
+
+// decoded is what flameox-decode writes for the paths.
+func decoded(t *testing.T, ps ...string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	w := evidence.NewWriter(&buf)
+	r := &decode.Run{Opts: decode.Options{Specs: registry.Formats()}}
+	for _, p := range ps {
+		if err := r.Path(context.Background(), p, decode.StreamTarget{W: w}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func sha(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(s[:])
+}
+
+func failureOf(t *testing.T, err error, code evidence.Code) *evidence.Failure {
+	t.Helper()
+	var f *evidence.Failure
+	if !errors.As(err, &f) || f.Code != code {
+		t.Fatalf("got %v, want %s", err, code)
+	}
+	return f
+}
+
+// Ranking explicit paths in process gives what ranking their decoded
+// stream gives, block for block: the typed rows, the tables' ids and the
+// artifacts' ids completed in one read.
+func TestPathsMatchStream(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		req   rank.Request
+		paths []string
+	}{
+		{"v8 hotspots", request("", evidence.Object{"top": int64(5)}), []string{fixture("v8", "hotspot.cpuprofile")}},
+		{"two profiles", request("", nil), []string{fixture("v8", "recursive-main.cpuprofile"), fixture("v8", "recursive-worker.cpuprofile")}},
+		{"perf edges", request("summarize_cpu_caller_edges", evidence.Object{"top": int64(5)}), []string{fixture("perf", "hot.perf.txt")}},
+		{"pytest failures", request("", nil), []string{fixture("pytest-events", "suite.pytest-events.jsonl")}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := paths(t, c.req, c.paths...)
+			if got.err != nil {
+				t.Fatal(got.err)
+			}
+			want := streamOf(t, c.req, decoded(t, c.paths...))
+			if want.err != nil {
+				t.Fatal(want.err)
+			}
+			if got.raw != want.raw {
+				t.Fatalf("in process:\n%s\nfrom the stream:\n%s", got.raw, want.raw)
+			}
+			arts := got.all(evidence.KindArtifact)
+			if len(arts) != len(c.paths) {
+				t.Fatalf("%d artifacts passed for %d paths", len(arts), len(c.paths))
+			}
+			tb := got.all(evidence.KindTable)
+			if len(tb) == 0 {
+				t.Fatalf("no result: %s", got.kinds())
+			}
+			ids := tb[0]["artifact_ids"].([]any)
+			for i, p := range c.paths {
+				if arts[i]["artifact_id"] != sha(t, p) {
+					t.Fatalf("artifact %d: %v", i, arts[i]["artifact_id"])
+				}
+				found := false
+				for _, id := range ids {
+					found = found || id == sha(t, p)
+				}
+				if !found {
+					t.Fatalf("result header artifact_ids %v lack %s", ids, p)
+				}
+			}
+		})
+	}
+}
+
+func bigCopy(t *testing.T, src string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "big."+filepath.Base(src))
+	if err := os.WriteFile(p, bytes.Repeat(b, (2<<20)/len(b)+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// An artifact whose decoder emits while reading is held until its digest
+// is known, then ranked with its final ids, exactly as its decoded stream
+// ranks.
+func TestPathsHeldArtifact(t *testing.T) {
+	big := bigCopy(t, fixture("observations", "go.observations.jsonl"))
+	req := request("summarize_observations", nil)
+	got := paths(t, req, big)
+	want := streamOf(t, req, decoded(t, big))
+	if got.err != nil || want.err != nil {
+		t.Fatal(got.err, want.err)
+	}
+	if got.raw != want.raw {
+		gl, wl := strings.Split(got.raw, "\n"), strings.Split(want.raw, "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("line %d differs:\nin process:  %.3000s\nfrom stream: %.3000s", i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("%d lines in process, %d from the stream", len(gl), len(wl))
+	}
+	if !strings.Contains(got.raw, `"values":{"artifact_id":"`+sha(t, big)+`"`) {
+		t.Fatalf("result rows do not name the artifact: %.500s", got.raw)
+	}
+}
+
+// Held rows mean in process what typed rows mean: an integer beyond the
+// exact double range stays a number (the block stream carries it as a
+// string, which the observations projection does not count as numeric).
+func TestHeldRowsKeepNumbers(t *testing.T) {
+	big := bigCopy(t, fixture("observations", "python.observations.jsonl"))
+	r := paths(t, request("summarize_observations", evidence.Object{"name_glob": "dataset_rows"}), big)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	rows := r.all(evidence.KindRow)
+	if len(rows) != 1 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	v := rows[0]["values"].(evidence.Object)
+	if v["count"] == json.Number("0") || fmt.Sprint(v["numeric_count"]) != fmt.Sprint(v["count"]) {
+		t.Fatalf("dataset_rows: count %v, numeric_count %v", v["count"], v["numeric_count"])
+	}
+}
+
+// The operation, its arguments and their fit with every format are checked
+// before anything is decoded or passed on.
+func TestChecksBeforeDecoding(t *testing.T) {
+	hotspot := fixture("v8", "hotspot.cpuprofile")
+	for _, c := range []struct {
+		name  string
+		req   rank.Request
+		paths []string
+		code  evidence.Code
+	}{
+		{"metric the format lacks", request("", evidence.Object{"metric": "cumulative"}), []string{hotspot}, evidence.CodeInvalidArgument},
+		{"unknown operation", request("nope", nil), []string{hotspot}, evidence.CodeInvalidArgument},
+		{"unknown argument", request("", evidence.Object{"nope": int64(1)}), []string{hotspot}, evidence.CodeInvalidArgument},
+		{"format the operation does not take", request("summarize_failures", nil), []string{hotspot}, evidence.CodeUnsupportedFormat},
+		{"no paths", request("", nil), nil, evidence.CodeInvalidArgument},
+		{"missing path", request("", nil), []string{hotspot, filepath.Join(t.TempDir(), "missing.cpuprofile")}, evidence.CodeIOFailure},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := paths(t, c.req, c.paths...)
+			failureOf(t, r.err, c.code)
+			if len(r.blocks) != 0 {
+				t.Fatalf("wrote %s before the check", r.kinds())
+			}
+		})
+	}
+	// No format matches: the failure names the artifact by its digest.
+	blob := filepath.Join(t.TempDir(), "blob.bin")
+	if err := os.WriteFile(blob, []byte{0, 1, 2}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := failureOf(t, paths(t, request("", nil), blob).err, evidence.CodeUnsupportedFormat)
+	if f.Location.ArtifactID != sha(t, blob) {
+		t.Fatalf("location %+v", f.Location)
+	}
+}
+
+// An upstream failure is passed through in order, the result is still
+// written from what arrived, and the command exits with that failure.
+func TestUpstreamFailure(t *testing.T) {
+	upstream := evidence.Failf(evidence.CodeCaptureFailed, "the workload exited 1")
+	var buf bytes.Buffer
+	w := evidence.NewWriter(&buf)
+	if err := w.Write(upstream); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	input := buf.String() + decoded(t, fixture("v8", "hotspot.cpuprofile"))
+	r := streamOf(t, request("", nil), input)
+	if f := rank.Upstream(r.err); f == nil || f.Code != evidence.CodeCaptureFailed {
+		t.Fatalf("got %v", r.err)
+	}
+	if !strings.HasPrefix(r.kinds(), "failure artifact table row") {
+		t.Fatalf("blocks %s", r.kinds())
+	}
+	// Only a failure: nothing to rank, and still the upstream failure.
+	r = streamOf(t, request("", nil), buf.String())
+	if f := rank.Upstream(r.err); f == nil || r.kinds() != "failure" {
+		t.Fatalf("got %v with %s", r.err, r.kinds())
+	}
+	// Nothing at all is an argument error of this stage, not upstream.
+	r = streamOf(t, request("", nil), "")
+	if rank.Upstream(r.err) != nil {
+		t.Fatal("empty input reported as upstream")
+	}
+	failureOf(t, r.err, evidence.CodeInvalidArgument)
+
+	// In process, a failed artifact is passed on with its failure and
+	// the others are ranked.
+	bad := filepath.Join(t.TempDir(), "bad.cpuprofile")
+	if err := os.WriteFile(bad, []byte(`{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"children":[2]},{"id":2,"callFrame":{"functionName":"f"`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = paths(t, request("", nil), bad, fixture("v8", "hotspot.cpuprofile"))
+	f := rank.Upstream(r.err)
+	if f == nil || f.Code != evidence.CodeDecodeFailure || f.Location.ArtifactID != sha(t, bad) {
+		t.Fatalf("got %v", r.err)
+	}
+	if !strings.HasPrefix(r.kinds(), "artifact failure artifact table row") {
+		t.Fatalf("blocks %s", r.kinds())
+	}
+}
+
+func TestStreamErrors(t *testing.T) {
+	input := decoded(t, fixture("v8", "hotspot.cpuprofile"))
+	lines := strings.SplitAfter(input, "\n")
+	// Rows without their header (drop the table line).
+	var noHeader []string
+	for _, l := range lines {
+		if !strings.Contains(l, `"kind":"table"`) {
+			noHeader = append(noHeader, l)
+		}
+	}
+	r := streamOf(t, request("", nil), strings.Join(noHeader, ""))
+	if r.err == nil {
+		t.Fatal("rows without a header were accepted")
+	}
+	// The same table twice.
+	f := failureOf(t, streamOf(t, request("", nil), input+input).err, evidence.CodeInvalidArgument)
+	if f.Location.Path != "<stdin>" || f.Location.Line == 0 {
+		t.Fatalf("location %+v", f.Location)
+	}
+	// The same file twice in process: the same table ids, refused alike.
+	p := fixture("v8", "hotspot.cpuprofile")
+	if f := rank.Upstream(paths(t, request("", nil), p, p).err); f == nil || f.Code != evidence.CodeInvalidArgument {
+		t.Fatalf("the same artifact twice: %v", f)
+	}
+}
+
+// Unrecorded formats for a recorded artifact are refused before reading.
+func TestArtifactFromBlockIntegrity(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.cpuprofile")
+	b, _ := os.ReadFile(fixture("v8", "hotspot.cpuprofile"))
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := formats.ArtifactFromPath(p, "cpu-profile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Format = "v8-cpuprofile"
+	var buf bytes.Buffer
+	w := evidence.NewWriter(&buf)
+	w.Write(a)
+	w.Flush()
+	// The file changes after its artifact was recorded.
+	if err := os.WriteFile(p, append(b, ' '), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	ow := evidence.NewWriter(&out)
+	run := &decode.Run{Opts: decode.Options{Specs: registry.Formats()}}
+	if err := run.Stream(context.Background(), evidence.NewReader(&buf), decode.StreamTarget{W: ow}, func(raw *evidence.Raw) error { return ow.Write(raw) }); err != nil {
+		t.Fatal(err)
+	}
+	ow.Flush()
+	if f := run.First(); f == nil || f.Code != evidence.CodeIntegrity {
+		t.Fatalf("first failure %v", f)
+	}
+	r := streamOf(t, request("", nil), out.String())
+	if f := rank.Upstream(r.err); f == nil || f.Code != evidence.CodeIntegrity {
+		t.Fatalf("got %v", r.err)
+	}
+}

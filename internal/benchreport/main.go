@@ -54,13 +54,13 @@ func cases() []benchCase {
 		return fmt.Errorf("%s is missing: run `go run ./tools/perfbench` first", out)
 	}
 	const perfInput = "../../testdata/perf/big-200mb.perf.txt"
-	return []benchCase{
+	return append([]benchCase{
 		{"v8 decode 10 MiB", "v8-10MiB.cpuprofile", 10 << 20, v8, decodeArgv, 0},
 		{"v8 decode 100 MiB", "v8-100MiB.cpuprofile", 100 << 20, v8, decodeArgv, 0},
 		{"v8 decode+rank 100 MiB", "v8-100MiB.cpuprofile", 100 << 20, v8, rankArgv, 1.2},
 		{"perf-script decode 200 MB", perfInput, 200e6, perf, decodeArgv, 0},
 		{"perf-script decode+rank 200 MB", perfInput, 200e6, perf, rankArgv, 1.4},
-	}
+	}, pstatsCases()...)
 }
 
 func main() {

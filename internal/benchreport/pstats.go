@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/flameox/flameox/internal/registry"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // pstatsCases are the pstats bench cases: real cProfile output of about
@@ -17,9 +20,11 @@ func pstatsCases() []benchCase {
 	hot := func(bin, in string) []string {
 		return []string{filepath.Join(bin, "flameox-rank"), "--format", "jsonl", "--top", "20", in}
 	}
+	// The operation that ranks caller edges, by the table it reads.
+	edgeOp := registry.OperationsForTables([]string{table.CPUEdges.Name})[0].Name
 	edges := func(bin, in string) []string {
 		return []string{filepath.Join(bin, "flameox-rank"), "--format", "jsonl", "--top", "20",
-			"--operation", "summarize_cpu_caller_edges", in}
+			"--operation", edgeOp, in}
 	}
 	var cases []benchCase
 	for _, s := range []struct {
@@ -28,8 +33,8 @@ func pstatsCases() []benchCase {
 	}{{"8.5 MB", 8_500_000}, {"34 MB", 34_000_000}, {"85 MB", 85_000_000}} {
 		input := "pstats-" + strings.ReplaceAll(s.label, " ", "") + ".pstats"
 		cases = append(cases,
-			benchCase{"pstats rank " + s.label, input, s.size, genPstats, hot},
-			benchCase{"pstats rank edges " + s.label, input, s.size, genPstats, edges})
+			benchCase{"pstats rank " + s.label, input, s.size, genPstats, hot, 0},
+			benchCase{"pstats rank edges " + s.label, input, s.size, genPstats, edges, 0})
 	}
 	return cases
 }

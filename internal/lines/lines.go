@@ -222,5 +222,14 @@ func (r *Reader) Errorf(code evidence.Code, err error, format string, args ...an
 	return f
 }
 
+// At locates f at the line unless it has a line already, and returns it:
+// for failures built elsewhere (Input.Exceeded) about what a line held.
+func (l *Line) At(f *evidence.Failure) *evidence.Failure {
+	if f.Location.Line == 0 {
+		f.Location.Line, f.Location.Offset = int(l.Number), l.Offset
+	}
+	return f
+}
+
 // String describes a line's location, for messages.
 func (l *Line) String() string { return fmt.Sprintf("line %d (byte %d)", l.Number, l.Offset) }

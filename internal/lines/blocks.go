@@ -55,6 +55,9 @@ func NewBlocks(r io.Reader, o BlockOptions) *Blocks {
 	if o.Size <= 0 {
 		o.Size = 4 << 20
 	}
+	if l, ok := r.(interface{ Len() int }); ok && l.Len() < o.Size {
+		o.Size = l.Len() + 1 // in memory already: no larger buffer (as NewReader)
+	}
 	if o.MaxLine <= 0 {
 		o.MaxLine = 64 << 10
 	}

@@ -87,7 +87,14 @@ func NewReader(r io.Reader, max int) *Reader {
 	if max <= 0 {
 		max = 64 << 10
 	}
-	return &Reader{br: bufio.NewReaderSize(r, BufferSize), max: max}
+	size := BufferSize
+	// An input already in memory (bytes.Reader, strings.Reader) needs no
+	// buffer larger than itself: small decodes (tests, fuzzing, previews
+	// of short texts) do not pay for allocating and clearing 256 KiB.
+	if l, ok := r.(interface{ Len() int }); ok && l.Len() < size {
+		size = l.Len() + 1 // bufio raises it to its minimum
+	}
+	return &Reader{br: bufio.NewReaderSize(r, size), max: max}
 }
 
 // NewStrict returns a reader for which a line longer than max bytes is a

@@ -69,7 +69,8 @@ func (l *Line) End() int64 {
 type Reader struct {
 	br     *bufio.Reader
 	max    int
-	limit  string // strict mode: the limit's name
+	limit  string                        // strict mode: the limit's name
+	fail   func(*Line) *evidence.Failure // strict mode: the failure, when not a limit's
 	line   Line
 	buf    []byte
 	off    int64
@@ -102,6 +103,17 @@ func NewReader(r io.Reader, max int) *Reader {
 func NewStrict(r io.Reader, max int, limit string) *Reader {
 	lr := NewReader(r, max)
 	lr.limit = limit
+	return lr
+}
+
+// NewStrictFunc is NewStrict for a bound the format itself sets (a
+// protocol's longest line), where a longer line means the input is not of
+// the format rather than that a ceiling was reached: fail builds the
+// failure for the line, which the reader locates. As with NewStrict, the
+// line is refused as soon as it crosses the bound, never read whole.
+func NewStrictFunc(r io.Reader, max int, fail func(l *Line) *evidence.Failure) *Reader {
+	lr := NewReader(r, max)
+	lr.fail = fail
 	return lr
 }
 
@@ -160,7 +172,7 @@ func (r *Reader) Next() (*Line, error) {
 			l.Bytes = r.buf
 		}
 		// One byte of slack: a trailing '\r' may belong to the terminator.
-		if r.limit != "" && l.Size > int64(r.max)+1 {
+		if r.strict() && l.Size > int64(r.max)+1 {
 			r.err = r.exceeded(l)
 			return nil, r.err
 		}
@@ -191,8 +203,10 @@ func (r *Reader) Next() (*Line, error) {
 	}
 }
 
+func (r *Reader) strict() bool { return r.limit != "" || r.fail != nil }
+
 func (r *Reader) done(l *Line) (*Line, error) {
-	if r.limit != "" && l.Size > int64(r.max) {
+	if r.strict() && l.Size > int64(r.max) {
 		r.err = r.exceeded(l)
 		return nil, r.err
 	}
@@ -201,6 +215,11 @@ func (r *Reader) done(l *Line) (*Line, error) {
 }
 
 func (r *Reader) exceeded(l *Line) *evidence.Failure {
+	if r.fail != nil {
+		f := r.fail(l)
+		f.Location = evidence.Location{Line: int(l.Number), Offset: l.Offset}
+		return f
+	}
 	f := evidence.LimitExceeded(evidence.LimitReceipt{Name: r.limit, Value: int64(r.max), Unit: "bytes"},
 		"line %d is longer than %s=%d bytes", l.Number, r.limit, r.max)
 	f.Location = evidence.Location{Line: int(l.Number), Offset: l.Offset}

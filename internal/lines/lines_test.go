@@ -109,6 +109,28 @@ func TestStrict(t *testing.T) {
 	}
 }
 
+func TestStrictFunc(t *testing.T) {
+	fail := func(l *Line) *evidence.Failure {
+		return evidence.Failf(evidence.CodeDecodeFailure, "line %d is not a record", l.Number)
+	}
+	// The long line is refused before it is read whole.
+	long := io.MultiReader(strings.NewReader("abc\n"+strings.Repeat("x", 100)), iotest.ErrReader(errors.New("read past the bound")))
+	lr := NewStrictFunc(long, 3, fail)
+	if l, err := lr.Next(); err != nil || string(l.Bytes) != "abc" {
+		t.Fatal(l, err)
+	}
+	_, err := lr.Next()
+	var f *evidence.Failure
+	if !errors.As(err, &f) || f.Code != evidence.CodeDecodeFailure || f.Location.Line != 2 || f.Location.Offset != 4 || f.Message != "line 2 is not a record" {
+		t.Fatalf("%v (%+v)", err, f)
+	}
+	// An unterminated last line is bounded too.
+	lr = NewStrictFunc(strings.NewReader("abcd"), 3, fail)
+	if _, err := lr.Next(); !errors.As(err, &f) || f.Code != evidence.CodeDecodeFailure {
+		t.Fatalf("%v", err)
+	}
+}
+
 func TestReadError(t *testing.T) {
 	boom := errors.New("disk gone")
 	lr := NewReader(io.MultiReader(strings.NewReader("a\nb"), iotest.ErrReader(boom)), 10)

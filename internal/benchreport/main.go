@@ -4,8 +4,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/flameox/flameox/internal/lines"
 )
 
 // benchCase is one measured command over one generated input.
@@ -90,17 +92,18 @@ func measure(argv []string) (time.Duration, int64, int64, error) {
 		return 0, 0, 0, err
 	}
 	var rows int64
-	r := bufio.NewReaderSize(out, 1<<20)
+	// A canonical block starts with its kind: a line's first bytes tell.
+	lr := lines.NewReader(out, 64)
 	for {
-		line, err := r.ReadSlice('\n')
-		if len(line) > 0 && bytes.Contains(line, []byte(`"kind":"row"`)) {
-			rows++
-		}
-		if err == io.EOF {
+		l, err := lr.Next()
+		if errors.Is(err, io.EOF) {
 			break
 		}
-		if err != nil && err != bufio.ErrBufferFull {
+		if err != nil {
 			return 0, 0, 0, err
+		}
+		if bytes.HasPrefix(l.Bytes, []byte(`{"kind":"row"`)) {
+			rows++
 		}
 	}
 	if err := cmd.Wait(); err != nil {

@@ -120,7 +120,7 @@ func Sniff(prefix []byte) formats.Verdict {
 
 // Decode reads folded stacks into cpu.frames and cpu.edges.
 func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	if max := in.Limit(LimitBytes); in.Artifact.Size > max {
+	if in.Artifact.Size > in.Limit(LimitBytes) {
 		return in.Exceeded(LimitBytes, in.Artifact.Size)
 	}
 	p, err := Parse(ctx, in)

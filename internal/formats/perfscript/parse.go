@@ -129,10 +129,10 @@ func (s *shard) parseChunk(blk *lines.Block) (int64, error) {
 			}
 		}
 		l, err := sc.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
 		if err != nil {
+			if err == io.EOF { // Scan's own end of block, never wrapped
+				break
+			}
 			return 0, err
 		}
 		ln := l.Bytes

@@ -255,8 +255,8 @@ func (s *Scan) Count() int64 { return s.n }
 // Next returns the next line, or io.EOF at the end of the block. A line
 // longer than the bound is a LIMIT_EXCEEDED failure.
 func (s *Scan) Next() (*Line, error) {
-	// The common line (LF-terminated, within the bound) is taken here, in
-	// a body small enough to be inlined into the caller's loop.
+	// The common line (LF-terminated, within the bound) is taken first,
+	// with the fewest stores.
 	rest := s.data[s.pos:]
 	if nl := bytes.IndexByte(rest, '\n'); nl > 0 && nl <= s.max && rest[nl-1] != '\r' {
 		l := &s.line

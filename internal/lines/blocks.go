@@ -246,7 +246,7 @@ type Scan struct {
 	n     int64
 	max   int
 	limit string
-	line  Line
+	line  Line // the last line read, described by Line when asked
 }
 
 // Count is the number of lines read so far.
@@ -255,48 +255,72 @@ func (s *Scan) Count() int64 { return s.n }
 // Next returns the next line, or io.EOF at the end of the block. A line
 // longer than the bound is a LIMIT_EXCEEDED failure.
 func (s *Scan) Next() (*Line, error) {
-	// The common line (LF-terminated, within the bound) is taken first,
-	// with the fewest stores.
-	rest := s.data[s.pos:]
-	if nl := bytes.IndexByte(rest, '\n'); nl > 0 && nl <= s.max && rest[nl-1] != '\r' {
-		l := &s.line
-		l.Bytes, l.Number, l.Offset, l.Size, l.Term = rest[:nl], s.n+1, s.base+int64(s.pos), int64(nl), LF
-		s.pos += nl + 1
-		s.n++
-		return l, nil
+	if _, err := s.Bytes(); err != nil {
+		return nil, err
 	}
-	return s.next()
+	return s.Line(), nil
 }
 
-func (s *Scan) next() (*Line, error) {
+// Bytes is Next for hot loops: it returns only the line's bytes (valid as
+// long as the block), and Line describes the line when that is needed.
+func (s *Scan) Bytes() ([]byte, error) {
+	// The common line (LF-terminated, within the bound) is taken first,
+	// with no more state than where the next one starts: Line works out
+	// the rest when asked.
+	rest := s.data[s.pos:]
+	if nl := bytes.IndexByte(rest, '\n'); nl > 0 && nl <= s.max && rest[nl-1] != '\r' {
+		s.pos += nl + 1
+		s.n++
+		return rest[:nl], nil
+	}
+	return s.slow()
+}
+
+func (s *Scan) slow() ([]byte, error) {
 	rest := s.data[s.pos:]
 	if len(rest) == 0 {
 		return nil, io.EOF
 	}
-	l := &s.line
-	l.Number, l.Offset = s.n+1, s.base+int64(s.pos)
-	adv := len(rest)
-	if nl := bytes.IndexByte(rest, '\n'); nl < 0 {
-		l.Bytes, l.Term = rest, None
-	} else if adv = nl + 1; nl > 0 && rest[nl-1] == '\r' {
-		l.Bytes, l.Term = rest[:nl-1], CRLF
-	} else {
-		l.Bytes, l.Term = rest[:nl], LF
-	}
-	l.Size = int64(len(l.Bytes))
-	if len(l.Bytes) > s.max {
-		return nil, lineTooLong(s.limit, s.max, l.Size, l.Number, l.Offset)
+	b, adv, _ := split(rest)
+	if len(b) > s.max {
+		return nil, lineTooLong(s.limit, s.max, int64(len(b)), s.n+1, s.base+int64(s.pos))
 	}
 	s.pos += adv
 	s.n++
-	return l, nil
+	return b, nil
+}
+
+// split returns the first line of b without its terminator, the bytes it
+// takes with it, and the terminator.
+func split(b []byte) (line []byte, adv int, term Terminator) {
+	nl := bytes.IndexByte(b, '\n')
+	switch {
+	case nl < 0:
+		return b, len(b), None
+	case nl > 0 && b[nl-1] == '\r':
+		return b[:nl-1], nl + 1, CRLF
+	}
+	return b[:nl], nl + 1, LF
+}
+
+// Line describes the last line read (by Next, Bytes or Repeat), for
+// locating a failure found in it: the line that ends where the next one
+// starts. Before any, it is empty.
+func (s *Scan) Line() *Line {
+	s.line = Line{}
+	if s.n > 0 {
+		start := bytes.LastIndexByte(s.data[:s.pos-1], '\n') + 1
+		b, _, term := split(s.data[start:s.pos])
+		s.line = Line{Bytes: b, Number: s.n, Offset: s.base + int64(start), Size: int64(len(b)), Term: term}
+	}
+	return &s.line
 }
 
 // Repeat consumes the next line when it is p ended by "\n" and returns
 // its bytes (within the block): parsers whose lines often repeat an
 // earlier line (the callers of consecutive stack samples) skip the search
-// for its end. p must be a line an earlier Next returned (so within the
-// bound). Line still returns the line Next returned last.
+// for its end. p must be a line Next or Bytes returned (so within the
+// bound).
 func (s *Scan) Repeat(p []byte) ([]byte, bool) {
 	end := s.pos + len(p)
 	// A p ending in '\r' would hide a CRLF terminator that Next strips.
@@ -308,7 +332,3 @@ func (s *Scan) Repeat(p []byte) ([]byte, bool) {
 	s.n++
 	return b, true
 }
-
-// Line is the line Next returned last, for locating a failure found in
-// it.
-func (s *Scan) Line() *Line { return &s.line }

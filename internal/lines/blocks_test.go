@@ -213,6 +213,9 @@ func TestRepeat(t *testing.T) {
 	if b, ok := sc.Repeat(p); !ok || string(b) != "same" || sc.Count() != 2 {
 		t.Fatalf("repeat of an LF line: %q %v", b, ok)
 	}
+	if l := sc.Line(); l.Number != 2 || l.Offset != 105 || string(l.Bytes) != "same" || l.Term != LF {
+		t.Fatalf("line after a repeat: %+v", l)
+	}
 	// A CRLF line and an unterminated last line are left to Next.
 	if _, ok := sc.Repeat(p); ok {
 		t.Fatal("Repeat took a CRLF line")
@@ -228,6 +231,28 @@ func TestRepeat(t *testing.T) {
 	}
 	if _, err := sc.Next(); !errors.Is(err, io.EOF) {
 		t.Fatal(err)
+	}
+}
+
+func TestScanBytes(t *testing.T) {
+	blk := &Block{Data: []byte("a\r\n\nbc"), max: 2, Offset: 7}
+	sc := blk.Lines()
+	if l := sc.Line(); l.Number != 0 || len(l.Bytes) != 0 {
+		t.Fatalf("line before any: %+v", l)
+	}
+	for _, want := range []struct {
+		bytes string
+		term  Terminator
+		off   int64
+	}{{"a", CRLF, 7}, {"", LF, 10}, {"bc", None, 11}} {
+		b, err := sc.Bytes()
+		l := sc.Line()
+		if err != nil || string(b) != want.bytes || string(l.Bytes) != want.bytes || l.Term != want.term || l.Offset != want.off {
+			t.Fatalf("got %q %v (%+v), want %+v", b, err, l, want)
+		}
+	}
+	if _, err := sc.Bytes(); !errors.Is(err, io.EOF) || sc.Count() != 3 {
+		t.Fatalf("%v after %d lines", err, sc.Count())
 	}
 }
 

@@ -20,8 +20,7 @@ import (
 // fixture's perf version comment: the fuzzer minimizes every new input
 // with a number of executions quadratic in its length, so seeds of a few
 // hundred bytes (not whole fixtures) keep it fuzzing instead of
-// minimizing, and one worker for most inputs spares a goroutine hand-off
-// per block.
+// minimizing.
 func FuzzDecode(f *testing.F) {
 	for _, name := range []string{"perf/hot.perf.txt", "perf/tmpl.perf.txt", "perf/simple-with-header.linux-perf.txt", "perf/rust-mangled.linux-perf.txt", "perf/two.perf.txt"} {
 		b, err := os.ReadFile(testdata(name))

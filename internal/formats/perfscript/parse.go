@@ -82,7 +82,8 @@ type shard struct {
 	terminated bool // the last sample ended with a blank line
 	inline     uint32
 	hasInline  bool
-	headerAt   evidence.Location // where the open sample's header is
+	headerAt   evidence.Location // where the open sample's header is, in the last block
+	lastBlock  bool              // parsing the block that ends the input
 
 	samples, noStack int64
 	perfVersion      string
@@ -112,6 +113,7 @@ func newShard(in *formats.Input) *shard {
 // its failures are relative to the block (Blocks.Locate rebases them).
 func (s *shard) parseChunk(blk *lines.Block) (int64, error) {
 	sc := blk.Lines()
+	s.lastBlock = blk.Last
 	// Remembered lines point into the previous block's buffer, which may
 	// be reused now.
 	s.prevRaw, s.curRaw = s.prevRaw[:0], s.curRaw[:0]
@@ -128,14 +130,13 @@ func (s *shard) parseChunk(blk *lines.Block) (int64, error) {
 				}
 			}
 		}
-		l, err := sc.Next()
+		ln, err := sc.Bytes()
 		if err != nil {
 			if err == io.EOF { // Scan's own end of block, never wrapped
 				break
 			}
 			return 0, err
 		}
-		ln := l.Bytes
 		if len(ln) == 0 {
 			s.endSample(true)
 			continue
@@ -144,7 +145,7 @@ func (s *shard) parseChunk(blk *lines.Block) (int64, error) {
 		case ' ':
 			// perf pads comm with spaces, so a header may start with one;
 			// callchain lines start with a tab, or are not headers.
-			if ok, err := s.header(ln, l, true); ok || err != nil {
+			if ok, err := s.header(ln, &sc, true); ok || err != nil {
 				if err != nil {
 					return 0, err
 				}
@@ -156,7 +157,7 @@ func (s *shard) parseChunk(blk *lines.Block) (int64, error) {
 				if len(frameText(ln)) == 0 { // whitespace only: a blank line
 					continue
 				}
-				return 0, failAt(l, evidence.CodeDecodeFailure, "callchain line outside a sample (no event header before it)")
+				return 0, failAt(sc.Line(), evidence.CodeDecodeFailure, "callchain line outside a sample (no event header before it)")
 			}
 			// (A line equal to the previous sample's line at this depth was
 			// taken at the top of the loop.)
@@ -171,20 +172,20 @@ func (s *shard) parseChunk(blk *lines.Block) (int64, error) {
 			if !ok {
 				var err error
 				if id, err = s.newFrame(key, t); err != nil {
-					return 0, s.frameErr(err, l)
+					return 0, s.frameErr(err, sc.Line())
 				}
 			}
 			if int64(depth) >= s.maxStack {
-				return 0, l.At(s.in.Exceeded(LimitStack, nil))
+				return 0, sc.Line().At(s.in.Exceeded(LimitStack, nil))
 			}
 			s.stack = append(s.stack, id)
 			s.curRaw = append(s.curRaw, ln)
 		case '#':
-			if err := s.comment(l); err != nil {
+			if err := s.comment(ln, &sc); err != nil {
 				return 0, err
 			}
 		default:
-			if _, err := s.header(ln, l, false); err != nil {
+			if _, err := s.header(ln, &sc, false); err != nil {
 				return 0, err
 			}
 		}
@@ -241,7 +242,7 @@ func (s *shard) newFrame(key uint64, t []byte) (uint32, error) {
 
 // header opens a sample at an event header line. With maybe set, a line
 // that is not a header is not an error: ok says whether it was one.
-func (s *shard) header(ln []byte, l *lines.Line, maybe bool) (ok bool, err error) {
+func (s *shard) header(ln []byte, sc *lines.Scan, maybe bool) (ok bool, err error) {
 	// Fast path: the same comm and pid as the last header, whose split
 	// is known, and the same event.
 	if n := len(s.lastPrefix); n > 0 && len(ln) > n && isSpace(ln[n]) && bytes.Equal(ln[:n], s.lastPrefix) {
@@ -250,11 +251,11 @@ func (s *shard) header(ln []byte, l *lines.Line, maybe bool) (ok bool, err error
 		rest := bytes.TrimRight(ln[n:], " ")
 		if k := len(rest) - len(s.lastEvent); k > 0 && isSpace(rest[k-1]) && bytes.Equal(rest[k:], s.lastEvent) && timeFields(rest[:k]) {
 			s.endSample(false)
-			return true, s.openSample(s.lastSeries, nil, l)
+			return true, s.openSample(s.lastSeries, nil, sc)
 		}
 		if h, ok := matchAfterPid(ln, n); ok && bytes.Equal(h.event, s.lastEvent[:len(s.lastEvent)-1]) {
 			s.endSample(false)
-			return true, s.openSample(s.lastSeries, h.tail, l)
+			return true, s.openSample(s.lastSeries, h.tail, sc)
 		}
 	}
 	h, ok := parseHeader(ln)
@@ -262,7 +263,7 @@ func (s *shard) header(ln []byte, l *lines.Line, maybe bool) (ok bool, err error
 		if maybe {
 			return false, nil
 		}
-		return false, failAt(l, evidence.CodeDecodeFailure, "not a perf script event header (want `comm pid[/tid] [time:] [period] event:`): %.80q", ln)
+		return false, failAt(sc.Line(), evidence.CodeDecodeFailure, "not a perf script event header (want `comm pid[/tid] [time:] [period] event:`): %.80q", ln)
 	}
 	s.endSample(false)
 	s.keybuf = append(s.keybuf[:0], h.comm...)
@@ -277,7 +278,7 @@ func (s *shard) header(ln []byte, l *lines.Line, maybe bool) (ok bool, err error
 		// Evidence strings are UTF-8; perf prints comm and event bytes as
 		// they are. Checked once per series, not per sample.
 		if !utf8.Valid(s.keybuf) {
-			return false, failAt(l, evidence.CodeDecodeFailure, "event header: the process or event name is not valid UTF-8: %.80q", ln)
+			return false, failAt(sc.Line(), evidence.CodeDecodeFailure, "event header: the process or event name is not valid UTF-8: %.80q", ln)
 		}
 		ser := collapsed.Series{Process: string(h.comm), Event: string(h.event)}
 		if s.threads {
@@ -289,20 +290,23 @@ func (s *shard) header(ln []byte, l *lines.Line, maybe bool) (ok bool, err error
 	s.lastPrefix = append(s.lastPrefix[:0], ln[:h.pidEnd]...)
 	s.lastEvent = append(append(s.lastEvent[:0], h.event...), ':')
 	s.lastSeries = sid
-	return true, s.openSample(sid, h.tail, l)
+	return true, s.openSample(sid, h.tail, sc)
 }
 
-func (s *shard) openSample(sid uint32, tail []byte, l *lines.Line) error {
+func (s *shard) openSample(sid uint32, tail []byte, sc *lines.Scan) error {
 	s.stack = append(s.stack[:0], sid)
 	s.inSample, s.terminated, s.hasInline = true, false, false
-	s.headerAt = evidence.Location{Line: int(l.Number), Offset: l.Offset}
+	if s.lastBlock { // only the last block's open sample can be truncated
+		l := sc.Line()
+		s.headerAt = evidence.Location{Line: int(l.Number), Offset: l.Offset}
+	}
 	if t, ok := inlineFrame(tail); ok {
 		key := s.lineIDs.key(0, false, t)
 		id, ok := s.lineIDs.get(key, t)
 		if !ok {
 			var err error
 			if id, err = s.newFrame(key, t); err != nil {
-				return s.frameErr(err, l)
+				return s.frameErr(err, sc.Line())
 			}
 		}
 		s.inline, s.hasInline = id, true
@@ -312,12 +316,12 @@ func (s *shard) openSample(sid uint32, tail []byte, l *lines.Line) error {
 
 // comment reads the --header block's perf version; other comments are
 // skipped.
-func (s *shard) comment(l *lines.Line) error {
+func (s *shard) comment(ln []byte, sc *lines.Scan) error {
 	const key = "# perf version :"
-	if bytes.HasPrefix(l.Bytes, []byte(key)) {
-		v := bytes.TrimSpace(l.Bytes[len(key):])
+	if bytes.HasPrefix(ln, []byte(key)) {
+		v := bytes.TrimSpace(ln[len(key):])
 		if !utf8.Valid(v) {
-			return failAt(l, evidence.CodeDecodeFailure, "the perf version comment is not valid UTF-8")
+			return failAt(sc.Line(), evidence.CodeDecodeFailure, "the perf version comment is not valid UTF-8")
 		}
 		s.perfVersion = string(v)
 	}
@@ -378,8 +382,8 @@ func (s *shard) fold() {
 
 // Parse reads perf script text from r for in (its limits and threads
 // option). Samples are parsed in parallel in blocks that end between
-// samples (with one worker, where they are read); each worker aggregates
-// into its own shard, and shards are merged when the input ends. Memory is the read buffers plus distinct
+// samples; each worker aggregates into its own shard, and shards are
+// merged when the input ends. Memory is the read buffers plus distinct
 // frames, stacks and edges: it does not grow with input size. Nothing is
 // returned on failure: the first failure in input order wins.
 func Parse(ctx context.Context, in *formats.Input, r io.Reader, o Options) (*Result, error) {
@@ -441,25 +445,20 @@ func Parse(ctx context.Context, in *formats.Input, r io.Reader, o Options) (*Res
 		shards[w] = newShard(in)
 		errs[w].seq = -1
 	}
-	var rseq int
-	var rerr error
-	if workers == 1 {
-		// One worker parses where the blocks are read: no hand-off.
-		rseq, rerr = feed(ctx, in, blocks, o.BoundBytes, pool, func(blk *lines.Block) { run(0, blk) }, &failed)
-	} else {
-		work := make(chan *lines.Block, workers)
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Go(func() {
-				for blk := range work {
-					run(w, blk)
-				}
-			})
-		}
-		rseq, rerr = feed(ctx, in, blocks, o.BoundBytes, pool, func(blk *lines.Block) { work <- blk }, &failed)
-		close(work)
-		wg.Wait()
+	// Even one worker runs beside the reader, so reading and parsing
+	// overlap.
+	work := make(chan *lines.Block, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for blk := range work {
+				run(w, blk)
+			}
+		})
 	}
+	rseq, rerr := feed(ctx, in, blocks, o.BoundBytes, pool, work, &failed)
+	close(work)
+	wg.Wait()
 
 	// Every block before the first failure was parsed (none of them
 	// failed), so its line can be rebased.
@@ -496,7 +495,7 @@ func Parse(ctx context.Context, in *formats.Input, r io.Reader, o Options) (*Res
 // feed sends the blocks to the workers in input order. On failure it
 // returns the sequence number the failing data would have had (its line
 // is relative to that block). A failure of a worker stops it early.
-func feed(ctx context.Context, in *formats.Input, blocks *lines.Blocks, bound bool, pool chan []byte, send func(*lines.Block), failed *atomic.Int64) (int, error) {
+func feed(ctx context.Context, in *formats.Input, blocks *lines.Blocks, bound bool, pool chan []byte, work chan<- *lines.Block, failed *atomic.Int64) (int, error) {
 	maxBytes := in.Limit(LimitBytes)
 	for failed.Load() == math.MaxInt64 {
 		if err := ctx.Err(); err != nil {
@@ -515,7 +514,7 @@ func feed(ctx context.Context, in *formats.Input, blocks *lines.Blocks, bound bo
 			pool <- blk.Buf
 			return blocks.Seq(), in.Exceeded(LimitBytes, nil)
 		}
-		send(blk)
+		work <- blk
 	}
 	return blocks.Seq(), nil
 }

@@ -10,8 +10,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	"github.com/flameox/flameox/internal/lines"
 )
 
 // benchCase is one measured command over one generated input.
@@ -182,17 +184,18 @@ func measure(argv []string) (measurement, error) {
 		return measurement{}, err
 	}
 	var rows int64
-	r := bufio.NewReaderSize(out, 1<<20)
+	// A canonical block starts with its kind: a line's first bytes tell.
+	lr := lines.NewReader(out, 64)
 	for {
-		line, err := r.ReadSlice('\n')
-		if len(line) > 0 && bytes.Contains(line, []byte(`"kind":"row"`)) {
-			rows++
-		}
-		if err == io.EOF {
+		l, err := lr.Next()
+		if errors.Is(err, io.EOF) {
 			break
 		}
-		if err != nil && err != bufio.ErrBufferFull {
+		if err != nil {
 			return measurement{}, err
+		}
+		if bytes.HasPrefix(l.Bytes, []byte(`{"kind":"row"`)) {
+			rows++
 		}
 	}
 	if err := cmd.Wait(); err != nil {

@@ -76,7 +76,8 @@ type Reader struct {
 	br     *bufio.Reader
 	src    *bounded
 	max    int
-	limit  string // strict mode: the limit's name
+	limit  string                        // strict mode: the limit's name
+	fail   func(*Line) *evidence.Failure // strict mode: the failure, when not a limit's
 	line   Line
 	buf    []byte
 	off    int64
@@ -96,8 +97,15 @@ func NewReader(r io.Reader, max int) *Reader {
 	if max <= 0 {
 		max = 64 << 10
 	}
+	size := BufferSize
+	// An input already in memory (bytes.Reader, strings.Reader) needs no
+	// buffer larger than itself: small decodes (tests, fuzzing, previews
+	// of short texts) do not pay for allocating and clearing 256 KiB.
+	if l, ok := r.(interface{ Len() int }); ok && l.Len() < size {
+		size = l.Len() + 1 // bufio raises it to its minimum
+	}
 	src := &bounded{r: r, end: -1}
-	return &Reader{br: bufio.NewReaderSize(src, BufferSize), src: src, max: max}
+	return &Reader{br: bufio.NewReaderSize(src, size), src: src, max: max}
 }
 
 // NewStrict returns a reader for which a line longer than max bytes is a
@@ -105,6 +113,17 @@ func NewReader(r io.Reader, max int) *Reader {
 func NewStrict(r io.Reader, max int, limit string) *Reader {
 	lr := NewReader(r, max)
 	lr.limit = limit
+	return lr
+}
+
+// NewStrictFunc is NewStrict for a bound the format itself sets (a
+// protocol's longest line), where a longer line means the input is not of
+// the format rather than that a ceiling was reached: fail builds the
+// failure for the line, which the reader locates. As with NewStrict, the
+// line is refused as soon as it crosses the bound, never read whole.
+func NewStrictFunc(r io.Reader, max int, fail func(l *Line) *evidence.Failure) *Reader {
+	lr := NewReader(r, max)
+	lr.fail = fail
 	return lr
 }
 
@@ -172,7 +191,7 @@ func (r *Reader) next(end int64) (*Line, error) {
 			l.Bytes = r.buf
 		}
 		// One byte of slack: a trailing '\r' may belong to the terminator.
-		if r.limit != "" && l.Size+l.Offset-l.Start > int64(r.max)+1 {
+		if r.strict() && l.Size+l.Offset-l.Start > int64(r.max)+1 {
 			r.err = r.exceeded(l)
 			return nil, r.err
 		}
@@ -205,9 +224,11 @@ func (r *Reader) next(end int64) (*Line, error) {
 	}
 }
 
+func (r *Reader) strict() bool { return r.limit != "" || r.fail != nil }
+
 func (r *Reader) done(l *Line) (*Line, error) {
 	// A part cut at a bound may still end in the '\r' of a CRLF.
-	if r.limit != "" && l.Term != Bound && l.Size+l.Offset-l.Start > int64(r.max) {
+	if r.strict() && l.Term != Bound && l.Size+l.Offset-l.Start > int64(r.max) {
 		r.err = r.exceeded(l)
 		return nil, r.err
 	}
@@ -219,6 +240,11 @@ func (r *Reader) done(l *Line) (*Line, error) {
 }
 
 func (r *Reader) exceeded(l *Line) *evidence.Failure {
+	if r.fail != nil {
+		f := r.fail(l)
+		f.Location = evidence.Location{Line: int(l.Number), Offset: l.Start}
+		return f
+	}
 	f := evidence.LimitExceeded(evidence.LimitReceipt{Name: r.limit, Value: int64(r.max), Unit: "bytes"},
 		"line %d is longer than %s=%d bytes", l.Number, r.limit, r.max)
 	f.Location = evidence.Location{Line: int(l.Number), Offset: l.Start}
@@ -243,6 +269,15 @@ func (r *Reader) Errorf(code evidence.Code, err error, format string, args ...an
 		if f.Location.Offset == 0 {
 			f.Location.Offset = r.line.Offset
 		}
+	}
+	return f
+}
+
+// At locates f at the line unless it has a line already, and returns it:
+// for failures built elsewhere (Input.Exceeded) about what a line held.
+func (l *Line) At(f *evidence.Failure) *evidence.Failure {
+	if f.Location.Line == 0 {
+		f.Location.Line, f.Location.Offset = int(l.Number), l.Offset
 	}
 	return f
 }

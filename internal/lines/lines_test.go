@@ -109,6 +109,59 @@ func TestStrict(t *testing.T) {
 	}
 }
 
+func TestStrictFunc(t *testing.T) {
+	fail := func(l *Line) *evidence.Failure {
+		return evidence.Failf(evidence.CodeDecodeFailure, "line %d is not a record", l.Number)
+	}
+	// The long line is refused before it is read whole.
+	long := io.MultiReader(strings.NewReader("abc\n"+strings.Repeat("x", 100)), iotest.ErrReader(errors.New("read past the bound")))
+	lr := NewStrictFunc(long, 3, fail)
+	if l, err := lr.Next(); err != nil || string(l.Bytes) != "abc" {
+		t.Fatal(l, err)
+	}
+	_, err := lr.Next()
+	var f *evidence.Failure
+	if !errors.As(err, &f) || f.Code != evidence.CodeDecodeFailure || f.Location.Line != 2 || f.Location.Offset != 4 || f.Message != "line 2 is not a record" {
+		t.Fatalf("%v (%+v)", err, f)
+	}
+	// An unterminated last line is bounded too.
+	lr = NewStrictFunc(strings.NewReader("abcd"), 3, fail)
+	if _, err := lr.Next(); !errors.As(err, &f) || f.Code != evidence.CodeDecodeFailure {
+		t.Fatalf("%v", err)
+	}
+}
+
+// TestLocations: the reader's position and the failures it locates.
+func TestLocations(t *testing.T) {
+	lr := NewReader(strings.NewReader("one\r\ntwo\nthree"), 4)
+	if lr.Max() != 4 {
+		t.Fatalf("max %d", lr.Max())
+	}
+	for _, want := range []int64{5, 9, 14} {
+		if _, err := lr.Next(); err != nil || lr.Offset() != want {
+			t.Fatalf("offset %d after a line, want %d (%v)", lr.Offset(), want, err)
+		}
+	}
+	if lr.Lines() != 3 {
+		t.Fatalf("%d lines", lr.Lines())
+	}
+	f := lr.Err(evidence.CodeDecodeFailure, "bad %s", "three")
+	if f.Location.Line != 3 || f.Location.Offset != 9 || f.Message != "bad three" {
+		t.Fatalf("%+v", f)
+	}
+	// A plain error gains the line; a located failure keeps its place.
+	if f := lr.Errorf(evidence.CodeDecodeFailure, errors.New("boom"), "field"); f.Location.Line != 3 || f.Location.Offset != 9 || f.Code != evidence.CodeDecodeFailure {
+		t.Fatalf("%+v", f)
+	}
+	located := &evidence.Failure{Code: evidence.CodeLimitExceeded, Location: evidence.Location{Line: 1, Offset: 2}}
+	if f := lr.Errorf(evidence.CodeDecodeFailure, located, "field"); f.Location.Line != 1 || f.Code != evidence.CodeLimitExceeded {
+		t.Fatalf("%+v", f)
+	}
+	if s := lr.line.String(); s != "line 3 (byte 9)" {
+		t.Fatal(s)
+	}
+}
+
 func TestReadError(t *testing.T) {
 	boom := errors.New("disk gone")
 	lr := NewReader(io.MultiReader(strings.NewReader("a\nb"), iotest.ErrReader(boom)), 10)

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/lines"
 )
 
 // stderrBound is how much of each stage's stderr a failure reports: the
@@ -251,43 +251,43 @@ func (r *runner) run(ctx context.Context, j *job, c *collector) *outcome {
 	return out
 }
 
-// tee forwards the capture stage's output to flameox-decode line by line
-// and hands each block to c as it passes. If decode stops reading, the
-// rest is still read (and kept), so the capture can finish and its blocks
-// survive.
+// tee forwards the capture stage's output to flameox-decode and hands
+// each line's block to c as it passes. Bytes are forwarded as they are
+// read, before they are split into lines, so decode sees them unchanged
+// and at once. If decode stops reading, the rest is still read (and kept),
+// so the capture can finish and its blocks survive.
 func tee(src, dst *os.File, c *collector) {
 	defer src.Close()
-	r := bufio.NewReaderSize(src, 64<<10)
-	var line []byte
-	long := false
-	forward := true
+	fw := &forwarder{dst: dst, ok: true}
+	lr := lines.NewReader(io.TeeReader(src, fw), evidence.DefaultMaxLine)
 	for {
-		frag, err := r.ReadSlice('\n')
-		if forward && len(frag) > 0 {
-			if _, werr := dst.Write(frag); werr != nil {
-				forward = false
-				_ = dst.Close()
-			}
-		}
-		if len(line)+len(frag) > evidence.DefaultMaxLine {
-			long = true
-		} else if !long {
-			line = append(line, frag...)
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if len(line) > 0 || long {
-			c.teeLine(line, long)
-		}
-		line, long = line[:0], false
+		l, err := lr.Next()
 		if err != nil {
 			break
 		}
+		// The bound counts the newline, as evidence.Reader's does.
+		c.teeLine(l.Bytes, l.End()-l.Offset > evidence.DefaultMaxLine)
 	}
-	if forward {
+	if fw.ok {
 		_ = dst.Close()
 	}
+}
+
+// forwarder writes to dst until a write fails, then closes it and drops
+// the rest without failing the read.
+type forwarder struct {
+	dst *os.File
+	ok  bool
+}
+
+func (f *forwarder) Write(p []byte) (int, error) {
+	if f.ok {
+		if _, err := f.dst.Write(p); err != nil {
+			f.ok = false
+			_ = f.dst.Close()
+		}
+	}
+	return len(p), nil
 }
 
 // read collects the last stage's blocks until EOF.

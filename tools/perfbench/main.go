@@ -164,9 +164,13 @@ func decode(path string) error {
 		return err
 	}
 	defer f.Close()
+	in, err := formats.NewInput(perfscript.ScriptSpec, lims, nil)
+	if err != nil {
+		return err
+	}
 	cpu0 = cpuTime()
 	t0 = time.Now()
-	if _, err := perfscript.Parse(context.Background(), f, perfscript.Options{Limits: lims}); err != nil {
+	if _, err := perfscript.Parse(context.Background(), in, f, perfscript.Options{}); err != nil {
 		return err
 	}
 	el, cpu = time.Since(t0), cpuTime()-cpu0

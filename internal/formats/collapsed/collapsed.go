@@ -7,16 +7,18 @@
 package collapsed
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"unicode/utf8"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/lines"
 	"github.com/flameox/flameox/internal/table"
 )
 
@@ -93,21 +95,20 @@ func parseLine(b []byte) (line, error) {
 // and at least one has more than one frame.
 func Sniff(prefix []byte) formats.Verdict {
 	multi := false
-	for {
-		nl := bytes.IndexByte(prefix, '\n')
-		if nl < 0 {
-			break
+	for sc := lines.Split(prefix); ; {
+		l, err := sc.Next()
+		if err != nil || l.Term == lines.None {
+			break // the prefix's last line may be cut: it is not judged
 		}
-		ln := bytes.TrimRight(prefix[:nl], "\r")
-		prefix = prefix[nl+1:]
+		ln := bytes.TrimRight(l.Bytes, "\r")
 		if len(bytes.TrimSpace(ln)) == 0 {
 			continue
 		}
-		l, err := parseLine(ln)
-		if err != nil || bytes.Contains(l.stack, []byte(";;")) || l.stack[0] == ';' {
+		fl, err := parseLine(ln)
+		if err != nil || bytes.Contains(fl.stack, []byte(";;")) || fl.stack[0] == ';' {
 			return formats.No
 		}
-		if bytes.IndexByte(l.stack, ';') >= 0 {
+		if bytes.IndexByte(fl.stack, ';') >= 0 {
 			multi = true
 		}
 	}
@@ -119,14 +120,15 @@ func Sniff(prefix []byte) formats.Verdict {
 
 // Decode reads folded stacks into cpu.frames and cpu.edges.
 func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	p, err := Parse(ctx, in.R, in.Limits)
+	if in.Artifact.Size > in.Limit(LimitBytes) {
+		return in.Exceeded(LimitBytes, in.Artifact.Size)
+	}
+	p, err := Parse(ctx, in)
 	if err != nil {
 		return err
 	}
 	return p.Emit(out, EmitOptions{
-		ArtifactID: in.Artifact.ID,
-		Tables:     []string{table.CPUFrames.Name, table.CPUEdges.Name},
-		Complete:   true,
+		Complete: true,
 		Limitations: []string{
 			"folded stacks carry no module, file or line: frames are identified by their text alone",
 			"folded stacks carry no process or thread series; a root frame naming a process is kept as a frame",
@@ -134,121 +136,79 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	})
 }
 
-func failAt(line int, format string, args ...any) *evidence.Failure {
-	f := evidence.Failf(evidence.CodeDecodeFailure, format, args...)
-	f.Location.Line = line
-	return f
-}
-
-func limitAt(line int, format string, args ...any) *evidence.Failure {
-	f := evidence.Failf(evidence.CodeLimitExceeded, format, args...)
-	f.Location.Line = line
-	return f
-}
-
-func limitOr(limits map[string]int64, name string) int64 {
-	if v, ok := limits[name]; ok && v > 0 {
-		return v
-	}
-	for _, l := range parserLimits {
-		if l.Name == name {
-			return l.Default
-		}
-	}
-	return 0
-}
-
-// Parse reads folded stacks into a Profile with one unnamed series.
-func Parse(ctx context.Context, r io.Reader, limits map[string]int64) (*Profile, error) {
-	maxBytes := limitOr(limits, LimitBytes)
-	maxLine := limitOr(limits, LimitLineBytes)
-	maxStack := limitOr(limits, LimitStack)
-	maxFrames := limitOr(limits, LimitFrames)
-
-	br := bufio.NewReaderSize(r, 256<<10)
+// Parse reads the folded stacks of in.R into a Profile with one unnamed
+// series.
+func Parse(ctx context.Context, in *formats.Input) (*Profile, error) {
+	maxStack := in.Limit(LimitStack)
+	maxFrames := in.Limit(LimitFrames)
+	lr := lines.NewStrict(in.R, int(in.Limit(LimitLineBytes)), LimitLineBytes)
 	p := NewProfile()
 	series := p.SeriesID(Series{})
 	ids := map[string]uint32{}
 	var stack []uint32
-	var read, total int64
-	var long []byte // a line longer than the bufio buffer, assembled
-	for lineNo := 1; ; lineNo++ {
-		if lineNo&0xfff == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		b, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long[:0], b...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				if int64(len(long)) > maxLine {
-					return nil, limitAt(lineNo, "line longer than %s=%d bytes", LimitLineBytes, maxLine)
-				}
-				b, err = br.ReadSlice('\n')
-				long = append(long, b...)
-			}
-			b = long
-		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, evidence.Wrap(evidence.CodeIOFailure, err, "read line %d", lineNo)
-		}
-		read += int64(len(b))
-		if read > maxBytes {
-			return nil, limitAt(lineNo, "input longer than %s=%d bytes", LimitBytes, maxBytes)
-		}
-		if int64(len(b)) > maxLine {
-			return nil, limitAt(lineNo, "line longer than %s=%d bytes", LimitLineBytes, maxLine)
-		}
-		ln := bytes.TrimRight(b, "\r\n")
-		if len(bytes.TrimSpace(ln)) > 0 {
-			l, perr := parseLine(ln)
-			if perr != nil {
-				return nil, failAt(lineNo, "folded line: %v", perr)
-			}
-			stack = stack[:0]
-			// Trailing separators carry no frame: stackcollapse-perf.pl writes
-			// them after an empty symbol, and flamegraph.pl's split drops them.
-			rest := bytes.TrimRight(l.stack, ";")
-			if len(rest) == 0 {
-				return nil, failAt(lineNo, "folded line has no frame")
-			}
-			for len(rest) > 0 {
-				semi := bytes.IndexByte(rest, ';')
-				fr := rest
-				if semi >= 0 {
-					fr, rest = rest[:semi], rest[semi+1:]
-				} else {
-					rest = nil
-				}
-				if len(fr) == 0 {
-					return nil, failAt(lineNo, "folded line has an empty frame")
-				}
-				id, ok := ids[string(fr)]
-				if !ok {
-					fn := string(fr)
-					id = p.Frame(Frame{Function: fn, Unresolved: isUnknown(fn)})
-					ids[fn] = id
-					if int64(len(p.Frames)) > maxFrames {
-						return nil, limitAt(lineNo, "more than %s=%d distinct frames", LimitFrames, maxFrames)
-					}
-				}
-				stack = append(stack, id)
-				if int64(len(stack)) > maxStack {
-					return nil, limitAt(lineNo, "stack deeper than %s=%d frames", LimitStack, maxStack)
-				}
-			}
-			// Folded stacks are root first; Profile wants the leaf first.
-			for i, j := 0, len(stack)-1; i < j; i, j = i+1, j-1 {
-				stack[i], stack[j] = stack[j], stack[i]
-			}
-			if total > math.MaxInt64-l.count {
-				return nil, failAt(lineNo, "sample counts overflow a 64-bit total")
-			}
-			total += l.count
-			p.Add(series, stack, l.count, l.count)
-		}
-		if err != nil { // io.EOF
+	var total int64
+	for {
+		l, err := lr.Next()
+		if errors.Is(err, io.EOF) {
 			return p, nil
 		}
+		if err != nil {
+			return nil, evidence.Wrap(evidence.CodeIOFailure, err, "read line %d", lr.Lines()+1)
+		}
+		if l.Number&0xfff == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// A stray '\r' before the terminator is not part of the count.
+		ln := bytes.TrimRight(l.Bytes, "\r")
+		if len(bytes.TrimSpace(ln)) == 0 {
+			continue
+		}
+		fl, perr := parseLine(ln)
+		if perr != nil {
+			return nil, lr.Err(evidence.CodeDecodeFailure, "folded line: %v", perr)
+		}
+		stack = stack[:0]
+		// Trailing separators carry no frame: stackcollapse-perf.pl writes
+		// them after an empty symbol, and flamegraph.pl's split drops them.
+		rest := bytes.TrimRight(fl.stack, ";")
+		if len(rest) == 0 {
+			return nil, lr.Err(evidence.CodeDecodeFailure, "folded line has no frame")
+		}
+		for len(rest) > 0 {
+			semi := bytes.IndexByte(rest, ';')
+			fr := rest
+			if semi >= 0 {
+				fr, rest = rest[:semi], rest[semi+1:]
+			} else {
+				rest = nil
+			}
+			if len(fr) == 0 {
+				return nil, lr.Err(evidence.CodeDecodeFailure, "folded line has an empty frame")
+			}
+			id, ok := ids[string(fr)]
+			if !ok {
+				if !utf8.Valid(fr) { // evidence strings are UTF-8
+					return nil, lr.Err(evidence.CodeDecodeFailure, "folded line: frame %q is not valid UTF-8", fr)
+				}
+				fn := string(fr)
+				id = p.Frame(Frame{Function: fn, Unresolved: isUnknown(fn)})
+				ids[fn] = id
+				if int64(len(p.Frames)) > maxFrames {
+					return nil, l.At(in.Exceeded(LimitFrames, nil))
+				}
+			}
+			stack = append(stack, id)
+			if int64(len(stack)) > maxStack {
+				return nil, l.At(in.Exceeded(LimitStack, nil))
+			}
+		}
+		// Folded stacks are root first; Profile wants the leaf first.
+		slices.Reverse(stack)
+		if total > math.MaxInt64-fl.count {
+			return nil, lr.Err(evidence.CodeDecodeFailure, "sample counts overflow a 64-bit total")
+		}
+		total += fl.count
+		p.Add(series, stack, fl.count, fl.count)
 	}
 }
 

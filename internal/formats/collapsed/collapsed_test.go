@@ -19,24 +19,17 @@ import (
 	"github.com/flameox/flameox/internal/formats/formatstest"
 )
 
-type memSink = formatstest.Sink
-
 func testdata(name string) string { return filepath.Join("..", "..", "..", "testdata", name) }
 
-func decode(t testing.TB, r io.Reader, limits map[string]int64) (*memSink, error) {
+// decode runs the decoder over r as the runner would, with the limits
+// over the spec's defaults.
+func decode(t testing.TB, r io.Reader, limits map[string]int64) (*formatstest.Sink, error) {
 	t.Helper()
-	p, err := Parse(context.Background(), r, limits)
-	if err != nil {
-		return nil, err
-	}
-	sink := &memSink{}
-	if err := p.Emit(sink, EmitOptions{ArtifactID: "sha256:t", Tables: Spec.TableNames(), Complete: true}); err != nil {
-		t.Fatal(err)
-	}
-	return sink, nil
+	sink := &formatstest.Sink{}
+	return sink, Decode(context.Background(), formatstest.MustInput(t, Spec, nil, r, limits), sink)
 }
 
-func weightsOf(t testing.TB, s *memSink) map[string][2]int64 {
+func weightsOf(t testing.TB, s *formatstest.Sink) map[string][2]int64 {
 	out := map[string][2]int64{}
 	for _, tb := range s.Tables {
 		if tb.Header.Name != "cpu.frames" {
@@ -100,21 +93,22 @@ func TestHostile(t *testing.T) {
 		limits map[string]int64
 		code   evidence.Code
 		line   int
+		limit  string // the receipt's name for LIMIT_EXCEEDED
 	}{
-		{"no count", "a;b 1\nmain;f\n", nil, evidence.CodeDecodeFailure, 2},
-		{"bad count", "a;b x1\n", nil, evidence.CodeDecodeFailure, 1},
-		{"negative count", "a;b -1\n", nil, evidence.CodeDecodeFailure, 1},
-		{"fractional count", "a;b 1.5\n", nil, evidence.CodeDecodeFailure, 1},
-		{"count overflow", "a;b 99999999999999999999\n", nil, evidence.CodeDecodeFailure, 1},
-		{"total overflow", "a 9223372036854775807\nb 1\n", nil, evidence.CodeDecodeFailure, 2},
-		{"empty frame", "a;;b 1\n", nil, evidence.CodeDecodeFailure, 1},
-		{"only separators", "ok 1\n;; 1\n", nil, evidence.CodeDecodeFailure, 2},
-		{"leading separator", ";a 1\n", nil, evidence.CodeDecodeFailure, 1},
-		{"empty stack", " 5\n", nil, evidence.CodeDecodeFailure, 1},
-		{"huge line", "a 1\n" + strings.Repeat("x", 400<<10) + " 1\n", map[string]int64{LimitLineBytes: 300 << 10}, evidence.CodeLimitExceeded, 2},
-		{"too deep", "a;b;c;d 1\n", map[string]int64{LimitStack: 3}, evidence.CodeLimitExceeded, 1},
-		{"too many frames", "a;b 1\nc;d 1\n", map[string]int64{LimitFrames: 3}, evidence.CodeLimitExceeded, 2},
-		{"too many bytes", "a;b 1\nc;d 1\n", map[string]int64{LimitBytes: 8}, evidence.CodeLimitExceeded, 2},
+		{"no count", "a;b 1\nmain;f\n", nil, evidence.CodeDecodeFailure, 2, ""},
+		{"bad count", "a;b x1\n", nil, evidence.CodeDecodeFailure, 1, ""},
+		{"negative count", "a;b -1\n", nil, evidence.CodeDecodeFailure, 1, ""},
+		{"fractional count", "a;b 1.5\n", nil, evidence.CodeDecodeFailure, 1, ""},
+		{"count overflow", "a;b 99999999999999999999\n", nil, evidence.CodeDecodeFailure, 1, ""},
+		{"total overflow", "a 9223372036854775807\nb 1\n", nil, evidence.CodeDecodeFailure, 2, ""},
+		{"empty frame", "a;;b 1\n", nil, evidence.CodeDecodeFailure, 1, ""},
+		{"only separators", "ok 1\n;; 1\n", nil, evidence.CodeDecodeFailure, 2, ""},
+		{"leading separator", ";a 1\n", nil, evidence.CodeDecodeFailure, 1, ""},
+		{"empty stack", " 5\n", nil, evidence.CodeDecodeFailure, 1, ""},
+		{"frame not UTF-8", "a 1\nmain;f\xff 1\n", nil, evidence.CodeDecodeFailure, 2, ""},
+		{"huge line", "a 1\n" + strings.Repeat("x", 400<<10) + " 1\n", map[string]int64{LimitLineBytes: 300 << 10}, evidence.CodeLimitExceeded, 2, LimitLineBytes},
+		{"too deep", "a;b;c;d 1\n", map[string]int64{LimitStack: 3}, evidence.CodeLimitExceeded, 1, LimitStack},
+		{"too many frames", "a;b 1\nc;d 1\n", map[string]int64{LimitFrames: 3}, evidence.CodeLimitExceeded, 2, LimitFrames},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -126,7 +120,57 @@ func TestHostile(t *testing.T) {
 			if f.Location.Line != c.line {
 				t.Fatalf("line %d, want %d", f.Location.Line, c.line)
 			}
+			if c.limit != "" {
+				lim, _ := f.Details["limit"].(evidence.Object)
+				if lim["name"] != c.limit || lim["value"] != c.limits[c.limit] || lim["unit"] == nil {
+					t.Fatalf("receipt %v, want limit %s=%d", f.Details["limit"], c.limit, c.limits[c.limit])
+				}
+			}
 		})
+	}
+}
+
+// TestMaxBytes: the byte ceiling is checked from the artifact's size
+// before anything is read or emitted.
+func TestMaxBytes(t *testing.T) {
+	text := "a;b 1\nc;d 1\n"
+	art := &evidence.Artifact{ID: "sha256:" + strings.Repeat("0", 64), Path: "/virtual/x.folded", Size: int64(len(text))}
+	in, err := formatstest.Input(Spec, art, strings.NewReader(text), map[string]int64{LimitBytes: 8}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &formatstest.Sink{}
+	err = Decode(context.Background(), in, sink)
+	var f *evidence.Failure
+	if !errors.As(err, &f) || f.Code != evidence.CodeLimitExceeded {
+		t.Fatalf("want LIMIT_EXCEEDED, got %v", err)
+	}
+	lim, _ := f.Details["limit"].(evidence.Object)
+	if lim["name"] != LimitBytes || lim["value"] != int64(8) || lim["observed"] != int64(len(text)) || lim["unit"] != "bytes" {
+		t.Fatalf("receipt %v", f.Details["limit"])
+	}
+	if len(sink.Tables) != 0 {
+		t.Fatalf("%d tables emitted past the byte ceiling", len(sink.Tables))
+	}
+}
+
+// TestDeclinedEdges: a sink that does not want cpu.edges gets no edge
+// table, and the frames are unchanged.
+func TestDeclinedEdges(t *testing.T) {
+	text := "main;a;b 3\nmain;a 1\n"
+	all, err := decode(t, strings.NewReader(text), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := &formatstest.Sink{Only: []string{"cpu.frames"}}
+	if err := Decode(context.Background(), formatstest.MustInput(t, Spec, nil, strings.NewReader(text), nil), frames); err != nil {
+		t.Fatal(err)
+	}
+	if len(frames.Tables) != 1 || frames.Table("cpu.edges") != nil || all.Table("cpu.edges") == nil {
+		t.Fatalf("tables %d with edges declined", len(frames.Tables))
+	}
+	if fmt.Sprint(weightsOf(t, frames)) != fmt.Sprint(weightsOf(t, all)) {
+		t.Fatal("declining edges changed the frames")
 	}
 }
 
@@ -159,13 +203,8 @@ func TestFixtures(t *testing.T) {
 	for _, name := range []string{"perf-vertx-stacks-01-collapsed-all.txt", "hot.folded", "tmpl.folded", "simple-with-header.folded"} {
 		t.Run(name, func(t *testing.T) {
 			path := testdata("collapsed/" + name)
-			art, err := formats.ArtifactFromPath(path, "explicit")
+			sink, err := formatstest.DecodeFile(t, Spec, path, nil, nil)
 			if err != nil {
-				t.Fatal(err)
-			}
-			lims, _ := formats.EffectiveLimits(Spec, nil)
-			sink := &memSink{}
-			if err := formats.Run(context.Background(), Spec, art, lims, nil, sink); err != nil {
 				t.Fatal(err)
 			}
 			if len(sink.Tables) != 2 || sink.Tables[0].Header.Name != "cpu.frames" || sink.Tables[1].Header.Name != "cpu.edges" {
@@ -244,27 +283,34 @@ func TestSniff(t *testing.T) {
 	}
 }
 
+// FuzzDecode: no panic, typed failures, and weights that add up. Seeds
+// are a few short lines of each real fixture: the fuzzer minimizes every
+// new input with a number of executions quadratic in its length, so
+// seeds of a hundred bytes or two keep it fuzzing instead of minimizing.
 func FuzzDecode(f *testing.F) {
-	for _, name := range []string{"collapsed/perf-vertx-stacks-01-collapsed-all.txt", "collapsed/hot.folded"} {
+	for _, name := range []string{"collapsed/perf-vertx-stacks-01-collapsed-all.txt", "collapsed/hot.folded", "collapsed/tmpl.folded", "collapsed/simple-with-header.folded"} {
 		b, err := os.ReadFile(testdata(name))
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(b[:min(len(b), 4096)])
+		var seed []byte
+		for _, ln := range bytes.SplitAfter(b, []byte("\n")) {
+			if len(ln) <= 96 && len(seed)+len(ln) <= 160 {
+				seed = append(seed, ln...)
+			}
+		}
+		f.Add(seed)
 	}
 	f.Add([]byte("a;[unknown];a 3\r\nb 0\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := Parse(context.Background(), bytes.NewReader(data), map[string]int64{LimitLineBytes: 4096, LimitFrames: 512})
+		Sniff(data[:min(len(data), formats.SniffBytes)])
+		sink, err := decode(t, bytes.NewReader(data), map[string]int64{LimitLineBytes: 4096, LimitFrames: 512})
 		if err != nil {
 			var fl *evidence.Failure
 			if !errors.As(err, &fl) {
 				t.Fatalf("untyped failure %T: %v", err, err)
 			}
 			return
-		}
-		sink := &memSink{}
-		if err := p.Emit(sink, EmitOptions{ArtifactID: "sha256:f", Tables: Spec.TableNames(), Complete: true}); err != nil {
-			t.Fatal(err)
 		}
 		total, _ := evidence.AsInt(sink.Tables[0].Summary.Metrics["total_weight"].Value)
 		for _, r := range sink.Tables[0].Rows {
@@ -287,7 +333,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.SetBytes(art.Size)
 	b.ReportAllocs()
 	for range b.N {
-		if err := formats.Run(context.Background(), Spec, art, lims, nil, &memSink{}); err != nil {
+		if err := formats.Run(context.Background(), Spec, art, lims, nil, formatstest.Discard{}); err != nil {
 			b.Fatal(err)
 		}
 	}

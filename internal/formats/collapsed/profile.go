@@ -3,7 +3,6 @@ package collapsed
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -184,11 +183,8 @@ func (p *Profile) Merge(q *Profile) {
 	}
 }
 
-// EmitOptions say what Emit writes besides the weights: the artifact, the
-// tables wanted, and what every summary states.
+// EmitOptions say what every summary states besides the weights.
 type EmitOptions struct {
-	ArtifactID  string
-	Tables      []string // which of cpu.frames, cpu.edges to emit
 	Coverage    evidence.Object
 	Limitations []string
 	Complete    bool
@@ -203,29 +199,21 @@ func FrameID(f Frame) string {
 	return hex.EncodeToString(h[:8])
 }
 
-func frameFields(f Frame) (fn string, module any, sym string) {
-	module = nil
-	if f.Module != "" {
-		module = f.Module
-	}
-	sym = table.Symbolized
+func symbolization(f Frame) string {
 	if f.Unresolved {
-		sym = table.Unresolved
+		return table.Unresolved
 	}
-	return f.Function, module, sym
+	return table.Symbolized
 }
 
-func nullable(s string) any {
-	if s == "" {
+// Emit writes one cpu.frames and one cpu.edges table per event, rows
+// sorted by series, then function and module, so output is deterministic
+// however the input was chunked. A table the sink declines is not built.
+func (p *Profile) Emit(out formats.Sink, o EmitOptions) error {
+	frames, edges := out.Wants(table.CPUFrames.Schema), out.Wants(table.CPUEdges.Schema)
+	if !frames && !edges {
 		return nil
 	}
-	return s
-}
-
-// Emit writes one cpu.frames (and cpu.edges) table per event, rows sorted
-// by series, then function and module, so output is deterministic however
-// the input was chunked.
-func (p *Profile) Emit(out formats.Sink, o EmitOptions) error {
 	var events []string
 	for _, s := range p.Series {
 		if !slices.Contains(events, s.Event) {
@@ -265,17 +253,13 @@ func (p *Profile) Emit(out formats.Sink, o EmitOptions) error {
 		if ev != "" {
 			cov["event"] = ev
 		}
-		for _, tn := range o.Tables {
-			var err error
-			switch tn {
-			case table.CPUFrames.Name:
-				err = p.emitFrames(out, o, ids, inEvent, metrics, cov)
-			case table.CPUEdges.Name:
-				err = p.emitEdges(out, o, ids, inEvent, metrics, cov)
-			default:
-				err = fmt.Errorf("collapsed: unknown table %s", tn)
+		if frames {
+			if err := p.emitFrames(out, o, ids, inEvent, metrics, cov); err != nil {
+				return err
 			}
-			if err != nil {
+		}
+		if edges {
+			if err := p.emitEdges(out, o, ids, inEvent, metrics, cov); err != nil {
 				return err
 			}
 		}
@@ -327,23 +311,20 @@ func (p *Profile) emitFrames(out formats.Sink, o EmitOptions, ids []string, inEv
 	for _, k := range keys {
 		s, f := p.Series[k>>32], p.Frames[uint32(k)]
 		w := p.nodeW[p.nodes[k]]
-		fn, mod, sym := frameFields(f)
-		if err := tw.Row(evidence.Object{
-			"artifact_id":      o.ArtifactID,
-			"frame_id":         ids[uint32(k)],
-			"function":         fn,
-			"file":             nil,
-			"line":             int64(-1),
-			"column":           int64(-1),
-			"module":           mod,
-			"symbolization":    sym,
-			"thread":           nullable(s.Thread),
-			"process":          nullable(s.Process),
-			"self_weight":      w.self,
-			"inclusive_weight": w.incl,
-			"calls":            nil,
-			"primitive_calls":  nil,
-		}); err != nil {
+		// A fresh row each time: a sink in the same process may keep it.
+		row := &table.Frame{
+			FrameID:         ids[uint32(k)],
+			Function:        f.Function,
+			Line:            -1,
+			Column:          -1,
+			Module:          table.NonEmpty(f.Module),
+			Symbolization:   symbolization(f),
+			Thread:          table.NonEmpty(s.Thread),
+			Process:         table.NonEmpty(s.Process),
+			SelfWeight:      float64(w.self),
+			InclusiveWeight: float64(w.incl),
+		}
+		if err := tw.Row(row); err != nil {
 			return err
 		}
 	}
@@ -373,23 +354,19 @@ func (p *Profile) emitEdges(out formats.Sink, o EmitOptions, ids []string, inEve
 	for _, k := range keys {
 		s := p.Series[k.series]
 		w := p.edgeW[p.edges[k]]
-		if err := tw.Row(evidence.Object{
-			"artifact_id":     o.ArtifactID,
-			"caller_id":       ids[k.caller],
-			"caller_function": p.Frames[k.caller].Function,
-			"caller_file":     nil,
-			"caller_line":     int64(-1),
-			"callee_id":       ids[k.callee],
-			"callee_function": p.Frames[k.callee].Function,
-			"callee_file":     nil,
-			"callee_line":     int64(-1),
-			"thread":          nullable(s.Thread),
-			"process":         nullable(s.Process),
-			"weight":          w.incl,
-			"self_weight":     w.self,
-			"calls":           nil,
-			"primitive_calls": nil,
-		}); err != nil {
+		row := &table.Edge{
+			CallerID:       ids[k.caller],
+			CallerFunction: p.Frames[k.caller].Function,
+			CallerLine:     -1,
+			CalleeID:       ids[k.callee],
+			CalleeFunction: p.Frames[k.callee].Function,
+			CalleeLine:     -1,
+			Thread:         table.NonEmpty(s.Thread),
+			Process:        table.NonEmpty(s.Process),
+			Weight:         table.Some(float64(w.incl)),
+			SelfWeight:     table.Some(float64(w.self)),
+		}
+		if err := tw.Row(row); err != nil {
 			return err
 		}
 	}

@@ -1,15 +1,15 @@
 // Package observations decodes observation files written by flameox's
 // SDKs (pkg/observe, sdk/python) into the observations.records table.
 //
-// Each line is bounded at observe.MaxLine bytes before it is parsed and
-// then held to the SDK's own record grammar (observe.ParseRecord): any
-// violation is a DECODE_FAILURE at its line, never a successful block. An
+// Each line is bounded at observe.MaxLine bytes (lines.Reader) before it
+// is parsed and then held to the SDK's own record grammar
+// (observe.ParseRecord): any violation is a DECODE_FAILURE at its line,
+// never a successful block. An
 // unterminated last line is a workload cut off mid-write: the complete
 // lines are kept and the summary says the file is truncated.
 package observations
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +18,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/jsonscan"
+	"github.com/flameox/flameox/internal/lines"
 	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/pkg/observe"
 )
@@ -40,15 +41,17 @@ var Spec = &formats.Spec{
 
 // Sniff accepts a prefix whose first line is a valid record.
 func Sniff(prefix []byte) formats.Verdict {
-	for i, c := range prefix {
-		if c == '\n' {
-			if _, err := observe.ParseRecord(prefix[:i+1]); err != nil {
-				return formats.No
-			}
-			return formats.Yes
+	sc := lines.Split(prefix)
+	l, err := sc.Next()
+	switch {
+	case err != nil: // empty
+		return formats.NeedMore
+	case l.Term != lines.None:
+		if _, err := observe.ParseRecord(l.Bytes); err != nil {
+			return formats.No
 		}
-	}
-	if len(prefix) > 0 && prefix[0] != '{' {
+		return formats.Yes
+	case prefix[0] != '{':
 		return formats.No
 	}
 	return formats.NeedMore
@@ -60,48 +63,47 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err != nil {
 		return err
 	}
-	br := bufio.NewReaderSize(in.R, observe.MaxLine)
+	// observe.MaxLine counts the newline. The SDK never writes a longer
+	// line, so one is outside the grammar, refused as soon as it is seen.
+	lr := lines.NewStrictFunc(in.R, observe.MaxLine-1, func(l *lines.Line) *evidence.Failure {
+		return evidence.Failf(evidence.CodeDecodeFailure, "line %d is longer than %d bytes", l.Number, observe.MaxLine)
+	})
 	counts := map[string]int64{}
 	pids := map[int64]bool{}
 	var line int
-	var offset, unterminated int64
+	var unterminated int64
 	for {
-		raw, err := br.ReadSlice('\n')
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			return &evidence.Failure{Code: evidence.CodeDecodeFailure,
-				Message:  fmt.Sprintf("line %d is longer than %d bytes", line+1, observe.MaxLine),
-				Location: evidence.Location{Line: line + 1, Offset: offset}}
-		case err == io.EOF:
-			unterminated = int64(len(raw))
-		case err != nil:
-			return evidence.Wrap(evidence.CodeIOFailure, err, "read line %d", line+1)
-		}
-		if err == io.EOF {
+		l, err := lr.Next()
+		if errors.Is(err, io.EOF) {
 			break
 		}
-		line++
+		if err != nil {
+			return evidence.Wrap(evidence.CodeIOFailure, err, "read line %d", line+1)
+		}
+		if l.Term == lines.None {
+			unterminated = l.Size // a workload cut off mid-write
+			break
+		}
+		line = int(l.Number)
 		if line%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		r, perr := observe.ParseRecord(raw)
+		r, perr := observe.ParseRecord(l.Bytes)
 		if perr != nil {
 			f := &evidence.Failure{Code: evidence.CodeDecodeFailure, Err: perr,
 				Message:  fmt.Sprintf("line %d: %v", line, perr),
-				Location: evidence.Location{Line: line, Offset: offset}}
+				Location: evidence.Location{Line: line, Offset: l.Offset}}
 			var se *jsonscan.Error
 			if errors.As(perr, &se) {
-				f.Location.Offset = offset + se.Offset
+				f.Location.Offset = l.Offset + se.Offset
 			}
 			return f
 		}
-		offset += int64(len(raw))
 		counts[r.Kind]++
 		pids[r.PID] = true
-		if err := tw.Row(evidence.Object{
-			"artifact_id": in.Artifact.ID, "line": int64(line), "kind": r.Kind,
-			"name": orNil(r.Name), "phase": orNil(r.Phase), "unit": orNil(r.Unit), "value": r.Value,
-			"ts": r.TS, "pid": r.PID,
+		if err := tw.Row(&table.ObservationRecord{
+			Line: int64(line), Kind: r.Kind, Name: table.NonEmpty(r.Name), Phase: table.NonEmpty(r.Phase),
+			Unit: table.NonEmpty(r.Unit), Value: r.Value, TS: r.TS, PID: r.PID,
 		}); err != nil {
 			return err
 		}
@@ -117,11 +119,4 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		sum.Limit(fmt.Sprintf("the file ends with an unterminated line of %d bytes after line %d: the writer was cut off; the line was discarded", unterminated, line))
 	}
 	return tw.End(sum)
-}
-
-func orNil(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }

@@ -7,6 +7,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/flameox/flameox/internal/formats/formatstest"
+	"github.com/flameox/flameox/internal/lines"
 )
 
 // benchInput repeats the committed fixtures' samples to about n bytes.
@@ -37,8 +40,9 @@ func benchParse(b *testing.B, workers int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime()
+	in := formatstest.MustInput(b, ScriptSpec, nil, nil, nil)
 	for range b.N {
-		if _, err := Parse(context.Background(), bytes.NewReader(data), Options{Workers: workers}); err != nil {
+		if _, err := Parse(context.Background(), in, bytes.NewReader(data), Options{Workers: workers}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -62,36 +66,30 @@ func reportCPU(b *testing.B, cpu0 time.Duration, bytes int64) {
 func BenchmarkParse1(b *testing.B) { benchParse(b, 1) }
 func BenchmarkParse2(b *testing.B) { benchParse(b, 2) }
 
-// BenchmarkShard measures the parse core alone: one shard over in-memory
-// chunks, no reading, hashing or merging.
+// BenchmarkShard measures the parse core alone: one shard over blocks
+// already in memory, no reading, hashing or merging.
 func BenchmarkShard(b *testing.B) {
 	data := benchInput(b, 32<<20)
-	var lim limits
-	for _, l := range parserLimits {
-		switch l.Name {
-		case LimitLineBytes:
-			lim.line = l.Default
-		case LimitStack:
-			lim.stack = l.Default
-		case LimitFrames:
-			lim.frames = l.Default
+	in := formatstest.MustInput(b, ScriptSpec, nil, nil, nil)
+	blocks := lines.NewBlocks(bytes.NewReader(data), lines.BlockOptions{MaxLine: int(in.Limit(LimitLineBytes)), Limit: LimitLineBytes, Boundary: startsRecord})
+	var all []*lines.Block
+	for {
+		blk, err := blocks.Next(nil)
+		if err != nil {
+			break
 		}
+		all = append(all, blk)
 	}
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	for range b.N {
-		s := newShard(&Options{}, lim)
-		for off := 0; off < len(data); {
-			end := min(off+4<<20, len(data))
-			if end < len(data) {
-				end = off + splitPoint(data[off:end])
-			}
-			if err := s.parseChunk(&chunk{data: data[off:end]}); err != nil {
+		s := newShard(in)
+		for _, blk := range all {
+			if _, err := s.parseChunk(blk); err != nil {
 				b.Fatal(err)
 			}
-			off = end
 		}
 		s.fold()
 	}

@@ -9,24 +9,33 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/formatstest"
 )
 
-// FuzzDecode feeds arbitrary text to the parser with small chunks and two
-// workers: it must never panic, every failure must be typed, and a
-// success must be self-consistent.
+// FuzzDecode feeds arbitrary text to the parser with small blocks, with
+// one worker or two: it must never panic, every failure must be typed,
+// and a success must be self-consistent.
+//
+// Each seed is one sample of a real fixture, cut to a few frames, with the
+// fixture's perf version comment: the fuzzer minimizes every new input
+// with a number of executions quadratic in its length, so seeds of a few
+// hundred bytes (not whole fixtures) keep it fuzzing instead of
+// minimizing.
 func FuzzDecode(f *testing.F) {
-	for _, name := range []string{"perf/hot.perf.txt", "perf/tmpl.perf.txt", "perf/simple-with-header.linux-perf.txt", "perf/rust-mangled.linux-perf.txt"} {
+	for _, name := range []string{"perf/hot.perf.txt", "perf/tmpl.perf.txt", "perf/simple-with-header.linux-perf.txt", "perf/rust-mangled.linux-perf.txt", "perf/two.perf.txt"} {
 		b, err := os.ReadFile(testdata(name))
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(b[:min(len(b), 4096)])
+		f.Add(seedSample(b, 3))
 	}
 	f.Add([]byte("a 1 c: \n\t1 f (/b (deleted))\n\t2 [unknown] ([unknown])\n\n"))
 	f.Add([]byte("     Web Content 10/11 [001] 5.5: 100 cycles:u:  abc render (/lib/xul.so)\n"))
+	f.Add([]byte("a 1 1.0: 1 cycles: \n\t1 f (/b)\n\na 1 1.1: 1 cycles: \n\t1 f (/b)\n\t2 g (/b)\n\na 1 1.2: 1 instructions: \n\t1 f (/b)\n\n"))
+	lims := map[string]int64{LimitLineBytes: 4096, LimitStack: 64, LimitFrames: 256}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		lims := map[string]int64{LimitLineBytes: 4096, LimitStack: 64, LimitFrames: 256}
-		res, err := Parse(context.Background(), bytes.NewReader(data), Options{Limits: lims, Workers: 2, ChunkBytes: 64})
+		Sniff(data[:min(len(data), formats.SniffBytes)])
+		res, err := parse(t, bytes.NewReader(data), lims, nil, Options{Workers: 1 + len(data)%2, ChunkBytes: 64})
 		if err != nil {
 			var fl *evidence.Failure
 			if !errors.As(err, &fl) {
@@ -34,8 +43,8 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		sink := &memSink{}
-		if err := emit(sink, "sha256:fuzz", res, nil, nil); err != nil {
+		sink := &formatstest.Sink{}
+		if err := emit(sink, res, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		for _, tb := range sink.Named("cpu.frames") {
@@ -55,6 +64,35 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
+// seedSample is the perf version comment of a fixture, if it has one,
+// and its first sample cut to at most frames callchain lines.
+func seedSample(b []byte, frames int) []byte {
+	var out []byte
+	inSample := false
+	for _, ln := range bytes.SplitAfter(b, []byte("\n")) {
+		switch {
+		case bytes.HasPrefix(ln, []byte("# perf version")):
+			out = append(out, ln...)
+		case len(ln) == 0 || ln[0] == '#':
+		case ln[0] == '\t':
+			if inSample && frames > 0 {
+				out = append(out, ln...)
+				frames--
+			}
+		case len(bytes.TrimSpace(ln)) == 0:
+			if inSample {
+				return append(out, '\n')
+			}
+		default:
+			if inSample {
+				return append(out, '\n')
+			}
+			out, inSample = append(out, ln...), true
+		}
+	}
+	return out
+}
+
 // BenchmarkDecode runs the public path (formats.Run: open, SHA-256,
 // parse, rows) on the committed fixtures.
 func BenchmarkDecode(b *testing.B) {
@@ -69,7 +107,7 @@ func BenchmarkDecode(b *testing.B) {
 			b.SetBytes(art.Size)
 			b.ReportAllocs()
 			for range b.N {
-				if err := formats.Run(context.Background(), ScriptSpec, art, lims, nil, &memSink{}); err != nil {
+				if err := formats.Run(context.Background(), ScriptSpec, art, lims, nil, &formatstest.Sink{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -93,7 +131,7 @@ func BenchmarkDecodeBig(b *testing.B) {
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	for range b.N {
-		if err := formats.Run(context.Background(), ScriptSpec, art, lims, nil, &memSink{}); err != nil {
+		if err := formats.Run(context.Background(), ScriptSpec, art, lims, nil, &formatstest.Sink{}); err != nil {
 			b.Fatal(err)
 		}
 	}

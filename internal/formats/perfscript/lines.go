@@ -195,6 +195,7 @@ func frameAddr(ln []byte) (text []byte, addr uint64, ok bool) {
 var (
 	errUnbalanced = errors.New("unbalanced parentheses around the module")
 	errEmptyFrame = errors.New("empty frame")
+	errNotUTF8    = errors.New("the symbol or module is not valid UTF-8")
 )
 
 // splitFrame splits frame text into the complete symbol text (offset
@@ -263,15 +264,10 @@ func isFrameLine(ln []byte) bool {
 	return false
 }
 
-// startsRecord reports whether the complete line at the start of b (a
-// header, comment or blank line) can begin a chunk. A line that runs past
-// b is not judged.
-func startsRecord(b []byte) bool {
-	nl := bytes.IndexByte(b, '\n')
-	if nl < 0 {
-		return false
-	}
-	return len(bytes.TrimSpace(b[:nl])) == 0 || !isFrameLine(b[:nl])
+// startsRecord reports whether a complete line (a header, comment or
+// blank line) can begin a block: the block reader's boundary.
+func startsRecord(ln []byte) bool {
+	return len(bytes.TrimSpace(ln)) == 0 || !isFrameLine(ln)
 }
 
 // inlineFrame reports whether a header's tail is an "ip sym (dso)" frame

@@ -26,7 +26,7 @@ type lineSlot struct {
 }
 
 func newLineTable() *lineTable {
-	return &lineTable{slots: make([]lineSlot, 1024), seed: maphash.MakeSeed()}
+	return &lineTable{slots: make([]lineSlot, 64), seed: maphash.MakeSeed()}
 }
 
 // key is the address when there is one, else a hash of the text.

@@ -11,24 +11,27 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/collapsed"
+	"github.com/flameox/flameox/internal/lines"
 )
 
-// Options configure Parse.
+// Options tune Parse; the limits and the threads option come from the
+// input.
 type Options struct {
-	Limits map[string]int64
-	// Threads splits series by the native pid/tid token. By default a
-	// series is the process name (comm) and the event, as perf report's
-	// default sort comm,dso,sym does; threads of one comm are summed.
-	Threads bool
 	// Workers parses chunks in parallel; 0 means GOMAXPROCS.
 	Workers int
 	// ChunkBytes is the read size; 0 means 4 MiB. Tests make it small to
 	// force many chunk boundaries.
 	ChunkBytes int
+	// BoundBytes applies max_bytes to the text as it is read: for text
+	// converted from the artifact, whose size is not known before. The
+	// artifact's own size is checked before reading.
+	BoundBytes bool
 }
 
 // Result is a parsed perf script stream.
@@ -40,10 +43,10 @@ type Result struct {
 	PerfVersion string // from a --header block, "" when absent
 }
 
-// maxRecordBytes bounds the memory one sample may need when it does not
-// fit the read buffer (a record is buffered whole so chunks split only
+// maxSampleBytes bounds the memory one sample may need when it does not
+// fit the read buffer (a sample is buffered whole so blocks split only
 // between samples).
-const maxRecordBytes = 64 << 20
+const maxSampleBytes = 64 << 20
 
 // stackCacheEntries bounds a shard's map of distinct stacks; when it fills,
 // the stacks are folded into the shard's profile and the map starts over.
@@ -53,15 +56,6 @@ const stackCacheEntries = 1 << 15
 // lineCacheEntries bounds a shard's map from frame text (which includes
 // perf's +0x offsets) to frame ids. It is a cache: clearing it is exact.
 const lineCacheEntries = 1 << 20
-
-type chunk struct {
-	buf   []byte // owning buffer, returned to the pool
-	data  []byte
-	seq   int
-	off   int64 // byte offset of the chunk's first byte
-	last  bool
-	lines int64 // set by the parser: lines in the chunk
-}
 
 // shard is one worker's parser state. It owns its own frame ids; shards
 // are merged by frame identity at the end.
@@ -88,79 +82,60 @@ type shard struct {
 	terminated bool // the last sample ended with a blank line
 	inline     uint32
 	hasInline  bool
-	headerLine int64
+	headerAt   evidence.Location // where the open sample's header is, in the last block
+	lastBlock  bool              // parsing the block that ends the input
 
 	samples, noStack int64
 	perfVersion      string
 
-	threads                     bool
-	maxLine, maxStack, maxFrame int64
+	in                 *formats.Input // for its limits
+	threads            bool
+	maxStack, maxFrame int64
 }
 
-func newShard(o *Options, lim limits) *shard {
+func newShard(in *formats.Input) *shard {
 	return &shard{
+		in:        in,
 		prof:      collapsed.NewProfile(),
 		lineIDs:   newLineTable(),
 		seriesIDs: map[string]uint32{},
 		stackIdx:  map[string]int{},
 		lastStack: -1,
-		threads:   o.Threads,
-		maxLine:   lim.line,
-		maxStack:  lim.stack,
-		maxFrame:  lim.frames,
+		threads:   in.Bool(OptionThreads),
+		maxStack:  in.Limit(LimitStack),
+		maxFrame:  in.Limit(LimitFrames),
 	}
 }
 
-type limits struct{ bytes, samples, line, stack, frames int64 }
-
-func failAt(line, off int64, code evidence.Code, format string, args ...any) *evidence.Failure {
-	f := evidence.Failf(code, format, args...)
-	f.Location.Line = int(line)
-	f.Location.Offset = off
-	return f
-}
-
 // parseChunk parses whole samples. Its hot path is a frame line: one
-// IndexByte, a short scan past indentation and address, and one map lookup
-// keyed by the line's bytes, without allocating.
-func (s *shard) parseChunk(c *chunk) error {
-	data := c.data
-	// Line numbers are relative to the chunk until Parse adds the lines of
-	// the chunks before it: counting them here would cost a pass.
-	var line int64
-	// Remembered lines point into the previous chunk's buffer, which may
+// search for its end, a short scan past indentation and address, and one
+// table lookup keyed by the address, without allocating. Line numbers in
+// its failures are relative to the block (Blocks.Locate rebases them).
+func (s *shard) parseChunk(blk *lines.Block) (int64, error) {
+	sc := blk.Lines()
+	s.lastBlock = blk.Last
+	// Remembered lines point into the previous block's buffer, which may
 	// be reused now.
 	s.prevRaw, s.curRaw = s.prevRaw[:0], s.curRaw[:0]
-	start := c.off
-	var ln []byte
-	for len(data) > 0 {
+	for {
 		// The commonest line repeats the previous sample's line at this
 		// depth (consecutive samples share their callers): reuse its id,
 		// recognised without searching for the line's end.
 		if s.inSample {
-			if depth := len(s.stack) - 1; depth < len(s.prevRaw) {
-				p := s.prevRaw[depth]
-				if len(data) > len(p) && data[len(p)] == '\n' && bytes.Equal(data[:len(p)], p) && int64(depth) < s.maxStack {
+			if depth := len(s.stack) - 1; depth < len(s.prevRaw) && int64(depth) < s.maxStack {
+				if b, ok := sc.Repeat(s.prevRaw[depth]); ok {
 					s.stack = append(s.stack, s.prevIDs[depth])
-					s.curRaw = append(s.curRaw, data[:len(p)])
-					data = data[len(p)+1:]
-					line++
-					start += int64(len(p)) + 1
+					s.curRaw = append(s.curRaw, b)
 					continue
 				}
 			}
 		}
-		nl := bytes.IndexByte(data, '\n')
-		if nl < 0 {
-			ln, data = data, nil
-		} else {
-			ln, data = data[:nl], data[nl+1:]
-		}
-		line++
-		off := start
-		start += int64(len(ln)) + 1
-		if int64(len(ln)) > s.maxLine {
-			return failAt(line, off, evidence.CodeLimitExceeded, "line longer than %s=%d bytes", LimitLineBytes, s.maxLine)
+		ln, err := sc.Bytes()
+		if err != nil {
+			if err == io.EOF { // Scan's own end of block, never wrapped
+				break
+			}
+			return 0, err
 		}
 		if len(ln) == 0 {
 			s.endSample(true)
@@ -170,9 +145,9 @@ func (s *shard) parseChunk(c *chunk) error {
 		case ' ':
 			// perf pads comm with spaces, so a header may start with one;
 			// callchain lines start with a tab, or are not headers.
-			if ok, err := s.header(ln, line, off, true); ok || err != nil {
+			if ok, err := s.header(ln, &sc, true); ok || err != nil {
 				if err != nil {
-					return err
+					return 0, err
 				}
 				continue
 			}
@@ -182,7 +157,7 @@ func (s *shard) parseChunk(c *chunk) error {
 				if len(frameText(ln)) == 0 { // whitespace only: a blank line
 					continue
 				}
-				return failAt(line, off, evidence.CodeDecodeFailure, "callchain line outside a sample (no event header before it)")
+				return 0, failAt(sc.Line(), evidence.CodeDecodeFailure, "callchain line outside a sample (no event header before it)")
 			}
 			// (A line equal to the previous sample's line at this depth was
 			// taken at the top of the loop.)
@@ -197,46 +172,58 @@ func (s *shard) parseChunk(c *chunk) error {
 			if !ok {
 				var err error
 				if id, err = s.newFrame(key, t); err != nil {
-					return s.frameErr(err, line, off)
+					return 0, s.frameErr(err, sc.Line())
 				}
 			}
 			if int64(depth) >= s.maxStack {
-				return failAt(line, off, evidence.CodeLimitExceeded, "callchain deeper than %s=%d frames", LimitStack, s.maxStack)
+				return 0, sc.Line().At(s.in.Exceeded(LimitStack, nil))
 			}
 			s.stack = append(s.stack, id)
 			s.curRaw = append(s.curRaw, ln)
 		case '#':
-			s.comment(ln)
+			if err := s.comment(ln, &sc); err != nil {
+				return 0, err
+			}
 		default:
-			if _, err := s.header(ln, line, off, false); err != nil {
-				return err
+			if _, err := s.header(ln, &sc, false); err != nil {
+				return 0, err
 			}
 		}
 	}
-	if c.last && len(c.data) > 0 && c.data[len(c.data)-1] != '\n' {
-		return failAt(line, start-int64(len(ln))-1, evidence.CodeDecodeFailure, "truncated: the input ends inside a line (perf script ends every line with a newline)")
-	}
-	if c.last && s.inSample && len(s.stack) > 1 && !s.terminated {
-		return failAt(s.headerLine, 0, evidence.CodeDecodeFailure, "truncated sample: the input ends inside the callchain of the sample starting here")
+	if blk.Last {
+		if l := sc.Line(); sc.Count() > 0 && l.Term == lines.None {
+			return 0, failAt(l, evidence.CodeDecodeFailure, "truncated: the input ends inside a line (perf script ends every line with a newline)")
+		}
+		if s.inSample && len(s.stack) > 1 && !s.terminated {
+			f := evidence.Failf(evidence.CodeDecodeFailure, "truncated sample: the input ends inside the callchain of the sample starting here")
+			f.Location = s.headerAt
+			return 0, f
+		}
 	}
 	s.endSample(false)
-	c.lines = line
-	return nil
+	return sc.Count(), nil
 }
 
-func (s *shard) frameErr(err error, line, off int64) error {
+func failAt(l *lines.Line, code evidence.Code, format string, args ...any) *evidence.Failure {
+	return l.At(evidence.Failf(code, format, args...))
+}
+
+func (s *shard) frameErr(err error, l *lines.Line) error {
 	var f *evidence.Failure
 	if errors.As(err, &f) {
-		f.Location.Line, f.Location.Offset = int(line), off
+		f.Location.Line, f.Location.Offset = int(l.Number), l.Offset
 		return f
 	}
-	return failAt(line, off, evidence.CodeDecodeFailure, "callchain line: %v", err)
+	return failAt(l, evidence.CodeDecodeFailure, "callchain line: %v", err)
 }
 
 func (s *shard) newFrame(key uint64, t []byte) (uint32, error) {
 	sym, mod, err := splitFrame(t)
 	if err != nil {
 		return 0, err
+	}
+	if !utf8.Valid(t) { // once per distinct line text, not per sample
+		return 0, errNotUTF8
 	}
 	f := collapsed.Frame{Function: string(sym), Module: string(mod)}
 	if f.Module == "[unknown]" {
@@ -247,7 +234,7 @@ func (s *shard) newFrame(key uint64, t []byte) (uint32, error) {
 	}
 	id := s.prof.Frame(f)
 	if int64(len(s.prof.Frames)) > s.maxFrame {
-		return 0, evidence.Failf(evidence.CodeLimitExceeded, "more than %s=%d distinct frames", LimitFrames, s.maxFrame)
+		return 0, s.in.Exceeded(LimitFrames, nil)
 	}
 	s.lineIDs.put(key, t, id, lineCacheEntries)
 	return id, nil
@@ -255,7 +242,7 @@ func (s *shard) newFrame(key uint64, t []byte) (uint32, error) {
 
 // header opens a sample at an event header line. With maybe set, a line
 // that is not a header is not an error: ok says whether it was one.
-func (s *shard) header(ln []byte, line, off int64, maybe bool) (ok bool, err error) {
+func (s *shard) header(ln []byte, sc *lines.Scan, maybe bool) (ok bool, err error) {
 	// Fast path: the same comm and pid as the last header, whose split
 	// is known, and the same event.
 	if n := len(s.lastPrefix); n > 0 && len(ln) > n && isSpace(ln[n]) && bytes.Equal(ln[:n], s.lastPrefix) {
@@ -264,11 +251,11 @@ func (s *shard) header(ln []byte, line, off int64, maybe bool) (ok bool, err err
 		rest := bytes.TrimRight(ln[n:], " ")
 		if k := len(rest) - len(s.lastEvent); k > 0 && isSpace(rest[k-1]) && bytes.Equal(rest[k:], s.lastEvent) && timeFields(rest[:k]) {
 			s.endSample(false)
-			return true, s.openSample(s.lastSeries, nil, line, off)
+			return true, s.openSample(s.lastSeries, nil, sc)
 		}
 		if h, ok := matchAfterPid(ln, n); ok && bytes.Equal(h.event, s.lastEvent[:len(s.lastEvent)-1]) {
 			s.endSample(false)
-			return true, s.openSample(s.lastSeries, h.tail, line, off)
+			return true, s.openSample(s.lastSeries, h.tail, sc)
 		}
 	}
 	h, ok := parseHeader(ln)
@@ -276,7 +263,7 @@ func (s *shard) header(ln []byte, line, off int64, maybe bool) (ok bool, err err
 		if maybe {
 			return false, nil
 		}
-		return false, failAt(line, off, evidence.CodeDecodeFailure, "not a perf script event header (want `comm pid[/tid] [time:] [period] event:`): %.80q", ln)
+		return false, failAt(sc.Line(), evidence.CodeDecodeFailure, "not a perf script event header (want `comm pid[/tid] [time:] [period] event:`): %.80q", ln)
 	}
 	s.endSample(false)
 	s.keybuf = append(s.keybuf[:0], h.comm...)
@@ -288,6 +275,11 @@ func (s *shard) header(ln []byte, line, off int64, maybe bool) (ok bool, err err
 	s.keybuf = append(s.keybuf, h.event...)
 	sid, ok := s.seriesIDs[string(s.keybuf)]
 	if !ok {
+		// Evidence strings are UTF-8; perf prints comm and event bytes as
+		// they are. Checked once per series, not per sample.
+		if !utf8.Valid(s.keybuf) {
+			return false, failAt(sc.Line(), evidence.CodeDecodeFailure, "event header: the process or event name is not valid UTF-8: %.80q", ln)
+		}
 		ser := collapsed.Series{Process: string(h.comm), Event: string(h.event)}
 		if s.threads {
 			ser.Thread = string(h.tid)
@@ -298,19 +290,23 @@ func (s *shard) header(ln []byte, line, off int64, maybe bool) (ok bool, err err
 	s.lastPrefix = append(s.lastPrefix[:0], ln[:h.pidEnd]...)
 	s.lastEvent = append(append(s.lastEvent[:0], h.event...), ':')
 	s.lastSeries = sid
-	return true, s.openSample(sid, h.tail, line, off)
+	return true, s.openSample(sid, h.tail, sc)
 }
 
-func (s *shard) openSample(sid uint32, tail []byte, line, off int64) error {
+func (s *shard) openSample(sid uint32, tail []byte, sc *lines.Scan) error {
 	s.stack = append(s.stack[:0], sid)
-	s.inSample, s.terminated, s.hasInline, s.headerLine = true, false, false, line
+	s.inSample, s.terminated, s.hasInline = true, false, false
+	if s.lastBlock { // only the last block's open sample can be truncated
+		l := sc.Line()
+		s.headerAt = evidence.Location{Line: int(l.Number), Offset: l.Offset}
+	}
 	if t, ok := inlineFrame(tail); ok {
 		key := s.lineIDs.key(0, false, t)
 		id, ok := s.lineIDs.get(key, t)
 		if !ok {
 			var err error
 			if id, err = s.newFrame(key, t); err != nil {
-				return s.frameErr(err, line, off)
+				return s.frameErr(err, sc.Line())
 			}
 		}
 		s.inline, s.hasInline = id, true
@@ -320,11 +316,16 @@ func (s *shard) openSample(sid uint32, tail []byte, line, off int64) error {
 
 // comment reads the --header block's perf version; other comments are
 // skipped.
-func (s *shard) comment(ln []byte) {
+func (s *shard) comment(ln []byte, sc *lines.Scan) error {
 	const key = "# perf version :"
 	if bytes.HasPrefix(ln, []byte(key)) {
-		s.perfVersion = string(bytes.TrimSpace(ln[len(key):]))
+		v := bytes.TrimSpace(ln[len(key):])
+		if !utf8.Valid(v) {
+			return failAt(sc.Line(), evidence.CodeDecodeFailure, "the perf version comment is not valid UTF-8")
+		}
+		s.perfVersion = string(v)
 	}
+	return nil
 }
 
 // endSample closes the open sample, if any, and counts its stack.
@@ -379,128 +380,88 @@ func (s *shard) fold() {
 	s.lastStack = -1
 }
 
-// splitPoint returns the end of the last complete sample in b: just after
-// a newline that is followed by a line that is not a callchain entry. It
-// returns 0 when b holds no such point.
-func splitPoint(b []byte) int {
-	for end := len(b); end > 0; {
-		nl := bytes.LastIndexByte(b[:end], '\n')
-		if nl < 0 {
-			return 0
-		}
-		if nl+1 < len(b) && startsRecord(b[nl+1:]) {
-			return nl + 1
-		}
-		end = nl
-	}
-	return 0
-}
-
-func limitOf(lims map[string]int64, name string) int64 {
-	if v, ok := lims[name]; ok && v > 0 {
-		return v
-	}
-	for _, l := range parserLimits {
-		if l.Name == name {
-			return l.Default
-		}
-	}
-	return 0
-}
-
-// Parse reads perf script text. Samples are parsed in parallel in chunks
-// split on sample boundaries; each worker aggregates into its own shard,
-// and shards are merged when the input ends. Memory is the read buffers
-// plus distinct frames, stacks and edges: it does not grow with input size.
-// Nothing is returned on failure: the first failure in input order wins.
-func Parse(ctx context.Context, r io.Reader, o Options) (*Result, error) {
-	lim := limits{
-		bytes:   limitOf(o.Limits, LimitBytes),
-		samples: limitOf(o.Limits, LimitSamples),
-		line:    limitOf(o.Limits, LimitLineBytes),
-		stack:   limitOf(o.Limits, LimitStack),
-		frames:  limitOf(o.Limits, LimitFrames),
-	}
+// Parse reads perf script text from r for in (its limits and threads
+// option). Samples are parsed in parallel in blocks that end between
+// samples; each worker aggregates into its own shard, and shards are
+// merged when the input ends. Memory is the read buffers plus distinct
+// frames, stacks and edges: it does not grow with input size. Nothing is
+// returned on failure: the first failure in input order wins.
+func Parse(ctx context.Context, in *formats.Input, r io.Reader, o Options) (*Result, error) {
+	maxSamples := in.Limit(LimitSamples)
 	workers := o.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	size := o.ChunkBytes
-	if size <= 0 {
-		size = 4 << 20
-	}
+	blocks := lines.NewBlocks(r, lines.BlockOptions{
+		Size:     o.ChunkBytes,
+		MaxLine:  int(in.Limit(LimitLineBytes)),
+		Limit:    LimitLineBytes,
+		Boundary: startsRecord,
+		// Not a spec limit: max_stack_frames and max_line_bytes bound a
+		// sample long before this in practice.
+		MaxRecord:   maxSampleBytes,
+		RecordLimit: "max_sample_bytes",
+	})
 	nbuf := 2 * workers
 	pool := make(chan []byte, nbuf)
 	for range nbuf {
 		pool <- nil // allocated on first use
 	}
-	work := make(chan *chunk, workers)
 	shards := make([]*shard, workers)
 	errs := make([]struct {
 		seq int
 		err error
 	}, workers)
 	var (
-		failed  atomic.Int64 // lowest failed chunk sequence number
+		failed  atomic.Int64 // lowest failed block sequence number
 		samples atomic.Int64
-		wg      sync.WaitGroup
-		linesMu sync.Mutex
-		lines   = map[int]int64{} // lines per parsed chunk, for absolute line numbers
 	)
 	failed.Store(math.MaxInt64)
-	for w := range workers {
-		sh := newShard(&o, lim)
-		shards[w] = sh
-		errs[w].seq = -1
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range work {
-				// Chunks after a failed one are skipped; earlier ones still
-				// run, so the failure reported is the first in input order.
-				if int64(c.seq) < failed.Load() {
-					before := sh.samples
-					err := sh.parseChunk(c)
-					if err == nil && samples.Add(sh.samples-before) > lim.samples {
-						err = failAt(1, c.off, evidence.CodeLimitExceeded, "more than %s=%d samples", LimitSamples, lim.samples)
-					}
-					if err == nil {
-						linesMu.Lock()
-						lines[c.seq] = c.lines
-						linesMu.Unlock()
-					}
-					if err != nil {
-						if errs[w].seq < 0 || c.seq < errs[w].seq {
-							errs[w].seq, errs[w].err = c.seq, err
-						}
-						for cur := failed.Load(); int64(c.seq) < cur && !failed.CompareAndSwap(cur, int64(c.seq)); cur = failed.Load() {
-						}
-					}
-				}
-				pool <- c.buf
+	run := func(w int, blk *lines.Block) {
+		// Blocks after a failed one are skipped; earlier ones still run,
+		// so the failure reported is the first in input order.
+		if int64(blk.Seq) < failed.Load() {
+			sh := shards[w]
+			before := sh.samples
+			n, err := sh.parseChunk(blk)
+			if err == nil && samples.Add(sh.samples-before) > maxSamples {
+				f := in.Exceeded(LimitSamples, nil)
+				f.Location = evidence.Location{Line: 1, Offset: blk.Offset}
+				err = f
 			}
-		}()
+			if err == nil {
+				blocks.Done(blk.Seq, n)
+			} else {
+				if errs[w].seq < 0 || blk.Seq < errs[w].seq {
+					errs[w].seq, errs[w].err = blk.Seq, err
+				}
+				for cur := failed.Load(); int64(blk.Seq) < cur && !failed.CompareAndSwap(cur, int64(blk.Seq)); cur = failed.Load() {
+				}
+			}
+		}
+		pool <- blk.Buf
 	}
-
-	total, rseq, rerr := feed(ctx, r, size, lim, pool, work, &failed)
+	for w := range workers {
+		shards[w] = newShard(in)
+		errs[w].seq = -1
+	}
+	// Even one worker runs beside the reader, so reading and parsing
+	// overlap.
+	work := make(chan *lines.Block, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for blk := range work {
+				run(w, blk)
+			}
+		})
+	}
+	rseq, rerr := feed(ctx, in, blocks, o.BoundBytes, pool, work, &failed)
 	close(work)
 	wg.Wait()
 
-	// A failure's line is relative to its chunk: add the lines of every
-	// chunk before it, all parsed since no earlier chunk failed.
-	absolute := func(seq int, err error) error {
-		var f *evidence.Failure
-		if errors.As(err, &f) && f.Location.Line > 0 {
-			var base int64
-			for k, n := range lines {
-				if k < seq {
-					base += n
-				}
-			}
-			f.Location.Line += int(base)
-		}
-		return err
-	}
+	// Every block before the first failure was parsed (none of them
+	// failed), so its line can be rebased.
 	first := -1
 	for i, e := range errs {
 		if e.seq >= 0 && (first < 0 || e.seq < errs[first].seq) {
@@ -508,12 +469,12 @@ func Parse(ctx context.Context, r io.Reader, o Options) (*Result, error) {
 		}
 	}
 	if first >= 0 {
-		return nil, absolute(errs[first].seq, errs[first].err)
+		return nil, blocks.Locate(errs[first].seq, errs[first].err)
 	}
 	if rerr != nil {
-		return nil, absolute(rseq, rerr)
+		return nil, blocks.Locate(rseq, rerr)
 	}
-	res := &Result{Profile: shards[0].prof, Bytes: total}
+	res := &Result{Profile: shards[0].prof, Bytes: blocks.Offset()}
 	for i, sh := range shards {
 		sh.fold()
 		if i > 0 {
@@ -525,75 +486,35 @@ func Parse(ctx context.Context, r io.Reader, o Options) (*Result, error) {
 			res.PerfVersion = sh.perfVersion
 		}
 	}
-	if int64(len(res.Profile.Frames)) > lim.frames {
-		return nil, evidence.Failf(evidence.CodeLimitExceeded, "more than %s=%d distinct frames", LimitFrames, lim.frames)
+	if int64(len(res.Profile.Frames)) > in.Limit(LimitFrames) {
+		return nil, in.Exceeded(LimitFrames, int64(len(res.Profile.Frames)))
 	}
 	return res, nil
 }
 
-// feed reads r in blocks, cuts each block after its last complete sample
-// and sends the pieces to the workers in input order. It returns the bytes
-// read, and on failure the sequence number the failing data would have had
-// (its line is relative to that chunk). A failure of a worker stops it
-// early.
-func feed(ctx context.Context, r io.Reader, size int, lim limits, pool chan []byte, work chan<- *chunk, failed *atomic.Int64) (total int64, seq int, err error) {
-	var (
-		carry []byte
-		off   int64
-	)
+// feed sends the blocks to the workers in input order. On failure it
+// returns the sequence number the failing data would have had (its line
+// is relative to that block). A failure of a worker stops it early.
+func feed(ctx context.Context, in *formats.Input, blocks *lines.Blocks, bound bool, pool chan []byte, work chan<- *lines.Block, failed *atomic.Int64) (int, error) {
+	maxBytes := in.Limit(LimitBytes)
 	for failed.Load() == math.MaxInt64 {
 		if err := ctx.Err(); err != nil {
-			return total, seq, err
+			return blocks.Seq(), err
 		}
 		buf := <-pool
-		// Room for the carried partial sample and at least as much new input.
-		need := max(size, 2*len(carry))
-		if cap(buf) < need {
-			buf = make([]byte, need)
+		blk, err := blocks.Next(buf)
+		if errors.Is(err, io.EOF) {
+			return blocks.Seq(), nil
 		}
-		buf = buf[:cap(buf)]
-		n := copy(buf, carry)
-		m, err := io.ReadFull(r, buf[n:])
-		total += int64(m)
-		if total > lim.bytes {
+		if err != nil {
 			pool <- buf
-			return total, seq, failAt(0, lim.bytes, evidence.CodeLimitExceeded, "input longer than %s=%d bytes", LimitBytes, lim.bytes)
+			return blocks.Seq(), evidence.Wrap(evidence.CodeIOFailure, err, "read perf script at byte %d", blocks.Offset())
 		}
-		eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-		if err != nil && !eof {
-			pool <- buf
-			return total, seq, evidence.Wrap(evidence.CodeIOFailure, err, "read perf script at byte %d", total)
+		if bound && blocks.Offset() > maxBytes {
+			pool <- blk.Buf
+			return blocks.Seq(), in.Exceeded(LimitBytes, nil)
 		}
-		data := buf[:n+m]
-		cut := len(data)
-		if !eof {
-			cut = splitPoint(data)
-			if cut == 0 {
-				// One sample fills the buffer: keep it whole and read more.
-				if len(data) >= maxRecordBytes {
-					pool <- buf
-					if bytes.IndexByte(data, '\n') < 0 {
-						return total, seq, failAt(1, off, evidence.CodeLimitExceeded, "line longer than %s=%d bytes", LimitLineBytes, lim.line)
-					}
-					return total, seq, failAt(1, off, evidence.CodeLimitExceeded, "one sample is longer than %d bytes", maxRecordBytes)
-				}
-				if nl := bytes.LastIndexByte(data, '\n'); int64(len(data)-nl-1) > lim.line {
-					pool <- buf
-					return total, seq, failAt(1+int64(bytes.Count(data, []byte{'\n'})), off+int64(nl+1), evidence.CodeLimitExceeded, "line longer than %s=%d bytes", LimitLineBytes, lim.line)
-				}
-				carry = append(carry[:0], data...)
-				pool <- buf
-				continue
-			}
-		}
-		carry = append(carry[:0], data[cut:]...)
-		c := &chunk{buf: buf, data: data[:cut], seq: seq, off: off, last: eof}
-		seq++
-		off += int64(cut)
-		work <- c
-		if eof {
-			return total, seq, nil
-		}
+		work <- blk
 	}
-	return total, seq, nil
+	return blocks.Seq(), nil
 }

@@ -122,10 +122,8 @@ func minimalEnv() []string {
 }
 
 func decodeData(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	o, err := parseOptions(in)
-	if err != nil {
-		return err
-	}
+	// The converted text's size is not known before it is read.
+	o := Options{BoundBytes: true}
 	if err := in.VerifyFile(); err != nil {
 		return err
 	}
@@ -154,7 +152,7 @@ func decodeData(ctx context.Context, in *formats.Input, out formats.Sink) error 
 		if err != nil {
 			return err
 		}
-		res, err := Parse(ctx, vr, o)
+		res, err := Parse(ctx, in, vr, o)
 		if err != nil {
 			vr.Close()
 			return err
@@ -162,7 +160,7 @@ func decodeData(ctx context.Context, in *formats.Input, out formats.Sink) error 
 		if err := vr.Verify(); err != nil {
 			return err
 		}
-		return emit(out, in.Artifact.ID, res, withStderr(cov, e.Meta.Stderr), stderrMissing(e.Meta.Stderr))
+		return emit(out, res, withStderr(cov, e.Meta.Stderr), stderrMissing(e.Meta.Stderr))
 	} else {
 		cov["conversion_cache"] = "miss"
 	}
@@ -181,14 +179,14 @@ func decodeData(ctx context.Context, in *formats.Input, out formats.Sink) error 
 		Args:    args,
 		Inputs:  []*os.File{in.File},
 		Env:     minimalEnv(),
-		Timeout: time.Duration(limitOf(in.Limits, LimitWorkerTimeout)) * time.Second,
-		MaxRSS:  limitOf(in.Limits, LimitWorkerRSS),
+		Timeout: time.Duration(in.Limit(LimitWorkerTimeout)) * time.Second,
+		MaxRSS:  in.Limit(LimitWorkerRSS),
 	}, func(r io.Reader) error {
 		if pending != nil {
 			r = io.TeeReader(r, pending)
 		}
 		var perr error
-		res, perr = Parse(ctx, r, o)
+		res, perr = Parse(ctx, in, r, o)
 		return perr
 	})
 	if err != nil {
@@ -202,7 +200,7 @@ func decodeData(ctx context.Context, in *formats.Input, out formats.Sink) error 
 			return err
 		}
 	}
-	return emit(out, in.Artifact.ID, res, withStderr(cov, wres.Stderr), stderrMissing(wres.Stderr))
+	return emit(out, res, withStderr(cov, wres.Stderr), stderrMissing(wres.Stderr))
 }
 
 func withStderr(cov evidence.Object, s worker.Stderr) evidence.Object {

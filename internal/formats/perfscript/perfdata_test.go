@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats/formatstest"
 	"github.com/flameox/flameox/internal/worker"
 )
 
@@ -31,7 +32,7 @@ func TestDataConversionCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cov := func(s *memSink) any { return s.Named("cpu.frames")[0].Summary.Coverage["conversion_cache"] }
+	cov := func(s *formatstest.Sink) any { return s.Named("cpu.frames")[0].Summary.Coverage["conversion_cache"] }
 	if cov(first) != "miss" || cov(second) != "hit" {
 		t.Fatalf("cache use %v then %v, want miss then hit", cov(first), cov(second))
 	}

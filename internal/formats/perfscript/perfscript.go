@@ -23,6 +23,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/collapsed"
+	"github.com/flameox/flameox/internal/lines"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/unit"
@@ -77,13 +78,12 @@ var ScriptSpec = &formats.Spec{
 func Sniff(prefix []byte) formats.Verdict {
 	headers, frames := 0, 0
 	inSample := false
-	for {
-		nl := bytes.IndexByte(prefix, '\n')
-		if nl < 0 {
-			break
+	for sc := lines.Split(prefix); ; {
+		l, err := sc.Next()
+		if err != nil || l.Term == lines.None {
+			break // the prefix's last line may be cut: it is not judged
 		}
-		ln := prefix[:nl]
-		prefix = prefix[nl+1:]
+		ln := l.Bytes
 		switch {
 		case len(bytes.TrimSpace(ln)) == 0:
 			inSample = false
@@ -113,31 +113,24 @@ func Sniff(prefix []byte) formats.Verdict {
 	return formats.NeedMore
 }
 
-func parseOptions(in *formats.Input) (Options, error) {
-	return Options{Limits: in.Limits, Threads: in.Bool(OptionThreads)}, nil
-}
-
 func decodeScript(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	o, err := parseOptions(in)
+	if in.Artifact.Size > in.Limit(LimitBytes) {
+		return in.Exceeded(LimitBytes, in.Artifact.Size)
+	}
+	res, err := Parse(ctx, in, in.R, Options{})
 	if err != nil {
 		return err
 	}
-	res, err := Parse(ctx, in.R, o)
-	if err != nil {
-		return err
-	}
-	return emit(out, in.Artifact.ID, res, nil, nil)
+	return emit(out, res, nil, nil)
 }
 
-// emit writes a parse result's tables. cov and lims add what the caller
-// knows (a conversion's stderr, for instance); complete is false when a
-// limitation means samples are missing.
-func emit(out formats.Sink, artifactID string, res *Result, cov evidence.Object, missing []string) error {
+// emit writes a parse result's tables. cov adds what the caller knows (a
+// conversion's stderr, for instance); missing lists limitations by which
+// samples are missing, which make the evidence incomplete.
+func emit(out formats.Sink, res *Result, cov evidence.Object, missing []string) error {
 	o := collapsed.EmitOptions{
-		ArtifactID: artifactID,
-		Tables:     []string{table.CPUFrames.Name, table.CPUEdges.Name},
-		Coverage:   evidence.Object{},
-		Complete:   len(missing) == 0,
+		Coverage: evidence.Object{},
+		Complete: len(missing) == 0,
 		Metrics: map[string]evidence.Metric{
 			"samples_without_stack": {Value: res.NoStack, Unit: unit.Samples},
 		},

@@ -15,6 +15,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/collapsed"
+	"github.com/flameox/flameox/internal/formats/formatstest"
 )
 
 // row is one cpu.frames row reduced to what the tests compare.
@@ -23,7 +24,7 @@ type row struct {
 	self, incl                             int64
 }
 
-func frameRows(t testing.TB, s *memSink) []row {
+func frameRows(t testing.TB, s *formatstest.Sink) []row {
 	t.Helper()
 	var out []row
 	for _, tb := range s.Named("cpu.frames") {
@@ -37,14 +38,14 @@ func frameRows(t testing.TB, s *memSink) []row {
 }
 
 // parseText decodes perf script text given in a test.
-func parseText(t testing.TB, text string, opts Options) (*memSink, error) {
+func parseText(t testing.TB, text string, opts evidence.Object, o Options) (*formatstest.Sink, error) {
 	t.Helper()
-	res, err := Parse(context.Background(), strings.NewReader(text), opts)
+	res, err := parse(t, strings.NewReader(text), nil, opts, o)
 	if err != nil {
 		return nil, err
 	}
-	sink := &memSink{}
-	if err := emit(sink, "sha256:test", res, nil, nil); err != nil {
+	sink := &formatstest.Sink{}
+	if err := emit(sink, res, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	return sink, nil
@@ -67,7 +68,6 @@ func TestParse(t *testing.T) {
 	cases := []struct {
 		name string
 		text string
-		opts Options
 		want []want
 	}{
 		{
@@ -144,7 +144,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			sink, err := parseText(t, c.text, c.opts)
+			sink, err := parseText(t, c.text, nil, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,7 +176,7 @@ func TestThreadsOption(t *testing.T) {
 		threads bool
 		rows    int
 	}{{false, 1}, {true, 2}} {
-		sink, err := parseText(t, text, Options{Threads: c.threads})
+		sink, err := parseText(t, text, evidence.Object{OptionThreads: c.threads}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +192,7 @@ func TestThreadsOption(t *testing.T) {
 
 func TestEventsGetTheirOwnTables(t *testing.T) {
 	text := "a 1 cycles: \n\t1 f (/b)\n\na 1 instructions: \n\t1 f (/b)\n\na 1 instructions: \n\t1 g (/b)\n\n"
-	sink, err := parseText(t, text, Options{})
+	sink, err := parseText(t, text, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestEdges(t *testing.T) {
 	text := "a 1 c: \n\t1 leaf (/b)\n\t2 mid (/b)\n\t3 main (/b)\n\n" +
 		"a 1 c: \n\t2 mid (/b)\n\t3 main (/b)\n\n" +
 		"a 1 c: \n\t4 rec (/b)\n\t4 rec (/b)\n\t3 main (/b)\n\n"
-	sink, err := parseText(t, text, Options{})
+	sink, err := parseText(t, text, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestChunkingInvariance(t *testing.T) {
 		}
 		var ref []row
 		for i, o := range []Options{{Workers: 1}, {Workers: 2, ChunkBytes: 300}, {Workers: 3, ChunkBytes: 4096}, {Workers: 4, ChunkBytes: 1}} {
-			sink, err := parseText(t, string(data), o)
+			sink, err := parseText(t, string(data), nil, o)
 			if err != nil {
 				t.Fatalf("%s %+v: %v", f, o, err)
 			}
@@ -318,7 +318,7 @@ func TestReaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := parseText(t, string(data), Options{})
+	ref, err := parseText(t, string(data), nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,12 +328,12 @@ func TestReaders(t *testing.T) {
 		"data+err": iotest.DataErrReader(bytes.NewReader(data)),
 	} {
 		t.Run(name, func(t *testing.T) {
-			res, err := Parse(context.Background(), r, Options{ChunkBytes: 1000})
+			res, err := parse(t, r, nil, nil, Options{ChunkBytes: 1000})
 			if err != nil {
 				t.Fatal(err)
 			}
-			sink := &memSink{}
-			if err := emit(sink, "sha256:test", res, nil, nil); err != nil {
+			sink := &formatstest.Sink{}
+			if err := emit(sink, res, nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(frameRows(t, sink), frameRows(t, ref)) {
@@ -342,7 +342,7 @@ func TestReaders(t *testing.T) {
 		})
 	}
 	t.Run("error", func(t *testing.T) {
-		_, err := Parse(context.Background(), io.MultiReader(bytes.NewReader(data[:5000]), iotest.ErrReader(errors.New("disk gone"))), Options{})
+		_, err := parse(t, io.MultiReader(bytes.NewReader(data[:5000]), iotest.ErrReader(errors.New("disk gone"))), nil, nil, Options{})
 		wantCode(t, err, evidence.CodeIOFailure)
 	})
 }
@@ -374,22 +374,68 @@ func TestHostile(t *testing.T) {
 		{"binary", "\x00\x01\x02PERFILE2\xff\n", nil, evidence.CodeDecodeFailure, 1},
 		{"callchain before any header", "\t1 f (/b)\n", nil, evidence.CodeDecodeFailure, 1},
 		{"unbalanced module", "a 1 c: \n\t1 f (/b))\n\n", nil, evidence.CodeDecodeFailure, 2},
+		{"comm not UTF-8", sample + "\x80 0 A: 0 ()\n", nil, evidence.CodeDecodeFailure, 5},
+		{"symbol not UTF-8", sample + "a 1 c: \n\t1 f\xff (/b)\n\n", nil, evidence.CodeDecodeFailure, 6},
+		{"module not UTF-8", "a 1 c: \n\t1 f (/b\xc3)\n\n", nil, evidence.CodeDecodeFailure, 2},
+		{"perf version not UTF-8", "# perf version : 6.\xff\n" + sample, nil, evidence.CodeDecodeFailure, 1},
 		{"huge line", sample + "a 1 c: \n\t1 " + strings.Repeat("x", 5000) + " (/b)\n\n", map[string]int64{LimitLineBytes: 4096}, evidence.CodeLimitExceeded, 6},
 		{"huge line without newline", strings.Repeat("y", 3<<20), map[string]int64{LimitLineBytes: 1 << 20}, evidence.CodeLimitExceeded, 1},
 		{"too deep", "a 1 c: \n" + strings.Repeat("\t1 f (/b)\n", 5) + "\n", map[string]int64{LimitStack: 4}, evidence.CodeLimitExceeded, 6},
 		{"too many frames", "a 1 c: \n\t1 f (/b)\n\t2 g (/b)\n\t3 h (/b)\n\n", map[string]int64{LimitFrames: 2}, evidence.CodeLimitExceeded, 4},
 		{"too many samples", strings.Repeat(sample, 3), map[string]int64{LimitSamples: 2}, evidence.CodeLimitExceeded, 0},
-		{"too many bytes", strings.Repeat(sample, 3), map[string]int64{LimitBytes: 50}, evidence.CodeLimitExceeded, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse(context.Background(), strings.NewReader(c.text), Options{Limits: c.limits})
+			_, err := parse(t, strings.NewReader(c.text), c.limits, nil, Options{})
 			f := wantCode(t, err, c.code)
 			if c.line > 0 && f.Location.Line != c.line {
 				t.Fatalf("failure at line %d, want %d: %v", f.Location.Line, c.line, f)
 			}
+			if c.code == evidence.CodeLimitExceeded {
+				wantReceipt(t, f, c.limits)
+			}
 		})
 	}
+}
+
+// wantReceipt checks that a LIMIT_EXCEEDED failure names the one limit
+// the test lowered, with its value and unit.
+func wantReceipt(t *testing.T, f *evidence.Failure, limits map[string]int64) evidence.Object {
+	t.Helper()
+	lim, _ := f.Details["limit"].(evidence.Object)
+	for name, v := range limits {
+		if lim["name"] != name || lim["value"] != v || lim["unit"] == nil {
+			t.Fatalf("receipt %v, want %s=%d", f.Details["limit"], name, v)
+		}
+	}
+	return lim
+}
+
+// TestMaxBytes: perf script text is bounded by its size before it is
+// read; text converted from perf.data, whose size is not known before, is
+// bounded as it is read.
+func TestMaxBytes(t *testing.T) {
+	text := strings.Repeat("a 1 1.0: 1 cycles: \n\t1 f (/b)\n\n", 3)
+	limits := map[string]int64{LimitBytes: 50}
+	t.Run("artifact size", func(t *testing.T) {
+		art := &evidence.Artifact{ID: "sha256:" + strings.Repeat("0", 64), Path: "/virtual/x.perf.txt", Size: int64(len(text))}
+		in, err := formatstest.Input(ScriptSpec, art, strings.NewReader(text), limits, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sink := &formatstest.Sink{}
+		lim := wantReceipt(t, wantCode(t, decodeScript(context.Background(), in, sink), evidence.CodeLimitExceeded), limits)
+		if lim["observed"] != int64(len(text)) || len(sink.Tables) != 0 {
+			t.Fatalf("observed %v, %d tables", lim["observed"], len(sink.Tables))
+		}
+	})
+	t.Run("converted stream", func(t *testing.T) {
+		_, err := parse(t, strings.NewReader(text), limits, nil, Options{BoundBytes: true})
+		wantReceipt(t, wantCode(t, err, evidence.CodeLimitExceeded), limits)
+		if _, err := parse(t, strings.NewReader(text), map[string]int64{LimitBytes: int64(len(text))}, nil, Options{BoundBytes: true}); err != nil {
+			t.Fatalf("a stream of exactly max_bytes: %v", err)
+		}
+	})
 }
 
 // TestFirstFailureWins puts two bad lines in different chunks: whatever
@@ -398,7 +444,7 @@ func TestFirstFailureWins(t *testing.T) {
 	good := strings.Repeat("a 1 c: \n\t1 f (/b)\n\n", 200)
 	text := good + "bad one\n" + good + "bad two\n" + good
 	for _, w := range []int{1, 2, 4} {
-		_, err := Parse(context.Background(), strings.NewReader(text), Options{Workers: w, ChunkBytes: 256})
+		_, err := parse(t, strings.NewReader(text), nil, nil, Options{Workers: w, ChunkBytes: 256})
 		f := wantCode(t, err, evidence.CodeDecodeFailure)
 		if f.Location.Line != 601 {
 			t.Fatalf("workers=%d: failure at line %d, want 601", w, f.Location.Line)
@@ -409,7 +455,8 @@ func TestFirstFailureWins(t *testing.T) {
 func TestCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := Parse(ctx, strings.NewReader("a 1 c: \n\t1 f (/b)\n\n"), Options{})
+	in := formatstest.MustInput(t, ScriptSpec, nil, nil, nil)
+	_, err := Parse(ctx, in, strings.NewReader("a 1 c: \n\t1 f (/b)\n\n"), Options{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("want context.Canceled, got %v", err)
 	}
@@ -492,7 +539,7 @@ func TestCollapsedCrossCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			total := func(s *memSink) int64 {
+			total := func(s *formatstest.Sink) int64 {
 				return intOf(t, s.Named("cpu.frames")[0].Summary.Metrics["total_weight"].Value)
 			}
 			if total(ps) != total(cs) {

@@ -1,6 +1,8 @@
 package perfscript
 
 import (
+	"context"
+	"io"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -8,16 +10,21 @@ import (
 	"testing"
 
 	"github.com/flameox/flameox/internal/evidence"
-	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/formatstest"
 )
 
-type memSink = formatstest.Sink
-
 // decodeFile runs spec on a file through formats.Run, the public path.
-func decodeFile(t testing.TB, spec *formats.Spec, path string, limits map[string]int64, opts evidence.Object) (*memSink, error) {
+var decodeFile = formatstest.DecodeFile
+
+// parse runs Parse over r as decodeScript would, with limits and options
+// validated over the spec's.
+func parse(t testing.TB, r io.Reader, limits map[string]int64, opts evidence.Object, o Options) (*Result, error) {
 	t.Helper()
-	return formatstest.DecodeFile(t, spec, path, limits, opts)
+	in, err := formatstest.Input(ScriptSpec, nil, r, limits, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Parse(context.Background(), in, r, o)
 }
 
 func intOf(t testing.TB, v any) int64 {
@@ -30,7 +37,7 @@ func intOf(t testing.TB, v any) int64 {
 }
 
 // selfByFunction sums cpu.frames self weights per function over every table.
-func selfByFunction(t testing.TB, s *memSink) map[string]int64 {
+func selfByFunction(t testing.TB, s *formatstest.Sink) map[string]int64 {
 	out := map[string]int64{}
 	for _, tb := range s.Named("cpu.frames") {
 		for _, r := range tb.Rows {
@@ -41,7 +48,7 @@ func selfByFunction(t testing.TB, s *memSink) map[string]int64 {
 }
 
 // selfByEvent is selfByFunction per event (each event has its own table).
-func selfByEvent(t testing.TB, s *memSink) map[string]map[string]int64 {
+func selfByEvent(t testing.TB, s *formatstest.Sink) map[string]map[string]int64 {
 	out := map[string]map[string]int64{}
 	for _, tb := range s.Named("cpu.frames") {
 		ev, _ := tb.Summary.Coverage["event"].(string)

@@ -1,14 +1,14 @@
 // Package pytestevents decodes the JSONL event stream written by flameox's
 // pytest plugin (docs/pytest-events.md) into the pytest.outcomes table.
 //
-// Every line is bounded at MaxLine bytes before it is parsed. A stream cut
+// Every line is bounded at MaxLine bytes (lines.Reader) before it is
+// parsed. A stream cut
 // off mid-line (a killed run) keeps its complete lines and says it is
 // truncated; it is not a decode failure. Everything else that does not fit
 // the schema is a DECODE_FAILURE at its line.
 package pytestevents
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -22,6 +22,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/jsonscan"
+	"github.com/flameox/flameox/internal/lines"
 	"github.com/flameox/flameox/internal/table"
 )
 
@@ -114,7 +115,7 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	}
 	d := &decoder{
 		tw:       tw,
-		artifact: in.Artifact.ID,
+		in:       in,
 		maxItems: in.Limit(LimitItems),
 		inflight: map[key]*test{},
 		starts:   map[string]int{},
@@ -122,33 +123,29 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		counts:   map[string]int64{},
 		workers:  map[string]bool{},
 	}
-	if d.maxItems <= 0 {
-		d.maxItems = DefaultItems
-	}
-	br := bufio.NewReaderSize(in.R, MaxLine)
-	var offset int64
+	// MaxLine counts the newline. The plugin never writes a longer line,
+	// so one is a malformed stream, refused as soon as it is seen.
+	lr := lines.NewStrictFunc(in.R, MaxLine-1, func(l *lines.Line) *evidence.Failure {
+		return evidence.Failf(evidence.CodeDecodeFailure, "line %d is longer than %d bytes", l.Number, MaxLine)
+	})
 	for {
-		line, err := br.ReadSlice('\n')
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			return &evidence.Failure{Code: evidence.CodeDecodeFailure,
-				Message:  fmt.Sprintf("line %d is longer than %d bytes", d.line+1, MaxLine),
-				Location: evidence.Location{Line: d.line + 1, Offset: offset}}
-		case err == io.EOF:
-			if len(line) > 0 {
-				d.unterminated = int64(len(line))
-			}
+		l, err := lr.Next()
+		if errors.Is(err, io.EOF) {
 			return d.finish()
-		case err != nil:
-			return evidence.Wrap(evidence.CodeIOFailure, err, "read line %d", d.line+1)
 		}
-		d.line++
-		d.lineOffset = offset
-		offset += int64(len(line))
+		if err != nil {
+			return evidence.Wrap(evidence.CodeIOFailure, err, "read line %d", lr.Lines()+1)
+		}
+		if l.Term == lines.None {
+			// A writer cut off mid-line: the line is not an event.
+			d.unterminated = l.Size
+			return d.finish()
+		}
+		d.line, d.lineOffset = int(l.Number), l.Offset
 		if d.line%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err := d.event(line); err != nil {
+		if err := d.event(l.Bytes); err != nil {
 			return err
 		}
 	}
@@ -185,7 +182,7 @@ type test struct {
 
 type decoder struct {
 	tw           formats.TableWriter
-	artifact     string
+	in           *formats.Input // for its limits
 	maxItems     int64
 	line         int
 	lineOffset   int64
@@ -355,9 +352,9 @@ func (d *decoder) track(nodeid string) error {
 		return nil
 	}
 	if int64(len(d.ids)) >= d.maxItems {
-		return &evidence.Failure{Code: evidence.CodeLimitExceeded,
-			Message:  fmt.Sprintf("line %d: more than %d distinct node ids (limit %s)", d.line, d.maxItems, LimitItems),
-			Location: evidence.Location{Line: d.line}, Details: evidence.Object{"limit": LimitItems, "value": d.maxItems}}
+		f := d.in.Exceeded(LimitItems, nil)
+		f.Location = evidence.Location{Line: d.line, Offset: d.lineOffset}
+		return f
 	}
 	return nil
 }
@@ -378,10 +375,9 @@ func (d *decoder) collectReport(f *fields) error {
 	case "skipped":
 		d.counts[table.MetricCollectionSkipped]++
 	}
-	return d.emit(evidence.Object{
-		"nodeid": nodeid, "kind": table.KindCollector, "outcome": outcome, "phase": table.PhaseCollect,
-		"duration": nil, "file": nil, "line": int64(-1), "worker": nil,
-		"message": strOrNil(ptr(msg, hasMsg)), "longrepr": strOrNil(ptr(lr, hasLR)), "longrepr_truncated": trunc,
+	return d.emit(&table.PytestOutcome{
+		NodeID: nodeid, Kind: table.KindCollector, Outcome: outcome, Phase: table.Some(table.PhaseCollect), Line: -1,
+		Message: opt(msg, hasMsg), Longrepr: opt(lr, hasLR), LongreprTruncated: trunc,
 	})
 }
 
@@ -537,27 +533,17 @@ func (d *decoder) testRow(t *test, outcome, phase string, r phaseReport) error {
 	if msg == nil && r.wasxfail && r.xreason != "" {
 		msg = &r.xreason
 	}
-	return d.testRowValues(t, outcome, phase, msg, r.longrepr, r.trunc, t.duration)
+	return d.testRowValues(t, outcome, phase, msg, r.longrepr, r.trunc, table.Some(t.duration))
 }
 
-func (d *decoder) testRowValues(t *test, outcome, phase string, msg, longrepr *string, trunc bool, dur any) error {
+// testRowValues emits a test row; dur is the summed phase durations, null
+// when no phase was reported.
+func (d *decoder) testRowValues(t *test, outcome, phase string, msg, longrepr *string, trunc bool, dur table.Null[float64]) error {
 	d.counts[outcome]++
-	var file any
-	if t.file != nil {
-		file = *t.file
-	}
-	var worker any
-	if t.worker != nil {
-		worker = *t.worker
-	}
-	var ph any
-	if phase != "" {
-		ph = phase
-	}
-	return d.emit(evidence.Object{
-		"nodeid": t.nodeid, "kind": table.KindTest, "outcome": outcome, "phase": ph,
-		"duration": dur, "file": file, "line": t.line, "worker": worker,
-		"message": strOrNil(msg), "longrepr": strOrNil(longrepr), "longrepr_truncated": trunc,
+	return d.emit(&table.PytestOutcome{
+		NodeID: t.nodeid, Kind: table.KindTest, Outcome: outcome, Phase: table.NonEmpty(phase),
+		Duration: dur, File: deref(t.file), Line: t.line, Worker: deref(t.worker),
+		Message: deref(msg), Longrepr: deref(longrepr), LongreprTruncated: trunc,
 	})
 }
 
@@ -582,17 +568,16 @@ func (d *decoder) testCrash(f *fields) error {
 		}
 	}
 	d.ids[nodeid] |= idRan
-	var dur any
+	var dur table.Null[float64]
 	if t.setup.seen {
-		dur = t.duration
+		dur = table.Some(t.duration)
 	}
 	return d.testRowValues(t, table.OutcomeCrashed, table.PhaseCrash, &msg, nil, false, dur)
 }
 
-func (d *decoder) emit(values evidence.Object) error {
-	values["artifact_id"] = d.artifact
+func (d *decoder) emit(row *table.PytestOutcome) error {
 	d.rows++
-	return d.tw.Row(values)
+	return d.tw.Row(row)
 }
 
 // finish emits the tests that never finished and the summary.
@@ -642,7 +627,7 @@ func (d *decoder) finish() error {
 		if _, _, r := decide(t); r.outcome == "failed" {
 			msg, lr, trunc = r.message, r.longrepr, r.trunc
 		}
-		if err := d.testRowValues(t, table.OutcomeInterrupted, phase, msg, lr, trunc, t.duration); err != nil {
+		if err := d.testRowValues(t, table.OutcomeInterrupted, phase, msg, lr, trunc, table.Some(t.duration)); err != nil {
 			return err
 		}
 	}
@@ -655,14 +640,14 @@ func (d *decoder) finish() error {
 	sort.Strings(starts)
 	for _, n := range starts {
 		for range d.starts[n] {
-			if err := d.testRowValues(&test{nodeid: n, line: -1}, table.OutcomeInterrupted, table.PhaseSetup, nil, nil, false, nil); err != nil {
+			if err := d.testRowValues(&test{nodeid: n, line: -1}, table.OutcomeInterrupted, table.PhaseSetup, nil, nil, false, table.Null[float64]{}); err != nil {
 				return err
 			}
 		}
 	}
 	for _, n := range d.order {
 		if d.ids[n]&idRan == 0 {
-			if err := d.testRowValues(&test{nodeid: n, line: -1}, table.OutcomeUnexecuted, "", nil, nil, false, nil); err != nil {
+			if err := d.testRowValues(&test{nodeid: n, line: -1}, table.OutcomeUnexecuted, "", nil, nil, false, table.Null[float64]{}); err != nil {
 				return err
 			}
 		}
@@ -706,11 +691,14 @@ func ptr(s string, ok bool) *string {
 	return &s
 }
 
-func strOrNil(s *string) any {
+// opt is a nullable column from an optional event field.
+func opt(s string, ok bool) table.Null[string] { return table.Null[string]{V: s, Valid: ok} }
+
+func deref(s *string) table.Null[string] {
 	if s == nil {
-		return nil
+		return table.Null[string]{}
 	}
-	return *s
+	return table.Some(*s)
 }
 
 // fields reads typed event fields, remembering the first problem and which

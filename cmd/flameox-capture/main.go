@@ -21,6 +21,7 @@ import (
 	"github.com/flameox/flameox/internal/command"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/registry"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 func main() {
@@ -150,7 +151,7 @@ func parser(stdout, stderr io.Writer, exit func(int)) (*kong.Kong, *cli, map[str
 type helpExit struct{ code int }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
-	w := evidence.NewWriter(stdout)
+	w := wire.NewWriter(stdout)
 	fail := func(err error) int {
 		f := evidence.AsFailure(err, evidence.CodeInternal)
 		_ = w.Write(f)

@@ -17,6 +17,7 @@ import (
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/registry"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 func TestMain(m *testing.M) {
@@ -85,7 +86,7 @@ func TestNeverPanics(t *testing.T) {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var out, errb bytes.Buffer
 			code := run(context.Background(), args, &out, &errb)
-			r := evidence.NewReader(&out)
+			r := wire.NewReader(&out)
 			b, err := r.Next()
 			if err != nil || b.Kind() != evidence.KindFailure {
 				t.Fatalf("stdout %q: %v", out.String(), err)
@@ -157,7 +158,7 @@ func TestSignalEndsWorkload(t *testing.T) {
 				t.Fatalf("exit %d, stderr %s", code, errb.String())
 			}
 			var kinds []string
-			r := evidence.NewReader(&out)
+			r := wire.NewReader(&out)
 			for {
 				b, err := r.Next()
 				if err != nil {

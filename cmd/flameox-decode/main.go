@@ -10,6 +10,7 @@ import (
 	"github.com/flameox/flameox/internal/decode"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/registry"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 const description = `Decode native artifacts into typed, canonical JSONL tables.
@@ -61,7 +62,7 @@ func run(ctx context.Context, env *command.Env) error {
 			}
 		}
 	default:
-		err = r.Stream(ctx, evidence.NewReader(env.Stdin), t, func(raw *evidence.Raw) error { return env.W.Write(raw) })
+		err = r.Stream(ctx, wire.NewReader(env.Stdin), t, func(raw *evidence.Raw) error { return env.W.Write(raw) })
 	}
 	if err != nil {
 		return err
@@ -75,7 +76,7 @@ func run(ctx context.Context, env *command.Env) error {
 // decodeBundle re-emits a verified bundle's capture and artifact blocks and
 // decodes its native bytes in place. The analysis failures preserved with
 // it are history, not part of this analysis, so they are not repeated.
-func decodeBundle(ctx context.Context, r *decode.Run, dir string, w *evidence.Writer) error {
+func decodeBundle(ctx context.Context, r *decode.Run, dir string, w *wire.Writer) error {
 	b, err := bundle.Open(dir)
 	if err != nil {
 		return err

@@ -26,6 +26,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/mcpserver"
 	"github.com/flameox/flameox/internal/registry"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 var (
@@ -264,7 +265,7 @@ func TestHotspotsOnNodeProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cli []any
-	rd := evidence.NewReader(bytes.NewReader(out))
+	rd := wire.NewReader(bytes.NewReader(out))
 	for raw, err := rd.Next(); err == nil; raw, err = rd.Next() {
 		if raw.Kind() == evidence.KindRow {
 			cli = append(cli, raw.Obj["values"])

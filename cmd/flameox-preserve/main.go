@@ -14,6 +14,7 @@ import (
 
 	"github.com/flameox/flameox/internal/bundle"
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 const description = `Preserve evidence as an immutable, content-addressed bundle.
@@ -40,7 +41,7 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
-	out := evidence.NewWriter(stdout)
+	out := wire.NewWriter(stdout)
 	fail := func(err error) int {
 		f := evidence.AsFailure(err, evidence.CodeInternal)
 		out.Write(f)

@@ -16,6 +16,7 @@ import (
 	"github.com/flameox/flameox/internal/bundle"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/table"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 var binary string
@@ -62,7 +63,7 @@ func runBinary(t *testing.T, stdin []byte, args ...string) result {
 func encode(t *testing.T, blocks ...evidence.Marshaler) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w := evidence.NewWriter(&buf)
+	w := wire.NewWriter(&buf)
 	for _, b := range blocks {
 		if err := w.Write(b); err != nil {
 			t.Fatal(err)

@@ -11,11 +11,11 @@ import (
 
 	"github.com/flameox/flameox/internal/command"
 	"github.com/flameox/flameox/internal/decode"
-	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/rank"
 	"github.com/flameox/flameox/internal/registry"
 	"github.com/flameox/flameox/internal/render"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 const description = `Select a projection of decoded tables, then bound and rank it.
@@ -93,7 +93,7 @@ func run(ctx context.Context, env *command.Env) error {
 	if len(c.Paths) > 0 {
 		err = rank.Paths(ctx, req, c.Paths, out)
 	} else {
-		err = rank.Stream(ctx, req, evidence.NewReader(env.Stdin), out)
+		err = rank.Stream(ctx, req, wire.NewReader(env.Stdin), out)
 	}
 	if f := rank.Upstream(err); f != nil {
 		return &command.Reported{First: f}

@@ -5,7 +5,7 @@ import (
 	"os"
 
 	"github.com/flameox/flameox/internal/bundle"
-	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 // Replaying a bundle, as flameox-decode --bundle DIR does: verify it, pass
@@ -16,7 +16,7 @@ func ExampleOpen() {
 		fmt.Fprintln(os.Stderr, err) // an *evidence.Failure, e.g. INTEGRITY_FAILURE at the tampered file
 		return
 	}
-	w := evidence.NewWriter(os.Stdout)
+	w := wire.NewWriter(os.Stdout)
 	defer w.Flush()
 	for _, c := range r.Captures() {
 		w.Write(c)

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 // Preserve reads a block stream from in, writes every block to out as it
@@ -16,14 +17,14 @@ import (
 // Bundle blocks in the stream are forwarded but not preserved: they refer
 // to other bundles. A block that cannot be preserved fails the whole run
 // with a typed failure located at its input line; nothing is published.
-func Preserve(ctx context.Context, store string, in io.Reader, out *evidence.Writer) (*evidence.Bundle, error) {
+func Preserve(ctx context.Context, store string, in io.Reader, out *wire.Writer) (*evidence.Bundle, error) {
 	b, err := NewBuilder(store)
 	if err != nil {
 		return nil, err
 	}
 	defer b.Abort()
 	p := &preserver{b: b, tables: map[string]*streamTable{}}
-	rd := evidence.NewReader(in)
+	rd := wire.NewReader(in)
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, evidence.Wrap(evidence.CodeCancelled, err, "preserve")

@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 // stream encodes blocks as a flameox JSONL stream.
 func stream(t testing.TB, blocks ...evidence.Marshaler) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w := evidence.NewWriter(&buf)
+	w := wire.NewWriter(&buf)
 	for _, b := range blocks {
 		must(t, w.Write(b))
 	}
@@ -42,7 +43,7 @@ func TestPreserveStream(t *testing.T) {
 	in := stream(t, append(e.blocks(), earlier)...)
 
 	var out bytes.Buffer
-	w := evidence.NewWriter(&out)
+	w := wire.NewWriter(&out)
 	store := t.TempDir()
 	bl, err := Preserve(context.Background(), store, bytes.NewReader(in), w)
 	must(t, err)
@@ -62,7 +63,7 @@ func TestPreserveStream(t *testing.T) {
 		t.Errorf("preserved %d artifacts, %d captures, %d failures, %d tables", len(r.Artifacts()), len(r.Captures()), len(r.Failures()), len(r.Manifest.Tables))
 	}
 	// The same stream again: same id, no second bundle.
-	again, err := Preserve(context.Background(), store, bytes.NewReader(in), evidence.NewWriter(&bytes.Buffer{}))
+	again, err := Preserve(context.Background(), store, bytes.NewReader(in), wire.NewWriter(&bytes.Buffer{}))
 	must(t, err)
 	if again.ID != bl.ID {
 		t.Errorf("second preserve gave %s, want %s", again.ID, bl.ID)
@@ -102,7 +103,7 @@ func TestPreserveStreamFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			store := t.TempDir()
-			_, err := Preserve(context.Background(), store, bytes.NewReader(tt.in), evidence.NewWriter(&bytes.Buffer{}))
+			_, err := Preserve(context.Background(), store, bytes.NewReader(tt.in), wire.NewWriter(&bytes.Buffer{}))
 			f := failureOf(t, err, tt.code)
 			if tt.line > 0 && (f.Location.Line != tt.line || f.Location.Path != "<stdin>") {
 				t.Errorf("located at %+v, want <stdin> line %d: %v", f.Location, tt.line, f)
@@ -120,7 +121,7 @@ func TestPreserveStreamFailures(t *testing.T) {
 	}
 
 	t.Run("artifact failure keeps its file location", func(t *testing.T) {
-		_, err := Preserve(context.Background(), t.TempDir(), bytes.NewReader(stream(t, e.capture, &badDigest)), evidence.NewWriter(&bytes.Buffer{}))
+		_, err := Preserve(context.Background(), t.TempDir(), bytes.NewReader(stream(t, e.capture, &badDigest)), wire.NewWriter(&bytes.Buffer{}))
 		f := failureOf(t, err, evidence.CodeIntegrity)
 		if f.Location.Path != badDigest.Path || f.Location.ArtifactID != badDigest.ID || f.Details["input_line"] != 2 {
 			t.Errorf("location %+v details %v", f.Location, f.Details)
@@ -130,7 +131,7 @@ func TestPreserveStreamFailures(t *testing.T) {
 	t.Run("cancelled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err := Preserve(ctx, t.TempDir(), bytes.NewReader(stream(t, e.blocks()...)), evidence.NewWriter(&bytes.Buffer{}))
+		_, err := Preserve(ctx, t.TempDir(), bytes.NewReader(stream(t, e.blocks()...)), wire.NewWriter(&bytes.Buffer{}))
 		failureOf(t, err, evidence.CodeCancelled)
 	})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 // Options are a request's runtime choices, separate from the provider's
@@ -44,7 +45,7 @@ type Options struct {
 // *evidence.Failure; the caller writes it. Failures before the workload
 // starts write nothing; a started attempt always writes its capture block.
 // The returned capture is nil only when nothing started.
-func Run(ctx context.Context, p *Provider, req *Request, opt Options, w *evidence.Writer) (*evidence.Capture, error) {
+func Run(ctx context.Context, p *Provider, req *Request, opt Options, w *wire.Writer) (*evidence.Capture, error) {
 	rq, err := validate(p, req, opt)
 	if err != nil {
 		return nil, err
@@ -162,7 +163,7 @@ type request struct {
 	notes []string
 }
 
-func (r *request) run(ctx context.Context, w *evidence.Writer) (*evidence.Capture, error) {
+func (r *request) run(ctx context.Context, w *wire.Writer) (*evidence.Capture, error) {
 	pl := r.plan
 	c := &evidence.Capture{
 		ID:       r.dir.id,
@@ -402,7 +403,7 @@ func (r *request) patterns(roles []string) string {
 
 // finish preserves when asked, writes the blocks and releases the
 // scratch directory for eviction.
-func (r *request) finish(ctx context.Context, w *evidence.Writer, c *evidence.Capture, arts []*evidence.Artifact, f *evidence.Failure) error {
+func (r *request) finish(ctx context.Context, w *wire.Writer, c *evidence.Capture, arts []*evidence.Artifact, f *evidence.Failure) error {
 	var b *evidence.Bundle
 	if r.opt.Preserve != "" {
 		var err error

@@ -17,6 +17,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/proc"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 // testProvider runs the test binary as the workload mode given in the
@@ -62,13 +63,13 @@ func run(t *testing.T, ctx context.Context, p *Provider, argv []string, opt Opti
 		opt.ScratchRoot = t.TempDir()
 	}
 	var buf bytes.Buffer
-	w := evidence.NewWriter(&buf)
+	w := wire.NewWriter(&buf)
 	c, err := Run(ctx, p, &Request{Argv: argv, Cwd: t.TempDir()}, opt, w)
 	if ferr := w.Flush(); ferr != nil {
 		t.Fatal(ferr)
 	}
 	res := &result{capture: c, err: err, root: opt.ScratchRoot}
-	r := evidence.NewReader(&buf)
+	r := wire.NewReader(&buf)
 	for {
 		b, rerr := r.Next()
 		if rerr != nil {
@@ -490,7 +491,7 @@ func TestValidationRunsNothing(t *testing.T) {
 			tc.opt.ScratchRoot = root
 			tc.req.Cwd = t.TempDir()
 			var buf bytes.Buffer
-			w := evidence.NewWriter(&buf)
+			w := wire.NewWriter(&buf)
 			c, err := Run(context.Background(), p, &tc.req, tc.opt, w)
 			w.Flush()
 			var f *evidence.Failure

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 // Reported is returned by a body that already wrote its failure blocks
@@ -34,14 +35,14 @@ type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
-	W      *evidence.Writer
+	W      *wire.Writer
 }
 
 // Main runs body and returns the process exit status.
 func Main(name string, body func(ctx context.Context, env *Env) error) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, W: evidence.NewWriter(os.Stdout)}
+	env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, W: wire.NewWriter(os.Stdout)}
 	done := make(chan struct{})
 	defer close(done)
 	go func() {

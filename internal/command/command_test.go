@@ -14,6 +14,7 @@ import (
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/registry"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 // run runs body with captured streams and returns the exit status, the
@@ -21,10 +22,10 @@ import (
 func run(t *testing.T, ctx context.Context, body func(ctx context.Context, env *Env) error) (int, []*evidence.Raw, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	env := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, W: evidence.NewWriter(&stdout)}
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, W: wire.NewWriter(&stdout)}
 	code := Run(ctx, "flameox-test", env, body)
 	var blocks []*evidence.Raw
-	r := evidence.NewReader(&stdout)
+	r := wire.NewReader(&stdout)
 	for {
 		raw, err := r.Next()
 		if errors.Is(err, io.EOF) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 // Options configure a decode run.
@@ -239,7 +240,7 @@ func (r *Run) fail(t Target, f *evidence.Failure) error {
 }
 
 // StreamTarget writes everything to a block writer.
-type StreamTarget struct{ W *evidence.Writer }
+type StreamTarget struct{ W *wire.Writer }
 
 func (s StreamTarget) Artifact(a *evidence.Artifact) error { return s.W.Write(a) }
 func (s StreamTarget) Failure(f *evidence.Failure) error   { return s.W.Write(f) }
@@ -251,7 +252,7 @@ func (s StreamTarget) Sink(spec *formats.Spec, a *evidence.Artifact, args eviden
 // is passed on first (artifacts before their tables), so provenance flows
 // down the pipeline; an upstream failure block is passed on and remembered
 // as this run's first failure.
-func (r *Run) Stream(ctx context.Context, in *evidence.Reader, t Target, pass func(*evidence.Raw) error) error {
+func (r *Run) Stream(ctx context.Context, in *wire.Reader, t Target, pass func(*evidence.Raw) error) error {
 	for {
 		raw, err := in.Next()
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/registry"
 	"github.com/flameox/flameox/internal/table"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 const repo = "../.."
@@ -64,7 +65,7 @@ func (r *result) count(kind string) int {
 
 func parse(t *testing.T, s string) []evidence.Object {
 	t.Helper()
-	in := evidence.NewReader(strings.NewReader(s))
+	in := wire.NewReader(strings.NewReader(s))
 	var out []evidence.Object
 	for {
 		raw, err := in.Next()
@@ -85,7 +86,7 @@ func paths(t *testing.T, opts decode.Options, ps ...string) *result {
 		opts.Specs = registry.Formats()
 	}
 	var buf bytes.Buffer
-	w := evidence.NewWriter(&buf)
+	w := wire.NewWriter(&buf)
 	r := &decode.Run{Opts: opts}
 	var err error
 	for _, p := range ps {
@@ -106,9 +107,9 @@ func stream(t *testing.T, opts decode.Options, input string) *result {
 		opts.Specs = registry.Formats()
 	}
 	var buf bytes.Buffer
-	w := evidence.NewWriter(&buf)
+	w := wire.NewWriter(&buf)
 	r := &decode.Run{Opts: opts}
-	err := r.Stream(context.Background(), evidence.NewReader(strings.NewReader(input)), decode.StreamTarget{W: w},
+	err := r.Stream(context.Background(), wire.NewReader(strings.NewReader(input)), decode.StreamTarget{W: w},
 		func(raw *evidence.Raw) error { return w.Write(raw) })
 	if ferr := w.Flush(); ferr != nil {
 		t.Fatal(ferr)
@@ -142,7 +143,7 @@ func copyTo(t *testing.T, src, name string) string {
 func encode(t *testing.T, blocks ...evidence.Block) string {
 	t.Helper()
 	var buf bytes.Buffer
-	w := evidence.NewWriter(&buf)
+	w := wire.NewWriter(&buf)
 	for _, b := range blocks {
 		if err := w.Write(b); err != nil {
 			t.Fatal(err)

@@ -181,9 +181,9 @@ func (r *Row) CanonicalValue() any {
 	return Object{"schema": Schema, "kind": KindRow, "table_id": r.TableID, "values": r.Values}
 }
 
-// appendBlock writes the row line without building its object: the keys
-// of a row block are fixed and already in canonical order.
-func (r *Row) appendBlock(dst []byte) ([]byte, error) {
+// AppendBlock appends the row's canonical line without building its
+// object: the keys of a row block are fixed and already in canonical order.
+func (r *Row) AppendBlock(dst []byte) ([]byte, error) {
 	if r.Encoded == nil {
 		return AppendCanonical(dst, r.CanonicalValue())
 	}

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/collapsed"
 	"github.com/flameox/flameox/internal/formats/perfscript"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 // repeated writes a file of at least size bytes: the fixture's lines that
@@ -72,7 +72,7 @@ func BenchmarkReadPath(b *testing.B) {
 					if s, err := formats.Detect([]*formats.Spec{c.spec}, path, prefix, ""); err != nil || s != c.spec {
 						b.Fatal(err)
 					}
-					w := evidence.NewWriter(io.Discard)
+					w := wire.NewWriter(io.Discard)
 					sink := &formats.StreamSink{W: w, Stamper: formats.Stamper{Spec: c.spec, Artifact: src.Artifact}}
 					h := src.Hold(sink, func() error { return w.Write(src.Artifact) }, 0)
 					if err := src.Run(context.Background(), c.spec, nil, nil, h); err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/table"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 // linesSpec decodes any text as observations.records, one row per line:
@@ -131,7 +132,7 @@ func explicitVia(t *testing.T, spec *Spec, path string, memory int, values bool)
 	}
 	defer src.Close()
 	var buf bytes.Buffer
-	w := evidence.NewWriter(&buf)
+	w := wire.NewWriter(&buf)
 	var sink Sink = &StreamSink{W: w, Stamper: Stamper{Spec: spec, Artifact: src.Artifact}}
 	if values {
 		sink = opaque{sink}
@@ -152,7 +153,7 @@ func recorded(t *testing.T, spec *Spec, path string) (string, error) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	w := evidence.NewWriter(&buf)
+	w := wire.NewWriter(&buf)
 	if err := w.Write(a); err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +443,7 @@ func TestChangeDuringRead(t *testing.T) {
 
 func recordedArtifact(a *evidence.Artifact) (string, error) {
 	var buf bytes.Buffer
-	w := evidence.NewWriter(&buf)
+	w := wire.NewWriter(&buf)
 	d := &linesDecoder{}
 	spec := linesSpec(d)
 	err := Run(context.Background(), spec, a, nil, nil, &StreamSink{W: w, Stamper: Stamper{Spec: spec, Artifact: a}})
@@ -479,7 +480,7 @@ func TestVerifyFile(t *testing.T) {
 	}
 	a, _ := ArtifactFromPath(p, "explicit")
 	a.ID = digest([]byte("other"))
-	if err := Run(context.Background(), spec, a, nil, nil, &StreamSink{W: evidence.NewWriter(io.Discard), Stamper: Stamper{Spec: spec, Artifact: a}}); code(err) != evidence.CodeIntegrity {
+	if err := Run(context.Background(), spec, a, nil, nil, &StreamSink{W: wire.NewWriter(io.Discard), Stamper: Stamper{Spec: spec, Artifact: a}}); code(err) != evidence.CodeIntegrity {
 		t.Fatalf("got %v", err)
 	}
 	// Streaming after verifying would read from a moved offset.
@@ -538,7 +539,7 @@ func TestCancelled(t *testing.T) {
 	}
 	defer src.Close()
 	announced := false
-	h := src.Hold(&StreamSink{W: evidence.NewWriter(io.Discard)}, func() error { announced = true; return nil }, 0)
+	h := src.Hold(&StreamSink{W: wire.NewWriter(io.Discard)}, func() error { announced = true; return nil }, 0)
 	if err := src.Run(ctx, spec, nil, nil, h); code(err) != evidence.CodeCancelled || announced {
 		t.Fatalf("got %v, announced %v", err, announced)
 	}

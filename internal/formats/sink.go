@@ -18,6 +18,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/table"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 // Stamper fills in the parts of a decoder's table headers that the runtime
@@ -74,7 +75,7 @@ func (s *Stamper) Schema(t *evidence.Table) (*table.Schema, error) {
 // StreamSink writes a decoder's tables to a block stream as they come.
 type StreamSink struct {
 	Stamper
-	W *evidence.Writer
+	W *wire.Writer
 }
 
 // Wants implements Sink: a stream keeps every table.
@@ -94,7 +95,7 @@ func (s *StreamSink) Begin(t *evidence.Table) (TableWriter, error) {
 }
 
 type streamTable struct {
-	w        *evidence.Writer
+	w        *wire.Writer
 	t        *evidence.Table
 	s        *table.Schema
 	artifact string

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/lines"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 // stderrBound is how much of each stage's stderr a failure reports: the
@@ -259,14 +260,14 @@ func (r *runner) run(ctx context.Context, j *job, c *collector) *outcome {
 func tee(src, dst *os.File, c *collector) {
 	defer src.Close()
 	fw := &forwarder{dst: dst, ok: true}
-	lr := lines.NewReader(io.TeeReader(src, fw), evidence.DefaultMaxLine)
+	lr := lines.NewReader(io.TeeReader(src, fw), wire.DefaultMaxLine)
 	for {
 		l, err := lr.Next()
 		if err != nil {
 			break
 		}
-		// The bound counts the newline, as evidence.Reader's does.
-		c.teeLine(l.Bytes, l.End()-l.Offset > evidence.DefaultMaxLine)
+		// The bound counts the newline, as wire.Reader's does.
+		c.teeLine(l.Bytes, l.End()-l.Offset > wire.DefaultMaxLine)
 	}
 	if fw.ok {
 		_ = dst.Close()
@@ -293,7 +294,7 @@ func (f *forwarder) Write(p []byte) (int, error) {
 // read collects the last stage's blocks until EOF.
 func (c *collector) read(src *os.File) {
 	defer src.Close()
-	rd := evidence.NewReader(src)
+	rd := wire.NewReader(src)
 	for {
 		raw, err := rd.Next()
 		if errors.Is(err, io.EOF) {

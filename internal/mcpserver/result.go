@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 // Response bounds.
@@ -70,7 +71,7 @@ func newCollector(bound int64) *collector {
 // teeLine takes one line of the capture stage's output.
 func (c *collector) teeLine(line []byte, tooLong bool) {
 	if tooLong {
-		c.malformed(evidence.Failf(evidence.CodeInternal, "a capture output line exceeds %d bytes", evidence.DefaultMaxLine))
+		c.malformed(evidence.Failf(evidence.CodeInternal, "a capture output line exceeds %d bytes", wire.DefaultMaxLine))
 		return
 	}
 	v, err := evidence.ParseValue(line, 64)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 // runTee feeds in through tee and returns what reached decode (nil when
@@ -64,7 +64,7 @@ func TestTee(t *testing.T) {
 		}
 	})
 	t.Run("a line over the bound is malformed", func(t *testing.T) {
-		long := `{"kind":"x","pad":"` + strings.Repeat("p", evidence.DefaultMaxLine) + `"}`
+		long := `{"kind":"x","pad":"` + strings.Repeat("p", wire.DefaultMaxLine) + `"}`
 		out, c := runTee(t, capture+"\n"+long+"\n", true)
 		if !bytes.Equal(out, []byte(capture+"\n"+long+"\n")) {
 			t.Fatalf("decode read %d bytes", len(out))

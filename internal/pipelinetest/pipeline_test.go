@@ -17,6 +17,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 var binDir string
@@ -111,7 +112,7 @@ func cmdCanonical(ts *testscript.TestScript, neg bool, args []string) {
 		src = args[0]
 	}
 	sc := bufio.NewScanner(strings.NewReader(ts.ReadFile(src)))
-	sc.Buffer(nil, evidence.DefaultMaxLine)
+	sc.Buffer(nil, wire.DefaultMaxLine)
 	n := 0
 	for sc.Scan() {
 		n++

@@ -18,6 +18,7 @@ import (
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/registry"
 	"github.com/flameox/flameox/internal/table"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 // Output receives the result and every block passed through.
@@ -158,7 +159,7 @@ func Upstream(err error) *evidence.Failure {
 }
 
 // Stream ranks the decoded tables of a block stream.
-func Stream(ctx context.Context, req Request, in *evidence.Reader, out Output) error {
+func Stream(ctx context.Context, req Request, in *wire.Reader, out Output) error {
 	s := &session{req: req}
 	skipping := map[string]bool{}
 	for {
@@ -425,7 +426,7 @@ func (discard) End(*evidence.Summary) error { return nil }
 
 // JSONL writes the result as canonical blocks.
 type JSONL struct {
-	W    *evidence.Writer
+	W    *wire.Writer
 	t    *evidence.Table
 	rows int64
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/rank"
 	"github.com/flameox/flameox/internal/registry"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 func fixture(parts ...string) string {
@@ -52,13 +53,13 @@ func (r *result) all(kind string) []evidence.Object {
 func collect(t *testing.T, run func(out rank.Output) error) *result {
 	t.Helper()
 	var buf bytes.Buffer
-	w := evidence.NewWriter(&buf)
+	w := wire.NewWriter(&buf)
 	err := run(&rank.JSONL{W: w})
 	if ferr := w.Flush(); ferr != nil {
 		t.Fatal(ferr)
 	}
 	r := &result{raw: buf.String(), err: err}
-	in := evidence.NewReader(strings.NewReader(r.raw))
+	in := wire.NewReader(strings.NewReader(r.raw))
 	for {
 		raw, err := in.Next()
 		if errors.Is(err, io.EOF) {
@@ -83,7 +84,7 @@ func paths(t *testing.T, req rank.Request, ps ...string) *result {
 func streamOf(t *testing.T, req rank.Request, input string) *result {
 	t.Helper()
 	return collect(t, func(out rank.Output) error {
-		return rank.Stream(context.Background(), req, evidence.NewReader(strings.NewReader(input)), out)
+		return rank.Stream(context.Background(), req, wire.NewReader(strings.NewReader(input)), out)
 	})
 }
 
@@ -91,7 +92,7 @@ func streamOf(t *testing.T, req rank.Request, input string) *result {
 func decoded(t *testing.T, ps ...string) string {
 	t.Helper()
 	var buf bytes.Buffer
-	w := evidence.NewWriter(&buf)
+	w := wire.NewWriter(&buf)
 	r := &decode.Run{Opts: decode.Options{Specs: registry.Formats()}}
 	for _, p := range ps {
 		if err := r.Path(context.Background(), p, decode.StreamTarget{W: w}); err != nil {
@@ -272,7 +273,7 @@ func TestChecksBeforeDecoding(t *testing.T) {
 func TestUpstreamFailure(t *testing.T) {
 	upstream := evidence.Failf(evidence.CodeCaptureFailed, "the workload exited 1")
 	var buf bytes.Buffer
-	w := evidence.NewWriter(&buf)
+	w := wire.NewWriter(&buf)
 	if err := w.Write(upstream); err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +353,7 @@ func TestArtifactFromBlockIntegrity(t *testing.T) {
 	}
 	a.Format = "v8-cpuprofile"
 	var buf bytes.Buffer
-	w := evidence.NewWriter(&buf)
+	w := wire.NewWriter(&buf)
 	w.Write(a)
 	w.Flush()
 	// The file changes after its artifact was recorded.
@@ -360,9 +361,9 @@ func TestArtifactFromBlockIntegrity(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	ow := evidence.NewWriter(&out)
+	ow := wire.NewWriter(&out)
 	run := &decode.Run{Opts: decode.Options{Specs: registry.Formats()}}
-	if err := run.Stream(context.Background(), evidence.NewReader(&buf), decode.StreamTarget{W: ow}, func(raw *evidence.Raw) error { return ow.Write(raw) }); err != nil {
+	if err := run.Stream(context.Background(), wire.NewReader(&buf), decode.StreamTarget{W: ow}, func(raw *evidence.Raw) error { return ow.Write(raw) }); err != nil {
 		t.Fatal(err)
 	}
 	ow.Flush()

@@ -22,6 +22,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/formatstest"
 	"github.com/flameox/flameox/internal/formats/pstats/marshal"
 	"github.com/flameox/flameox/internal/table"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 type capture = formatstest.Sink
@@ -352,7 +353,7 @@ func TestRunDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	w := evidence.NewWriter(&buf)
+	w := wire.NewWriter(&buf)
 	lims, err := formats.EffectiveLimits(Spec, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -789,7 +790,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
 		for b.Loop() {
-			w := evidence.NewWriter(io.Discard)
+			w := wire.NewWriter(io.Discard)
 			in := formatstest.MustInput(b, Spec, art, bytes.NewReader(data), nil)
 			if err := Spec.Decoder.Decode(context.Background(), in, &formats.StreamSink{W: w, Stamper: formats.Stamper{Spec: Spec, Artifact: art}}); err != nil {
 				b.Fatal(err)

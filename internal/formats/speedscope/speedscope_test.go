@@ -20,6 +20,7 @@ import (
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/formatstest"
 	"github.com/flameox/flameox/internal/table"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 type capture = formatstest.Sink
@@ -479,7 +480,7 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	w := evidence.NewWriter(&buf)
+	w := wire.NewWriter(&buf)
 	if err := formats.Run(context.Background(), Spec, art, lims, nil, &formats.StreamSink{W: w, Stamper: formats.Stamper{Spec: Spec, Artifact: art}}); err != nil {
 		t.Fatal(err)
 	}
@@ -498,7 +499,7 @@ func TestRun(t *testing.T) {
 	if err := os.WriteFile(tmp, readFile(t, "simple-sampled.speedscope.json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err = formats.Run(context.Background(), Spec, art, lims, nil, &formats.StreamSink{W: evidence.NewWriter(io.Discard), Stamper: formats.Stamper{Spec: Spec, Artifact: art}})
+	err = formats.Run(context.Background(), Spec, art, lims, nil, &formats.StreamSink{W: wire.NewWriter(io.Discard), Stamper: formats.Stamper{Spec: Spec, Artifact: art}})
 	assertCode(t, err, evidence.CodeIntegrity)
 }
 

@@ -22,7 +22,6 @@ import (
 // Name is the projection's name.
 const Name = "text-fragment"
 
-
 // Defaults of a window whose size is not given.
 const (
 	DefaultLength = 4096

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 func needNode(t *testing.T) {
@@ -46,13 +47,13 @@ func captCtx(t *testing.T, ctx context.Context, argv []string, args evidence.Obj
 		opt.ScratchRoot = t.TempDir()
 	}
 	var buf bytes.Buffer
-	w := evidence.NewWriter(&buf)
+	w := wire.NewWriter(&buf)
 	c, err := capture.Run(ctx, Provider, &capture.Request{Argv: argv, Cwd: testdata, Args: args}, opt, w)
 	if ferr := w.Flush(); ferr != nil {
 		t.Fatal(ferr)
 	}
 	o := &outcome{c: c, err: err}
-	r := evidence.NewReader(&buf)
+	r := wire.NewReader(&buf)
 	for {
 		b, err := r.Next()
 		if err != nil {

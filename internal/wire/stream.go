@@ -1,0 +1,136 @@
+// Package wire reads and writes flameox block streams: canonical JSONL,
+// one block per line, as every command speaks on stdin and stdout. Lines
+// are read through the bounded line reader; a line over the bound is a
+// LIMIT_EXCEEDED failure located at its line, never a silent split.
+//
+// It imports evidence and lines.
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/lines"
+)
+
+// DefaultMaxLine bounds one block line read from a stream (8 MiB).
+const DefaultMaxLine = 8 << 20
+
+// LimitLine names the bound in the failure's limit receipt.
+const LimitLine = "max_block_bytes"
+
+// Reader reads blocks from a stream.
+type Reader struct {
+	lr   *lines.Reader
+	line int
+}
+
+// NewReader returns a Reader with the default line bound.
+func NewReader(r io.Reader) *Reader { return NewReaderSize(r, DefaultMaxLine) }
+
+// NewReaderSize returns a Reader whose lines may hold at most max bytes.
+func NewReaderSize(r io.Reader, max int) *Reader {
+	return &Reader{lr: lines.NewStrict(r, max, LimitLine)}
+}
+
+// Line is the number of the last line read.
+func (r *Reader) Line() int { return r.line }
+
+// Next returns the next block, or io.EOF at the end of the stream. Blank
+// lines are skipped. Errors are *evidence.Failure located at the line:
+// INVALID_ARGUMENT for a malformed block, LIMIT_EXCEEDED for an over-long
+// line, IO_FAILURE for a failed read.
+func (r *Reader) Next() (*evidence.Raw, error) {
+	for {
+		l, err := r.lr.Next()
+		if err != nil {
+			return nil, r.readError(err)
+		}
+		r.line = int(l.Number)
+		if len(bytes.TrimSpace(l.Bytes)) == 0 {
+			continue
+		}
+		v, err := evidence.ParseValue(l.Bytes, 64)
+		if err != nil {
+			f := evidence.Wrap(evidence.CodeInvalidArgument, err, "input block")
+			f.Location = evidence.Location{Path: "<stdin>", Line: r.line}
+			return nil, f
+		}
+		o, ok := v.(evidence.Object)
+		if !ok {
+			return nil, r.fail("a block must be a JSON object")
+		}
+		if s, _ := o["schema"].(string); s != evidence.Schema {
+			return nil, r.fail("unsupported block schema %q (want %q)", o["schema"], evidence.Schema)
+		}
+		if _, ok := o["kind"].(string); !ok {
+			return nil, r.fail("block has no kind")
+		}
+		return &evidence.Raw{Line: r.line, Obj: o}, nil
+	}
+}
+
+func (r *Reader) readError(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.EOF
+	}
+	var f *evidence.Failure
+	if errors.As(err, &f) {
+		f.Location.Path = "<stdin>"
+		return f
+	}
+	return evidence.Wrap(evidence.CodeIOFailure, err, "read input").At("<stdin>", "")
+}
+
+func (r *Reader) fail(format string, args ...any) *evidence.Failure {
+	f := evidence.Failf(evidence.CodeInvalidArgument, format, args...)
+	f.Location = evidence.Location{Path: "<stdin>", Line: r.line}
+	return f
+}
+
+// Writer writes canonical blocks, one per line.
+type Writer struct {
+	w   *bufio.Writer
+	buf []byte
+	err error
+}
+
+// NewWriter returns a Writer on w. Call Flush when done.
+func NewWriter(w io.Writer) *Writer {
+	return &Writer{w: bufio.NewWriterSize(w, 64<<10)}
+}
+
+// Write writes one block as a canonical line.
+func (w *Writer) Write(b evidence.Marshaler) error {
+	if w.err != nil {
+		return w.err
+	}
+	var err error
+	if r, ok := b.(*evidence.Row); ok {
+		w.buf, err = r.AppendBlock(w.buf[:0])
+	} else {
+		w.buf, err = evidence.AppendCanonical(w.buf[:0], b.CanonicalValue())
+	}
+	if err != nil {
+		return evidence.Wrap(evidence.CodeInternal, err, "encode block")
+	}
+	w.buf = append(w.buf, '\n')
+	if _, err := w.w.Write(w.buf); err != nil {
+		w.err = evidence.Wrap(evidence.CodeIOFailure, err, "write output")
+	}
+	return w.err
+}
+
+// Flush flushes buffered output.
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	if err := w.w.Flush(); err != nil {
+		w.err = evidence.Wrap(evidence.CodeIOFailure, err, "write output")
+	}
+	return w.err
+}

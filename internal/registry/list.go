@@ -19,6 +19,7 @@ import (
 	obsformat "github.com/flameox/flameox/internal/formats/observations"
 	"github.com/flameox/flameox/internal/formats/parquetpreview"
 	"github.com/flameox/flameox/internal/formats/perfscript"
+	"github.com/flameox/flameox/internal/formats/pprof"
 	"github.com/flameox/flameox/internal/formats/pstats"
 	"github.com/flameox/flameox/internal/formats/pytestevents"
 	"github.com/flameox/flameox/internal/formats/sarif"
@@ -43,6 +44,7 @@ var formatList = []*formats.Spec{
 	perfscript.DataSpec,
 	perfscript.ScriptSpec,
 	collapsed.Spec,
+	pprof.Spec,
 	// Reliability
 	pytestevents.Spec,
 	obsformat.Spec,

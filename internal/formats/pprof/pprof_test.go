@@ -1,0 +1,278 @@
+package pprof
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/formatstest"
+	"github.com/flameox/flameox/internal/table"
+)
+
+const testdata = "../../../testdata/pprof"
+
+func fixture(name string) string { return filepath.Join(testdata, name) }
+
+func decodeFile(t *testing.T, name string, opts evidence.Object) *formatstest.Sink {
+	t.Helper()
+	s, err := formatstest.DecodeFile(t, Spec, fixture(name), nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func code(err error) evidence.Code {
+	var f *evidence.Failure
+	if errors.As(err, &f) {
+		return f.Code
+	}
+	return ""
+}
+
+// topLine is one row of `go tool pprof -top -unit=ns`: flat, cum, name.
+var topLine = regexp.MustCompile(`^\s*(\d+)(?:ns)?\s+[\d.]+%\s+[\d.]+%\s+(\d+)(?:ns)?\s+[\d.]+%\s+(.+)$`)
+
+// pprofTop runs the native reader, pprof itself, and returns flat and cum
+// per function name (pprof lists an inlined instance apart; frames here
+// are functions, so instances of one name are summed) and the total.
+func pprofTop(t *testing.T, path, sampleIndex string) (map[string][2]int64, int64) {
+	t.Helper()
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-unit=ns", "-nodecount=1000000", "-sample_index="+sampleIndex, path).Output()
+	if err != nil {
+		t.Fatalf("go tool pprof: %v", err)
+	}
+	got := map[string][2]int64{}
+	var total int64
+	for _, l := range strings.Split(string(out), "\n") {
+		if m := regexp.MustCompile(`of (\d+)(?:ns)? total`).FindStringSubmatch(l); m != nil {
+			total, _ = strconv.ParseInt(m[1], 10, 64)
+		}
+		m := topLine.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		flat, _ := strconv.ParseInt(m[1], 10, 64)
+		cum, _ := strconv.ParseInt(m[2], 10, 64)
+		name := strings.TrimSuffix(m[3], " (inline)")
+		w := got[name]
+		got[name] = [2]int64{w[0] + flat, w[1] + cum}
+	}
+	if len(got) == 0 {
+		t.Fatalf("no rows in pprof's output:\n%s", out)
+	}
+	return got, total
+}
+
+// Per-function self and inclusive weights, and the total, equal what pprof
+// reports for the same profile, for each sample type.
+func TestMatchesPprofTop(t *testing.T) {
+	for _, c := range []struct{ index, unit string }{{"cpu", "ns"}, {"samples", "samples"}} {
+		t.Run(c.index, func(t *testing.T) {
+			want, total := pprofTop(t, fixture("cpu.pb.gz"), c.index)
+			s := decodeFile(t, "cpu.pb.gz", evidence.Object{OptionSampleIndex: c.index})
+			frames := s.Table(table.CPUFrames.Name)
+			if u, _ := frames.Header.Column("self_weight"); u.Unit != c.unit {
+				t.Errorf("weight unit %q, want %q", u.Unit, c.unit)
+			}
+			got := map[string][2]int64{}
+			for _, r := range frames.Rows {
+				name := r["function"].(string)
+				self, _ := evidence.AsInt(r["self_weight"])
+				incl, _ := evidence.AsInt(r["inclusive_weight"])
+				w := got[name]
+				got[name] = [2]int64{w[0] + self, w[1] + incl}
+			}
+			for name, w := range want {
+				if got[name] != w {
+					t.Errorf("%s: flat/cum %v, pprof says %v", name, got[name], w)
+				}
+			}
+			for name, w := range got {
+				if _, ok := want[name]; !ok && (w[0] != 0 || w[1] != 0) {
+					t.Errorf("%s has weight %v that pprof does not show", name, w)
+				}
+			}
+			if tw, _ := evidence.AsInt(frames.Summary.Metrics[table.MetricTotalWeight].Value); tw != total {
+				t.Errorf("total_weight %d, pprof's total %d", tw, total)
+			}
+			if !frames.Summary.Complete {
+				t.Error("a whole profile decoded as incomplete")
+			}
+		})
+	}
+}
+
+// Caller edges are consistent with the frames: the callee's self weight
+// under all its callers, plus the samples where it is the root, is its
+// self weight.
+func TestEdgesAgreeWithFrames(t *testing.T) {
+	s := decodeFile(t, "cpu.pb.gz", nil)
+	selfOf := map[string]int64{}
+	for _, r := range s.Table(table.CPUFrames.Name).Rows {
+		n, _ := evidence.AsInt(r["self_weight"])
+		selfOf[r["frame_id"].(string)] = n
+	}
+	under := map[string]int64{}
+	for _, r := range s.Table(table.CPUEdges.Name).Rows {
+		n, _ := evidence.AsInt(r["self_weight"])
+		under[r["callee_id"].(string)] += n
+		if w, _ := evidence.AsInt(r["weight"]); w < n {
+			t.Errorf("edge %v→%v: inclusive %d below self %d", r["caller_function"], r["callee_function"], w, n)
+		}
+	}
+	for id, n := range under {
+		if n > selfOf[id] {
+			t.Errorf("frame %s: %d self weight under callers, %d in all", id, n, selfOf[id])
+		}
+	}
+}
+
+func TestDetection(t *testing.T) {
+	b, err := os.ReadFile(fixture("cpu.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := sniff(b[:min(len(b), formats.SniffBytes)]); v != formats.Yes {
+		t.Fatalf("sniff(cpu profile) = %d", v)
+	}
+	var other bytes.Buffer
+	zw := gzip.NewWriter(&other)
+	zw.Write([]byte(`{"a": [1, 2, 3]}`))
+	zw.Close()
+	if v := sniff(other.Bytes()); v != formats.No {
+		t.Errorf("sniff(gzipped JSON) = %d", v)
+	}
+	if v := sniff([]byte("\x0a\x04\x08\x01\x10\x02")); v != formats.No {
+		t.Errorf("sniff(raw protobuf) = %d; raw profile.proto is found by suffix only", v)
+	}
+}
+
+// A heap profile measures bytes: it is refused, not ranked as time.
+func TestMemoryProfileRefused(t *testing.T) {
+	_, err := formatstest.DecodeFile(t, Spec, fixture("allocs.pb.gz"), nil, nil)
+	if code(err) != evidence.CodeUnsupportedFormat || !strings.Contains(err.Error(), "bytes") {
+		t.Fatalf("allocs profile: %v", err)
+	}
+}
+
+func TestUnknownSampleIndex(t *testing.T) {
+	_, err := formatstest.DecodeFile(t, Spec, fixture("cpu.pb.gz"), nil, evidence.Object{OptionSampleIndex: "wall"})
+	if code(err) != evidence.CodeInvalidArgument || !strings.Contains(err.Error(), "cpu/nanoseconds") {
+		t.Fatalf("sample_index wall: %v", err)
+	}
+}
+
+func TestLimits(t *testing.T) {
+	for _, lim := range []string{LimitBytes, LimitDecompressed, LimitSamples, LimitLocations} {
+		_, err := formatstest.DecodeFile(t, Spec, fixture("cpu.pb.gz"), map[string]int64{lim: 10}, nil)
+		var f *evidence.Failure
+		if !errors.As(err, &f) || f.Code != evidence.CodeLimitExceeded {
+			t.Fatalf("%s=10: %v", lim, err)
+		}
+		r, _ := f.Details["limit"].(evidence.Object)
+		if r["name"] != lim || r["value"] != int64(10) {
+			t.Errorf("%s: receipt %v", lim, f.Details)
+		}
+	}
+}
+
+func TestMalformed(t *testing.T) {
+	b, err := os.ReadFile(fixture("cpu.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := gunzip(t, b)
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{
+		"truncated-gzip.pb.gz": b[:len(b)/2],
+		"truncated.pprof":      raw[:len(raw)/2],
+		"text.pprof":           []byte("not a profile at all\n"),
+		"empty.pprof":          {},
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := formatstest.DecodeFile(t, Spec, p, nil, nil); code(err) != evidence.CodeDecodeFailure {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func gunzip(t testing.TB, b []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// A consumer that declines caller edges gets no edge table.
+func TestDeclinedEdges(t *testing.T) {
+	art, err := formats.ArtifactFromPath(fixture("cpu.pb.gz"), "explicit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &formatstest.Sink{Only: []string{table.CPUFrames.Name}}
+	if err := formats.Run(context.Background(), Spec, art, nil, nil, s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Tables) != 1 || s.Tables[0].Header.Name != table.CPUFrames.Name {
+		t.Fatalf("tables %d", len(s.Tables))
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, name := range []string{"cpu.pb.gz", "allocs.pb.gz"} {
+		b, err := os.ReadFile(fixture(name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		f.Add(gunzip(f, b))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in, err := formatstest.Input(Spec, &evidence.Artifact{Path: "/virtual/fuzz.pprof", Size: int64(len(data))},
+			bytes.NewReader(data), map[string]int64{LimitDecompressed: 1 << 20}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Spec.Decoder.Decode(context.Background(), in, &formatstest.Sink{})
+		var fl *evidence.Failure
+		if err != nil && (!errors.As(err, &fl) || fl.Code == evidence.CodeInternal) {
+			t.Fatalf("untyped or internal failure: %v", err)
+		}
+	})
+}
+
+func BenchmarkDecode(b *testing.B) {
+	data, err := os.ReadFile(fixture("cpu.pb.gz"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		in := formatstest.MustInput(b, Spec, &evidence.Artifact{Path: "/virtual/cpu.pb.gz", Size: int64(len(data))}, bytes.NewReader(data), nil)
+		if err := Spec.Decoder.Decode(context.Background(), in, formatstest.Discard{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -62,23 +62,3 @@ type Emitter interface {
 	Row(values evidence.Object) error
 	End(s *evidence.Summary) error
 }
-
-// Values returns a row's values as an object, whichever form it came in.
-func Values(t *evidence.Table, row any) (evidence.Object, error) {
-	if o, ok := row.(evidence.Object); ok {
-		return o, nil
-	}
-	s := table.Lookup(t.Name)
-	if s == nil {
-		return nil, evidence.Failf(evidence.CodeInternal, "table %s is not declared in package table", t.Name)
-	}
-	var artifact string
-	if len(t.ArtifactIDs) == 1 {
-		artifact = t.ArtifactIDs[0]
-	}
-	o, err := s.Values(row, artifact)
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeInternal, err, "table %s", t.ID)
-	}
-	return o, nil
-}

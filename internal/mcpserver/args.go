@@ -346,14 +346,9 @@ func limitFlags(limits map[string]int64) []string {
 	if len(limits) == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(limits))
-	for k := range limits {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%d", k, limits[k])
+	var parts []string
+	for _, k := range sortedNames(limits) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, limits[k]))
 	}
 	return []string{"--limits", strings.Join(parts, ",")}
 }

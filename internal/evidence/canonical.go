@@ -169,6 +169,10 @@ func isBMP(s string) bool {
 
 const hexDigits = "0123456789abcdef"
 
+// shortEscape is the second byte of the two-byte escapes RFC 8785 writes;
+// other control characters are written \u00XX.
+var shortEscape = [256]byte{'"': '"', '\\': '\\', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
+
 func appendString(dst []byte, s string) ([]byte, error) {
 	if !utf8.ValidString(s) {
 		return dst, ErrInvalidUTF8
@@ -181,22 +185,9 @@ func appendString(dst []byte, s string) ([]byte, error) {
 			continue
 		}
 		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
+		if e := shortEscape[c]; e != 0 {
+			dst = append(dst, '\\', e)
+		} else {
 			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 		}
 		start = i + 1

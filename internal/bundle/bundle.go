@@ -3,7 +3,7 @@
 // Parquet, and a canonical manifest whose SHA-256 is the bundle's id.
 // docs/bundles.md describes the on-disk model.
 //
-// It imports evidence only.
+// It imports evidence, wire and durable.
 package bundle
 
 import (
@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/flameox/flameox/internal/durable"
 	"github.com/flameox/flameox/internal/evidence"
 )
 
@@ -259,7 +260,7 @@ func (b *Builder) Publish(ctx context.Context) (*evidence.Bundle, error) {
 		return nil, evidence.Wrap(evidence.CodeInternal, err, "encode manifest")
 	}
 	id := Hash(data)
-	if err := writeSynced(filepath.Join(b.tmp, manifestName), data); err != nil {
+	if err := durable.WriteFile(filepath.Join(b.tmp, manifestName), data, 0o644); err != nil {
 		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "write manifest")
 	}
 	if err := b.seal(); err != nil {
@@ -278,7 +279,7 @@ func (b *Builder) Publish(ctx context.Context) (*evidence.Bundle, error) {
 		}
 		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "publish bundle %s", id)
 	}
-	if err := syncDir(filepath.Dir(target)); err != nil {
+	if err := durable.SyncDir(filepath.Dir(target)); err != nil {
 		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "publish bundle %s", id)
 	}
 	return m.block(id, target), nil
@@ -304,7 +305,7 @@ func (b *Builder) seal() error {
 		return evidence.Wrap(evidence.CodeIOFailure, err, "seal bundle directory")
 	}
 	for _, d := range []string{nativeDir, tablesDir, "."} {
-		if err := syncDir(filepath.Join(b.tmp, d)); err != nil {
+		if err := durable.SyncDir(filepath.Join(b.tmp, d)); err != nil {
 			return evidence.Wrap(evidence.CodeIOFailure, err, "sync bundle directory")
 		}
 	}

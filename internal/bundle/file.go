@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/flameox/flameox/internal/durable"
 	"github.com/flameox/flameox/internal/evidence"
 )
 
@@ -41,8 +42,8 @@ func copyNative(a *evidence.Artifact, dst string) (err error) {
 			os.Remove(dst)
 		}
 	}()
-	h := sha256.New()
-	n, err := io.CopyBuffer(io.MultiWriter(out, h), io.LimitReader(src, a.Size+1), make([]byte, copyBuffer))
+	dw := durable.NewWriter(out)
+	n, err := io.CopyBuffer(dw, io.LimitReader(src, a.Size+1), make([]byte, copyBuffer))
 	if err != nil {
 		return evidence.Wrap(evidence.CodeIOFailure, err, "copy native artifact").At(a.Path, a.ID)
 	}
@@ -54,12 +55,12 @@ func copyNative(a *evidence.Artifact, dst string) (err error) {
 		return (&evidence.Failure{Code: evidence.CodeIntegrity, Message: msg,
 			Details: evidence.Object{"expected_size": a.Size}}).At(a.Path, a.ID)
 	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != a.Digest() {
+	if got := dw.Sum(); got != a.Digest() {
 		return (&evidence.Failure{Code: evidence.CodeIntegrity,
 			Message: "native artifact bytes do not match the artifact id",
 			Details: evidence.Object{"expected_sha256": a.Digest(), "actual_sha256": got}}).At(a.Path, a.ID)
 	}
-	if err := syncClose(out); err != nil {
+	if err := durable.SyncClose(out); err != nil {
 		return evidence.Wrap(evidence.CodeIOFailure, err, "write native copy").At(a.Path, a.ID)
 	}
 	return nil
@@ -98,25 +99,6 @@ func verifyOpen(f *os.File, size int64, sum string) error {
 	return nil
 }
 
-// syncClose flushes a file to stable storage and closes it.
-func syncClose(f *os.File) error {
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// syncDir makes a directory's entries durable (new files, renames).
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
 // mkdirSynced creates dir if absent and syncs its parent, so the new
 // entry survives a crash.
 func mkdirSynced(dir string) error {
@@ -139,18 +121,5 @@ func mkdirSynced(dir string) error {
 	case err != nil:
 		return err
 	}
-	return syncDir(filepath.Dir(dir))
-}
-
-// writeSynced creates path with data and syncs it.
-func writeSynced(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	return syncClose(f)
+	return durable.SyncDir(filepath.Dir(dir))
 }

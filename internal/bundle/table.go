@@ -1,11 +1,8 @@
 package bundle
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"hash"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +13,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
+	"github.com/flameox/flameox/internal/durable"
 	"github.com/flameox/flameox/internal/evidence"
 )
 
@@ -61,7 +59,7 @@ type TableWriter struct {
 	header *evidence.Table
 	rel    string // path relative to the bundle directory
 	file   *os.File
-	out    *digestWriter
+	out    *durable.Writer // hashes and counts what reaches the file
 	pw     *parquet.GenericWriter[any]
 	cols   []column
 	batch  []parquet.Row
@@ -76,20 +74,6 @@ type TableWriter struct {
 	summary *evidence.Summary
 	member  *evidence.Member // set once the file is closed
 	err     error            // sticky: a writer that failed stays failed
-}
-
-// digestWriter hashes and counts what reaches the file.
-type digestWriter struct {
-	f *os.File
-	h hash.Hash
-	n int64
-}
-
-func (d *digestWriter) Write(p []byte) (int, error) {
-	n, err := d.f.Write(p)
-	d.h.Write(p[:n])
-	d.n += int64(n)
-	return n, err
 }
 
 // checkColumns rejects headers whose rows could not round-trip.
@@ -179,7 +163,7 @@ func newTableWriter(tmp string, t *evidence.Table, index int) (*TableWriter, err
 		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "create table file")
 	}
 	schema, cols := tableSchema(t)
-	out := &digestWriter{f: f, h: sha256.New()}
+	out := durable.NewWriter(f)
 	pw := parquet.NewGenericWriter[any](out,
 		schema,
 		parquet.Compression(zstdCodec),
@@ -452,10 +436,10 @@ func (w *TableWriter) close() error {
 	if err := w.pw.Close(); err != nil {
 		return w.fail(evidence.Wrap(evidence.CodeIOFailure, err, "table %s: close Parquet writer", w.header.ID))
 	}
-	if err := syncClose(w.file); err != nil {
+	if err := durable.SyncClose(w.file); err != nil {
 		return w.fail(evidence.Wrap(evidence.CodeIOFailure, err, "table %s", w.header.ID))
 	}
-	w.member = &evidence.Member{Path: w.rel, SHA256: hex.EncodeToString(w.out.h.Sum(nil)), Size: w.out.n, Role: "table"}
+	w.member = &evidence.Member{Path: w.rel, SHA256: w.out.Sum(), Size: w.out.Size(), Role: "table"}
 	return nil
 }
 

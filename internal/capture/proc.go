@@ -2,7 +2,6 @@ package capture
 
 import (
 	"fmt"
-	"os"
 	"syscall"
 	"time"
 
@@ -29,27 +28,7 @@ func newTree(pid int) *tree {
 
 // members returns the tree's live processes in procs and remembers them.
 func (t *tree) members(procs map[int]proc.Info) []proc.Info {
-	in := map[int]bool{}
-	for pid, p := range procs {
-		if p.PGRP == t.pgid {
-			in[pid] = true
-		}
-		if start, ok := t.known[pid]; ok && start == p.Start {
-			in[pid] = true
-		}
-	}
-	proc.AddDescendants(procs, in)
-	self := os.Getpid()
-	var out []proc.Info
-	for pid := range in {
-		p := procs[pid]
-		if pid == self || p.Zombie {
-			continue
-		}
-		t.known[pid] = p.Start
-		out = append(out, p)
-	}
-	return out
+	return proc.Live(procs, t.known, t.pgid)
 }
 
 // rss sums the resident set sizes of the tree's live processes. Shared

@@ -1,7 +1,15 @@
 package capture
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
@@ -98,4 +106,70 @@ type Provider struct {
 	Resolve func(ctx context.Context, req *Request) (*Resolved, error)
 	// Plan builds the command for a request inside a fresh scratch dir.
 	Plan func(req *Request, scratch string, r *Resolved) (*Plan, error)
+}
+
+// WorkloadPath finds a program the way the workload's ARGV[0] runs: a name
+// with a slash relative to the request's working directory, a bare name
+// through PATH (the only lookup that can fail; its error is exec's).
+func WorkloadPath(name, cwd string) (string, error) {
+	if !strings.ContainsRune(name, '/') {
+		return exec.LookPath(name)
+	}
+	if filepath.IsAbs(name) {
+		return name, nil
+	}
+	return filepath.Join(cwd, name), nil
+}
+
+// WorkloadExecutable is WorkloadPath made absolute and checked to be an
+// executable regular file; what names the program in the failures
+// ("ARGV[0]", "interpreter"). Symbolic links are kept, so a virtual
+// environment's interpreter stays the environment's.
+func WorkloadExecutable(name, cwd, what string) (string, error) {
+	p, err := WorkloadPath(name, cwd)
+	if err != nil {
+		return "", &evidence.Failure{Code: evidence.CodeInvalidArgument,
+			Message: fmt.Sprintf("%s %q is not on PATH", what, name), Err: err, Location: evidence.Location{Field: "argv"}}
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", evidence.Wrap(evidence.CodeInvalidArgument, err, "%s %q", what, name)
+	}
+	st, err := os.Stat(abs)
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+		return "", &evidence.Failure{Code: evidence.CodeInvalidArgument,
+			Message: fmt.Sprintf("%s %s is not an executable file", what, abs), Err: err, Location: evidence.Location{Field: "argv"}}
+	}
+	return abs, nil
+}
+
+// ZipModule returns a zip archive holding one Python module file, for a
+// provider to put on the workload's PYTHONPATH: Python writes no bytecode
+// cache for zip imports, so importing it adds no file. A fixed time keeps
+// the archive byte-identical across builds.
+func ZipModule(file string, source []byte) ([]byte, error) {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	h := &zip.FileHeader{Name: file, Method: zip.Deflate, Modified: time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)}
+	h.SetMode(0o444)
+	w, err := zw.CreateHeader(h)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(source); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// PythonPath is the environment entry that imports from first before
+// anything on the caller's own PYTHONPATH.
+func PythonPath(first string) string {
+	if old := os.Getenv("PYTHONPATH"); old != "" {
+		first += string(os.PathListSeparator) + old
+	}
+	return "PYTHONPATH=" + first
 }

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -477,14 +477,9 @@ func writeSupport(files []SupportFile) error {
 }
 
 func formatObject(o evidence.Object) string {
-	keys := make([]string, 0, len(o))
-	for k := range o {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%v", k, o[k])
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(o)) {
+		parts = append(parts, fmt.Sprintf("%s=%v", k, o[k]))
 	}
 	return strings.Join(parts, ",")
 }

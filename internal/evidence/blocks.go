@@ -43,6 +43,22 @@ func nullable(s string) any {
 	return s
 }
 
+// emptyList and emptyObject give a nil list or object its empty form: the
+// block contract has [] and {} there, never null.
+func emptyList[E any](s []E) []E {
+	if s == nil {
+		return []E{}
+	}
+	return s
+}
+
+func emptyObject(o Object) Object {
+	if o == nil {
+		return Object{}
+	}
+	return o
+}
+
 // Artifact is a native file: staged by a capture or named explicitly.
 // Its ID is the SHA-256 of its bytes, so the same bytes have one identity
 // wherever they are.
@@ -126,14 +142,6 @@ func (t *Table) CanonicalValue() any {
 	for i, c := range t.Columns {
 		cols[i] = c.value()
 	}
-	args := t.Arguments
-	if args == nil {
-		args = Object{}
-	}
-	ids := t.ArtifactIDs
-	if ids == nil {
-		ids = []string{}
-	}
 	return Object{
 		"schema":       Schema,
 		"kind":         KindTable,
@@ -144,9 +152,9 @@ func (t *Table) CanonicalValue() any {
 		"format":       nullable(t.Format),
 		"columns":      cols,
 		"evidence":     t.Evidence,
-		"artifact_ids": ids,
+		"artifact_ids": emptyList(t.ArtifactIDs),
 		"decoder":      t.Decoder.value(),
-		"arguments":    args,
+		"arguments":    emptyObject(t.Arguments),
 	}
 }
 
@@ -233,14 +241,6 @@ func (s *Summary) CanonicalValue() any {
 	for k, m := range s.Metrics {
 		metrics[k] = Object{"value": m.Value, "unit": nullable(m.Unit)}
 	}
-	lim := s.Limitations
-	if lim == nil {
-		lim = []string{}
-	}
-	cov := s.Coverage
-	if cov == nil {
-		cov = Object{}
-	}
 	return Object{
 		"schema":        Schema,
 		"kind":          KindSummary,
@@ -249,8 +249,8 @@ func (s *Summary) CanonicalValue() any {
 		"rows_emitted":  s.RowsEmitted,
 		"complete":      s.Complete,
 		"truncation":    trunc,
-		"coverage":      cov,
-		"limitations":   lim,
+		"coverage":      emptyObject(s.Coverage),
+		"limitations":   emptyList(s.Limitations),
 		"metrics":       metrics,
 	}
 }
@@ -309,113 +309,112 @@ func fieldError(kind, field, want string) error {
 	return Failf(CodeInvalidArgument, "%s block: field %q must be %s", kind, field, want)
 }
 
-func str(o Object, kind, field string, required bool) (string, error) {
-	v, ok := o[field]
+// fields reads one block's fields and keeps the first failure, so that a
+// reader names each field once and reports the first bad one.
+type fields struct {
+	o    Object
+	kind string
+	err  error
+}
+
+// fail records that field is not what it must be, unless an earlier field
+// failed.
+func (f *fields) fail(field, want string) {
+	if f.err == nil {
+		f.err = fieldError(f.kind, field, want)
+	}
+}
+
+// str reads a string field; an optional one may be absent or null.
+func (f *fields) str(field string, required bool) string {
+	v, ok := f.o[field]
 	if !ok || v == nil {
 		if required {
-			return "", fieldError(kind, field, "a string")
+			f.fail(field, "a string")
 		}
-		return "", nil
+		return ""
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", fieldError(kind, field, "a string")
+		f.fail(field, "a string")
 	}
-	return s, nil
+	return s
 }
 
-func integer(o Object, kind, field string) (int64, error) {
-	n, ok := AsInt(o[field])
+func (f *fields) integer(field string) int64 {
+	n, ok := AsInt(f.o[field])
 	if !ok {
-		return 0, fieldError(kind, field, "an integer")
+		f.fail(field, "an integer")
 	}
-	return n, nil
+	return n
 }
 
-func producerOf(o Object, kind, field string) (Producer, error) {
-	p, ok := o[field].(Object)
+// producer reads an optional producer object; absent, it is the zero
+// Producer.
+func (f *fields) producer(field string) Producer {
+	v, ok := f.o[field]
 	if !ok {
-		return Producer{}, fieldError(kind, field, "an object")
+		return Producer{}
+	}
+	p, ok := v.(Object)
+	if !ok {
+		f.fail(field, "an object")
+		return Producer{}
 	}
 	n, _ := p["name"].(string)
-	v, _ := p["version"].(string)
-	return Producer{Name: n, Version: v}, nil
+	ver, _ := p["version"].(string)
+	return Producer{Name: n, Version: ver}
+}
+
+// done returns what a reader read, or only its failure.
+func done[T any](v *T, f *fields) (*T, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return v, nil
 }
 
 // ArtifactFrom reads an artifact block.
 func ArtifactFrom(o Object) (*Artifact, error) {
-	var a Artifact
-	var err error
-	if a.ID, err = str(o, KindArtifact, "artifact_id", true); err != nil {
-		return nil, err
+	f := fields{o: o, kind: KindArtifact}
+	a := Artifact{ID: f.str("artifact_id", true)}
+	if f.err == nil && (!strings.HasPrefix(a.ID, "sha256:") || len(a.ID) != 71) {
+		f.fail("artifact_id", "sha256:<64 hex digits>")
 	}
-	if !strings.HasPrefix(a.ID, "sha256:") || len(a.ID) != 71 {
-		return nil, fieldError(KindArtifact, "artifact_id", "sha256:<64 hex digits>")
-	}
-	if a.Path, err = str(o, KindArtifact, "path", true); err != nil {
-		return nil, err
-	}
-	if a.Size, err = integer(o, KindArtifact, "size"); err != nil {
-		return nil, err
-	}
-	if a.Name, err = str(o, KindArtifact, "name", false); err != nil {
-		return nil, err
-	}
-	if a.Role, err = str(o, KindArtifact, "role", false); err != nil {
-		return nil, err
-	}
-	if a.Format, err = str(o, KindArtifact, "format", false); err != nil {
-		return nil, err
-	}
-	if a.CaptureID, err = str(o, KindArtifact, "capture_id", false); err != nil {
-		return nil, err
-	}
-	if _, ok := o["producer"]; ok {
-		if a.Producer, err = producerOf(o, KindArtifact, "producer"); err != nil {
-			return nil, err
-		}
-	}
-	return &a, nil
+	a.Path = f.str("path", true)
+	a.Size = f.integer("size")
+	a.Name = f.str("name", false)
+	a.Role = f.str("role", false)
+	a.Format = f.str("format", false)
+	a.CaptureID = f.str("capture_id", false)
+	a.Producer = f.producer("producer")
+	return done(&a, &f)
 }
 
 // TableFrom reads a table header block.
 func TableFrom(o Object) (*Table, error) {
-	var t Table
-	var err error
-	if t.ID, err = str(o, KindTable, "table_id", true); err != nil {
-		return nil, err
-	}
-	if t.Name, err = str(o, KindTable, "name", true); err != nil {
-		return nil, err
-	}
-	if t.Operation, err = str(o, KindTable, "operation", false); err != nil {
-		return nil, err
-	}
-	if t.Projection, err = str(o, KindTable, "projection", false); err != nil {
-		return nil, err
-	}
-	if t.Format, err = str(o, KindTable, "format", false); err != nil {
-		return nil, err
-	}
-	if t.Evidence, err = str(o, KindTable, "evidence", false); err != nil {
-		return nil, err
+	f := fields{o: o, kind: KindTable}
+	t := Table{
+		ID:         f.str("table_id", true),
+		Name:       f.str("name", true),
+		Operation:  f.str("operation", false),
+		Projection: f.str("projection", false),
+		Format:     f.str("format", false),
+		Evidence:   f.str("evidence", false),
 	}
 	cols, ok := o["columns"].([]any)
 	if !ok {
-		return nil, fieldError(KindTable, "columns", "an array")
+		f.fail("columns", "an array")
 	}
 	for i, c := range cols {
 		co, ok := c.(Object)
 		if !ok {
-			return nil, fieldError(KindTable, fmt.Sprintf("columns[%d]", i), "an object")
+			f.fail(fmt.Sprintf("columns[%d]", i), "an object")
+			continue
 		}
-		var col Column
-		if col.Name, err = str(co, KindTable, "name", true); err != nil {
-			return nil, err
-		}
-		if col.Type, err = str(co, KindTable, "type", true); err != nil {
-			return nil, err
-		}
+		cf := fields{o: co, kind: KindTable, err: f.err}
+		col := Column{Name: cf.str("name", true), Type: cf.str("type", true)}
+		f.err = cf.err
 		col.Unit, _ = co["unit"].(string)
 		col.Description, _ = co["description"].(string)
 		t.Columns = append(t.Columns, col)
@@ -424,51 +423,39 @@ func TableFrom(o Object) (*Table, error) {
 		for _, id := range ids {
 			s, ok := id.(string)
 			if !ok {
-				return nil, fieldError(KindTable, "artifact_ids", "an array of strings")
+				f.fail("artifact_ids", "an array of strings")
 			}
 			t.ArtifactIDs = append(t.ArtifactIDs, s)
 		}
 	}
-	if _, ok := o["decoder"]; ok {
-		if t.Decoder, err = producerOf(o, KindTable, "decoder"); err != nil {
-			return nil, err
-		}
-	}
+	t.Decoder = f.producer("decoder")
 	t.Arguments, _ = o["arguments"].(Object)
-	return &t, nil
+	return done(&t, &f)
 }
 
 // RowFrom reads a row block.
 func RowFrom(o Object) (*Row, error) {
-	id, err := str(o, KindRow, "table_id", true)
-	if err != nil {
-		return nil, err
+	f := fields{o: o, kind: KindRow}
+	r := Row{TableID: f.str("table_id", true)}
+	var ok bool
+	if r.Values, ok = o["values"].(Object); !ok {
+		f.fail("values", "an object")
 	}
-	vals, ok := o["values"].(Object)
-	if !ok {
-		return nil, fieldError(KindRow, "values", "an object")
-	}
-	return &Row{TableID: id, Values: vals}, nil
+	return done(&r, &f)
 }
 
 // SummaryFrom reads a summary block.
 func SummaryFrom(o Object) (*Summary, error) {
-	var s Summary
-	var err error
-	if s.TableID, err = str(o, KindSummary, "table_id", true); err != nil {
-		return nil, err
+	f := fields{o: o, kind: KindSummary}
+	s := Summary{
+		TableID:      f.str("table_id", true),
+		RowsObserved: f.integer("rows_observed"),
+		RowsEmitted:  f.integer("rows_emitted"),
 	}
-	if s.RowsObserved, err = integer(o, KindSummary, "rows_observed"); err != nil {
-		return nil, err
+	var ok bool
+	if s.Complete, ok = o["complete"].(bool); !ok {
+		f.fail("complete", "a boolean")
 	}
-	if s.RowsEmitted, err = integer(o, KindSummary, "rows_emitted"); err != nil {
-		return nil, err
-	}
-	c, ok := o["complete"].(bool)
-	if !ok {
-		return nil, fieldError(KindSummary, "complete", "a boolean")
-	}
-	s.Complete = c
 	if t, ok := o["truncation"].(Object); ok {
 		s.Truncation = &Truncation{}
 		s.Truncation.Reason, _ = t["reason"].(string)
@@ -488,46 +475,40 @@ func SummaryFrom(o Object) (*Summary, error) {
 		for k, m := range ms {
 			mo, ok := m.(Object)
 			if !ok {
-				return nil, fieldError(KindSummary, "metrics."+k, "an object")
+				f.fail("metrics."+k, "an object")
+				continue
 			}
 			u, _ := mo["unit"].(string)
 			s.Metrics[k] = Metric{Value: mo["value"], Unit: u}
 		}
 	}
-	return &s, nil
+	return done(&s, &f)
 }
 
 // FailureFrom reads a failure block.
 func FailureFrom(o Object) (*Failure, error) {
-	code, err := str(o, KindFailure, "code", true)
-	if err != nil {
-		return nil, err
-	}
-	msg, err := str(o, KindFailure, "message", true)
-	if err != nil {
-		return nil, err
-	}
-	f := &Failure{Code: Code(code), Message: msg}
+	f := fields{o: o, kind: KindFailure}
+	fl := Failure{Code: Code(f.str("code", true)), Message: f.str("message", true)}
 	if l, ok := o["location"].(Object); ok {
-		f.Location.Path, _ = l["path"].(string)
-		f.Location.ArtifactID, _ = l["artifact_id"].(string)
-		f.Location.Field, _ = l["field"].(string)
+		fl.Location.Path, _ = l["path"].(string)
+		fl.Location.ArtifactID, _ = l["artifact_id"].(string)
+		fl.Location.Field, _ = l["field"].(string)
 		n, _ := AsInt(l["line"])
-		f.Location.Line = int(n)
+		fl.Location.Line = int(n)
 		n, _ = AsInt(l["column"])
-		f.Location.Column = int(n)
-		f.Location.Offset, _ = AsInt(l["offset"])
+		fl.Location.Column = int(n)
+		fl.Location.Offset, _ = AsInt(l["offset"])
 	}
-	f.Details, _ = o["details"].(Object)
+	fl.Details, _ = o["details"].(Object)
 	if r, ok := o["retry"].(Object); ok {
-		f.Retry = &Retry{}
-		f.Retry.Action, _ = r["action"].(string)
+		fl.Retry = &Retry{}
+		fl.Retry.Action, _ = r["action"].(string)
 		if argv, ok := r["argv"].([]any); ok {
 			for _, a := range argv {
 				s, _ := a.(string)
-				f.Retry.Argv = append(f.Retry.Argv, s)
+				fl.Retry.Argv = append(fl.Retry.Argv, s)
 			}
 		}
 	}
-	return f, nil
+	return done(&fl, &f)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,24 +56,16 @@ func AppendCanonical(dst []byte, v any) ([]byte, error) {
 		return appendString(dst, x)
 	case int:
 		return appendInt(dst, int64(x)), nil
-	case int8:
-		return appendInt(dst, int64(x)), nil
-	case int16:
-		return appendInt(dst, int64(x)), nil
-	case int32:
-		return appendInt(dst, int64(x)), nil
 	case int64:
 		return appendInt(dst, x), nil
-	case uint:
-		return appendUint(dst, uint64(x)), nil
-	case uint8:
-		return appendUint(dst, uint64(x)), nil
-	case uint16:
-		return appendUint(dst, uint64(x)), nil
-	case uint32:
-		return appendUint(dst, uint64(x)), nil
 	case uint64:
 		return appendUint(dst, x), nil
+	// The other integer types are rare in the canonical domain; reflect
+	// widens them exactly.
+	case int8, int16, int32:
+		return appendInt(dst, reflect.ValueOf(x).Int()), nil
+	case uint, uint8, uint16, uint32:
+		return appendUint(dst, reflect.ValueOf(x).Uint()), nil
 	case float32:
 		return appendFloat(dst, float64(x)), nil
 	case float64:
@@ -95,29 +88,29 @@ func AppendCanonical(dst []byte, v any) ([]byte, error) {
 		}
 		return appendObject(dst, m)
 	case []any:
-		return appendArray(dst, len(x), func(i int) any { return x[i] })
+		return appendArray(dst, x)
 	case []string:
-		return appendArray(dst, len(x), func(i int) any { return x[i] })
+		return appendArray(dst, x)
 	case []int64:
-		return appendArray(dst, len(x), func(i int) any { return x[i] })
+		return appendArray(dst, x)
 	case []float64:
-		return appendArray(dst, len(x), func(i int) any { return x[i] })
+		return appendArray(dst, x)
 	case []Object:
-		return appendArray(dst, len(x), func(i int) any { return x[i] })
+		return appendArray(dst, x)
 	case Marshaler:
 		return AppendCanonical(dst, x.CanonicalValue())
 	}
 	return dst, fmt.Errorf("canonical: unsupported value of type %T", v)
 }
 
-func appendArray(dst []byte, n int, at func(int) any) ([]byte, error) {
+func appendArray[E any](dst []byte, xs []E) ([]byte, error) {
 	dst = append(dst, '[')
 	var err error
-	for i := range n {
+	for i, x := range xs {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		if dst, err = AppendCanonical(dst, at(i)); err != nil {
+		if dst, err = AppendCanonical(dst, x); err != nil {
 			return dst, fmt.Errorf("[%d]: %w", i, err)
 		}
 	}
@@ -176,6 +169,10 @@ func isBMP(s string) bool {
 
 const hexDigits = "0123456789abcdef"
 
+// shortEscape is the second byte of the two-byte escapes RFC 8785 writes;
+// other control characters are written \u00XX.
+var shortEscape = [256]byte{'"': '"', '\\': '\\', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
+
 func appendString(dst []byte, s string) ([]byte, error) {
 	if !utf8.ValidString(s) {
 		return dst, ErrInvalidUTF8
@@ -188,22 +185,9 @@ func appendString(dst []byte, s string) ([]byte, error) {
 			continue
 		}
 		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
+		if e := shortEscape[c]; e != 0 {
+			dst = append(dst, '\\', e)
+		} else {
 			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 		}
 		start = i + 1

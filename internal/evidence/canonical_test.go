@@ -223,3 +223,23 @@ func FuzzCanonical(f *testing.F) {
 		}
 	})
 }
+
+// Every Go integer type encodes as its value, a decimal string beyond the
+// safe range.
+func TestCanonicalIntegerTypes(t *testing.T) {
+	cases := []struct {
+		v    any
+		want string
+	}{
+		{int(-5), "-5"}, {int8(-128), "-128"}, {int16(-32768), "-32768"}, {int32(math.MinInt32), "-2147483648"},
+		{int64(math.MinInt64), `"-9223372036854775808"`}, {uint(7), "7"}, {uint8(255), "255"}, {uint16(65535), "65535"},
+		{uint32(math.MaxUint32), "4294967295"}, {uint64(math.MaxUint64), `"18446744073709551615"`},
+		{[]any{int8(1), uint16(2)}, "[1,2]"}, {[]int64{MaxSafeInteger + 1}, `["9007199254740992"]`},
+	}
+	for _, c := range cases {
+		got, err := Canonical(c.v)
+		if err != nil || string(got) != c.want {
+			t.Errorf("%T %v: got %s (%v), want %s", c.v, c.v, got, err, c.want)
+		}
+	}
+}

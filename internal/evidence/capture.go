@@ -95,41 +95,25 @@ func (c *Capture) CanonicalValue() any {
 	for k, s := range c.Console {
 		console[k] = s.value()
 	}
-	budget := c.Budget
-	if budget == nil {
-		budget = Object{}
-	}
-	argv := c.Argv
-	if argv == nil {
-		argv = []string{}
-	}
-	cmd := c.Command
-	if cmd == nil {
-		cmd = []string{}
-	}
-	notes := c.Notes
-	if notes == nil {
-		notes = []string{}
-	}
 	o := Object{
 		"schema":     Schema,
 		"kind":       KindCapture,
 		"capture_id": c.ID,
 		"provider":   c.Provider.value(),
 		"executable": exe,
-		"argv":       argv,
-		"command":    cmd,
+		"argv":       emptyList(c.Argv),
+		"command":    emptyList(c.Command),
 		"cwd":        c.Cwd,
 		"started_at": timestamp(c.StartedAt),
 		"ended_at":   timestamp(c.EndedAt),
 		"exit":       exit,
 		"outcome":    c.Outcome,
 		"limit":      c.Limit.value(),
-		"budget":     budget,
+		"budget":     emptyObject(c.Budget),
 		"console":    console,
 		"scratch":    nullable(c.Scratch),
 		"bundle_id":  nullable(c.BundleID),
-		"notes":      notes,
+		"notes":      emptyList(c.Notes),
 	}
 	if !c.StartedAt.IsZero() && !c.EndedAt.IsZero() {
 		o["duration_seconds"] = c.EndedAt.Sub(c.StartedAt).Seconds()

@@ -346,14 +346,9 @@ func limitFlags(limits map[string]int64) []string {
 	if len(limits) == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(limits))
-	for k := range limits {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%d", k, limits[k])
+	var parts []string
+	for _, k := range sortedNames(limits) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, limits[k]))
 	}
 	return []string{"--limits", strings.Join(parts, ",")}
 }
@@ -415,27 +410,19 @@ func prepareAnalysis(op *registry.Operation, accepted []string, args evidence.Ob
 		}
 		format, fmts = s, []string{s}
 	}
-	limits, err := limitsArg(args["limits"], specsOf(fmts), "limits")
-	if err != nil {
-		return nil, err
-	}
-	opts, err := optionsArg(args["options"], specsOf(fmts), "options")
-	if err != nil {
-		return nil, err
-	}
-	eff, given, vals, err := validParams(op.Params(), subset(args, op.Params()), "")
+	a, err := analysisArgs(op, args, fmts, fmts, "")
 	if err != nil {
 		return nil, err
 	}
 	if format != "" {
-		if err := registry.CheckCompatible(op, fmts, given, eff); err != nil {
+		if err := registry.CheckCompatible(op, fmts, a.given, a.eff); err != nil {
 			return nil, err
 		}
 	}
-	if _, err := op.Projection.New(eff, given); err != nil {
+	if _, err := op.Projection.New(a.eff, a.given); err != nil {
 		return nil, err
 	}
-	req, err := request(vals)
+	req, err := request(a.vals)
 	if err != nil {
 		return nil, err
 	}
@@ -443,8 +430,8 @@ func prepareAnalysis(op *registry.Operation, accepted []string, args evidence.Ob
 	if format != "" {
 		rank = append(rank, "--artifact-format", format)
 	}
-	rank = append(rank, limitFlags(limits)...)
-	rank = append(rank, optionFlags(opts)...)
+	rank = append(rank, limitFlags(a.limits)...)
+	rank = append(rank, optionFlags(a.opts)...)
 	rank = append(append(rank, "--"), paths...)
 	return &job{operation: op.Name, stages: []stageSpec{{bin: binRank, args: rank}}}, nil
 }
@@ -534,20 +521,12 @@ func prepareCapture(p *capture.Provider, ops []*registry.Operation, accepted, ne
 	if err := checkUnknown(a, append(slices.Clone(nested), param.Names(op.Params())...), "analysis"); err != nil {
 		return nil, err
 	}
-	limits, err := limitsArg(a["limits"], specsOf(registry.ProviderFormats(p)), "analysis.limits")
-	if err != nil {
-		return nil, err
-	}
 	fmts := feeds(p, op)
-	opts, err := optionsArg(a["options"], specsOf(fmts), "analysis.options")
+	an, err := analysisArgs(op, a, registry.ProviderFormats(p), fmts, "analysis")
 	if err != nil {
 		return nil, err
 	}
-	eff, given, vals, err := validParams(op.Params(), subset(a, op.Params()), "analysis")
-	if err != nil {
-		return nil, err
-	}
-	if err := registry.CheckCompatible(op, fmts, given, eff); err != nil {
+	if err := registry.CheckCompatible(op, fmts, an.given, an.eff); err != nil {
 		f := evidence.AsFailure(err, evidence.CodeInvalidArgument)
 		if f.Location.Field != "" {
 			f.Location.Field = join("analysis", f.Location.Field)
@@ -555,14 +534,15 @@ func prepareCapture(p *capture.Provider, ops []*registry.Operation, accepted, ne
 		f.Message = fmt.Sprintf("%s on %s captures (%s): %s", op.Name, p.Name, strings.Join(fmts, ", "), f.Message)
 		return nil, f
 	}
-	if _, err := op.Projection.New(eff, given); err != nil {
+	if _, err := op.Projection.New(an.eff, an.given); err != nil {
 		return nil, err
 	}
 	// flameox-decode runs apart from flameox-rank here, so the decoder
 	// options an operation derives from its arguments (a text fragment's
 	// window) are given to it, as flameox-rank does for explicit paths.
+	opts := an.opts
 	if op.DecoderOptions != nil {
-		derived, err := op.DecoderOptions(given, eff)
+		derived, err := op.DecoderOptions(an.given, an.eff)
 		if err != nil {
 			return nil, err
 		}
@@ -576,16 +556,44 @@ func prepareCapture(p *capture.Provider, ops []*registry.Operation, accepted, ne
 		}
 		opts = derived
 	}
-	req, err := request(vals)
+	req, err := request(an.vals)
 	if err != nil {
 		return nil, err
 	}
-	decode := append(limitFlags(limits), optionFlags(opts)...)
+	decode := append(limitFlags(an.limits), optionFlags(opts)...)
 	j.operation = op.Name
 	j.stages = append(j.stages,
 		stageSpec{bin: binDecode, args: decode},
 		stageSpec{bin: binRank, args: []string{"--operation", op.Name, "--request", req, "--format", "jsonl"}})
 	return j, nil
+}
+
+// analysis is an analysis's validated limits, decoder options and
+// operation arguments.
+type analysis struct {
+	limits    map[string]int64
+	opts      evidence.Object
+	eff, vals evidence.Object // effective arguments; the given ones, coerced (what --request carries)
+	given     map[string]bool
+}
+
+// analysisArgs validates, in this order, the limits in args against the
+// formats limitFmts, the decoder options against optionFmts, and op's
+// arguments. prefix locates them: "" at the top of a call, "analysis" in
+// a capture call's analysis object.
+func analysisArgs(op *registry.Operation, args evidence.Object, limitFmts, optionFmts []string, prefix string) (*analysis, error) {
+	var a analysis
+	var err error
+	if a.limits, err = limitsArg(args["limits"], specsOf(limitFmts), join(prefix, "limits")); err != nil {
+		return nil, err
+	}
+	if a.opts, err = optionsArg(args["options"], specsOf(optionFmts), join(prefix, "options")); err != nil {
+		return nil, err
+	}
+	if a.eff, a.given, a.vals, err = validParams(op.Params(), subset(args, op.Params()), prefix); err != nil {
+		return nil, err
+	}
+	return &a, nil
 }
 
 // budgetArg validates the budget against capture's argument model and

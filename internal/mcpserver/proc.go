@@ -62,31 +62,7 @@ func (t *tree) live() []proc.Info {
 		groups[p.PGRP] = true
 	}
 	t.pgids = slices.DeleteFunc(t.pgids, func(g int) bool { return !groups[g] })
-	in := map[int]bool{}
-	for pid, p := range procs {
-		if start, ok := t.known[pid]; ok && start == p.Start {
-			in[pid] = true
-		}
-		for _, g := range t.pgids {
-			if p.PGRP == g {
-				in[pid] = true
-			}
-		}
-	}
-	proc.AddDescendants(procs, in)
-	self := os.Getpid()
-	var out []proc.Info
-	for pid := range in {
-		p := procs[pid]
-		if pid == self {
-			continue
-		}
-		t.known[pid] = p.Start
-		if !p.Zombie {
-			out = append(out, p)
-		}
-	}
-	return out
+	return proc.Live(procs, t.known, t.pgids...)
 }
 
 // watch refreshes the tree's membership every interval until stop closes,

@@ -3,9 +3,9 @@ package mcpserver
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -481,11 +481,4 @@ func captureDescription(p *capture.Provider) string {
 }
 
 // sortedNames returns the keys of m, sorted.
-func sortedNames(m evidence.Object) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedNames[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

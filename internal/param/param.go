@@ -145,11 +145,7 @@ func coerce(p Param, v any) (any, error) {
 	}
 	switch p.Type {
 	case String:
-		s, ok := v.(string)
-		if !ok {
-			return nil, fmt.Errorf("want a string, got %T", v)
-		}
-		return s, nil
+		return typed[string](v, "a string")
 	case Enum:
 		s, ok := v.(string)
 		if !ok || !slices.Contains(p.Enum, s) {
@@ -157,11 +153,7 @@ func coerce(p Param, v any) (any, error) {
 		}
 		return s, nil
 	case Bool:
-		b, ok := v.(bool)
-		if !ok {
-			return nil, fmt.Errorf("want a boolean, got %T", v)
-		}
-		return b, nil
+		return typed[bool](v, "a boolean")
 	case Int:
 		switch v.(type) {
 		case bool:
@@ -211,6 +203,16 @@ func coerce(p Param, v any) (any, error) {
 		return nil, fmt.Errorf("want a list of strings, got %T", v)
 	}
 	return nil, fmt.Errorf("parameter type %q is not supported", p.Type)
+}
+
+// typed takes v as it is when it already has the Go type T of its
+// parameter; what names that type in the failure.
+func typed[T any](v any, what string) (any, error) {
+	x, ok := v.(T)
+	if !ok {
+		return nil, fmt.Errorf("want %s, got %T", what, v)
+	}
+	return x, nil
 }
 
 func inRange(p Param, f float64) error {

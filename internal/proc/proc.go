@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 )
 
@@ -100,4 +101,31 @@ func AddDescendants(procs map[int]Info, in map[int]bool) {
 			}
 		}
 	}
+}
+
+// Live returns the live (non-zombie) processes of a tree and remembers
+// them in known. A tree is the members of its process groups, every
+// process in known (pid and start time, so a reused pid is never taken
+// for one), and their descendants; known keeps a process that left its
+// group (setsid) or was orphaned once it has been seen. The calling
+// process is never a member.
+func Live(procs map[int]Info, known map[int]uint64, groups ...int) []Info {
+	in := map[int]bool{}
+	for pid, p := range procs {
+		if start, ok := known[pid]; (ok && start == p.Start) || slices.Contains(groups, p.PGRP) {
+			in[pid] = true
+		}
+	}
+	AddDescendants(procs, in)
+	self := os.Getpid()
+	var out []Info
+	for pid := range in {
+		p := procs[pid]
+		if pid == self || p.Zombie {
+			continue
+		}
+		known[pid] = p.Start
+		out = append(out, p)
+	}
+	return out
 }

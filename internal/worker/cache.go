@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/flameox/flameox/internal/durable"
 	"github.com/flameox/flameox/internal/evidence"
 )
 
@@ -135,8 +136,7 @@ type Pending struct {
 	key Key
 	tmp string
 	f   *os.File
-	h   hash.Hash
-	n   int64
+	out *durable.Writer // hashes and counts what reaches f
 }
 
 // Begin starts writing an entry for k in a private temporary directory.
@@ -155,16 +155,11 @@ func (c *Cache) Begin(k Key) (*Pending, error) {
 		os.RemoveAll(tmp)
 		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "conversion cache")
 	}
-	return &Pending{c: c, key: k, tmp: tmp, f: f, h: sha256.New()}, nil
+	return &Pending{c: c, key: k, tmp: tmp, f: f, out: durable.NewWriter(f)}, nil
 }
 
 // Write appends converter output.
-func (p *Pending) Write(b []byte) (int, error) {
-	n, err := p.f.Write(b)
-	p.h.Write(b[:n])
-	p.n += int64(n)
-	return n, err
-}
+func (p *Pending) Write(b []byte) (int, error) { return p.out.Write(b) }
 
 // Commit installs the entry atomically. When another run installed the
 // same key first, that entry is kept and this one discarded.
@@ -173,18 +168,15 @@ func (p *Pending) Commit(stderr Stderr) error {
 		p.Abort()
 		return evidence.Wrap(evidence.CodeIOFailure, err, "install conversion")
 	}
-	if err := p.f.Sync(); err != nil {
+	if err := durable.SyncClose(p.f); err != nil {
 		return fail(err)
 	}
-	if err := p.f.Close(); err != nil {
-		return fail(err)
-	}
-	m := Meta{Key: p.key, OutputSHA256: hex.EncodeToString(p.h.Sum(nil)), OutputSize: p.n, Stderr: stderr}
+	m := Meta{Key: p.key, OutputSHA256: p.out.Sum(), OutputSize: p.out.Size(), Stderr: stderr}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return fail(err)
 	}
-	if err := writeSynced(filepath.Join(p.tmp, "meta.json"), b); err != nil {
+	if err := durable.WriteFile(filepath.Join(p.tmp, "meta.json"), b, 0o600); err != nil {
 		return fail(err)
 	}
 	final := filepath.Join(p.c.Dir, p.key.Hex())
@@ -195,10 +187,7 @@ func (p *Pending) Commit(stderr Stderr) error {
 		}
 		return fail(err)
 	}
-	if d, err := os.Open(p.c.Dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
+	_ = durable.SyncDir(p.c.Dir) // the entry is in place; a failed sync cannot undo that
 	return nil
 }
 
@@ -206,20 +195,4 @@ func (p *Pending) Commit(stderr Stderr) error {
 func (p *Pending) Abort() {
 	p.f.Close()
 	os.RemoveAll(p.tmp)
-}
-
-func writeSynced(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

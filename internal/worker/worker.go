@@ -16,7 +16,7 @@
 //     or a signal is DECODE_FAILURE carrying the exit code or signal and the
 //     retained stderr.
 //
-// It imports evidence and proc.
+// It imports evidence, proc and durable.
 package worker
 
 import (

@@ -130,18 +130,12 @@ func At(ns int64) Option { return func(o *options) { o.ts, o.hasTS = ns, true } 
 // string-keyed maps of those, nested at most MaxDepth levels with at most
 // MaxEntries entries each.
 func (r *Recorder) Observe(name string, value any, opts ...Option) error {
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if err := CheckLabel("name", name); err != nil {
+	b, o, err := begin(KindObservation, "name", name, opts)
+	if err != nil {
 		return err
 	}
-	b := []byte(`{"v":1,"kind":"observation","name":`)
-	b = appendString(b, name)
 	b = append(b, `,"value":`...)
-	b, err := appendValue(b, reflect.ValueOf(value), 0)
-	if err != nil {
+	if b, err = appendValue(b, reflect.ValueOf(value), 0); err != nil {
 		return err
 	}
 	for _, f := range []struct{ key, val string }{{"phase", o.phase}, {"unit", o.unit}} {
@@ -176,16 +170,29 @@ func (r *Recorder) Phase(name string) (end func() error, err error) {
 }
 
 func (r *Recorder) phase(kind, name string, opts []Option) error {
+	b, o, err := begin(kind, "phase", name, opts)
+	if err != nil {
+		return err
+	}
+	return r.write(b, o)
+}
+
+// begin applies opts and opens a record of kind with its labelled field:
+// `{"v":1,"kind":KIND,"KEY":NAME`.
+func begin(kind, key, name string, opts []Option) ([]byte, options, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if err := CheckLabel("phase", name); err != nil {
-		return err
+	if err := CheckLabel(key, name); err != nil {
+		return nil, o, err
 	}
-	b := []byte(`{"v":1,"kind":"` + kind + `","phase":`)
-	b = appendString(b, name)
-	return r.write(b, o)
+	b := append(make([]byte, 0, 128), `{"v":1,"kind":"`...)
+	b = append(b, kind...)
+	b = append(b, `","`...)
+	b = append(b, key...)
+	b = append(b, `":`...)
+	return appendString(b, name), o, nil
 }
 
 // write adds the timestamp and pid, checks the line bound and appends.

@@ -3,6 +3,7 @@ package observe
 import (
 	"encoding/json"
 	"errors"
+	"math/bits"
 	"strconv"
 
 	"github.com/flameox/flameox/internal/jsonscan"
@@ -31,6 +32,9 @@ const (
 	fieldPID
 )
 
+// recordFields names the fields in the order of their bits.
+var recordFields = [...]string{"v", "kind", "name", "phase", "unit", "value", "ts", "pid"}
+
 // ParseRecord parses and validates one record line (its newline may be
 // included). Syntax errors are *jsonscan.Error; everything outside the
 // grammar or its bounds wraps ErrBounds. The line length bound is the
@@ -55,30 +59,16 @@ func ParseRecord(line []byte) (*Record, error) {
 		if k.Kind == jsonscan.ObjectEnd {
 			break
 		}
-		// A switch on string(bytes) does not allocate; keys outside the
+		// Comparing string(bytes) does not allocate; keys outside the
 		// grammar are copied only for the message.
-		var key string
-		var bit uint8
-		switch string(k.Bytes) {
-		case "v":
-			key, bit = "v", fieldV
-		case "kind":
-			key, bit = "kind", fieldKind
-		case "name":
-			key, bit = "name", fieldName
-		case "phase":
-			key, bit = "phase", fieldPhase
-		case "unit":
-			key, bit = "unit", fieldUnit
-		case "value":
-			key, bit = "value", fieldValue
-		case "ts":
-			key, bit = "ts", fieldTS
-		case "pid":
-			key, bit = "pid", fieldPID
-		default:
+		i := 0
+		for i < len(recordFields) && string(k.Bytes) != recordFields[i] {
+			i++
+		}
+		if i == len(recordFields) {
 			return nil, boundsf("field %q is not part of record version %d", k.Bytes, Version)
 		}
+		key, bit := recordFields[i], uint8(1)<<i
 		v, err := s.Next()
 		if err != nil {
 			return nil, err
@@ -153,13 +143,8 @@ func ParseRecord(line []byte) (*Record, error) {
 	if err := s.CheckEnd(); err != nil {
 		return nil, err
 	}
-	for _, req := range []struct {
-		bit  uint8
-		name string
-	}{{fieldV, "v"}, {fieldKind, "kind"}, {fieldTS, "ts"}, {fieldPID, "pid"}} {
-		if seen&req.bit == 0 {
-			return nil, boundsf("field %q is missing", req.name)
-		}
+	if missing := (fieldV | fieldKind | fieldTS | fieldPID) &^ seen; missing != 0 {
+		return nil, boundsf("field %q is missing", recordFields[bits.TrailingZeros8(missing)])
 	}
 	switch r.Kind {
 	case KindObservation:

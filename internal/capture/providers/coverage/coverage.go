@@ -87,13 +87,7 @@ func interpreter(req *capture.Request) (string, error) {
 		return "", evidence.Failf(evidence.CodeInvalidArgument, "coverage capture needs a workload argv: python script.py or python -m module")
 	}
 	a := req.Argv[0]
-	if strings.ContainsRune(a, filepath.Separator) {
-		if !filepath.IsAbs(a) {
-			a = filepath.Join(req.Cwd, a)
-		}
-		return a, nil
-	}
-	p, err := exec.LookPath(a)
+	p, err := capture.WorkloadPath(a, req.Cwd)
 	if err != nil {
 		return "", (&evidence.Failure{Code: evidence.CodeInvalidArgument,
 			Message: fmt.Sprintf("workload interpreter %q is not on PATH", a), Err: err})

@@ -64,19 +64,11 @@ func resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, erro
 				Location: evidence.Location{Field: "argv"}}
 		}
 	}
-	path := argv0
-	if strings.ContainsRune(argv0, '/') {
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(req.Cwd, path)
-		}
-	} else {
-		p, err := exec.LookPath(argv0)
-		if err != nil {
-			return nil, unavailable("%s is not on PATH", argv0)
-		}
-		path = p
+	path, err := capture.WorkloadPath(argv0, req.Cwd)
+	if err != nil {
+		return nil, unavailable("%s is not on PATH", argv0)
 	}
-	path, err := filepath.Abs(path)
+	path, err = filepath.Abs(path)
 	if err != nil {
 		return nil, unavailable("%s: %v", argv0, err)
 	}

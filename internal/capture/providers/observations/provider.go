@@ -5,16 +5,9 @@
 package observations
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/evidence"
@@ -39,21 +32,7 @@ const (
 )
 
 var sdkZip = sync.OnceValues(func() ([]byte, error) {
-	var b bytes.Buffer
-	zw := zip.NewWriter(&b)
-	h := &zip.FileHeader{Name: pysdk.ModuleName + ".py", Method: zip.Deflate, Modified: time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)}
-	h.SetMode(0o444)
-	w, err := zw.CreateHeader(h)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := w.Write(pysdk.Module()); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return capture.ZipModule(pysdk.ModuleName+".py", pysdk.Module())
 })
 
 // Provider is the observations capture provider's contract.
@@ -81,37 +60,11 @@ var Provider = &capture.Provider{
 	Plan:    plan,
 }
 
-// Executable resolves ARGV[0] the way the workload runs it: a name without
-// a slash through PATH, a relative path against the working directory.
-func Executable(name, cwd string) (string, error) {
-	p := name
-	if !strings.ContainsRune(name, '/') {
-		lp, err := exec.LookPath(name)
-		if err != nil {
-			return "", &evidence.Failure{Code: evidence.CodeInvalidArgument,
-				Message: fmt.Sprintf("ARGV[0] %q is not on PATH", name), Err: err, Location: evidence.Location{Field: "argv"}}
-		}
-		p = lp
-	} else if !filepath.IsAbs(p) {
-		p = filepath.Join(cwd, p)
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", evidence.Wrap(evidence.CodeInvalidArgument, err, "ARGV[0] %q", name)
-	}
-	st, err := os.Stat(abs)
-	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
-		return "", &evidence.Failure{Code: evidence.CodeInvalidArgument,
-			Message: fmt.Sprintf("ARGV[0] %s is not an executable file", abs), Err: err, Location: evidence.Location{Field: "argv"}}
-	}
-	return abs, nil
-}
-
 func resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, error) {
 	if len(req.Argv) == 0 || req.Argv[0] == "" {
 		return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument, Message: "provider observations needs a workload ARGV", Location: evidence.Location{Field: "argv"}}
 	}
-	exe, err := Executable(req.Argv[0], req.Cwd)
+	exe, err := capture.WorkloadExecutable(req.Argv[0], req.Cwd, "ARGV[0]")
 	if err != nil {
 		return nil, err
 	}
@@ -132,13 +85,9 @@ func plan(req *capture.Request, scratch string, r *capture.Resolved) (*capture.P
 	}
 	zipPath := filepath.Join(scratch, SupportDir, SDKZip)
 	out := filepath.Join(scratch, OutputDir)
-	pythonPath := zipPath
-	if old := os.Getenv("PYTHONPATH"); old != "" {
-		pythonPath += string(os.PathListSeparator) + old
-	}
 	return &capture.Plan{
 		Command:    append([]string{r.Executable.Path}, req.Argv[1:]...),
-		Env:        []string{observe.EnvVar + "=" + filepath.Join(out, File), "PYTHONPATH=" + pythonPath},
+		Env:        []string{observe.EnvVar + "=" + filepath.Join(out, File), capture.PythonPath(zipPath)},
 		Dir:        req.Cwd,
 		OutputDir:  out,
 		Support:    []capture.SupportFile{{Path: zipPath, Content: z, Mode: 0o444}},

@@ -5,7 +5,6 @@
 package pytest
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	_ "embed"
@@ -13,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -51,22 +49,7 @@ var acceptExit = []int{0, 1, 5}
 var pluginSource []byte
 
 var pluginZip = sync.OnceValues(func() ([]byte, error) {
-	var b bytes.Buffer
-	zw := zip.NewWriter(&b)
-	// A fixed time keeps the archive byte-identical across builds.
-	h := &zip.FileHeader{Name: PluginName + ".py", Method: zip.Deflate, Modified: time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)}
-	h.SetMode(0o444)
-	w, err := zw.CreateHeader(h)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := w.Write(pluginSource); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return capture.ZipModule(PluginName+".py", pluginSource)
 })
 
 // Provider is the pytest capture provider's contract.
@@ -132,37 +115,6 @@ func ParseArgv(argv []string) (*Workload, error) {
 		}
 	}
 	return &Workload{Python: argv[0], Args: args}, nil
-}
-
-// Interpreter resolves ARGV[0] the way the workload will run it: a name
-// without a slash through PATH, a relative path against the request's
-// working directory. Symbolic links are kept, so a virtual environment's
-// interpreter stays the environment's.
-func Interpreter(python, cwd string) (string, error) {
-	var p string
-	if strings.ContainsRune(python, '/') {
-		p = python
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(cwd, p)
-		}
-	} else {
-		lp, err := exec.LookPath(python)
-		if err != nil {
-			return "", &evidence.Failure{Code: evidence.CodeInvalidArgument,
-				Message: fmt.Sprintf("interpreter %q is not on PATH", python), Err: err, Location: evidence.Location{Field: "argv"}}
-		}
-		p = lp
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", evidence.Wrap(evidence.CodeInvalidArgument, err, "interpreter %q", python)
-	}
-	st, err := os.Stat(abs)
-	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
-		return "", &evidence.Failure{Code: evidence.CodeInvalidArgument,
-			Message: fmt.Sprintf("interpreter %s is not an executable file", abs), Err: err, Location: evidence.Location{Field: "argv"}}
-	}
-	return abs, nil
 }
 
 // probeScript runs in the workload interpreter and reports what `import
@@ -289,7 +241,7 @@ func resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, erro
 	if err != nil {
 		return nil, err
 	}
-	python, err := Interpreter(w.Python, req.Cwd)
+	python, err := capture.WorkloadExecutable(w.Python, req.Cwd, "interpreter")
 	if err != nil {
 		return nil, err
 	}
@@ -352,14 +304,10 @@ func plan(req *capture.Request, scratch string, r *capture.Resolved) (*capture.P
 	}
 	zipPath := filepath.Join(scratch, SupportDir, PluginZip)
 	out := filepath.Join(scratch, OutputDir)
-	pythonPath := zipPath
-	if old := os.Getenv("PYTHONPATH"); old != "" {
-		pythonPath += string(os.PathListSeparator) + old
-	}
 	cmd := append([]string{r.Executable.Path, "-m", "pytest", "-p", PluginName}, w.Args...)
 	return &capture.Plan{
 		Command:    cmd,
-		Env:        []string{EventsEnv + "=" + filepath.Join(out, EventsFile), "PYTHONPATH=" + pythonPath},
+		Env:        []string{EventsEnv + "=" + filepath.Join(out, EventsFile), capture.PythonPath(zipPath)},
 		Dir:        req.Cwd,
 		OutputDir:  out,
 		Support:    []capture.SupportFile{{Path: zipPath, Content: z, Mode: 0o444}},

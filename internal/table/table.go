@@ -113,7 +113,8 @@ var all []*Schema
 // Define declares the schema name with row type T. T is a struct whose
 // columns are its fields tagged `col:"name[,identity][,unit=U]"` with a
 // `doc:"…"` description; the column type follows from the field's Go type
-// (see codec.go). Define panics on a malformed declaration: schemas are
+// (see codec.go). An embedded struct (untagged) contributes its columns in
+// its place. Define panics on a malformed declaration: schemas are
 // package variables, so a mistake fails every test at start-up.
 func Define[T any](name, doc string, opts ...Option) Of[T] {
 	s := &Schema{Name: name, Doc: doc}

@@ -124,11 +124,9 @@ func (e *edges) Finish(w projection.Emitter) error {
 		return err
 	}
 	for i, r := range e.ranked.Sorted() {
-		g := &r.edge
-		out := &table.CallerEdge{Rank: int64(i + 1), ArtifactID: r.id.artifact,
-			CallerID: g.CallerID, CallerFunction: g.CallerFunction, CallerFile: g.CallerFile, CallerLine: g.CallerLine,
-			CalleeID: g.CalleeID, CalleeFunction: g.CalleeFunction, CalleeFile: g.CalleeFile, CalleeLine: g.CalleeLine,
-			Thread: g.Thread, Process: g.Process, Calls: g.Calls, PrimitiveCalls: g.PrimitiveCalls}
+		// An unweighted edge's weights are null already (Row refuses one of
+		// the two alone); a weighted edge's are converted.
+		out := &table.CallerEdge{Rank: int64(i + 1), ArtifactID: r.id.artifact, Edge: r.edge}
 		if r.weighted {
 			out.Weight, out.SelfWeight = table.Some(r.weight), table.Some(r.self)
 		}

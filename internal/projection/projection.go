@@ -4,9 +4,10 @@
 // population, never a prefix of unrelated rows.
 //
 // It holds what every projection shares: the Spec and Projector contract,
-// Inputs (admission, per-table input summaries and the faults around
-// them, the result header and summary), Result (typed result rows encoded
-// by their declared schema), TopN and NameGlob. The projections
+// Inputs (the projections' base: admission, per-table input summaries and
+// the faults around them, the result header and summary) with Read (a
+// row admitted and read as its typed row), Result (typed result rows
+// encoded by their declared schema), TopN and NameGlob. The projections
 // themselves are its subpackages.
 //
 // It imports evidence, formats (capabilities), param and table.

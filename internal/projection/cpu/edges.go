@@ -33,17 +33,19 @@ type edgeRow struct {
 }
 
 type edges struct {
+	// The admitted profiles; Summary is theirs.
+	profiles
+
 	top             int
 	caller, callee  *regexp.Regexp
 	thread, process string
 	args            evidence.Object
-	in              profiles
 	ranked          *projection.TopN[edgeRow]
 	unweighted      int64 // edges without recorded weights
 }
 
 func newEdges(args evidence.Object, _ map[string]bool) (projection.Projector, error) {
-	e := &edges{args: args, in: newProfiles(table.CPUEdges.Schema)}
+	e := &edges{profiles: newProfiles(table.CPUEdges.Schema), args: args}
 	top, _ := evidence.AsInt(args["top"])
 	e.top = int(top)
 	var err error
@@ -76,15 +78,11 @@ func newEdges(args evidence.Object, _ map[string]bool) (projection.Projector, er
 }
 
 func (e *edges) Table(t *evidence.Table, caps formats.Caps) error {
-	return e.in.admit(t, caps, "weight", "self_weight")
+	return e.admit(t, caps, "weight", "self_weight")
 }
 
 func (e *edges) Row(t *evidence.Table, row any) error {
-	x, artifact, err := e.in.Row(t, row)
-	if err != nil {
-		return err
-	}
-	r, err := projection.Scan(table.CPUEdges, t, row)
+	r, x, artifact, err := projection.Read(&e.Inputs, table.CPUEdges, t, row)
 	if err != nil {
 		return err
 	}
@@ -110,16 +108,11 @@ func (e *edges) Row(t *evidence.Table, row any) error {
 	return nil
 }
 
-func (e *edges) Summary(t *evidence.Table, s *evidence.Summary) error {
-	_, err := e.in.Close(t, s)
-	return err
-}
-
 func (e *edges) Finish(w projection.Emitter) error {
-	if err := e.in.Ready(); err != nil {
+	if err := e.Ready(); err != nil {
 		return err
 	}
-	res, err := projection.Begin(w, e.in.Header(table.CPUCallerEdges.Schema, e.in.unit, evidence.Derived, e.args))
+	res, err := projection.Begin(w, e.Header(table.CPUCallerEdges.Schema, e.unit, evidence.Derived, e.args))
 	if err != nil {
 		return err
 	}
@@ -134,7 +127,7 @@ func (e *edges) Finish(w projection.Emitter) error {
 			return err
 		}
 	}
-	sum := e.in.summary(e.ranked.Observed(), e.ranked.Truncation("top"))
+	sum := e.summary(e.ranked.Observed(), e.ranked.Truncation("top"))
 	if e.unweighted > 0 {
 		sum.Metrics["unweighted_edges"] = evidence.Metric{Value: e.unweighted, Unit: "count"}
 		sum.Limit("some edges carry call counts but no weights (the producer recorded none); they rank after weighted edges, by calls")

@@ -59,6 +59,9 @@ type frameRow struct {
 }
 
 type hotspots struct {
+	// The admitted profiles; Summary is theirs.
+	profiles
+
 	metric    string
 	top       int
 	fn, file  *regexp.Regexp
@@ -67,12 +70,11 @@ type hotspots struct {
 	synthetic bool
 
 	args   evidence.Object
-	in     profiles
 	ranked *projection.TopN[frameRow]
 }
 
 func newHotspots(args evidence.Object, given map[string]bool) (projection.Projector, error) {
-	h := &hotspots{metric: MetricSelf, synthetic: true, args: args, in: newProfiles(table.CPUFrames.Schema)}
+	h := &hotspots{profiles: newProfiles(table.CPUFrames.Schema), metric: MetricSelf, synthetic: true, args: args}
 	if m, ok := args["metric"].(string); ok {
 		h.metric = m
 	}
@@ -130,15 +132,11 @@ func (h *hotspots) before(a, b frameRow) bool {
 }
 
 func (h *hotspots) Table(t *evidence.Table, caps formats.Caps) error {
-	return h.in.admit(t, caps, "self_weight", "inclusive_weight")
+	return h.admit(t, caps, "self_weight", "inclusive_weight")
 }
 
 func (h *hotspots) Row(t *evidence.Table, row any) error {
-	x, artifact, err := h.in.Row(t, row)
-	if err != nil {
-		return err
-	}
-	f, err := projection.Scan(table.CPUFrames, t, row)
+	f, x, artifact, err := projection.Read(&h.Inputs, table.CPUFrames, t, row)
 	if err != nil {
 		return err
 	}
@@ -165,22 +163,17 @@ func (h *hotspots) selected(f *table.Frame) bool {
 	return true
 }
 
-func (h *hotspots) Summary(t *evidence.Table, s *evidence.Summary) error {
-	_, err := h.in.Close(t, s)
-	return err
-}
-
 func (h *hotspots) Finish(w projection.Emitter) error {
-	if err := h.in.Ready(); err != nil {
+	if err := h.Ready(); err != nil {
 		return err
 	}
-	head := h.in.Header(table.CPUHotspots.Schema, h.in.unit, evidence.Derived, h.args)
+	head := h.Header(table.CPUHotspots.Schema, h.unit, evidence.Derived, h.args)
 	head.Arguments["metric"] = h.metric
 	res, err := projection.Begin(w, head)
 	if err != nil {
 		return err
 	}
-	total := h.in.totalWeight()
+	total := h.totalWeight()
 	for i, r := range h.ranked.Sorted() {
 		f := &r.frame
 		if err := res.Row(&table.Hotspot{Rank: int64(i + 1), ArtifactID: r.id.artifact,
@@ -191,7 +184,7 @@ func (h *hotspots) Finish(w projection.Emitter) error {
 			return err
 		}
 	}
-	return res.End(h.in.summary(h.ranked.Observed(), h.ranked.Truncation("top")))
+	return res.End(h.summary(h.ranked.Observed(), h.ranked.Truncation("top")))
 }
 
 // share is v's share of total; null when there is no total weight.

@@ -86,7 +86,7 @@ func (p *profiles) totalWeight() float64 {
 
 // summary is the result summary with the CPU metrics.
 func (p *profiles) summary(observed int64, trunc *evidence.Truncation) *evidence.Summary {
-	s := p.Summary(observed, trunc)
+	s := p.Summarize(observed, trunc)
 	s.Metrics["profile_count"] = evidence.Metric{Value: len(p.Artifacts()), Unit: "count"}
 	s.Metrics[table.MetricTotalWeight] = evidence.Metric{Value: p.totalWeight(), Unit: p.unit}
 	return s

@@ -6,9 +6,10 @@
 // It holds what every projection shares: the Spec and Projector contract,
 // Inputs (the projections' base: admission, per-table input summaries and
 // the faults around them, the result header and summary) with Read (a
-// row admitted and read as its typed row), Result (typed result rows
-// encoded by their declared schema), TopN and NameGlob. The projections
-// themselves are its subpackages.
+// row admitted and read as its typed row), Each (the base of a projection
+// that writes a result table for each table it reads), Result (typed
+// result rows encoded by their declared schema), TopN and NameGlob. The
+// projections themselves are its subpackages.
 //
 // It imports evidence, formats (capabilities), param and table.
 package projection

@@ -35,28 +35,20 @@ type edgeRow struct {
 type edges struct {
 	// The admitted profiles; Summary is theirs.
 	profiles
+	common
 
-	top             int
-	caller, callee  *regexp.Regexp
-	thread, process string
-	args            evidence.Object
-	ranked          *projection.TopN[edgeRow]
-	unweighted      int64 // edges without recorded weights
+	caller, callee *regexp.Regexp
+	args           evidence.Object
+	ranked         *projection.TopN[edgeRow]
+	unweighted     int64 // edges without recorded weights
 }
 
 func newEdges(args evidence.Object, _ map[string]bool) (projection.Projector, error) {
-	e := &edges{profiles: newProfiles(table.CPUEdges.Schema), args: args}
-	top, _ := evidence.AsInt(args["top"])
-	e.top = int(top)
-	var err error
-	if e.caller, err = compile(args, "caller_pattern"); err != nil {
+	re, err := compile(args, "caller_pattern", "callee_pattern")
+	if err != nil {
 		return nil, err
 	}
-	if e.callee, err = compile(args, "callee_pattern"); err != nil {
-		return nil, err
-	}
-	e.thread, _ = args["thread"].(string)
-	e.process, _ = args["process"].(string)
+	e := &edges{profiles: newProfiles(table.CPUEdges.Schema), common: commonOf(args), caller: re[0], callee: re[1], args: args}
 	// Weighted edges rank first by weight; edges whose producer recorded
 	// only call counts (the profile module's pstats) follow, by calls.
 	e.ranked = projection.NewTopN(e.top, func(a, b edgeRow) bool {
@@ -97,8 +89,7 @@ func (e *edges) Row(t *evidence.Table, row any) error {
 	s := r.SelfWeight.V * x.State.factor
 	x.State.total += s
 	switch {
-	case e.thread != "" && r.Thread != table.Some(e.thread),
-		e.process != "" && r.Process != table.Some(e.process),
+	case !e.series(r.Thread, r.Process),
 		e.caller != nil && !e.caller.MatchString(r.CallerFunction),
 		e.callee != nil && !e.callee.MatchString(r.CalleeFunction):
 		return nil

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/flameox/flameox/internal/evidence"
-	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/table"
@@ -33,7 +32,7 @@ type edgeRow struct {
 }
 
 type edges struct {
-	// The admitted profiles; Summary is theirs.
+	// The admitted profiles; Table and Summary are theirs.
 	profiles
 	common
 
@@ -48,7 +47,7 @@ func newEdges(args evidence.Object, _ map[string]bool) (projection.Projector, er
 	if err != nil {
 		return nil, err
 	}
-	e := &edges{profiles: newProfiles(table.CPUEdges.Schema), common: commonOf(args), caller: re[0], callee: re[1], args: args}
+	e := &edges{profiles: newProfiles(table.CPUEdges.Schema, "weight", "self_weight"), common: commonOf(args), caller: re[0], callee: re[1], args: args}
 	// Weighted edges rank first by weight; edges whose producer recorded
 	// only call counts (the profile module's pstats) follow, by calls.
 	e.ranked = projection.NewTopN(e.top, func(a, b edgeRow) bool {
@@ -67,10 +66,6 @@ func newEdges(args evidence.Object, _ map[string]bool) (projection.Projector, er
 		return compareIdentity(&a.id, &b.id) < 0
 	})
 	return e, nil
-}
-
-func (e *edges) Table(t *evidence.Table, caps formats.Caps) error {
-	return e.admit(t, caps, "weight", "self_weight")
 }
 
 func (e *edges) Row(t *evidence.Table, row any) error {

@@ -80,7 +80,7 @@ type frameRow struct {
 }
 
 type hotspots struct {
-	// The admitted profiles; Summary is theirs.
+	// The admitted profiles; Table and Summary are theirs.
 	profiles
 	common
 
@@ -97,7 +97,7 @@ func newHotspots(args evidence.Object, given map[string]bool) (projection.Projec
 	if err != nil {
 		return nil, err
 	}
-	h := &hotspots{profiles: newProfiles(table.CPUFrames.Schema), common: commonOf(args),
+	h := &hotspots{profiles: newProfiles(table.CPUFrames.Schema, "self_weight", "inclusive_weight"), common: commonOf(args),
 		metric: MetricSelf, fn: re[0], file: re[1], synthetic: true, args: args}
 	if m, ok := args["metric"].(string); ok {
 		h.metric = m
@@ -148,10 +148,6 @@ func (h *hotspots) before(a, b frameRow) bool {
 		return a.incl > b.incl
 	}
 	return compareIdentity(&a.id, &b.id) < 0
-}
-
-func (h *hotspots) Table(t *evidence.Table, caps formats.Caps) error {
-	return h.admit(t, caps, "self_weight", "inclusive_weight")
 }
 
 func (h *hotspots) Row(t *evidence.Table, row any) error {

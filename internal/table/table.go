@@ -79,6 +79,22 @@ func (s *Schema) EvidenceColumns(unit string) []evidence.Column {
 	return out
 }
 
+// CheckHeader verifies that a table header states exactly the schema's
+// columns, in order, each of its type and unit (a per-table unit stated),
+// so that rows checked against the schema (Check, Values) fit the header.
+func (s *Schema) CheckHeader(t *evidence.Table) error {
+	if len(t.Columns) != len(s.Columns) {
+		return fmt.Errorf("table %s has %d columns; its schema declares %d", t.Name, len(t.Columns), len(s.Columns))
+	}
+	for i, c := range s.Columns {
+		h := t.Columns[i]
+		if h.Name != c.Name || h.Type != c.Type || (c.Unit != PerTable && h.Unit != c.Unit) || (c.Unit == PerTable && h.Unit == "") {
+			return fmt.Errorf("table %s column %d is %+v; its schema declares %+v", t.Name, i, h, c)
+		}
+	}
+	return nil
+}
+
 // Column returns the named column.
 func (s *Schema) Column(name string) (Column, bool) {
 	for _, c := range s.Columns {

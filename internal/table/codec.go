@@ -39,6 +39,7 @@ type field struct {
 	index []int // struct field index path (through embedded structs); nil for the artifact column
 	kind  kind  // of the value (of V for Null)
 	null  bool  // a Null[T] field
+	col   int   // index in Schema.Columns
 	key   []byte
 }
 
@@ -142,7 +143,7 @@ func (c *codec) addFields(t reflect.Type, path []int, cols []Column) ([]Column, 
 				return nil, fmt.Errorf("field %s: unknown tag option %q", sf.Name, p)
 			}
 		}
-		f := field{name: col.Name, index: index}
+		f := field{name: col.Name, index: index, col: len(cols)}
 		ft := sf.Type
 		if reflect.PointerTo(ft).Implements(nullableType) && ft.Kind() == reflect.Struct {
 			f.null = true

@@ -95,14 +95,13 @@ func (s *Schema) CheckHeader(t *evidence.Table) error {
 	return nil
 }
 
-// Column returns the named column.
+// Column returns the named column, found through the codec's index.
 func (s *Schema) Column(name string) (Column, bool) {
-	for _, c := range s.Columns {
-		if c.Name == name {
-			return c, true
-		}
+	i, ok := s.codec.byName[name]
+	if !ok {
+		return Column{}, false
 	}
-	return Column{}, false
+	return s.Columns[s.codec.fields[i].col], true
 }
 
 // Names lists the column names in declaration order.

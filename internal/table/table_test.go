@@ -220,3 +220,16 @@ func BenchmarkAppendCallerEdge(b *testing.B) {
 	}
 	b.SetBytes(int64(len(buf)))
 }
+
+func TestColumnLookup(t *testing.T) {
+	for _, s := range All() {
+		for _, c := range s.Columns {
+			if got, ok := s.Column(c.Name); !ok || got != c {
+				t.Errorf("%s: Column(%s) = %+v, %v", s.Name, c.Name, got, ok)
+			}
+		}
+		if _, ok := s.Column("no_such_column"); ok {
+			t.Errorf("%s: found an undeclared column", s.Name)
+		}
+	}
+}

@@ -10,7 +10,7 @@ import (
 )
 
 func TestEach(t *testing.T) {
-	var e projection.Each[int]
+	var e projection.Each[int, any]
 	a := records("a", "sha256:a")
 	a.Arguments = evidence.Object{"max_rows": int64(5)}
 	if err := e.Add(a, 7); err != nil {
@@ -35,7 +35,7 @@ func TestEach(t *testing.T) {
 	}
 	args := evidence.Object{"rows": int64(1)}
 	var r projectiontest.Result
-	err = e.Finish(&r, args, func(x *projection.One[int]) *evidence.Summary {
+	err = e.Finish(&r, args, func(x *projection.One[int, any]) *evidence.Summary {
 		return &evidence.Summary{RowsObserved: int64(len(x.Kept)), Complete: x.Summary.Complete}
 	})
 	if err != nil {

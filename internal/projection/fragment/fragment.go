@@ -88,13 +88,12 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 		return nil, err
 	}
 	budget, _ := evidence.AsInt(args["bytes"])
-	return &projector{Each: projection.Each[stream]{Name: Name, Result: table.TextFragmentLines.Schema}, args: args, win: win, budget: budget}, nil
+	return &projector{Each: projection.Each[stream, *table.TextLine]{Name: Name, Result: table.TextFragmentLines.Schema}, args: args, win: win, budget: budget}, nil
 }
 
 type projector struct {
-	// The admitted tables, each with its kept rows (*table.TextLine);
-	// Summary is theirs.
-	projection.Each[stream]
+	// The admitted tables, each with its kept rows; Summary is theirs.
+	projection.Each[stream, *table.TextLine]
 
 	args   evidence.Object
 	win    Window
@@ -226,12 +225,12 @@ func (p *projector) Finish(w projection.Emitter) error { return p.Each.Finish(w,
 
 // summary records the exact window, what was shown of it, and whether the
 // decoded lines covered it.
-func (p *projector) summary(x *projection.One[stream]) *evidence.Summary {
+func (p *projector) summary(x *projection.One[stream, *table.TextLine]) *evidence.Summary {
 	s, kept, src := &x.State, x.Kept, x.Summary
 	sum := &evidence.Summary{RowsObserved: s.selected, RowsEmitted: int64(len(kept)), Complete: true,
 		Coverage: evidence.Object{"window": p.win.value()}}
 	if len(kept) > 0 {
-		first, last := kept[0].(*table.TextLine), kept[len(kept)-1].(*table.TextLine)
+		first, last := kept[0], kept[len(kept)-1]
 		sum.Coverage["shown"] = evidence.Object{"first_line": first.Line, "last_line": last.Line,
 			"first_offset": first.Offset, "end_offset": last.Offset + last.Bytes + termLen(last.Terminator)}
 	}

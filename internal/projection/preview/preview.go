@@ -48,7 +48,7 @@ var Spec = &projection.Spec{
 
 // New starts a preview projection with validated arguments.
 func New(args evidence.Object, given map[string]bool) (projection.Projector, error) {
-	p := &projector{Each: projection.Each[stream]{Name: Name}, args: args, positions: map[string][]int{}}
+	p := &projector{Each: projection.Each[stream, any]{Name: Name}, args: args, positions: map[string][]int{}}
 	p.rows, _ = evidence.AsInt(args["rows"])
 	p.bytes, _ = evidence.AsInt(args["bytes"])
 	p.status, _ = args["status"].(string)
@@ -65,7 +65,7 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 type projector struct {
 	// The admitted tables, each with its kept rows (copies, of its
 	// schema); Summary is theirs.
-	projection.Each[stream]
+	projection.Each[stream, any]
 
 	args   evidence.Object
 	rows   int64
@@ -226,7 +226,7 @@ func (p *projector) Finish(w projection.Emitter) error { return p.Each.Finish(w,
 
 // summary states what the selection and the bounds left, on top of what
 // the decoder already left.
-func (p *projector) summary(x *projection.One[stream]) *evidence.Summary {
+func (p *projector) summary(x *projection.One[stream, any]) *evidence.Summary {
 	s := &x.State
 	sum := &evidence.Summary{RowsObserved: s.selected, RowsEmitted: int64(len(x.Kept)), Complete: true,
 		Coverage: evidence.Object{}, Metrics: map[string]evidence.Metric{}}

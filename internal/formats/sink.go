@@ -127,55 +127,6 @@ func (st *streamTable) End(s *evidence.Summary) error {
 	return st.w.Write(s)
 }
 
-// CheckRow verifies that a row has exactly the table's columns, each of its
-// declared type (null is allowed in every column).
-func CheckRow(t *evidence.Table, values evidence.Object) error {
-	if len(values) != len(t.Columns) {
-		return fmt.Errorf("row has %d values for %d columns", len(values), len(t.Columns))
-	}
-	for _, c := range t.Columns {
-		v, ok := values[c.Name]
-		if !ok {
-			return fmt.Errorf("row lacks column %q", c.Name)
-		}
-		if v == nil {
-			continue
-		}
-		if !typeOK(c.Type, v) {
-			return fmt.Errorf("column %q of type %s holds %T", c.Name, c.Type, v)
-		}
-	}
-	return nil
-}
-
-func typeOK(typ string, v any) bool {
-	switch typ {
-	case evidence.TypeString:
-		_, ok := v.(string)
-		return ok
-	case evidence.TypeInt:
-		switch v.(type) {
-		case int, int64, uint64, int32, uint32:
-			return true
-		}
-		_, ok := evidence.AsInt(v)
-		return ok
-	case evidence.TypeDouble:
-		switch v.(type) {
-		case float64, int, int64:
-			return true
-		}
-		_, ok := evidence.AsFloat(v)
-		return ok
-	case evidence.TypeBool:
-		_, ok := v.(bool)
-		return ok
-	case evidence.TypeJSON:
-		return true
-	}
-	return false
-}
-
 // DefaultHoldMemory is how much of a Hold stays in memory before it
 // spills to an unlinked temporary file.
 const DefaultHoldMemory = 8 << 20

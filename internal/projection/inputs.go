@@ -33,8 +33,11 @@ type ArtifactBound struct {
 
 // Inputs admits the tables a projection reads and keeps, for each, what
 // the result's header and summary carry: the artifacts, the format, the
-// input summary. Every projection handles admission and summary faults
-// through it, the same way:
+// input summary. It is the projections' base: a projection embeds it,
+// which gives it Projector's Table (for a projection with no checks or
+// state of its own) and Summary, and reads its rows through Read. Every
+// projection handles admission and summary faults through it, the same
+// way:
 //   - a table the projection does not read: UNSUPPORTED_FORMAT;
 //   - the same table id twice, a row after its table's summary, a second
 //     summary, a row naming another artifact than its table:
@@ -43,7 +46,7 @@ type ArtifactBound struct {
 //     broke the protocol);
 //   - more artifacts than the bound: LIMIT_EXCEEDED with its receipt;
 //   - a table that never closed, or closed incomplete: the result is
-//     incomplete and says which (Summary).
+//     incomplete and says which (Summarize).
 //
 // The zero value admits nothing; NewInputs names what it reads.
 type Inputs[S any] struct {
@@ -86,6 +89,14 @@ func (in *Inputs[S]) Check(t *evidence.Table) error {
 		}
 	}
 	return nil
+}
+
+// Table implements Projector's Table for a projection that keeps no state
+// of its own per table: it admits t with the zero state.
+func (in *Inputs[S]) Table(t *evidence.Table, caps formats.Caps) error {
+	var zero S
+	_, err := in.Admit(t, caps, zero)
+	return err
 }
 
 // Admit admits a table header before its rows, with its format's
@@ -138,10 +149,10 @@ func (in *Inputs[S]) of(t *evidence.Table) *Input[S] {
 	return x
 }
 
-// Row finds the admitted table of a row and counts the row. It returns
+// row finds the admitted table of a row and counts the row. It returns
 // the row's artifact: its table's, or, for a table naming several, the
 // artifact_id an object row carries.
-func (in *Inputs[S]) Row(t *evidence.Table, row any) (*Input[S], string, error) {
+func (in *Inputs[S]) row(t *evidence.Table, row any) (*Input[S], string, error) {
 	x := in.of(t)
 	if x == nil {
 		return nil, "", evidence.Failf(evidence.CodeInternal, "row of a table that was not admitted: %s", t.ID)
@@ -163,19 +174,37 @@ func (in *Inputs[S]) Row(t *evidence.Table, row any) (*Input[S], string, error) 
 	return x, artifact, nil
 }
 
-// Close records an admitted table's closing summary.
-func (in *Inputs[S]) Close(t *evidence.Table, s *evidence.Summary) (*Input[S], error) {
+// Read admits a row of a table admitted to in and reads it as the typed
+// row of schema of: a typed row as it is, an object (from a block stream)
+// converted column by column. It returns the row, its table's input and
+// its artifact: the table's, or, for a table naming several, the
+// artifact_id an object row carries.
+func Read[T, S any](in *Inputs[S], of table.Of[T], t *evidence.Table, row any) (*T, *Input[S], string, error) {
+	x, artifact, err := in.row(t, row)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	r, err := of.Scan(row)
+	if err != nil {
+		return nil, nil, "", evidence.Wrap(evidence.CodeInvalidArgument, err, "table %s", t.ID)
+	}
+	return r, x, artifact, nil
+}
+
+// Summary implements Projector's Summary: it records an admitted table's
+// closing summary.
+func (in *Inputs[S]) Summary(t *evidence.Table, s *evidence.Summary) error {
 	x := in.of(t)
 	switch {
 	case x == nil:
-		return nil, evidence.Failf(evidence.CodeInternal, "summary of a table that was not admitted: %s", t.ID)
+		return evidence.Failf(evidence.CodeInternal, "summary of a table that was not admitted: %s", t.ID)
 	case s == nil:
-		return nil, evidence.Failf(evidence.CodeInternal, "table %s: a nil summary", t.ID)
+		return evidence.Failf(evidence.CodeInternal, "table %s: a nil summary", t.ID)
 	case x.Summary != nil:
-		return nil, evidence.Failf(evidence.CodeInvalidArgument, "table %s has two summaries", t.ID)
+		return evidence.Failf(evidence.CodeInvalidArgument, "table %s has two summaries", t.ID)
 	}
 	x.Summary = s
-	return x, nil
+	return nil
 }
 
 // Ready fails when no table was admitted, for projections whose empty
@@ -232,14 +261,14 @@ func (in *Inputs[S]) Header(s *table.Schema, unit, ev string, args evidence.Obje
 	return h
 }
 
-// Summary starts the result summary of a bounded selection: observed rows
+// Summarize starts the result summary of a bounded selection: observed rows
 // and the bound's truncation; complete only when a table was read, every
 // admitted table closed complete and the bound cut nothing. A table that
 // never closed, or closed incomplete without saying why, is stated; the
 // inputs' limitations are carried, each once, prefixed with the ids of
 // the tables that state it unless all of them do. Coverage counts the
 // input tables and lists the incomplete ones.
-func (in *Inputs[S]) Summary(observed int64, trunc *evidence.Truncation) *evidence.Summary {
+func (in *Inputs[S]) Summarize(observed int64, trunc *evidence.Truncation) *evidence.Summary {
 	s := &evidence.Summary{RowsObserved: observed, Truncation: trunc, Complete: trunc == nil && len(in.list) > 0,
 		Metrics: map[string]evidence.Metric{}}
 	if len(in.list) == 0 {
@@ -318,14 +347,4 @@ func (r *Result) Row(row any, artifact string) error {
 func (r *Result) End(s *evidence.Summary) error {
 	s.RowsEmitted = r.rows
 	return r.w.End(s)
-}
-
-// Scan returns a row of table t as the schema's typed row: a typed row as
-// it is, an object (from a block stream) converted column by column.
-func Scan[T any](of table.Of[T], t *evidence.Table, row any) (*T, error) {
-	r, err := of.Scan(row)
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeInvalidArgument, err, "table %s", t.ID)
-	}
-	return r, nil
 }

@@ -50,6 +50,9 @@ func TestAdmission(t *testing.T) {
 	if err != nil || x.Index != 1 || x.Artifact != "sha256:a" || !x.Caps.Statements || x.State != 7 {
 		t.Fatalf("%+v %v", x, err)
 	}
+	if err := in.Table(records("c", "sha256:b"), formats.Caps{}); err != nil || len(in.List()) != 3 || in.List()[2].State != 0 {
+		t.Fatalf("Table admits with the zero state: %v", err)
+	}
 	var empty projection.Inputs[int]
 	if err := empty.Ready(); projectiontest.Code(err) != evidence.CodeInvalidArgument {
 		t.Fatalf("ready without tables: %v", err)
@@ -83,7 +86,7 @@ func TestRowsAndSummaries(t *testing.T) {
 		{"not admitted", records("other", "sha256:a"), row("sha256:a"), "", evidence.CodeInternal},
 	}
 	for _, c := range cases {
-		_, a, err := in.Row(c.t, c.row)
+		_, _, a, err := projection.Read(&in, table.ObservationRecords, c.t, c.row)
 		if projectiontest.Code(err) != c.code || a != c.artifact {
 			t.Errorf("%s: artifact %q, %v; want %q, %q", c.name, a, err, c.artifact, c.code)
 		}
@@ -91,13 +94,13 @@ func TestRowsAndSummaries(t *testing.T) {
 	if in.List()[0].Rows != 3 {
 		t.Fatalf("rows counted %d", in.List()[0].Rows)
 	}
-	if _, err := in.Close(one, &evidence.Summary{Complete: true}); err != nil {
+	if err := in.Summary(one, &evidence.Summary{Complete: true}); err != nil {
 		t.Fatal(err)
 	}
 	for name, err := range map[string]error{
-		"second summary": second(in.Close(one, &evidence.Summary{})),
-		"row after it":   third(in.Row(one, row("sha256:a"))),
-		"not admitted":   second(in.Close(records("other"), &evidence.Summary{})),
+		"second summary": in.Summary(one, &evidence.Summary{}),
+		"row after it":   fourth(projection.Read(&in, table.ObservationRecords, one, row("sha256:a"))),
+		"not admitted":   in.Summary(records("other"), &evidence.Summary{}),
 	} {
 		if err == nil {
 			t.Errorf("%s accepted", name)
@@ -105,9 +108,7 @@ func TestRowsAndSummaries(t *testing.T) {
 	}
 }
 
-func second[A any](_ A, err error) error { return err }
-
-func third[A, B any](_ A, _ B, err error) error { return err }
+func fourth[A, B, C any](_ A, _ B, _ C, err error) error { return err }
 
 func TestSummary(t *testing.T) {
 	for _, c := range []struct {
@@ -135,10 +136,10 @@ func TestSummary(t *testing.T) {
 				tb := records("t"+string(rune('0'+i)), "sha256:a")
 				in.Admit(tb, formats.Caps{}, struct{}{})
 				if s != nil {
-					in.Close(tb, s)
+					in.Summary(tb, s)
 				}
 			}
-			s := in.Summary(3, c.trunc)
+			s := in.Summarize(3, c.trunc)
 			if s.Complete != c.complete || !slices.Equal(s.Limitations, c.limits) || s.RowsObserved != 3 || s.Truncation != c.trunc {
 				t.Fatalf("summary %+v", s)
 			}
@@ -180,7 +181,7 @@ func TestHeaderAndResult(t *testing.T) {
 	if err := res.Row(&table.Frame{}, ""); projectiontest.Code(err) != evidence.CodeInternal {
 		t.Fatalf("a row of another schema: %v", err)
 	}
-	if err := res.End(in.Summary(1, nil)); err != nil {
+	if err := res.End(in.Summarize(1, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if r.Rows[0]["artifact_id"] != "sha256:b" || r.Summary.RowsEmitted != 1 {

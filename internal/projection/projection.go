@@ -4,10 +4,12 @@
 // population, never a prefix of unrelated rows.
 //
 // It holds what every projection shares: the Spec and Projector contract,
-// Inputs (admission, per-table input summaries and the faults around
-// them, the result header and summary), Result (typed result rows encoded
-// by their declared schema), TopN and NameGlob. The projections
-// themselves are its subpackages.
+// Inputs (the projections' base: admission, per-table input summaries and
+// the faults around them, the result header and summary) with Read (a
+// row admitted and read as its typed row), Each (the base of a projection
+// that writes a result table for each table it reads), Result (typed
+// result rows encoded by their declared schema), TopN and NameGlob. The
+// projections themselves are its subpackages.
 //
 // It imports evidence, formats (capabilities), param and table.
 package projection

@@ -424,17 +424,30 @@ type discard struct{}
 func (discard) Row(any) error               { return nil }
 func (discard) End(*evidence.Summary) error { return nil }
 
-// JSONL writes the result as canonical blocks.
+// JSONL writes the result as canonical blocks. Each header states its
+// declared schema's columns and each row holds exactly them, so what it
+// writes reads back (Scan) as the schema's typed rows.
 type JSONL struct {
-	W    *wire.Writer
-	t    *evidence.Table
-	rows int64
+	W      *wire.Writer
+	t      *evidence.Table
+	schema *table.Schema
+	rows   int64
 }
 
-func (j *JSONL) Begin(t *evidence.Table) error { j.t, j.rows = t, 0; return j.W.Write(t) }
+func (j *JSONL) Begin(t *evidence.Table) error {
+	s := table.Lookup(t.Name)
+	if s == nil {
+		return evidence.Failf(evidence.CodeInternal, "result table %s is not declared in package table", t.Name)
+	}
+	if err := s.CheckHeader(t); err != nil {
+		return evidence.Wrap(evidence.CodeInternal, err, "result")
+	}
+	j.t, j.schema, j.rows = t, s, 0
+	return j.W.Write(t)
+}
 
 func (j *JSONL) Row(v evidence.Object) error {
-	if err := formats.CheckRow(j.t, v); err != nil {
+	if err := j.schema.Check(v); err != nil {
 		return evidence.Wrap(evidence.CodeInternal, err, "result table %s", j.t.Name)
 	}
 	j.rows++

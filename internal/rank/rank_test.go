@@ -19,6 +19,7 @@ import (
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/rank"
 	"github.com/flameox/flameox/internal/registry"
+	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/wire"
 )
 
@@ -373,5 +374,56 @@ func TestArtifactFromBlockIntegrity(t *testing.T) {
 	r := streamOf(t, request("", nil), out.String())
 	if f := rank.Upstream(r.err); f == nil || f.Code != evidence.CodeIntegrity {
 		t.Fatalf("got %v", r.err)
+	}
+}
+
+// JSONL writes only what reads back as the declared schema's rows: a
+// header off its schema, or a row off it, is an INTERNAL failure, and
+// nothing of the refused block is written.
+func TestJSONLHoldsTheSchema(t *testing.T) {
+	frames := func() *evidence.Table {
+		h := table.CPUHotspots.Header("samples")
+		h.ID = "r"
+		return h
+	}
+	row := func() evidence.Object {
+		o, _ := table.CPUHotspots.Values(&table.Hotspot{Rank: 1, FrameID: "f", Symbolization: table.Symbolized}, "")
+		return o
+	}
+	for name, c := range map[string]struct {
+		header func() *evidence.Table
+		row    func(evidence.Object)
+	}{
+		"undeclared table": {func() *evidence.Table { h := frames(); h.Name = "no.such_tables"; return h }, nil},
+		"extra column": {func() *evidence.Table {
+			h := frames()
+			h.Columns = append(h.Columns, evidence.Column{Name: "extra", Type: evidence.TypeString})
+			return h
+		}, nil},
+		"unit left to the table, unstated": {func() *evidence.Table { return table.CPUHotspots.Header("") }, nil},
+		"row lacking a column":             {frames, func(o evidence.Object) { delete(o, "rank") }},
+		"row with another column":          {frames, func(o evidence.Object) { o["extra"] = "x" }},
+		"row of a wrong type":              {frames, func(o evidence.Object) { o["rank"] = "one" }},
+	} {
+		var buf bytes.Buffer
+		j := &rank.JSONL{W: wire.NewWriter(&buf)}
+		err := j.Begin(c.header())
+		if c.row != nil {
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if err := j.Row(row()); err != nil {
+				t.Fatalf("%s: a good row: %v", name, err)
+			}
+			j.W.Flush()
+			buf.Reset()
+			o := row()
+			c.row(o)
+			err = j.Row(o)
+		}
+		j.W.Flush()
+		if f := evidence.AsFailure(err, ""); err == nil || f.Code != evidence.CodeInternal || buf.Len() != 0 {
+			t.Errorf("%s: %v, wrote %q", name, err, buf.String())
+		}
 	}
 }

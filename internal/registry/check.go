@@ -17,11 +17,14 @@ import (
 func Check(src fs.FS) error {
 	var errs []string
 	seen := map[string]bool{}
-	for _, f := range formatList {
-		if seen["format:"+f.Name] {
-			errs = append(errs, "duplicate format "+f.Name)
+	unique := func(kind, name string) {
+		if seen[kind+":"+name] {
+			errs = append(errs, "duplicate "+kind+" "+name)
 		}
-		seen["format:"+f.Name] = true
+		seen[kind+":"+name] = true
+	}
+	for _, f := range formatList {
+		unique("format", f.Name)
 		if f.Decoder == nil {
 			errs = append(errs, "format "+f.Name+" has no decoder")
 		}
@@ -44,20 +47,13 @@ func Check(src fs.FS) error {
 		}
 	}
 	for _, o := range operationList {
-		if seen["op:"+o.Name] {
-			errs = append(errs, "duplicate operation "+o.Name)
-		}
-		seen["op:"+o.Name] = true
+		unique("operation", o.Name)
 		if o.Projection == nil {
 			errs = append(errs, "operation "+o.Name+" has no projection")
-			continue
 		}
 	}
 	for _, p := range providerList {
-		if seen["provider:"+p.Name] {
-			errs = append(errs, "duplicate provider "+p.Name)
-		}
-		seen["provider:"+p.Name] = true
+		unique("provider", p.Name)
 		if p.Resolve == nil || p.Plan == nil {
 			errs = append(errs, "provider "+p.Name+" lacks Resolve or Plan")
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -35,9 +36,10 @@ var kindType = [...]string{kString: evidence.TypeString, kInt: evidence.TypeInt,
 
 type field struct {
 	name  string
-	index int  // struct field index; -1 for the artifact column
-	kind  kind // of the value (of V for Null)
-	null  bool // a Null[T] field
+	index []int // struct field index path (through embedded structs); nil for the artifact column
+	kind  kind  // of the value (of V for Null)
+	null  bool  // a Null[T] field
+	col   int   // index in Schema.Columns
 	key   []byte
 }
 
@@ -86,47 +88,12 @@ func newCodec(t reflect.Type, fromArtifact bool) (*codec, []Column, error) {
 	if fromArtifact {
 		cols = append(cols, Column{Name: ArtifactColumn, Type: evidence.TypeString, Identity: true,
 			Description: "artifact the row was read from"})
-		c.fields = append(c.fields, field{name: ArtifactColumn, index: -1, kind: kString})
+		c.fields = append(c.fields, field{name: ArtifactColumn, kind: kString})
+		c.byName[ArtifactColumn] = -1
 	}
-	nullableType := reflect.TypeFor[nullable]()
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		tag, ok := sf.Tag.Lookup("col")
-		if !ok {
-			return nil, nil, fmt.Errorf("field %s has no col tag", sf.Name)
-		}
-		parts := strings.Split(tag, ",")
-		col := Column{Name: parts[0], Description: sf.Tag.Get("doc")}
-		for _, p := range parts[1:] {
-			switch {
-			case p == "identity":
-				col.Identity = true
-			case strings.HasPrefix(p, "unit="):
-				col.Unit = strings.TrimPrefix(p, "unit=")
-			default:
-				return nil, nil, fmt.Errorf("field %s: unknown tag option %q", sf.Name, p)
-			}
-		}
-		f := field{name: col.Name, index: i}
-		ft := sf.Type
-		if reflect.PointerTo(ft).Implements(nullableType) && ft.Kind() == reflect.Struct {
-			f.null = true
-			ft = ft.Field(0).Type
-		}
-		k, ok := kindOf(ft)
-		if !ok {
-			return nil, nil, fmt.Errorf("field %s: type %s has no column type", sf.Name, sf.Type)
-		}
-		if f.null && k == kJSON {
-			return nil, nil, fmt.Errorf("field %s: a json column is nullable already; drop Null", sf.Name)
-		}
-		f.kind, col.Type = k, kindType[k]
-		if _, dup := c.byName[col.Name]; dup || (fromArtifact && col.Name == ArtifactColumn) {
-			return nil, nil, fmt.Errorf("column %s is declared twice", col.Name)
-		}
-		c.byName[col.Name] = -1
-		c.fields = append(c.fields, f)
-		cols = append(cols, col)
+	cols, err := c.addFields(t, nil, cols)
+	if err != nil {
+		return nil, nil, err
 	}
 	// Canonical key order: RFC 8785 sorts by UTF-16 code units, which for
 	// these ASCII names is byte order.
@@ -140,12 +107,72 @@ func newCodec(t reflect.Type, fromArtifact bool) (*codec, []Column, error) {
 	return c, cols, nil
 }
 
+var nullableType = reflect.TypeFor[nullable]()
+
+// addFields appends the columns of struct type t, whose fields stand at
+// path in the row type. An embedded struct without a col tag contributes
+// its columns in its place, so a result row that carries an input row
+// (a ranked edge) declares its columns once, in the input's type.
+func (c *codec) addFields(t reflect.Type, path []int, cols []Column) ([]Column, error) {
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		index := append(slices.Clip(path), i)
+		tag, ok := sf.Tag.Lookup("col")
+		if !ok && sf.Anonymous && sf.Type.Kind() == reflect.Struct {
+			if !sf.IsExported() {
+				return nil, fmt.Errorf("embedded %s is not exported", sf.Name)
+			}
+			var err error
+			if cols, err = c.addFields(sf.Type, index, cols); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if !ok {
+			return nil, fmt.Errorf("field %s has no col tag", sf.Name)
+		}
+		parts := strings.Split(tag, ",")
+		col := Column{Name: parts[0], Description: sf.Tag.Get("doc")}
+		for _, p := range parts[1:] {
+			switch {
+			case p == "identity":
+				col.Identity = true
+			case strings.HasPrefix(p, "unit="):
+				col.Unit = strings.TrimPrefix(p, "unit=")
+			default:
+				return nil, fmt.Errorf("field %s: unknown tag option %q", sf.Name, p)
+			}
+		}
+		f := field{name: col.Name, index: index, col: len(cols)}
+		ft := sf.Type
+		if reflect.PointerTo(ft).Implements(nullableType) && ft.Kind() == reflect.Struct {
+			f.null = true
+			ft = ft.Field(0).Type
+		}
+		k, ok := kindOf(ft)
+		if !ok {
+			return nil, fmt.Errorf("field %s: type %s has no column type", sf.Name, sf.Type)
+		}
+		if f.null && k == kJSON {
+			return nil, fmt.Errorf("field %s: a json column is nullable already; drop Null", sf.Name)
+		}
+		f.kind, col.Type = k, kindType[k]
+		if _, dup := c.byName[col.Name]; dup {
+			return nil, fmt.Errorf("column %s is declared twice", col.Name)
+		}
+		c.byName[col.Name] = -1
+		c.fields = append(c.fields, f)
+		cols = append(cols, col)
+	}
+	return cols, nil
+}
+
 // value reads a field's canonical value; ok is false for null.
 func (f *field) value(row reflect.Value, artifact string) (any, bool) {
-	if f.index < 0 {
+	if f.index == nil {
 		return artifact, true
 	}
-	v := row.Field(f.index)
+	v := row.FieldByIndex(f.index)
 	if f.null {
 		return v.Addr().Interface().(nullable).nullValue()
 	}
@@ -204,10 +231,10 @@ func (s *Schema) AppendValues(dst []byte, row any, artifact string) ([]byte, err
 
 // appendValue appends one field's canonical value without boxing scalars.
 func (f *field) appendValue(dst []byte, row reflect.Value, artifact string) ([]byte, error) {
-	if f.index < 0 {
+	if f.index == nil {
 		return evidence.AppendString(dst, artifact)
 	}
-	v := row.Field(f.index)
+	v := row.FieldByIndex(f.index)
 	if f.null {
 		if !v.Field(1).Bool() {
 			return append(dst, "null"...), nil
@@ -330,14 +357,14 @@ func (s Of[T]) Scan(row any) (*T, error) {
 	rv := reflect.ValueOf(out).Elem()
 	for i := range s.codec.fields {
 		f := &s.codec.fields[i]
-		if f.index < 0 {
+		if f.index == nil {
 			continue
 		}
 		v, ok := o[f.name]
 		if !ok {
 			return nil, fmt.Errorf("table %s: row lacks column %q", s.Name, f.name)
 		}
-		if err := f.set(rv.Field(f.index), v); err != nil {
+		if err := f.set(rv.FieldByIndex(f.index), v); err != nil {
 			return nil, fmt.Errorf("table %s: column %s: %w", s.Name, f.name, err)
 		}
 	}

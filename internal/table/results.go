@@ -2,12 +2,14 @@ package table
 
 // Result tables: what projections write. A result row derived from input
 // rows (a ranked frame with its shares, a series aggregate) is its own
-// struct and names its artifact in an artifact_id field. A result that
-// passes input rows through unchanged (the selected failures, SARIF
-// results, coverage files, raw observations) reuses the input's row type;
-// its artifact_id column is then, as in the input, not a field but given
-// with each row (Schema.Values(row, artifact)), from the input table the
-// row came from, so one result table may hold rows of several artifacts.
+// struct and names its artifact in an artifact_id field; where it keeps
+// an input row's columns as they are, in their order, it embeds the
+// input's row type (a ranked edge embeds Edge). A result that passes
+// input rows through unchanged (the selected failures, SARIF results,
+// coverage files, raw observations) reuses the input's row type; its
+// artifact_id column is then, as in the input, not a field but given with
+// each row (Schema.Values(row, artifact)), from the input table the row
+// came from, so one result table may hold rows of several artifacts.
 //
 // A result table is never named like a decoded table, so a stream's table
 // names tell a decoder's tables from a projection's.
@@ -41,22 +43,9 @@ var CPUHotspots = Define[Hotspot]("cpu.hotspots", "frames ranked by a CPU metric
 // CallerEdge is a row of cpu.caller_edges: one caller→callee pair of one
 // series, ranked, its weights converted to the result's unit.
 type CallerEdge struct {
-	Rank           int64         `col:"rank" doc:"1 = heaviest edge"`
-	ArtifactID     string        `col:"artifact_id,identity" doc:"artifact the row was read from"`
-	CallerID       string        `col:"caller_id,identity" doc:"caller frame identity"`
-	CallerFunction string        `col:"caller_function" doc:"caller function or symbol name"`
-	CallerFile     Null[string]  `col:"caller_file" doc:"caller source file or URL; null when unknown"`
-	CallerLine     int64         `col:"caller_line" doc:"caller native line; -1 when unavailable"`
-	CalleeID       string        `col:"callee_id,identity" doc:"callee frame identity"`
-	CalleeFunction string        `col:"callee_function" doc:"callee function or symbol name"`
-	CalleeFile     Null[string]  `col:"callee_file" doc:"callee source file or URL; null when unknown"`
-	CalleeLine     int64         `col:"callee_line" doc:"callee native line; -1 when unavailable"`
-	Thread         Null[string]  `col:"thread" doc:"thread or profile series; null when the format has one series"`
-	Process        Null[string]  `col:"process" doc:"process series; null when the format has one process"`
-	Weight         Null[float64] `col:"weight,unit=*" doc:"callee inclusive weight under this caller; null when the producer records only calls"`
-	SelfWeight     Null[float64] `col:"self_weight,unit=*" doc:"callee self weight under this caller; null when the producer records only calls"`
-	Calls          Null[int64]   `col:"calls,unit=calls" doc:"calls along this edge when recorded; null for sampled edges"`
-	PrimitiveCalls Null[int64]   `col:"primitive_calls,unit=calls" doc:"non-recursive calls along this edge when recorded; null otherwise"`
+	Rank       int64  `col:"rank" doc:"1 = heaviest edge"`
+	ArtifactID string `col:"artifact_id,identity" doc:"artifact the row was read from"`
+	Edge
 }
 
 // CPUCallerEdges is the cpu.caller_edges schema; weights are in the

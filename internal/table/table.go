@@ -79,14 +79,29 @@ func (s *Schema) EvidenceColumns(unit string) []evidence.Column {
 	return out
 }
 
-// Column returns the named column.
-func (s *Schema) Column(name string) (Column, bool) {
-	for _, c := range s.Columns {
-		if c.Name == name {
-			return c, true
+// CheckHeader verifies that a table header states exactly the schema's
+// columns, in order, each of its type and unit (a per-table unit stated),
+// so that rows checked against the schema (Check, Values) fit the header.
+func (s *Schema) CheckHeader(t *evidence.Table) error {
+	if len(t.Columns) != len(s.Columns) {
+		return fmt.Errorf("table %s has %d columns; its schema declares %d", t.Name, len(t.Columns), len(s.Columns))
+	}
+	for i, c := range s.Columns {
+		h := t.Columns[i]
+		if h.Name != c.Name || h.Type != c.Type || (c.Unit != PerTable && h.Unit != c.Unit) || (c.Unit == PerTable && h.Unit == "") {
+			return fmt.Errorf("table %s column %d is %+v; its schema declares %+v", t.Name, i, h, c)
 		}
 	}
-	return Column{}, false
+	return nil
+}
+
+// Column returns the named column, found through the codec's index.
+func (s *Schema) Column(name string) (Column, bool) {
+	i, ok := s.codec.byName[name]
+	if !ok {
+		return Column{}, false
+	}
+	return s.Columns[s.codec.fields[i].col], true
 }
 
 // Names lists the column names in declaration order.
@@ -113,7 +128,8 @@ var all []*Schema
 // Define declares the schema name with row type T. T is a struct whose
 // columns are its fields tagged `col:"name[,identity][,unit=U]"` with a
 // `doc:"…"` description; the column type follows from the field's Go type
-// (see codec.go). Define panics on a malformed declaration: schemas are
+// (see codec.go). An embedded struct (untagged) contributes its columns in
+// its place. Define panics on a malformed declaration: schemas are
 // package variables, so a mistake fails every test at start-up.
 func Define[T any](name, doc string, opts ...Option) Of[T] {
 	s := &Schema{Name: name, Doc: doc}

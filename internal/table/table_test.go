@@ -3,6 +3,7 @@ package table
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -134,4 +135,101 @@ func BenchmarkAppendFrame(b *testing.B) {
 		buf, _ = CPUFrames.AppendValues(buf[:0], r, "sha256:0000000000000000000000000000000000000000000000000000000000000000")
 	}
 	b.SetBytes(int64(len(buf)))
+}
+
+// An embedded row type's columns stand in its place: cpu.caller_edges is
+// rank, artifact_id, then cpu.edges' columns in their order, and its rows
+// encode and scan back through the embedded struct.
+func TestEmbeddedColumns(t *testing.T) {
+	want := append([]string{"rank", ArtifactColumn}, CPUEdges.Names()[1:]...) // cpu.edges' own artifact_id is the sink's
+	if got := CPUCallerEdges.Names(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("columns %v, want %v", got, want)
+	}
+	for i, c := range CPUCallerEdges.Columns[2:] {
+		if e := CPUEdges.Columns[i+1]; c != e {
+			t.Errorf("column %s is %+v; cpu.edges declares %+v", c.Name, c, e)
+		}
+	}
+	r := &CallerEdge{Rank: 3, ArtifactID: "sha256:a", Edge: Edge{CallerID: "c", CallerFunction: "main", CallerLine: 1,
+		CalleeID: "d", CalleeFunction: "work", CalleeFile: Some("w.go"), CalleeLine: -1, Thread: Some("t1"),
+		Weight: Some(2.5), SelfWeight: Some(1.0), Calls: Some(int64(7))}}
+	got, err := CPUCallerEdges.AppendValues(nil, r, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := CPUCallerEdges.Values(r, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o["callee_file"] != "w.go" || o["rank"] != int64(3) || o["weight"] != 2.5 || o["process"] != nil {
+		t.Fatalf("values %v", o)
+	}
+	want2, _ := evidence.Canonical(o)
+	if string(got) != string(want2) {
+		t.Fatalf("typed encoding\n%s\nobject encoding\n%s", got, want2)
+	}
+	v, _ := evidence.ParseValue(got, 0)
+	back, err := CPUCallerEdges.Scan(v.(evidence.Object))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *back != *r {
+		t.Fatalf("scanned %+v, want %+v", back, r)
+	}
+}
+
+func TestEmbeddedDeclarationErrors(t *testing.T) {
+	type inner struct {
+		A string `col:"a" doc:"a"`
+	}
+	type Inner struct {
+		A string `col:"a" doc:"a"`
+	}
+	type hidden struct{ inner }
+	type twice struct {
+		A string `col:"a" doc:"a"`
+		Inner
+	}
+	type artifact struct {
+		Inner
+		ID string `col:"artifact_id" doc:"x"`
+	}
+	for name, c := range map[string]struct {
+		typ          reflect.Type
+		fromArtifact bool
+		want         string
+	}{
+		"unexported embedded":         {reflect.TypeFor[hidden](), false, "not exported"},
+		"column declared twice":       {reflect.TypeFor[twice](), false, "column a is declared twice"},
+		"artifact column and a field": {reflect.TypeFor[artifact](), true, "column artifact_id is declared twice"},
+	} {
+		if _, _, err := newCodec(c.typ, c.fromArtifact); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+}
+
+func BenchmarkAppendCallerEdge(b *testing.B) {
+	r := &CallerEdge{Rank: 1, ArtifactID: "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+		Edge: Edge{CallerID: "v8:0123456789abcdef", CallerFunction: "main", CallerFile: Some("file:///app/app.js"), CallerLine: 3,
+			CalleeID: "v8:fedcba9876543210", CalleeFunction: "crunchPrimes", CalleeLine: 12, Weight: Some(5678.0), SelfWeight: Some(1234.0)}}
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		buf, _ = CPUCallerEdges.AppendValues(buf[:0], r, "")
+	}
+	b.SetBytes(int64(len(buf)))
+}
+
+func TestColumnLookup(t *testing.T) {
+	for _, s := range All() {
+		for _, c := range s.Columns {
+			if got, ok := s.Column(c.Name); !ok || got != c {
+				t.Errorf("%s: Column(%s) = %+v, %v", s.Name, c.Name, got, ok)
+			}
+		}
+		if _, ok := s.Column("no_such_column"); ok {
+			t.Errorf("%s: found an undeclared column", s.Name)
+		}
+	}
 }

@@ -96,17 +96,19 @@ var summed = []struct {
 }
 
 type projector struct {
+	// The admitted tables; Summary is theirs.
+	projection.Inputs[*selected]
+
 	args  evidence.Object
 	given map[string]bool
 	rank  string
 	n     int
 	set   *pathglob.Set
-	in    projection.Inputs[*selected]
 }
 
 // New starts the projection.
 func New(args evidence.Object, given map[string]bool) (projection.Projector, error) {
-	p := &projector{args: args, given: given, in: projection.NewInputs[*selected](table.CoverageFiles.Schema)}
+	p := &projector{Inputs: projection.NewInputs[*selected](table.CoverageFiles.Schema), args: args, given: given}
 	p.rank, _ = args["rank_by"].(string)
 	inc, _ := args["include"].([]string)
 	exc, _ := args["exclude"].([]string)
@@ -123,7 +125,7 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 // report returns the admitted table with statement data (a report), or
 // without (a data file).
 func (p *projector) report(statements bool) *projection.Input[*selected] {
-	for _, x := range p.in.List() {
+	for _, x := range p.List() {
 		if x.Caps.Statements == statements {
 			return x
 		}
@@ -134,14 +136,14 @@ func (p *projector) report(statements bool) *projection.Input[*selected] {
 // Table admits at most one report and one data file: a report ranks, a
 // data file beside it adds its metrics.
 func (p *projector) Table(t *evidence.Table, caps formats.Caps) error {
-	if err := p.in.Check(t); err != nil {
+	if err := p.Check(t); err != nil {
 		return err
 	}
 	if prev := p.report(caps.Statements); prev != nil {
 		return &evidence.Failure{Code: evidence.CodeInvalidArgument,
 			Message: fmt.Sprintf("coverage files rank from one %s artifact at a time; got tables %s and %s", t.Format, prev.Table.ID, t.ID)}
 	}
-	_, err := p.in.Admit(t, caps, &selected{sums: map[string]int64{}})
+	_, err := p.Admit(t, caps, &selected{sums: map[string]int64{}})
 	return err
 }
 
@@ -151,12 +153,12 @@ func (p *projector) Table(t *evidence.Table, caps formats.Caps) error {
 func (p *projector) effectiveRank() (string, error) {
 	hasReport := p.report(true) != nil
 	if p.rank == "" {
-		if hasReport || len(p.in.List()) == 0 {
+		if hasReport || len(p.List()) == 0 {
 			return ByMissingLines, nil
 		}
 		return ByExecutedLines, nil
 	}
-	if NeedsStatements(p.rank) && !hasReport && len(p.in.List()) > 0 {
+	if NeedsStatements(p.rank) && !hasReport && len(p.List()) > 0 {
 		return "", &evidence.Failure{Code: evidence.CodeInvalidArgument,
 			Message:  fmt.Sprintf("rank_by=%s needs statement data, which only a coverage json report has; decode the report, or rank by executed_lines or file", p.rank),
 			Location: evidence.Location{Field: "rank_by"}}
@@ -165,11 +167,7 @@ func (p *projector) effectiveRank() (string, error) {
 }
 
 func (p *projector) Row(t *evidence.Table, row any) error {
-	x, artifact, err := p.in.Row(t, row)
-	if err != nil {
-		return err
-	}
-	f, err := projection.Scan(table.CoverageFiles, t, row)
+	f, x, artifact, err := projection.Read(&p.Inputs, table.CoverageFiles, t, row)
 	if err != nil {
 		return err
 	}
@@ -183,11 +181,6 @@ func (p *projector) Row(t *evidence.Table, row any) error {
 	}
 	x.State.rows = append(x.State.rows, item{row: *f, artifact: artifact})
 	return nil
-}
-
-func (p *projector) Summary(t *evidence.Table, s *evidence.Summary) error {
-	_, err := p.in.Close(t, s)
-	return err
 }
 
 // keyOf computes an item's ranking key.
@@ -217,7 +210,7 @@ func (p *projector) Finish(w projection.Emitter) error {
 	if ranked == nil {
 		ranked, other = other, nil
 	}
-	h := p.in.Header(table.CoverageRankedFiles.Schema, "", evidence.Observed, p.args)
+	h := p.Header(table.CoverageRankedFiles.Schema, "", evidence.Observed, p.args)
 	h.Arguments["rank_by"] = rank
 	if ranked != nil {
 		// The ranked table names the result; a data file beside it follows.
@@ -231,7 +224,7 @@ func (p *projector) Finish(w projection.Emitter) error {
 		return err
 	}
 	if ranked == nil {
-		return res.End(p.in.Summary(0, nil))
+		return res.End(p.Summarize(0, nil))
 	}
 	top := projection.NewTopN(p.n, before)
 	for _, it := range ranked.State.rows {
@@ -243,7 +236,7 @@ func (p *projector) Finish(w projection.Emitter) error {
 			return err
 		}
 	}
-	s := p.in.Summary(top.Observed(), top.Truncation("row_limit"))
+	s := p.Summarize(top.Observed(), top.Truncation("row_limit"))
 	s.Coverage["ranked_format"], s.Coverage["rank_by"] = ranked.Table.Format, rank
 	// Native totals pass through unchanged from the decoders' summaries.
 	for _, in := range []*projection.Input[*selected]{ranked, other} {

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/flameox/flameox/internal/evidence"
-	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/table"
@@ -33,28 +32,22 @@ type edgeRow struct {
 }
 
 type edges struct {
-	top             int
-	caller, callee  *regexp.Regexp
-	thread, process string
-	args            evidence.Object
-	in              profiles
-	ranked          *projection.TopN[edgeRow]
-	unweighted      int64 // edges without recorded weights
+	// The admitted profiles; Table and Summary are theirs.
+	profiles
+	common
+
+	caller, callee *regexp.Regexp
+	args           evidence.Object
+	ranked         *projection.TopN[edgeRow]
+	unweighted     int64 // edges without recorded weights
 }
 
 func newEdges(args evidence.Object, _ map[string]bool) (projection.Projector, error) {
-	e := &edges{args: args, in: newProfiles(table.CPUEdges.Schema)}
-	top, _ := evidence.AsInt(args["top"])
-	e.top = int(top)
-	var err error
-	if e.caller, err = compile(args, "caller_pattern"); err != nil {
+	re, err := compile(args, "caller_pattern", "callee_pattern")
+	if err != nil {
 		return nil, err
 	}
-	if e.callee, err = compile(args, "callee_pattern"); err != nil {
-		return nil, err
-	}
-	e.thread, _ = args["thread"].(string)
-	e.process, _ = args["process"].(string)
+	e := &edges{profiles: newProfiles(table.CPUEdges.Schema, "weight", "self_weight"), common: commonOf(args), caller: re[0], callee: re[1], args: args}
 	// Weighted edges rank first by weight; edges whose producer recorded
 	// only call counts (the profile module's pstats) follow, by calls.
 	e.ranked = projection.NewTopN(e.top, func(a, b edgeRow) bool {
@@ -75,16 +68,8 @@ func newEdges(args evidence.Object, _ map[string]bool) (projection.Projector, er
 	return e, nil
 }
 
-func (e *edges) Table(t *evidence.Table, caps formats.Caps) error {
-	return e.in.admit(t, caps, "weight", "self_weight")
-}
-
 func (e *edges) Row(t *evidence.Table, row any) error {
-	x, artifact, err := e.in.Row(t, row)
-	if err != nil {
-		return err
-	}
-	r, err := projection.Scan(table.CPUEdges, t, row)
+	r, x, artifact, err := projection.Read(&e.Inputs, table.CPUEdges, t, row)
 	if err != nil {
 		return err
 	}
@@ -99,8 +84,7 @@ func (e *edges) Row(t *evidence.Table, row any) error {
 	s := r.SelfWeight.V * x.State.factor
 	x.State.total += s
 	switch {
-	case e.thread != "" && r.Thread != table.Some(e.thread),
-		e.process != "" && r.Process != table.Some(e.process),
+	case !e.series(r.Thread, r.Process),
 		e.caller != nil && !e.caller.MatchString(r.CallerFunction),
 		e.callee != nil && !e.callee.MatchString(r.CalleeFunction):
 		return nil
@@ -110,25 +94,18 @@ func (e *edges) Row(t *evidence.Table, row any) error {
 	return nil
 }
 
-func (e *edges) Summary(t *evidence.Table, s *evidence.Summary) error {
-	_, err := e.in.Close(t, s)
-	return err
-}
-
 func (e *edges) Finish(w projection.Emitter) error {
-	if err := e.in.Ready(); err != nil {
+	if err := e.Ready(); err != nil {
 		return err
 	}
-	res, err := projection.Begin(w, e.in.Header(table.CPUCallerEdges.Schema, e.in.unit, evidence.Derived, e.args))
+	res, err := projection.Begin(w, e.Header(table.CPUCallerEdges.Schema, e.unit, evidence.Derived, e.args))
 	if err != nil {
 		return err
 	}
 	for i, r := range e.ranked.Sorted() {
-		g := &r.edge
-		out := &table.CallerEdge{Rank: int64(i + 1), ArtifactID: r.id.artifact,
-			CallerID: g.CallerID, CallerFunction: g.CallerFunction, CallerFile: g.CallerFile, CallerLine: g.CallerLine,
-			CalleeID: g.CalleeID, CalleeFunction: g.CalleeFunction, CalleeFile: g.CalleeFile, CalleeLine: g.CalleeLine,
-			Thread: g.Thread, Process: g.Process, Calls: g.Calls, PrimitiveCalls: g.PrimitiveCalls}
+		// An unweighted edge's weights are null already (Row refuses one of
+		// the two alone); a weighted edge's are converted.
+		out := &table.CallerEdge{Rank: int64(i + 1), ArtifactID: r.id.artifact, Edge: r.edge}
 		if r.weighted {
 			out.Weight, out.SelfWeight = table.Some(r.weight), table.Some(r.self)
 		}
@@ -136,7 +113,7 @@ func (e *edges) Finish(w projection.Emitter) error {
 			return err
 		}
 	}
-	sum := e.in.summary(e.ranked.Observed(), e.ranked.Truncation("top"))
+	sum := e.summary(e.ranked.Observed(), e.ranked.Truncation("top"))
 	if e.unweighted > 0 {
 		sum.Metrics["unweighted_edges"] = evidence.Metric{Value: e.unweighted, Unit: "count"}
 		sum.Limit("some edges carry call counts but no weights (the producer recorded none); they rank after weighted edges, by calls")

@@ -34,6 +34,27 @@ var commonParams = []param.Param{
 	{Name: "process", Type: param.String, Doc: "keep only this process series (exact match)"},
 }
 
+// common is what commonParams ask for: the rows to keep after ranking,
+// and one thread and process series.
+type common struct {
+	top             int
+	thread, process string
+}
+
+func commonOf(args evidence.Object) common {
+	top, _ := evidence.AsInt(args["top"])
+	c := common{top: int(top)}
+	c.thread, _ = args["thread"].(string)
+	c.process, _ = args["process"].(string)
+	return c
+}
+
+// series reports whether a row of this thread and process is in the
+// selected series.
+func (c *common) series(thread, process table.Null[string]) bool {
+	return (c.thread == "" || thread == table.Some(c.thread)) && (c.process == "" || process == table.Some(c.process))
+}
+
 // Hotspots is the cpu-hotspots projection.
 var Hotspots = &projection.Spec{
 	Name:   "cpu-hotspots",
@@ -59,34 +80,28 @@ type frameRow struct {
 }
 
 type hotspots struct {
+	// The admitted profiles; Table and Summary are theirs.
+	profiles
+	common
+
 	metric    string
-	top       int
 	fn, file  *regexp.Regexp
-	thread    string
-	process   string
 	synthetic bool
 
 	args   evidence.Object
-	in     profiles
 	ranked *projection.TopN[frameRow]
 }
 
 func newHotspots(args evidence.Object, given map[string]bool) (projection.Projector, error) {
-	h := &hotspots{metric: MetricSelf, synthetic: true, args: args, in: newProfiles(table.CPUFrames.Schema)}
+	re, err := compile(args, "function_pattern", "file_pattern")
+	if err != nil {
+		return nil, err
+	}
+	h := &hotspots{profiles: newProfiles(table.CPUFrames.Schema, "self_weight", "inclusive_weight"), common: commonOf(args),
+		metric: MetricSelf, fn: re[0], file: re[1], synthetic: true, args: args}
 	if m, ok := args["metric"].(string); ok {
 		h.metric = m
 	}
-	top, _ := evidence.AsInt(args["top"])
-	h.top = int(top)
-	var err error
-	if h.fn, err = compile(args, "function_pattern"); err != nil {
-		return nil, err
-	}
-	if h.file, err = compile(args, "file_pattern"); err != nil {
-		return nil, err
-	}
-	h.thread, _ = args["thread"].(string)
-	h.process, _ = args["process"].(string)
 	if b, ok := args["include_synthetic"].(bool); ok {
 		h.synthetic = b
 	}
@@ -94,17 +109,23 @@ func newHotspots(args evidence.Object, given map[string]bool) (projection.Projec
 	return h, nil
 }
 
-func compile(args evidence.Object, name string) (*regexp.Regexp, error) {
-	s, ok := args[name].(string)
-	if !ok || s == "" {
-		return nil, nil
+// compile compiles the RE2 patterns of the arguments named, in order; nil
+// for one not given.
+func compile(args evidence.Object, names ...string) ([]*regexp.Regexp, error) {
+	out := make([]*regexp.Regexp, len(names))
+	for i, name := range names {
+		s, ok := args[name].(string)
+		if !ok || s == "" {
+			continue
+		}
+		re, err := regexp.Compile(s)
+		if err != nil {
+			return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
+				Message: fmt.Sprintf("argument %s: %v", name, err), Location: evidence.Location{Field: name}}
+		}
+		out[i] = re
 	}
-	re, err := regexp.Compile(s)
-	if err != nil {
-		return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
-			Message: fmt.Sprintf("argument %s: %v", name, err), Location: evidence.Location{Field: name}}
-	}
-	return re, nil
+	return out, nil
 }
 
 func (h *hotspots) metricValue(r *frameRow) float64 {
@@ -129,16 +150,8 @@ func (h *hotspots) before(a, b frameRow) bool {
 	return compareIdentity(&a.id, &b.id) < 0
 }
 
-func (h *hotspots) Table(t *evidence.Table, caps formats.Caps) error {
-	return h.in.admit(t, caps, "self_weight", "inclusive_weight")
-}
-
 func (h *hotspots) Row(t *evidence.Table, row any) error {
-	x, artifact, err := h.in.Row(t, row)
-	if err != nil {
-		return err
-	}
-	f, err := projection.Scan(table.CPUFrames, t, row)
+	f, x, artifact, err := projection.Read(&h.Inputs, table.CPUFrames, t, row)
 	if err != nil {
 		return err
 	}
@@ -156,8 +169,7 @@ func (h *hotspots) Row(t *evidence.Table, row any) error {
 func (h *hotspots) selected(f *table.Frame) bool {
 	switch {
 	case !h.synthetic && f.Symbolization == table.Synthetic,
-		h.thread != "" && f.Thread != table.Some(h.thread),
-		h.process != "" && f.Process != table.Some(h.process),
+		!h.series(f.Thread, f.Process),
 		h.fn != nil && !h.fn.MatchString(f.Function),
 		h.file != nil && !h.file.MatchString(f.File.V):
 		return false
@@ -165,22 +177,17 @@ func (h *hotspots) selected(f *table.Frame) bool {
 	return true
 }
 
-func (h *hotspots) Summary(t *evidence.Table, s *evidence.Summary) error {
-	_, err := h.in.Close(t, s)
-	return err
-}
-
 func (h *hotspots) Finish(w projection.Emitter) error {
-	if err := h.in.Ready(); err != nil {
+	if err := h.Ready(); err != nil {
 		return err
 	}
-	head := h.in.Header(table.CPUHotspots.Schema, h.in.unit, evidence.Derived, h.args)
+	head := h.Header(table.CPUHotspots.Schema, h.unit, evidence.Derived, h.args)
 	head.Arguments["metric"] = h.metric
 	res, err := projection.Begin(w, head)
 	if err != nil {
 		return err
 	}
-	total := h.in.totalWeight()
+	total := h.totalWeight()
 	for i, r := range h.ranked.Sorted() {
 		f := &r.frame
 		if err := res.Row(&table.Hotspot{Rank: int64(i + 1), ArtifactID: r.id.artifact,
@@ -191,7 +198,7 @@ func (h *hotspots) Finish(w projection.Emitter) error {
 			return err
 		}
 	}
-	return res.End(h.in.summary(h.ranked.Observed(), h.ranked.Truncation("top")))
+	return res.End(h.summary(h.ranked.Observed(), h.ranked.Truncation("top")))
 }
 
 // share is v's share of total; null when there is no total weight.

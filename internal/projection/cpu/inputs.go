@@ -25,24 +25,25 @@ type profile struct {
 // dimension, one format, at most MaxProfiles profiles.
 type profiles struct {
 	projection.Inputs[profile]
-	unit string // the result unit
+	weights []string // the schema's weight columns
+	unit    string   // the result unit
 }
 
-func newProfiles(s *table.Schema) profiles {
-	p := profiles{Inputs: projection.NewInputs[profile](s)}
+func newProfiles(s *table.Schema, weights ...string) profiles {
+	p := profiles{Inputs: projection.NewInputs[profile](s), weights: weights}
 	p.Bound(projection.ArtifactBound{Name: "max_profiles", Max: MaxProfiles, Unit: "profiles"})
 	return p
 }
 
-// admit checks a table header before its rows: its weight columns share
-// one unit, of the dimension of the tables admitted before, and its
-// format is theirs.
-func (p *profiles) admit(t *evidence.Table, caps formats.Caps, weightCols ...string) error {
+// Table implements Projector's Table: it checks a table header before its
+// rows: its weight columns share one unit, of the dimension of the tables
+// admitted before, and its format is theirs.
+func (p *profiles) Table(t *evidence.Table, caps formats.Caps) error {
 	if err := p.Check(t); err != nil {
 		return err
 	}
 	var tu string
-	for _, name := range weightCols {
+	for _, name := range p.weights {
 		c, ok := t.Column(name)
 		if !ok {
 			return evidence.Failf(evidence.CodeInvalidArgument, "table %s (%s) has no column %s", t.ID, t.Name, name)
@@ -86,7 +87,7 @@ func (p *profiles) totalWeight() float64 {
 
 // summary is the result summary with the CPU metrics.
 func (p *profiles) summary(observed int64, trunc *evidence.Truncation) *evidence.Summary {
-	s := p.Summary(observed, trunc)
+	s := p.Summarize(observed, trunc)
 	s.Metrics["profile_count"] = evidence.Metric{Value: len(p.Artifacts()), Unit: "count"}
 	s.Metrics[table.MetricTotalWeight] = evidence.Metric{Value: p.totalWeight(), Unit: p.unit}
 	return s

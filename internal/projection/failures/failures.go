@@ -7,8 +7,7 @@
 // apply before the bound, so rows_observed and truncation describe the
 // selected failures, written as pytest.failures rows.
 //
-// It imports projection, table, formats (capabilities), param and
-// evidence.
+// It imports projection, table, param and evidence.
 package failures
 
 import (
@@ -18,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
-	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/table"
@@ -62,18 +60,20 @@ type item struct {
 }
 
 type projector struct {
+	// The admitted tables; Table and Summary are theirs.
+	projection.Inputs[struct{}]
+
 	args     evidence.Object
 	glob     *regexp.Regexp
 	outcomes []string
 	top      *projection.TopN[item]
-	in       projection.Inputs[struct{}]
 	counts   map[string]int64
 	seq      int64
 }
 
 // New starts a failures projection with validated arguments.
 func New(args evidence.Object, given map[string]bool) (projection.Projector, error) {
-	p := &projector{args: args, in: projection.NewInputs[struct{}](table.PytestOutcomes.Schema), counts: map[string]int64{}, outcomes: selectable}
+	p := &projector{Inputs: projection.NewInputs[struct{}](table.PytestOutcomes.Schema), args: args, counts: map[string]int64{}, outcomes: selectable}
 	top, ok := evidence.AsInt(args["top"])
 	if !ok {
 		return nil, evidence.Failf(evidence.CodeInvalidArgument, "argument top must be an integer")
@@ -106,17 +106,8 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 	return p, nil
 }
 
-func (p *projector) Table(t *evidence.Table, caps formats.Caps) error {
-	_, err := p.in.Admit(t, caps, struct{}{})
-	return err
-}
-
 func (p *projector) Row(t *evidence.Table, row any) error {
-	_, artifact, err := p.in.Row(t, row)
-	if err != nil {
-		return err
-	}
-	o, err := projection.Scan(table.PytestOutcomes, t, row)
+	o, _, artifact, err := projection.Read(&p.Inputs, table.PytestOutcomes, t, row)
 	if err != nil {
 		return err
 	}
@@ -150,13 +141,8 @@ func (p *projector) Row(t *evidence.Table, row any) error {
 	return nil
 }
 
-func (p *projector) Summary(t *evidence.Table, s *evidence.Summary) error {
-	_, err := p.in.Close(t, s)
-	return err
-}
-
 func (p *projector) Finish(w projection.Emitter) error {
-	res, err := projection.Begin(w, p.in.Header(table.PytestFailures.Schema, "", evidence.Derived, p.args))
+	res, err := projection.Begin(w, p.Header(table.PytestFailures.Schema, "", evidence.Derived, p.args))
 	if err != nil {
 		return err
 	}
@@ -172,7 +158,7 @@ func (p *projector) Finish(w projection.Emitter) error {
 // complete only when every input is: its session finished, was not
 // interrupted, lost no worker and was not truncated.
 func (p *projector) summary() *evidence.Summary {
-	s := p.in.Summary(p.top.Observed(), p.top.Truncation("row_limit"))
+	s := p.Summarize(p.top.Observed(), p.top.Truncation("row_limit"))
 	for _, o := range []string{table.OutcomePassed, table.OutcomeFailed, table.OutcomeError, table.OutcomeSkipped,
 		table.OutcomeXFailed, table.OutcomeXPassed, table.OutcomeCrashed, table.OutcomeInterrupted,
 		table.OutcomeUnexecuted, table.MetricCollectionErrors, table.MetricCollectionSkipped} {
@@ -184,7 +170,7 @@ func (p *projector) summary() *evidence.Summary {
 	unknown := map[string]bool{}
 	finished, interrupted := true, false
 	var exits []int64
-	inputs := p.in.List()
+	inputs := p.List()
 	for _, in := range inputs {
 		is := in.Summary
 		if is == nil {
@@ -235,6 +221,6 @@ func (p *projector) summary() *evidence.Summary {
 	s.Metrics[table.MetricExitStatus] = evidence.Metric{Value: exit}
 	s.Metrics[table.MetricSessionFinished] = evidence.Metric{Value: finished && len(inputs) > 0}
 	s.Metrics[table.MetricSessionInterrupt] = evidence.Metric{Value: interrupted}
-	s.Metrics["artifacts"] = evidence.Metric{Value: int64(len(p.in.Artifacts()))}
+	s.Metrics["artifacts"] = evidence.Metric{Value: int64(len(p.Artifacts()))}
 	return s
 }

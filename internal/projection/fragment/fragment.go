@@ -88,15 +88,16 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 		return nil, err
 	}
 	budget, _ := evidence.AsInt(args["bytes"])
-	return &projector{args: args, win: win, budget: budget, byID: map[string]*stream{}}, nil
+	return &projector{Each: projection.Each[stream, *table.TextLine]{Name: Name, Result: table.TextFragmentLines.Schema}, args: args, win: win, budget: budget}, nil
 }
 
 type projector struct {
+	// The admitted tables, each with its kept rows; Summary is theirs.
+	projection.Each[stream, *table.TextLine]
+
 	args   evidence.Object
 	win    Window
 	budget int64
-	order  []*stream
-	byID   map[string]*stream
 }
 
 // row is a text line with the native bytes it shows.
@@ -105,9 +106,8 @@ type row struct {
 	shown []byte
 }
 
+// stream is what the projection keeps of one table.
 type stream struct {
-	in       *evidence.Table
-	kept     []*row
 	selected int64
 	shown    int64
 	cut      bool  // the bytes bound stopped keeping rows
@@ -118,7 +118,6 @@ type stream struct {
 	firstCol int64 // column of the first row of the window's first line
 	firstOK  bool
 	maxEnd   int64 // end offset (terminator included) of the last row seen
-	src      *evidence.Summary
 }
 
 func (p *projector) Table(t *evidence.Table, _ formats.Caps) error {
@@ -126,13 +125,7 @@ func (p *projector) Table(t *evidence.Table, _ formats.Caps) error {
 		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
 			Message: fmt.Sprintf("the text-fragment projection reads %s tables, not %s (decode the artifact with --format text)", table.TextLines.Name, t.Name)}
 	}
-	if _, dup := p.byID[t.ID]; dup {
-		return evidence.Failf(evidence.CodeInvalidArgument, "table %s was given twice", t.ID)
-	}
-	s := &stream{in: t}
-	p.byID[t.ID] = s
-	p.order = append(p.order, s)
-	return nil
+	return p.Add(t, stream{})
 }
 
 // termLen is the native length of a row's terminator.
@@ -147,10 +140,11 @@ func termLen(t table.Null[string]) int64 {
 }
 
 func (p *projector) Row(t *evidence.Table, v any) error {
-	s, ok := p.byID[t.ID]
-	if !ok {
-		return evidence.Failf(evidence.CodeInvalidArgument, "row of table %s before its header", t.ID)
+	x, err := p.Of(t, "row")
+	if err != nil {
+		return err
 	}
+	s := &x.State
 	l, err := table.TextLines.Scan(v)
 	if err != nil {
 		return evidence.Wrap(evidence.CodeInvalidArgument, err, "table %s", t.ID)
@@ -186,7 +180,7 @@ func (p *projector) Row(t *evidence.Table, v any) error {
 		return nil
 	}
 	text.Show(&out.TextLine, out.shown)
-	s.kept = append(s.kept, out)
+	x.Kept = append(x.Kept, &out.TextLine)
 	s.shown += int64(len(out.shown))
 	return nil
 }
@@ -227,71 +221,35 @@ func clip(r *row, w Window) *row {
 	return out
 }
 
-func (p *projector) Summary(t *evidence.Table, sum *evidence.Summary) error {
-	s, ok := p.byID[t.ID]
-	if !ok {
-		return evidence.Failf(evidence.CodeInvalidArgument, "summary of table %s before its header", t.ID)
-	}
-	s.src = sum
-	return nil
-}
-
-func (p *projector) Finish(w projection.Emitter) error {
-	for _, s := range p.order {
-		args := evidence.Object{}
-		for k, v := range p.args {
-			args[k] = v
-		}
-		if s.in.Arguments != nil {
-			args["decode"] = s.in.Arguments
-		}
-		out := &evidence.Table{Name: table.TextFragmentLines.Name, Projection: Name, Format: s.in.Format,
-			Columns: table.TextFragmentLines.EvidenceColumns(""), Evidence: s.in.Evidence, ArtifactIDs: s.in.ArtifactIDs, Decoder: s.in.Decoder, Arguments: args}
-		if err := w.Begin(out); err != nil {
-			return err
-		}
-		for _, r := range s.kept {
-			v, err := table.TextFragmentLines.Values(&r.TextLine, "")
-			if err != nil {
-				return evidence.Wrap(evidence.CodeInternal, err, "table %s", out.Name)
-			}
-			if err := w.Row(v); err != nil {
-				return err
-			}
-		}
-		if err := w.End(p.summary(s)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (p *projector) Finish(w projection.Emitter) error { return p.Each.Finish(w, p.args, p.summary) }
 
 // summary records the exact window, what was shown of it, and whether the
 // decoded lines covered it.
-func (p *projector) summary(s *stream) *evidence.Summary {
-	sum := &evidence.Summary{RowsObserved: s.selected, RowsEmitted: int64(len(s.kept)), Complete: true,
+func (p *projector) summary(x *projection.One[stream, *table.TextLine]) *evidence.Summary {
+	s, kept, src := &x.State, x.Kept, x.Summary
+	sum := &evidence.Summary{RowsObserved: s.selected, RowsEmitted: int64(len(kept)), Complete: true,
 		Coverage: evidence.Object{"window": p.win.value()}}
-	if len(s.kept) > 0 {
-		first, last := s.kept[0], s.kept[len(s.kept)-1]
+	if len(kept) > 0 {
+		first, last := kept[0], kept[len(kept)-1]
 		sum.Coverage["shown"] = evidence.Object{"first_line": first.Line, "last_line": last.Line,
 			"first_offset": first.Offset, "end_offset": last.Offset + last.Bytes + termLen(last.Terminator)}
 	}
-	if s.selected > int64(len(s.kept)) {
-		sum.Truncation = &evidence.Truncation{Reason: "byte_limit", Limit: p.budget, Omitted: s.selected - int64(len(s.kept))}
+	if s.selected > int64(len(kept)) {
+		sum.Truncation = &evidence.Truncation{Reason: "byte_limit", Limit: p.budget, Omitted: s.selected - int64(len(kept))}
 		sum.Complete = false
 	}
 	if s.partial > 0 {
 		sum.Complete = false
 		sum.Limit(fmt.Sprintf("%d lines of the window are longer than the decoder's max_line_bytes and are shown in part (text_bytes < bytes); decode with a larger --option max_line_bytes", s.partial))
 	}
-	if s.src == nil {
+	if src == nil {
 		sum.Complete = false
 		sum.Limit("the decoder's table ended without a summary (its decode failed); the window may be covered in part")
 		return sum
 	}
-	sum.Coverage["decoded"] = s.src.Coverage
-	dw, ok := text.WindowFrom(s.src.Coverage)
-	allEmitted := s.src.RowsEmitted == s.src.RowsObserved
+	sum.Coverage["decoded"] = src.Coverage
+	dw, ok := text.WindowFrom(src.Coverage)
+	allEmitted := src.RowsEmitted == src.RowsObserved
 	if !ok {
 		sum.Complete = false
 		sum.Limit("the decoded table does not record its window, so coverage of the fragment cannot be established")
@@ -303,8 +261,8 @@ func (p *projector) summary(s *stream) *evidence.Summary {
 			sum.Complete = false
 		}
 	}
-	for _, l := range s.src.Limitations {
-		if s.partial > 0 || len(s.kept) > 0 {
+	for _, l := range src.Limitations {
+		if s.partial > 0 || len(kept) > 0 {
 			sum.Limit("decoder: " + l)
 		}
 	}

@@ -4,8 +4,7 @@
 // phases with their durations (observations.series, .raw_records,
 // .phases). Filters (name pattern, phase) apply before the row bound.
 //
-// It imports projection, table, formats (capabilities), param, unit and
-// evidence.
+// It imports projection, table, param, unit and evidence.
 package observations
 
 import (
@@ -18,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
-	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/table"
@@ -91,13 +89,15 @@ type rawRow struct {
 }
 
 type projector struct {
+	// The admitted tables; Table and Summary are theirs.
+	projection.Inputs[struct{}]
+
 	args      evidence.Object
 	mode      string
 	glob      *regexp.Regexp
 	phase     string
 	hasPhase  bool
 	top       int
-	in        projection.Inputs[struct{}]
 	series    map[seriesKey]*series
 	raw       *projection.TopN[rawRow]
 	phases    *projection.TopN[phaseRow]
@@ -109,7 +109,7 @@ type projector struct {
 
 // New starts an observations projection with validated arguments.
 func New(args evidence.Object, given map[string]bool) (projection.Projector, error) {
-	p := &projector{args: args, in: projection.NewInputs[struct{}](table.ObservationRecords.Schema),
+	p := &projector{Inputs: projection.NewInputs[struct{}](table.ObservationRecords.Schema), args: args,
 		series: map[seriesKey]*series{}, open: map[procKey][]openPhase{}}
 	p.mode, _ = args["mode"].(string)
 	if p.mode == "" {
@@ -145,17 +145,8 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 	return p, nil
 }
 
-func (p *projector) Table(t *evidence.Table, caps formats.Caps) error {
-	_, err := p.in.Admit(t, caps, struct{}{})
-	return err
-}
-
 func (p *projector) Row(t *evidence.Table, row any) error {
-	_, art, err := p.in.Row(t, row)
-	if err != nil {
-		return err
-	}
-	r, err := projection.Scan(table.ObservationRecords, t, row)
+	r, _, art, err := projection.Read(&p.Inputs, table.ObservationRecords, t, row)
 	if err != nil {
 		return err
 	}
@@ -258,11 +249,6 @@ func (p *projector) phaseRow(proc procKey, o openPhase, depth int, end *int64) {
 	p.phases.Add(r)
 }
 
-func (p *projector) Summary(t *evidence.Table, s *evidence.Summary) error {
-	_, err := p.in.Close(t, s)
-	return err
-}
-
 func (p *projector) Finish(w projection.Emitter) error {
 	var unclosed int64
 	for proc, stack := range p.open {
@@ -278,7 +264,7 @@ func (p *projector) Finish(w projection.Emitter) error {
 	case ModePhases:
 		schema = table.ObservationPhases.Schema
 	}
-	res, err := projection.Begin(w, p.in.Header(schema, "", ev, p.args))
+	res, err := projection.Begin(w, p.Header(schema, "", ev, p.args))
 	if err != nil {
 		return err
 	}
@@ -311,11 +297,11 @@ func (p *projector) Finish(w projection.Emitter) error {
 		}
 		observed, trunc = top.Observed(), top.Truncation("row_limit")
 	}
-	sum := p.in.Summary(observed, trunc)
+	sum := p.Summarize(observed, trunc)
 	sum.Metrics["observations"] = evidence.Metric{Value: p.records}
 	sum.Metrics["unclosed_phases"] = evidence.Metric{Value: unclosed}
 	sum.Metrics["unmatched_phase_ends"] = evidence.Metric{Value: p.unmatched}
-	sum.Metrics["artifacts"] = evidence.Metric{Value: int64(len(p.in.Artifacts()))}
+	sum.Metrics["artifacts"] = evidence.Metric{Value: int64(len(p.Artifacts()))}
 	if unclosed > 0 {
 		sum.Limit(fmt.Sprintf("%d phase(s) started and never ended; their durations are unknown", unclosed))
 	}

@@ -48,7 +48,7 @@ var Spec = &projection.Spec{
 
 // New starts a preview projection with validated arguments.
 func New(args evidence.Object, given map[string]bool) (projection.Projector, error) {
-	p := &projector{args: args, byID: map[string]*stream{}, positions: map[string][]int{}}
+	p := &projector{Each: projection.Each[stream, any]{Name: Name}, args: args, positions: map[string][]int{}}
 	p.rows, _ = evidence.AsInt(args["rows"])
 	p.bytes, _ = evidence.AsInt(args["bytes"])
 	p.status, _ = args["status"].(string)
@@ -63,13 +63,15 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 }
 
 type projector struct {
+	// The admitted tables, each with its kept rows (copies, of its
+	// schema); Summary is theirs.
+	projection.Each[stream, any]
+
 	args   evidence.Object
 	rows   int64
 	bytes  int64
 	status string
 	fields []string
-	order  []*stream
-	byID   map[string]*stream
 	// positions maps an artifact to the value positions the fields
 	// selection keeps, learnt from its preview.fields table (which
 	// precedes records) when the format's field positions index its
@@ -79,18 +81,15 @@ type projector struct {
 	buf       []byte
 }
 
-// stream is one admitted table on its way through.
+// stream is what the projection keeps of one table on its way through.
 type stream struct {
-	in       *evidence.Table
 	schema   *table.Schema
 	caps     formats.Caps
 	artifact string
-	kept     []any // typed rows of schema, copied
 	selected int64
 	size     int64
 	cut      string // the bound that first stopped keeping rows
-	src      *evidence.Summary
-	filtered bool // selection dropped some rows
+	filtered bool   // selection dropped some rows
 }
 
 func (p *projector) Table(t *evidence.Table, caps formats.Caps) error {
@@ -98,13 +97,7 @@ func (p *projector) Table(t *evidence.Table, caps formats.Caps) error {
 		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
 			Message: fmt.Sprintf("the preview projection reads preview and text tables, not %s", t.Name)}
 	}
-	if _, dup := p.byID[t.ID]; dup {
-		return evidence.Failf(evidence.CodeInvalidArgument, "table %s was given twice", t.ID)
-	}
-	s := &stream{in: t, schema: table.Lookup(t.Name), caps: caps, artifact: artifactOf(t)}
-	p.byID[t.ID] = s
-	p.order = append(p.order, s)
-	return nil
+	return p.Add(t, stream{schema: table.Lookup(t.Name), caps: caps, artifact: artifactOf(t)})
 }
 
 func artifactOf(t *evidence.Table) string {
@@ -115,10 +108,11 @@ func artifactOf(t *evidence.Table) string {
 }
 
 func (p *projector) Row(t *evidence.Table, row any) error {
-	s, ok := p.byID[t.ID]
-	if !ok {
-		return evidence.Failf(evidence.CodeInvalidArgument, "row of table %s before its header", t.ID)
+	x, err := p.Of(t, "row")
+	if err != nil {
+		return err
 	}
+	s := &x.State
 	kept, err := p.selectRow(s, row)
 	if err != nil {
 		return evidence.Wrap(evidence.CodeInvalidArgument, err, "table %s row", t.ID)
@@ -136,12 +130,12 @@ func (p *projector) Row(t *evidence.Table, row any) error {
 		return evidence.Wrap(evidence.CodeInvalidArgument, err, "table %s row", t.ID)
 	}
 	switch {
-	case int64(len(s.kept)) >= p.rows:
+	case int64(len(x.Kept)) >= p.rows:
 		s.cut = "row_limit"
 	case s.size+int64(len(p.buf)) > p.bytes:
 		s.cut = "byte_limit"
 	default:
-		s.kept = append(s.kept, kept)
+		x.Kept = append(x.Kept, kept)
 		s.size += int64(len(p.buf))
 	}
 	return nil
@@ -228,55 +222,15 @@ func (p *projector) project(artifact string, v any) any {
 	return v
 }
 
-func (p *projector) Summary(t *evidence.Table, s *evidence.Summary) error {
-	st, ok := p.byID[t.ID]
-	if !ok {
-		return evidence.Failf(evidence.CodeInvalidArgument, "summary of table %s before its header", t.ID)
-	}
-	st.src = s
-	return nil
-}
-
-func (p *projector) Finish(w projection.Emitter) error {
-	for _, s := range p.order {
-		if err := p.emit(w, s); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (p *projector) emit(w projection.Emitter, s *stream) error {
-	args := evidence.Object{}
-	for k, v := range p.args {
-		args[k] = v
-	}
-	if s.in.Arguments != nil {
-		args["decode"] = s.in.Arguments
-	}
-	out := &evidence.Table{Name: s.in.Name, Projection: Name, Format: s.in.Format,
-		Columns: s.in.Columns, Evidence: s.in.Evidence, ArtifactIDs: s.in.ArtifactIDs, Decoder: s.in.Decoder, Arguments: args}
-	if err := w.Begin(out); err != nil {
-		return err
-	}
-	for _, r := range s.kept {
-		v, err := s.schema.Values(r, s.artifact)
-		if err != nil {
-			return evidence.Wrap(evidence.CodeInternal, err, "table %s", out.Name)
-		}
-		if err := w.Row(v); err != nil {
-			return err
-		}
-	}
-	return w.End(p.summary(s))
-}
+func (p *projector) Finish(w projection.Emitter) error { return p.Each.Finish(w, p.args, p.summary) }
 
 // summary states what the selection and the bounds left, on top of what
 // the decoder already left.
-func (p *projector) summary(s *stream) *evidence.Summary {
-	sum := &evidence.Summary{RowsObserved: s.selected, RowsEmitted: int64(len(s.kept)), Complete: true,
+func (p *projector) summary(x *projection.One[stream, any]) *evidence.Summary {
+	s := &x.State
+	sum := &evidence.Summary{RowsObserved: s.selected, RowsEmitted: int64(len(x.Kept)), Complete: true,
 		Coverage: evidence.Object{}, Metrics: map[string]evidence.Metric{}}
-	src := s.src
+	src := x.Summary
 	if src == nil {
 		sum.Complete = false
 		sum.Limit("the decoder's table ended without a summary (its decode failed); rows shown are the ones it emitted")

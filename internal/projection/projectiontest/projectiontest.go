@@ -154,14 +154,8 @@ func (r *Result) Begin(t *evidence.Table) error {
 	if s == nil {
 		return fmt.Errorf("result table %s is not declared in package table", t.Name)
 	}
-	if len(s.Columns) != len(t.Columns) {
-		return fmt.Errorf("result table %s has %d columns; its schema declares %d", t.Name, len(t.Columns), len(s.Columns))
-	}
-	for i, c := range s.Columns {
-		h := t.Columns[i]
-		if h.Name != c.Name || h.Type != c.Type || (c.Unit != table.PerTable && h.Unit != c.Unit) || (c.Unit == table.PerTable && h.Unit == "") {
-			return fmt.Errorf("result table %s column %d is %+v; its schema declares %+v", t.Name, i, h, c)
-		}
+	if err := s.CheckHeader(t); err != nil {
+		return fmt.Errorf("result %w", err)
 	}
 	if t.Operation != "" || t.Projection != "" {
 		return fmt.Errorf("result table %s names operation %q and projection %q; flameox-rank stamps those", t.Name, t.Operation, t.Projection)
@@ -178,10 +172,9 @@ func (r *Result) Row(v evidence.Object) error {
 	if r.Header == nil || r.Summary != nil {
 		return errors.New("a result row outside its table")
 	}
+	// The header states the schema's columns (Begin), so the schema's
+	// check is the header's too.
 	if err := r.schema.Check(v); err != nil {
-		return err
-	}
-	if err := formats.CheckRow(r.Header, v); err != nil {
 		return fmt.Errorf("result table %s row %d: %w", r.Header.Name, len(r.Rows), err)
 	}
 	if _, err := evidence.Canonical(v); err != nil {

@@ -97,13 +97,15 @@ type scope struct {
 }
 
 type projector struct {
+	// The admitted tables; Summary is theirs.
+	projection.Inputs[scope]
+
 	args      evidence.Object
 	levels    []string
 	rules     []string
 	include   []string
 	exclude   []string
 	top       *projection.TopN[item]
-	in        projection.Inputs[scope]
 	read      int64
 	unlocated int64
 	selected  map[string]int64
@@ -111,7 +113,7 @@ type projector struct {
 
 // New starts the projection.
 func New(args evidence.Object, given map[string]bool) (projection.Projector, error) {
-	p := &projector{args: args, in: projection.NewInputs[scope](table.SARIFResults.Schema), selected: map[string]int64{}}
+	p := &projector{Inputs: projection.NewInputs[scope](table.SARIFResults.Schema), args: args, selected: map[string]int64{}}
 	p.levels, _ = args["levels"].([]string)
 	for _, l := range p.levels {
 		if !slices.Contains(levels, l) {
@@ -144,7 +146,7 @@ func sourceRoot(t *evidence.Table) (string, error) {
 }
 
 func (p *projector) Table(t *evidence.Table, caps formats.Caps) error {
-	if err := p.in.Check(t); err != nil {
+	if err := p.Check(t); err != nil {
 		return err
 	}
 	root, err := sourceRoot(t)
@@ -174,16 +176,12 @@ func (p *projector) Table(t *evidence.Table, caps formats.Caps) error {
 	if err != nil {
 		return &evidence.Failure{Code: evidence.CodeInvalidArgument, Message: err.Error()}
 	}
-	_, err = p.in.Admit(t, caps, scope{root: root, set: set})
+	_, err = p.Admit(t, caps, scope{root: root, set: set})
 	return err
 }
 
 func (p *projector) Row(t *evidence.Table, row any) error {
-	x, artifact, err := p.in.Row(t, row)
-	if err != nil {
-		return err
-	}
-	r, err := projection.Scan(table.SARIFResults, t, row)
+	r, x, artifact, err := projection.Read(&p.Inputs, table.SARIFResults, t, row)
 	if err != nil {
 		return err
 	}
@@ -212,20 +210,15 @@ func (p *projector) Row(t *evidence.Table, row any) error {
 	return nil
 }
 
-func (p *projector) Summary(t *evidence.Table, s *evidence.Summary) error {
-	_, err := p.in.Close(t, s)
-	return err
-}
-
 func (p *projector) Finish(w projection.Emitter) error {
 	var roots []string
-	for _, x := range p.in.List() {
+	for _, x := range p.List() {
 		if !slices.Contains(roots, x.State.root) {
 			roots = append(roots, x.State.root)
 		}
 	}
 	sort.Strings(roots)
-	h := p.in.Header(table.SARIFCandidates.Schema, "", evidence.Observed, p.args)
+	h := p.Header(table.SARIFCandidates.Schema, "", evidence.Observed, p.args)
 	h.Arguments["source_roots"] = roots
 	res, err := projection.Begin(w, h)
 	if err != nil {
@@ -236,7 +229,7 @@ func (p *projector) Finish(w projection.Emitter) error {
 			return err
 		}
 	}
-	s := p.in.Summary(p.top.Observed(), p.top.Truncation("row_limit"))
+	s := p.Summarize(p.top.Observed(), p.top.Truncation("row_limit"))
 	s.Coverage["results_read"] = p.read
 	s.Metrics["results_read"] = evidence.Metric{Value: p.read, Unit: "results"}
 	s.Metrics["results_selected"] = evidence.Metric{Value: p.top.Observed(), Unit: "results"}

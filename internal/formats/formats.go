@@ -5,6 +5,7 @@
 package formats
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -26,6 +27,29 @@ const (
 // SniffBytes is how much of a file sniffers see.
 const SniffBytes = 8 << 10
 
+// SniffText is the sniffer of formats that take any text: No for a prefix
+// holding a NUL byte, which text never has, else NeedMore, so that a text
+// file reaches them by suffix or an explicit format, never by content.
+func SniffText(prefix []byte) Verdict {
+	if bytes.IndexByte(prefix, 0) >= 0 {
+		return No
+	}
+	return NeedMore
+}
+
+// Evidence families, the groups of the support table (Spec.Family). One
+// spelling each, so that a family is never split in two by a typo.
+const (
+	FamilyCPU         = "CPU profiles"
+	FamilyReliability = "Reliability"
+	FamilyStatic      = "Static candidates"
+	FamilyPreviews    = "Generic previews"
+)
+
+// CPUTables are the tables every CPU-profile format emits, the input of
+// the CPU projections.
+var CPUTables = []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema}
+
 // Limit is a raw parser ceiling: it bounds native traversal (bytes read,
 // nodes, samples), never the rows of a projection. Crossing one is a
 // LIMIT_EXCEEDED failure, not a silent cut.
@@ -35,6 +59,11 @@ type Limit struct {
 	Unit    string
 	Doc     string // what is counted, as a noun phrase: "call-tree nodes"
 }
+
+// LimitBytes names the ceiling on the bytes of the artifact read, which
+// every format that bounds its whole input declares (with a default and a
+// doc of its own) and most check up front (Input.CheckSize).
+const LimitBytes = "max_bytes"
 
 // Caps are what a format's tables can tell beyond their schema. Projections
 // and pre-execution checks ask for a capability, never for a format name.
@@ -144,6 +173,16 @@ func (in *Input) Exceeded(name string, observed any) *evidence.Failure {
 	}
 	return evidence.LimitExceeded(evidence.LimitReceipt{Name: name, Value: in.Limit(name), Observed: observed, Unit: l.Unit},
 		"%s: more than %s=%d %s", in.Spec.Title, name, in.Limit(name), what)
+}
+
+// CheckSize is the LimitBytes failure when the artifact is larger than the
+// limit allows, else nil: formats that bound the whole file check it from
+// the size the runner knows before anything is read.
+func (in *Input) CheckSize() error {
+	if in.Artifact != nil && in.Artifact.Size > in.Limit(LimitBytes) {
+		return in.Exceeded(LimitBytes, in.Artifact.Size)
+	}
+	return nil
 }
 
 // Int returns an integer option.

@@ -19,12 +19,10 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/lines"
-	"github.com/flameox/flameox/internal/table"
 )
 
 // Limit names.
 const (
-	LimitBytes     = "max_bytes"
 	LimitLineBytes = "max_line_bytes"
 	LimitStack     = "max_stack_frames"
 	LimitFrames    = "max_distinct_frames"
@@ -35,7 +33,7 @@ const Version = "1"
 
 // parserLimits are the raw ceilings; rows are bounded by projections.
 var parserLimits = []formats.Limit{
-	{Name: LimitBytes, Default: 16 << 30, Unit: "bytes", Doc: "bytes of input read"},
+	{Name: formats.LimitBytes, Default: 16 << 30, Unit: "bytes", Doc: "bytes of input read"},
 	{Name: LimitLineBytes, Default: 1 << 20, Unit: "bytes", Doc: "bytes in one line"},
 	{Name: LimitStack, Default: 16384, Unit: "frames", Doc: "frames in one stack"},
 	{Name: LimitFrames, Default: 1 << 22, Unit: "frames", Doc: "distinct frames"},
@@ -45,10 +43,10 @@ var parserLimits = []formats.Limit{
 var Spec = &formats.Spec{
 	Name:     "collapsed-stacks",
 	Title:    "Folded (collapsed) stacks",
-	Family:   "CPU profiles",
+	Family:   formats.FamilyCPU,
 	Suffixes: []string{".folded", ".collapsed", ".folded.txt", ".collapsed.txt"},
 	Sniff:    Sniff,
-	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
+	Tables:   formats.CPUTables,
 	Limits:   parserLimits,
 	Producer: "stackcollapse (FlameGraph, inferno, py-spy raw)",
 	Version:  Version,
@@ -120,8 +118,8 @@ func Sniff(prefix []byte) formats.Verdict {
 
 // Decode reads folded stacks into cpu.frames and cpu.edges.
 func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	if in.Artifact.Size > in.Limit(LimitBytes) {
-		return in.Exceeded(LimitBytes, in.Artifact.Size)
+	if err := in.CheckSize(); err != nil {
+		return err
 	}
 	p, err := Parse(ctx, in)
 	if err != nil {

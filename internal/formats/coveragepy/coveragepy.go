@@ -39,7 +39,7 @@ const (
 var JSONSpec = &formats.Spec{
 	Name:     FormatJSON,
 	Title:    "coverage.py JSON report (format 3)",
-	Family:   "Reliability",
+	Family:   formats.FamilyReliability,
 	Suffixes: []string{".coverage.json"},
 	Sniff:    SniffJSON,
 	Tables:   []*table.Schema{table.CoverageFiles.Schema},

@@ -33,12 +33,9 @@ var limitRecord = formats.Limit{Name: "max_parse_record_bytes", Default: 16 << 2
 	Doc: "longest CSV record (quoted newlines included) the parser holds"}
 
 var options = []param.Param{
-	{Name: "max_rows", Type: param.Int, Default: int64(100), Min: param.F(0), Max: param.F(100000),
-		Doc: "rows emitted; later rows in the read region are parsed and counted"},
-	{Name: "max_bytes", Type: param.Int, Default: int64(8 << 20), Min: param.F(1), Max: param.F(1 << 40),
-		Doc: "bytes read from the start; reading stops at the first record boundary at or past it"},
-	{Name: "max_record_bytes", Type: param.Int, Default: int64(64 << 10), Min: param.F(16), Max: param.F(64 << 20),
-		Doc: "native size of a row beyond which it is reported oversized, without its value"},
+	preview.Option(preview.MaxRows, "rows emitted; later rows in the read region are parsed and counted"),
+	preview.Option(preview.MaxBytes, "bytes read from the start; reading stops at the first record boundary at or past it"),
+	preview.Option(preview.MaxRecordBytes, "native size of a row beyond which it is reported oversized, without its value"),
 	{Name: "header", Type: param.Bool, Default: true,
 		Doc: "the first record names the columns"},
 	{Name: "delimiter", Type: param.String, Default: "",
@@ -52,24 +49,16 @@ var options = []param.Param{
 var Spec = &formats.Spec{
 	Name:     "csv",
 	Title:    "CSV table (preview)",
-	Family:   "Generic previews",
+	Family:   formats.FamilyPreviews,
 	Suffixes: []string{".csv", ".tsv"},
-	Sniff:    sniff,
-	Tables:   []*table.Schema{table.PreviewFields.Schema, table.PreviewRecords.Schema},
+	Sniff:    formats.SniffText,
+	Tables:   preview.Tables,
 	Limits:   []formats.Limit{limitRecord},
 	Caps:     formats.Caps{FieldPositions: true},
 	Producer: "any CSV writer",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
 	Options:  options,
-}
-
-// sniff answers No for binary prefixes (NUL bytes), else NeedMore.
-func sniff(prefix []byte) formats.Verdict {
-	if bytes.IndexByte(prefix, 0) >= 0 {
-		return formats.No
-	}
-	return formats.NeedMore
 }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
@@ -188,7 +177,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err != nil {
 		return err
 	}
-	maxBytes, maxRecord := opts.Int("max_bytes"), opts.Int("max_record_bytes")
+	maxBytes, maxRecord := opts.Int(preview.MaxBytes), opts.Int(preview.MaxRecordBytes)
 	ceiling := in.Limit(limitRecord.Name)
 	g := &guard{r: in.R, line: 1, ceiling: ceiling, starts: []lineStart{{line: 1}}}
 	br := bufio.NewReaderSize(g, readBuffer)
@@ -207,7 +196,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	cr.ReuseRecord = true // values are copied out of kept rows
 	useHeader := opts.Bool("header")
 
-	res := preview.NewResult(out, opts.Int("max_rows"))
+	res := preview.NewResult(in, out)
 	res.FieldsDeclared = useHeader
 	region := &preview.Region{Total: in.Artifact.Size, Bound: maxBytes}
 	var header []*table.Field

@@ -36,14 +36,10 @@ var (
 )
 
 var jsonOptions = []param.Param{
-	{Name: "max_rows", Type: param.Int, Default: int64(100), Min: param.F(0), Max: param.F(100000),
-		Doc: "records emitted from the records array; later ones in the read region are counted"},
-	{Name: "max_bytes", Type: param.Int, Default: int64(8 << 20), Min: param.F(1), Max: param.F(1 << 40),
-		Doc: "bytes read from the start; content after the bound is reported unobserved"},
-	{Name: "max_record_bytes", Type: param.Int, Default: int64(64 << 10), Min: param.F(16), Max: param.F(64 << 20),
-		Doc: "native size of one record beyond which it is reported oversized, without its value"},
-	{Name: "max_fields", Type: param.Int, Default: int64(256), Min: param.F(1), Max: param.F(100000),
-		Doc: "distinct record keys tracked in preview.fields"},
+	preview.Option(preview.MaxRows, "records emitted from the records array; later ones in the read region are counted"),
+	preview.Option(preview.MaxBytes, "bytes read from the start; content after the bound is reported unobserved"),
+	preview.Option(preview.MaxRecordBytes, "native size of one record beyond which it is reported oversized, without its value"),
+	preview.Option(preview.MaxFields, "distinct record keys tracked in preview.fields"),
 	{Name: "records", Type: param.String, Default: "",
 		Doc: "RFC 6901 pointer of the array whose elements are the records; empty: the document if it is an array, else its first array-valued member"},
 	{Name: "outline_depth", Type: param.Int, Default: int64(2), Min: param.F(0), Max: param.F(64),
@@ -58,10 +54,10 @@ var jsonOptions = []param.Param{
 var JSON = &formats.Spec{
 	Name:     "json",
 	Title:    "JSON document (preview)",
-	Family:   "Generic previews",
+	Family:   formats.FamilyPreviews,
 	Suffixes: []string{".json"},
 	Sniff:    sniffJSON,
-	Tables:   []*table.Schema{table.PreviewOutline.Schema, table.PreviewFields.Schema, table.PreviewRecords.Schema},
+	Tables:   append([]*table.Schema{table.PreviewOutline.Schema}, preview.Tables...),
 	Limits:   []formats.Limit{limitDepth, limitToken},
 	Producer: "any JSON writer",
 	Version:  Version,
@@ -533,16 +529,16 @@ func decodeJSON(ctx context.Context, in *formats.Input, out formats.Sink) error 
 	s := jsonscan.New(br)
 	s.MaxDepth = int(in.Limit(limitDepth.Name))
 	s.MaxToken = int(in.Limit(limitToken.Name))
-	res := preview.NewResult(out, opts.Int("max_rows"))
+	res := preview.NewResult(in, out)
 	w := &walker{
 		ctx: ctx, s: s, base: base, res: res,
-		maxBytes:  opts.Int("max_bytes"),
-		maxRecord: opts.Int("max_record_bytes"),
+		maxBytes:  opts.Int(preview.MaxBytes),
+		maxRecord: opts.Int(preview.MaxRecordBytes),
 		maxDepth:  int(opts.Int("outline_depth")),
 		maxNodes:  opts.Int("max_outline_nodes"),
 		target:    target,
 		auto:      target == "",
-		fields:    newFieldStats(opts.Int("max_fields"), res.WantFields),
+		fields:    newFieldStats(opts.Int(preview.MaxFields), res.WantFields),
 	}
 	if !out.Wants(table.PreviewOutline.Schema) {
 		w.maxNodes = 0 // walked all the same, to find the records; no row built

@@ -17,14 +17,10 @@ import (
 )
 
 var jsonlOptions = []param.Param{
-	{Name: "max_rows", Type: param.Int, Default: int64(100), Min: param.F(0), Max: param.F(100000),
-		Doc: "records emitted; later ones in the read region are parsed and counted"},
-	{Name: "max_bytes", Type: param.Int, Default: int64(8 << 20), Min: param.F(1), Max: param.F(1 << 40),
-		Doc: "bytes read from the start (a line in progress at the bound is finished when it fits max_record_bytes)"},
-	{Name: "max_record_bytes", Type: param.Int, Default: int64(64 << 10), Min: param.F(16), Max: param.F(64 << 20),
-		Doc: "bytes one line may hold before parsing; a longer line is reported oversized and skipped to its end"},
-	{Name: "max_fields", Type: param.Int, Default: int64(256), Min: param.F(1), Max: param.F(100000),
-		Doc: "distinct record keys tracked in preview.fields"},
+	preview.Option(preview.MaxRows, "records emitted; later ones in the read region are parsed and counted"),
+	preview.Option(preview.MaxBytes, "bytes read from the start (a line in progress at the bound is finished when it fits max_record_bytes)"),
+	preview.Option(preview.MaxRecordBytes, "bytes one line may hold before parsing; a longer line is reported oversized and skipped to its end"),
+	preview.Option(preview.MaxFields, "distinct record keys tracked in preview.fields"),
 }
 
 // JSONL is the generic JSON Lines preview. Like JSON, it never claims a
@@ -33,10 +29,10 @@ var jsonlOptions = []param.Param{
 var JSONL = &formats.Spec{
 	Name:     "jsonl",
 	Title:    "JSON Lines (preview)",
-	Family:   "Generic previews",
+	Family:   formats.FamilyPreviews,
 	Suffixes: []string{".jsonl", ".ndjson"},
 	Sniff:    sniffJSON,
-	Tables:   []*table.Schema{table.PreviewFields.Schema, table.PreviewRecords.Schema},
+	Tables:   preview.Tables,
 	Limits:   []formats.Limit{limitDepth},
 	Producer: "any JSON Lines writer",
 	Version:  Version,
@@ -46,7 +42,7 @@ var JSONL = &formats.Spec{
 
 func decodeJSONL(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	opts := in
-	maxBytes, maxRecord := opts.Int("max_bytes"), opts.Int("max_record_bytes")
+	maxBytes, maxRecord := opts.Int(preview.MaxBytes), opts.Int(preview.MaxRecordBytes)
 	maxDepth := int(in.Limit(limitDepth.Name))
 	lr := lines.NewReader(in.R, int(maxRecord))
 	var base int64
@@ -56,8 +52,8 @@ func decodeJSONL(ctx context.Context, in *formats.Input, out formats.Sink) error
 		_ = lr.Discard(3)
 		base = 3
 	}
-	res := preview.NewResult(out, opts.Int("max_rows"))
-	fields := newFieldStats(opts.Int("max_fields"), res.WantFields)
+	res := preview.NewResult(in, out)
+	fields := newFieldStats(opts.Int(preview.MaxFields), res.WantFields)
 	region := &preview.Region{Total: in.Artifact.Size, Bound: maxBytes}
 	var line, blank, read int64
 	eof := false

@@ -30,7 +30,7 @@ const FormatName = "observations"
 var Spec = &formats.Spec{
 	Name:     FormatName,
 	Title:    "flameox observations (SDK JSONL)",
-	Family:   "Reliability",
+	Family:   formats.FamilyReliability,
 	Suffixes: []string{".observations.jsonl"},
 	Sniff:    Sniff,
 	Tables:   []*table.Schema{table.ObservationRecords.Schema},

@@ -496,7 +496,7 @@ func Parse(ctx context.Context, in *formats.Input, r io.Reader, o Options) (*Res
 // returns the sequence number the failing data would have had (its line
 // is relative to that block). A failure of a worker stops it early.
 func feed(ctx context.Context, in *formats.Input, blocks *lines.Blocks, bound bool, pool chan []byte, work chan<- *lines.Block, failed *atomic.Int64) (int, error) {
-	maxBytes := in.Limit(LimitBytes)
+	maxBytes := in.Limit(formats.LimitBytes)
 	for failed.Load() == math.MaxInt64 {
 		if err := ctx.Err(); err != nil {
 			return blocks.Seq(), err
@@ -512,7 +512,7 @@ func feed(ctx context.Context, in *formats.Input, blocks *lines.Blocks, bound bo
 		}
 		if bound && blocks.Offset() > maxBytes {
 			pool <- blk.Buf
-			return blocks.Seq(), in.Exceeded(LimitBytes, nil)
+			return blocks.Seq(), in.Exceeded(formats.LimitBytes, nil)
 		}
 		work <- blk
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/worker"
 )
 
@@ -40,10 +39,10 @@ const HostGuidance = "install perf and put it on PATH: Debian `apt-get install l
 var DataSpec = &formats.Spec{
 	Name:     "perf-data",
 	Title:    "Linux perf.data",
-	Family:   "CPU profiles",
+	Family:   formats.FamilyCPU,
 	Suffixes: []string{".data"},
 	Sniff:    SniffData,
-	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
+	Tables:   formats.CPUTables,
 	Limits: append([]formats.Limit{
 		{Name: LimitWorkerTimeout, Default: 600, Unit: "s", Doc: "wall time of the perf script conversion"},
 		{Name: LimitWorkerRSS, Default: 4 << 30, Unit: "bytes", Doc: "resident memory of the perf script process group"},

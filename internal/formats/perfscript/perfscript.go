@@ -25,13 +25,11 @@ import (
 	"github.com/flameox/flameox/internal/formats/collapsed"
 	"github.com/flameox/flameox/internal/lines"
 	"github.com/flameox/flameox/internal/param"
-	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/unit"
 )
 
 // Limit names: raw parser ceilings, separate from any projection's rows.
 const (
-	LimitBytes     = "max_bytes"
 	LimitSamples   = "max_samples"
 	LimitLineBytes = "max_line_bytes"
 	LimitStack     = "max_stack_frames"
@@ -45,7 +43,7 @@ const Version = "1"
 const OptionThreads = "threads"
 
 var parserLimits = []formats.Limit{
-	{Name: LimitBytes, Default: 64 << 30, Unit: "bytes", Doc: "bytes of perf script text read"},
+	{Name: formats.LimitBytes, Default: 64 << 30, Unit: "bytes", Doc: "bytes of perf script text read"},
 	{Name: LimitSamples, Default: 1 << 32, Unit: "samples", Doc: "samples parsed"},
 	{Name: LimitLineBytes, Default: 1 << 20, Unit: "bytes", Doc: "bytes in one line"},
 	{Name: LimitStack, Default: 4096, Unit: "frames", Doc: "frames in one callchain"},
@@ -61,10 +59,10 @@ var options = []param.Param{
 var ScriptSpec = &formats.Spec{
 	Name:     "perf-script",
 	Title:    "Linux perf script text",
-	Family:   "CPU profiles",
+	Family:   formats.FamilyCPU,
 	Suffixes: []string{".perf.txt", ".perf-script", ".perfscript", ".linux-perf.txt", ".perf.script"},
 	Sniff:    Sniff,
-	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
+	Tables:   formats.CPUTables,
 	Limits:   parserLimits,
 	Producer: "perf script",
 	Version:  Version,
@@ -114,8 +112,8 @@ func Sniff(prefix []byte) formats.Verdict {
 }
 
 func decodeScript(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	if in.Artifact.Size > in.Limit(LimitBytes) {
-		return in.Exceeded(LimitBytes, in.Artifact.Size)
+	if err := in.CheckSize(); err != nil {
+		return err
 	}
 	res, err := Parse(ctx, in, in.R, Options{})
 	if err != nil {

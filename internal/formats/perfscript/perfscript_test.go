@@ -416,7 +416,7 @@ func wantReceipt(t *testing.T, f *evidence.Failure, limits map[string]int64) evi
 // bounded as it is read.
 func TestMaxBytes(t *testing.T) {
 	text := strings.Repeat("a 1 1.0: 1 cycles: \n\t1 f (/b)\n\n", 3)
-	limits := map[string]int64{LimitBytes: 50}
+	limits := map[string]int64{formats.LimitBytes: 50}
 	t.Run("artifact size", func(t *testing.T) {
 		art := &evidence.Artifact{ID: "sha256:" + strings.Repeat("0", 64), Path: "/virtual/x.perf.txt", Size: int64(len(text))}
 		in, err := formatstest.Input(ScriptSpec, art, strings.NewReader(text), limits, nil)
@@ -432,7 +432,7 @@ func TestMaxBytes(t *testing.T) {
 	t.Run("converted stream", func(t *testing.T) {
 		_, err := parse(t, strings.NewReader(text), limits, nil, Options{BoundBytes: true})
 		wantReceipt(t, wantCode(t, err, evidence.CodeLimitExceeded), limits)
-		if _, err := parse(t, strings.NewReader(text), map[string]int64{LimitBytes: int64(len(text))}, nil, Options{BoundBytes: true}); err != nil {
+		if _, err := parse(t, strings.NewReader(text), map[string]int64{formats.LimitBytes: int64(len(text))}, nil, Options{BoundBytes: true}); err != nil {
 			t.Fatalf("a stream of exactly max_bytes: %v", err)
 		}
 	})

@@ -73,11 +73,11 @@ type Result struct {
 	Metrics     map[string]evidence.Metric
 }
 
-// NewResult starts a result that keeps at most maxRows records, none when
+// NewResult starts a result that keeps at most max_rows records, none when
 // the sink declines preview.records (Keep is then always false, so no
 // record value is built for nobody).
-func NewResult(out formats.Sink, maxRows int64) *Result {
-	return &Result{MaxRows: maxRows, noRecords: !out.Wants(table.PreviewRecords.Schema),
+func NewResult(in *formats.Input, out formats.Sink) *Result {
+	return &Result{MaxRows: in.Int(MaxRows), noRecords: !out.Wants(table.PreviewRecords.Schema),
 		WantFields: out.Wants(table.PreviewFields.Schema)}
 }
 

@@ -45,7 +45,7 @@ const (
 var Spec = &formats.Spec{
 	Name:     FormatName,
 	Title:    "pytest event stream (flameox plugin)",
-	Family:   "Reliability",
+	Family:   formats.FamilyReliability,
 	Suffixes: []string{".pytest-events.jsonl"},
 	Sniff:    Sniff,
 	Tables:   []*table.Schema{table.PytestOutcomes.Schema},

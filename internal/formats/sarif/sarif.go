@@ -73,7 +73,7 @@ var parserLimits = []formats.Limit{
 var Spec = &formats.Spec{
 	Name:     "sarif",
 	Title:    "SARIF 2.1.0 static-analysis log",
-	Family:   "Static candidates",
+	Family:   formats.FamilyStatic,
 	Suffixes: []string{".sarif", ".sarif.json"},
 	Sniff:    Sniff,
 	Tables:   []*table.Schema{table.SARIFResults.Schema},

@@ -35,7 +35,6 @@ import (
 
 // Limit names.
 const (
-	LimitBytes    = "max_bytes"
 	LimitFrames   = "max_frames"
 	LimitProfiles = "max_profiles"
 	LimitSamples  = "max_samples"
@@ -46,7 +45,7 @@ const (
 )
 
 var limitList = []formats.Limit{
-	{Name: LimitBytes, Default: 4 << 30, Unit: "bytes", Doc: "bytes in the file"},
+	{Name: formats.LimitBytes, Default: 4 << 30, Unit: "bytes", Doc: "bytes in the file"},
 	{Name: LimitFrames, Default: 1_000_000, Unit: "frames", Doc: "entries of shared.frames"},
 	{Name: LimitProfiles, Default: 10_000, Unit: "profiles", Doc: "profiles in the file"},
 	{Name: LimitSamples, Default: 200_000_000, Unit: "samples", Doc: "samples over all sampled profiles"},
@@ -60,10 +59,10 @@ var limitList = []formats.Limit{
 var Spec = &formats.Spec{
 	Name:     "speedscope",
 	Title:    "Speedscope JSON (py-spy)",
-	Family:   "CPU profiles",
+	Family:   formats.FamilyCPU,
 	Suffixes: []string{".speedscope.json"},
 	Sniff:    Sniff,
-	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
+	Tables:   formats.CPUTables,
 	Limits:   limitList,
 	Producer: "py-spy record --format speedscope (or any speedscope exporter)",
 	Version:  "1",
@@ -83,8 +82,8 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 // read from any offset, once verify has checked its bytes.
 func decodeFrom(ctx context.Context, in *formats.Input, open func(off int64) io.Reader, verify func() error, out formats.Sink) error {
 	// The size ceiling holds before the file is hashed or read.
-	if in.Artifact.Size > in.Limit(LimitBytes) {
-		return in.Exceeded(LimitBytes, in.Artifact.Size)
+	if err := in.CheckSize(); err != nil {
+		return err
 	}
 	if err := verify(); err != nil {
 		return err

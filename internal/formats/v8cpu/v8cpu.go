@@ -31,7 +31,6 @@ const Version = "1"
 
 // Limit names.
 const (
-	LimitBytes   = "max_bytes"
 	LimitNodes   = "max_nodes"
 	LimitSamples = "max_samples"
 )
@@ -40,12 +39,12 @@ const (
 var Spec = &formats.Spec{
 	Name:     "v8-cpuprofile",
 	Title:    "Node/V8 CPU profile",
-	Family:   "CPU profiles",
+	Family:   formats.FamilyCPU,
 	Suffixes: []string{".cpuprofile"},
 	Sniff:    sniff,
-	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
+	Tables:   formats.CPUTables,
 	Limits: []formats.Limit{
-		{Name: LimitBytes, Default: 16 << 30, Unit: "bytes", Doc: "bytes in the profile file"},
+		{Name: formats.LimitBytes, Default: 16 << 30, Unit: "bytes", Doc: "bytes in the profile file"},
 		{Name: LimitNodes, Default: 5_000_000, Unit: "count", Doc: "call-tree nodes"},
 		{Name: LimitSamples, Default: 2_000_000_000, Unit: "samples", Doc: "entries in samples"},
 	},
@@ -112,9 +111,8 @@ type profile struct {
 }
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	// The runner knows the file's size before anything is read.
-	if in.Artifact.Size > in.Limit(LimitBytes) {
-		return in.Exceeded(LimitBytes, in.Artifact.Size)
+	if err := in.CheckSize(); err != nil {
+		return err
 	}
 	s := jsonscan.New(in.R)
 	s.MaxDepth = 64

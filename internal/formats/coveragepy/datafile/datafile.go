@@ -37,7 +37,7 @@ import (
 var Spec = &formats.Spec{
 	Name:     coveragepy.FormatSQLite,
 	Title:    "coverage.py data file (.coverage, SQLite)",
-	Family:   "Reliability",
+	Family:   formats.FamilyReliability,
 	Suffixes: []string{".coverage"},
 	Sniff:    Sniff,
 	Tables:   []*table.Schema{table.CoverageFiles.Schema},

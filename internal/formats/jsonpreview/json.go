@@ -124,7 +124,7 @@ func scanFailure(in *formats.Input, err error, base int64) *evidence.Failure {
 		f = in.Exceeded(limitDepth.Name, nil)
 	case errors.Is(err, jsonscan.ErrTokenTooLong):
 		f = in.Exceeded(limitToken.Name, nil)
-	case se != nil && isReadError(se.Err):
+	case errors.Is(err, jsonscan.ErrRead):
 		f = evidence.Wrap(evidence.CodeIOFailure, err, "")
 	default:
 		f = evidence.Wrap(evidence.CodeDecodeFailure, err, "")
@@ -134,20 +134,6 @@ func scanFailure(in *formats.Input, err error, base int64) *evidence.Failure {
 		f.Location.Line, f.Location.Offset = se.Line, se.Offset+base
 	}
 	return f
-}
-
-// isReadError tells a reader's error from the scanner's own sentinels.
-func isReadError(err error) bool {
-	if err == nil {
-		return false
-	}
-	for _, s := range []error{io.ErrUnexpectedEOF, jsonscan.ErrDepth, jsonscan.ErrTokenTooLong,
-		jsonscan.ErrInvalidUTF8, jsonscan.ErrDuplicateKey, jsonscan.ErrTrailing} {
-		if errors.Is(err, s) {
-			return false
-		}
-	}
-	return true
 }
 
 // errStop ends a walk at the max_bytes bound.
@@ -226,22 +212,29 @@ func (w *walker) budget() error {
 	return nil
 }
 
+// step reads the next token within the byte bound.
+func (w *walker) step() (jsonscan.Token, error) {
+	if err := w.budget(); err != nil {
+		return jsonscan.Token{}, err
+	}
+	return w.next()
+}
+
 func escapePointer(key string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1")
 }
 
-// isRecords decides whether the container starting at ptr holds the records.
+// isRecords decides whether the container starting at ptr holds the
+// records, noting the type found at an explicit target that is no array.
 func (w *walker) isRecords(tok jsonscan.Token, ptr string, depth int) bool {
-	if w.found {
+	if !w.isRecordsCandidate(tok, ptr, depth) {
 		return false
 	}
-	if !w.auto {
-		if ptr == w.target && tok.Kind != jsonscan.ArrayStart {
-			w.foundType = typeNames[typeOf(tok.Kind)]
-		}
-		return ptr == w.target && tok.Kind == jsonscan.ArrayStart
+	if tok.Kind != jsonscan.ArrayStart {
+		w.foundType = typeNames[typeOf(tok.Kind)]
+		return false
 	}
-	return tok.Kind == jsonscan.ArrayStart && depth <= 1
+	return true
 }
 
 // toward reports whether an explicit records pointer lies below ptr.
@@ -264,10 +257,7 @@ func (w *walker) walk(tok jsonscan.Token, ptr string, depth int, outline bool) e
 	switch tok.Kind {
 	case jsonscan.ObjectStart:
 		for {
-			if err := w.budget(); err != nil {
-				return err
-			}
-			t, err := w.next()
+			t, err := w.step()
 			if err != nil {
 				return err
 			}
@@ -285,14 +275,7 @@ func (w *walker) walk(tok jsonscan.Token, ptr string, depth int, outline bool) e
 			if err != nil {
 				return err
 			}
-			child := ptr + "/" + escapePointer(key)
-			childOutline := outline && depth+1 <= w.maxDepth
-			if childOutline || w.toward(child) || w.isRecordsCandidate(vt, child, depth+1) {
-				err = w.walk(vt, child, depth+1, childOutline)
-			} else {
-				err = w.skip(vt)
-			}
-			if err != nil {
+			if err := w.child(vt, ptr+"/"+escapePointer(key), depth+1, outline && depth+1 <= w.maxDepth); err != nil {
 				return err
 			}
 		}
@@ -306,24 +289,14 @@ func (w *walker) walk(tok jsonscan.Token, ptr string, depth int, outline bool) e
 			return w.records(n)
 		}
 		for i := 0; ; i++ {
-			if err := w.budget(); err != nil {
-				return err
-			}
-			t, err := w.next()
+			t, err := w.step()
 			if err != nil {
 				return err
 			}
 			if t.Kind == jsonscan.ArrayEnd {
 				break
 			}
-			child := ptr + "/" + strconv.Itoa(i)
-			childOutline := outline && depth+1 <= w.maxDepth && i == 0
-			if childOutline || w.toward(child) || w.isRecordsCandidate(t, child, depth+1) {
-				err = w.walk(t, child, depth+1, childOutline)
-			} else {
-				err = w.skip(t)
-			}
-			if err != nil {
+			if err := w.child(t, ptr+"/"+strconv.Itoa(i), depth+1, outline && depth+1 <= w.maxDepth && i == 0); err != nil {
 				return err
 			}
 			if n != nil {
@@ -338,8 +311,17 @@ func (w *walker) walk(tok jsonscan.Token, ptr string, depth int, outline bool) e
 	return nil
 }
 
+// child reads a member or element: walked when it is outlined or may hold
+// the records, else skipped.
+func (w *walker) child(tok jsonscan.Token, ptr string, depth int, outline bool) error {
+	if outline || w.toward(ptr) || w.isRecordsCandidate(tok, ptr, depth) {
+		return w.walk(tok, ptr, depth, outline)
+	}
+	return w.skip(tok)
+}
+
 // isRecordsCandidate is isRecords without its side effect, for deciding
-// whether to descend into an object member that is not outlined.
+// whether to descend into a member or element that is not outlined.
 func (w *walker) isRecordsCandidate(tok jsonscan.Token, ptr string, depth int) bool {
 	if w.found {
 		return false
@@ -355,25 +337,13 @@ func (w *walker) skip(tok jsonscan.Token) error {
 	if tok.Kind != jsonscan.ObjectStart && tok.Kind != jsonscan.ArrayStart {
 		return nil
 	}
-	base := w.s.Depth() - 1
-	for w.s.Depth() > base {
-		if err := w.budget(); err != nil {
-			return err
-		}
-		if _, err := w.next(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return w.skipTo(w.s.Depth() - 1)
 }
 
 // records reads the elements of the records array.
 func (w *walker) records(n *node) error {
 	for i := int64(0); ; i++ {
-		if err := w.budget(); err != nil {
-			return err
-		}
-		t, err := w.next()
+		t, err := w.step()
 		if err != nil {
 			return err
 		}
@@ -487,10 +457,7 @@ func (w *walker) oversized(rec *table.Record) {
 // skipTo consumes tokens until the scanner is back at depth.
 func (w *walker) skipTo(depth int) error {
 	for w.s.Depth() > depth {
-		if err := w.budget(); err != nil {
-			return err
-		}
-		if _, err := w.next(); err != nil {
+		if _, err := w.step(); err != nil {
 			return err
 		}
 	}

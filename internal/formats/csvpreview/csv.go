@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -132,13 +133,19 @@ func (g *guard) Read(p []byte) (int, error) {
 
 // start returns the offset of a line still indexed.
 func (g *guard) start(line int64) (lineStart, bool) {
-	for _, s := range g.starts {
-		if s.line == line {
-			return s, true
-		}
-		if s.line > line {
-			break
-		}
+	return g.find(func(s lineStart) bool { return s.line == line })
+}
+
+// at finds the line that begins at offset, if one does.
+func (g *guard) at(offset int64) (lineStart, bool) {
+	return g.find(func(s lineStart) bool { return s.offset == offset })
+}
+
+// find returns the first indexed line start that matches. prune keeps the
+// record being read at the front of the index, where the lines sought are.
+func (g *guard) find(match func(lineStart) bool) (lineStart, bool) {
+	if i := slices.IndexFunc(g.starts, match); i >= 0 {
+		return g.starts[i], true
 	}
 	return lineStart{}, false
 }
@@ -154,19 +161,6 @@ func (g *guard) prune(line int64) {
 	if cap(g.starts) > 4096 && len(g.starts) < cap(g.starts)/4 {
 		g.starts = append([]lineStart(nil), g.starts...)
 	}
-}
-
-// at finds the line that begins at offset, if one does.
-func (g *guard) at(offset int64) (lineStart, bool) {
-	for _, s := range g.starts {
-		if s.offset == offset {
-			return s, true
-		}
-		if s.offset > offset {
-			break
-		}
-	}
-	return lineStart{}, false
 }
 
 const readBuffer = 64 << 10

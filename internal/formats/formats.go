@@ -175,6 +175,13 @@ func (in *Input) Exceeded(name string, observed any) *evidence.Failure {
 		"%s: more than %s=%d %s", in.Spec.Title, name, in.Limit(name), what)
 }
 
+// ExceededAt is Exceeded located at a byte offset of the artifact.
+func (in *Input) ExceededAt(name string, observed any, offset int64) *evidence.Failure {
+	f := in.Exceeded(name, observed)
+	f.Location.Offset = offset
+	return f
+}
+
 // CheckSize is the LimitBytes failure when the artifact is larger than the
 // limit allows, else nil: formats that bound the whole file check it from
 // the size the runner knows before anything is read.

@@ -56,7 +56,7 @@ func (jsonDecoder) Decode(ctx context.Context, in *formats.Input, out formats.Si
 		if err != jsonscan.ErrTokenTooLong {
 			return nil // nesting is not a declared limit: a malformed report
 		}
-		return at(in.Exceeded(LimitToken, nil), off)
+		return in.ExceededAt(LimitToken, nil, off)
 	}
 	d := &jsonRead{ctx: ctx, in: in, w: jsonscan.Walker{S: s}, out: out, sums: map[string]int64{}}
 	err := d.document()
@@ -105,12 +105,6 @@ func (d *jsonRead) document() error {
 		return evidence.Failf(evidence.CodeDecodeFailure, "coverage report: no totals block")
 	}
 	return nil
-}
-
-// at locates a failure at a byte offset of the report.
-func at(f *evidence.Failure, off int64) *evidence.Failure {
-	f.Location.Offset = off
-	return f
 }
 
 func (d *jsonRead) metaBlock() error {
@@ -208,7 +202,7 @@ func (d *jsonRead) filesBlock() error {
 		}
 		d.files++
 		if d.files > maxFiles {
-			return at(d.in.Exceeded(LimitFiles, nil), d.w.S.Offset())
+			return d.in.ExceededAt(LimitFiles, nil, d.w.S.Offset())
 		}
 		name := string(key)
 		if err := d.file(name); err != nil {
@@ -260,7 +254,7 @@ func (d *jsonRead) file(name string) error {
 					}
 					if _, ok := ctxNames[string(el.Bytes)]; !ok {
 						if int64(len(ctxNames)) >= maxCtx {
-							return at(d.in.Exceeded(LimitContexts, nil), el.Offset)
+							return d.in.ExceededAt(LimitContexts, nil, el.Offset)
 						}
 						ctxNames[string(el.Bytes)] = struct{}{}
 					}

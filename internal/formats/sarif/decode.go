@@ -27,8 +27,8 @@ type component struct {
 	rules []rule
 }
 
-type baseDef struct{ uri, base string }
-
+// artifactLoc is an artifact location: a run artifact's, or the definition
+// of a uriBaseId in originalUriBaseIds.
 type artifactLoc struct {
 	uri, base string
 	hasURI    bool
@@ -43,7 +43,7 @@ type runState struct {
 	driver        component
 	extensions    []component
 	basesSeen     bool
-	bases         map[string]baseDef
+	bases         map[string]artifactLoc
 	artifactsSeen bool
 	artifacts     []artifactLoc
 	closed        bool
@@ -131,7 +131,7 @@ func (d *decoder) run() error {
 		if err != jsonscan.ErrTokenTooLong {
 			return nil // nesting is not a declared limit: a malformed log
 		}
-		return at(d.in.Exceeded(LimitToken, nil), off)
+		return d.in.ExceededAt(LimitToken, nil, off)
 	}
 	d.w = jsonscan.Walker{S: s}
 	err := d.document()
@@ -248,7 +248,7 @@ func (d *decoder) runObject(r *runState, tok jsonscan.Token) error {
 				}
 				d.read++
 				if d.read > d.limits.results {
-					return at(d.in.Exceeded(LimitResults, nil), el.Offset)
+					return d.in.ExceededAt(LimitResults, nil, el.Offset)
 				}
 				res, err := d.result(r, i, el)
 				if err != nil {
@@ -261,7 +261,7 @@ func (d *decoder) runObject(r *runState, tok jsonscan.Token) error {
 					return err
 				}
 				if d.pending > d.limits.pending {
-					return at(d.in.Exceeded(LimitPending, d.pending), el.Offset)
+					return d.in.ExceededAt(LimitPending, d.pending, el.Offset)
 				}
 				return nil
 			})
@@ -270,12 +270,6 @@ func (d *decoder) runObject(r *runState, tok jsonscan.Token) error {
 		}
 		return d.w.SkipValue()
 	})
-}
-
-// at locates a failure at a byte offset of the log.
-func at(f *evidence.Failure, off int64) *evidence.Failure {
-	f.Location.Offset = off
-	return f
 }
 
 func (d *decoder) tool(r *runState) error {
@@ -317,7 +311,7 @@ func (d *decoder) componentFrom(c *component, tok jsonscan.Token, nrules *int64)
 			_, err := d.w.ArrayOrNull("rules", func(i int, el jsonscan.Token) error {
 				*nrules++
 				if *nrules > d.limits.rules {
-					return at(d.in.Exceeded(LimitRules, nil), el.Offset)
+					return d.in.ExceededAt(LimitRules, nil, el.Offset)
 				}
 				ru, err := d.rule(el)
 				if err != nil {
@@ -397,58 +391,48 @@ func validKind(s string) bool {
 }
 
 func (d *decoder) bases(r *runState) error {
-	r.bases = map[string]baseDef{}
+	r.bases = map[string]artifactLoc{}
 	_, err := d.w.ObjectOrNull("originalUriBaseIds", func(key []byte) error {
 		id := string(key)
-		var b baseDef
-		err := d.w.Object("an artifact location", func(k []byte) error {
-			switch string(k) {
-			case "uri":
-				s, cut, _, err := d.w.Str("uri", uriBytes+1)
-				if cut {
-					s = strings.Repeat("x", uriBytes+1) // parseRef rejects it as too long
-				}
-				b.uri = s
-				return err
-			case "uriBaseId":
-				s, _, _, err := d.w.Str("uriBaseId", MessageBytes)
-				b.base = s
-				return err
-			}
-			return d.w.SkipValue()
-		})
+		var b artifactLoc
+		err := d.artifactLocation(&b)
 		r.bases[id] = b
 		return err
 	})
 	return err
 }
 
+// artifactLocation reads the next value, an artifact location, into a.
+func (d *decoder) artifactLocation(a *artifactLoc) error {
+	return d.w.Object("an artifact location", func(k []byte) error {
+		switch string(k) {
+		case "uri":
+			s, cut, null, err := d.w.Str("uri", uriBytes+1)
+			if cut {
+				s = strings.Repeat("x", uriBytes+1) // parseRef rejects it as too long
+			}
+			a.uri, a.hasURI = s, !null
+			return err
+		case "uriBaseId":
+			s, _, _, err := d.w.Str("uriBaseId", MessageBytes)
+			a.base = s
+			return err
+		}
+		return d.w.SkipValue()
+	})
+}
+
 func (d *decoder) artifacts(r *runState) error {
 	_, err := d.w.ArrayOrNull("artifacts", func(i int, el jsonscan.Token) error {
 		if int64(i) >= d.limits.artifacts {
-			return at(d.in.Exceeded(LimitArtifacts, nil), el.Offset)
+			return d.in.ExceededAt(LimitArtifacts, nil, el.Offset)
 		}
 		var a artifactLoc
 		err := d.w.Members(el, "an artifact", func(key []byte) error {
 			if string(key) != "location" {
 				return d.w.SkipValue()
 			}
-			return d.w.Object("an artifact location", func(k []byte) error {
-				switch string(k) {
-				case "uri":
-					s, cut, null, err := d.w.Str("uri", uriBytes+1)
-					if cut {
-						s = strings.Repeat("x", uriBytes+1)
-					}
-					a.uri, a.hasURI = s, !null
-					return err
-				case "uriBaseId":
-					s, _, _, err := d.w.Str("uriBaseId", MessageBytes)
-					a.base = s
-					return err
-				}
-				return d.w.SkipValue()
-			})
+			return d.artifactLocation(&a)
 		})
 		if err != nil {
 			return fmt.Errorf("artifacts[%d]: %w", i, err)

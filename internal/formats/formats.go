@@ -229,6 +229,62 @@ type TableWriter interface {
 	End(s *evidence.Summary) error
 }
 
+// LazyTable is a table begun at its first row (or at End when it has
+// none), for decoders that stream one table out of a document: a document
+// refused before any row leaves no table behind, and one that fails part
+// way ends the table it began as incomplete (Abort).
+type LazyTable struct {
+	out   Sink
+	table *evidence.Table
+	tw    TableWriter
+}
+
+// NewLazyTable returns t, to be begun on out when first needed.
+func NewLazyTable(out Sink, t *evidence.Table) *LazyTable {
+	return &LazyTable{out: out, table: t}
+}
+
+// Begin begins the table unless it has begun.
+func (l *LazyTable) Begin() error {
+	if l.tw != nil {
+		return nil
+	}
+	tw, err := l.out.Begin(l.table)
+	if err != nil {
+		return err
+	}
+	l.tw = tw
+	return nil
+}
+
+// Row begins the table if need be and writes one row.
+func (l *LazyTable) Row(row any) error {
+	if err := l.Begin(); err != nil {
+		return err
+	}
+	return l.tw.Row(row)
+}
+
+// End begins the table if need be and ends it with s.
+func (l *LazyTable) End(s *evidence.Summary) error {
+	if err := l.Begin(); err != nil {
+		return err
+	}
+	return l.tw.End(s)
+}
+
+// Abort returns err, the failure that stopped decoding, after ending a
+// begun table with s, which says how it is incomplete.
+func (l *LazyTable) Abort(err error, s *evidence.Summary) error {
+	if l.tw == nil {
+		return err
+	}
+	if eerr := l.tw.End(s); eerr != nil {
+		return eerr
+	}
+	return err
+}
+
 // Decoder turns a native artifact into tables.
 type Decoder interface {
 	Decode(ctx context.Context, in *Input, out Sink) error

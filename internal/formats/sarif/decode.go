@@ -88,12 +88,11 @@ func (r *result) size() int64 {
 type decoder struct {
 	ctx     context.Context
 	in      *formats.Input
-	out     formats.Sink
 	root    *Root
 	w       jsonscan.Walker
 	version string // "" until the version member is read
 	queue   []*result
-	tw      formats.TableWriter
+	tw      *formats.LazyTable
 	runs    int
 	read    int64 // results read
 	emitted int64
@@ -106,8 +105,9 @@ type decoder struct {
 }
 
 func newDecoder(ctx context.Context, in *formats.Input, out formats.Sink, root *Root) *decoder {
-	d := &decoder{ctx: ctx, in: in, out: out, root: root,
-		levels: map[string]int64{}, status: map[string]int64{}}
+	d := &decoder{ctx: ctx, in: in, root: root, levels: map[string]int64{}, status: map[string]int64{},
+		tw: formats.NewLazyTable(out, &evidence.Table{Name: Table, Columns: table.SARIFResults.EvidenceColumns(""), Evidence: evidence.Observed,
+			Arguments: arguments(in, root)})}
 	d.limits.results = in.Limit(LimitResults)
 	d.limits.rules = in.Limit(LimitRules)
 	d.limits.artifacts = in.Limit(LimitArtifacts)
@@ -141,7 +141,7 @@ func (d *decoder) run() error {
 	if err != nil {
 		return d.abort(err)
 	}
-	return d.finish()
+	return d.tw.End(d.summary())
 }
 
 func (d *decoder) document() error {
@@ -669,19 +669,6 @@ func (d *decoder) flush() error {
 	return nil
 }
 
-func (d *decoder) begin() error {
-	if d.tw != nil {
-		return nil
-	}
-	tw, err := d.out.Begin(&evidence.Table{Name: Table, Columns: table.SARIFResults.EvidenceColumns(""), Evidence: evidence.Observed,
-		Arguments: arguments(d.in, d.root)})
-	if err != nil {
-		return err
-	}
-	d.tw = tw
-	return nil
-}
-
 func (d *decoder) emit(res *result) error {
 	r := res.run
 	comp := &r.driver
@@ -801,9 +788,6 @@ func (d *decoder) emit(res *result) error {
 			path.Valid = status == StatusOK
 		}
 	}
-	if err := d.begin(); err != nil {
-		return err
-	}
 	d.levels[level]++
 	d.status[status]++
 	d.emitted++
@@ -890,24 +874,11 @@ func (d *decoder) summary() *evidence.Summary {
 	return s
 }
 
-func (d *decoder) finish() error {
-	if err := d.begin(); err != nil {
-		return err
-	}
-	return d.tw.End(d.summary())
-}
-
-// abort closes an open table as incomplete and returns the failure.
+// abort closes a begun table as incomplete and returns the failure.
 func (d *decoder) abort(err error) error {
-	if d.tw == nil {
-		return err
-	}
 	d.incomp = true
 	s := d.summary()
 	s.Truncation = &evidence.Truncation{Reason: "document_incomplete", Omitted: int64(len(d.queue))}
 	s.Limit(fmt.Sprintf("decoding stopped at byte %d (%v): results after that point, and %d read but unresolved, are not in this table", d.w.S.Offset(), err, len(d.queue)))
-	if eerr := d.tw.End(s); eerr != nil {
-		return eerr
-	}
-	return err
+	return d.tw.Abort(err, s)
 }

@@ -568,7 +568,7 @@ func decodeJSON(ctx context.Context, in *formats.Input, out formats.Sink) error 
 }
 
 func (w *walker) writeOutline(out formats.Sink, region *preview.Region) error {
-	tw, err := out.Begin(&evidence.Table{Name: table.PreviewOutline.Name, Columns: table.PreviewOutline.EvidenceColumns("")})
+	tw, err := out.Begin(table.PreviewOutline.Header(""))
 	if err != nil {
 		return err
 	}

@@ -145,7 +145,7 @@ func (r *Result) writeFields(out formats.Sink, ev string) error {
 }
 
 func (r *Result) writeRecords(out formats.Sink) error {
-	tw, err := out.Begin(&evidence.Table{Name: table.PreviewRecords.Name, Columns: table.PreviewRecords.EvidenceColumns("")})
+	tw, err := out.Begin(table.PreviewRecords.Header(""))
 	if err != nil {
 		return err
 	}

@@ -109,7 +109,7 @@ func Sniff(prefix []byte) formats.Verdict {
 
 // Decode reads the stream and emits pytest.outcomes.
 func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	tw, err := out.Begin(&evidence.Table{Name: table.PytestOutcomes.Name, Columns: table.PytestOutcomes.EvidenceColumns("")})
+	tw, err := out.Begin(table.PytestOutcomes.Header(""))
 	if err != nil {
 		return err
 	}

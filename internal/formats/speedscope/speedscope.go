@@ -226,7 +226,7 @@ func (e *emitter) group(g *group, out formats.Sink) error {
 	}
 
 	if out.Wants(table.CPUFrames.Schema) {
-		tw, err := out.Begin(&evidence.Table{Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns(g.unit)})
+		tw, err := out.Begin(table.CPUFrames.Header(g.unit))
 		if err != nil {
 			return err
 		}
@@ -268,7 +268,7 @@ func (e *emitter) group(g *group, out formats.Sink) error {
 	if !e.r.edges {
 		return nil
 	}
-	tw, err := out.Begin(&evidence.Table{Name: table.CPUEdges.Name, Columns: table.CPUEdges.EvidenceColumns(g.unit)})
+	tw, err := out.Begin(table.CPUEdges.Header(g.unit))
 	if err != nil {
 		return err
 	}

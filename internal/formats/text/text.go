@@ -184,7 +184,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	win := Window{Offset: lr.Offset(), Total: in.Artifact.Size}
 	win.Line, win.Column = position(last)
 	want := out.Wants(table.TextLines.Schema)
-	tw, err := out.Begin(&evidence.Table{Name: table.TextLines.Name, Columns: table.TextLines.EvidenceColumns("")})
+	tw, err := out.Begin(table.TextLines.Header(""))
 	if err != nil {
 		return err
 	}

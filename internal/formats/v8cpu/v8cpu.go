@@ -503,7 +503,7 @@ func (p *profile) emit(out formats.Sink) error {
 		ids[fi], buf = frameID(cf, buf)
 	}
 	if wantFrames {
-		tw, err := out.Begin(&evidence.Table{Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns(unit.Samples)})
+		tw, err := out.Begin(table.CPUFrames.Header(unit.Samples))
 		if err != nil {
 			return err
 		}
@@ -532,7 +532,7 @@ func (p *profile) emit(out formats.Sink) error {
 	if !wantEdges {
 		return nil
 	}
-	ew, err := out.Begin(&evidence.Table{Name: table.CPUEdges.Name, Columns: table.CPUEdges.EvidenceColumns(unit.Samples)})
+	ew, err := out.Begin(table.CPUEdges.Header(unit.Samples))
 	if err != nil {
 		return err
 	}

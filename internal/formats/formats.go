@@ -50,6 +50,13 @@ const (
 // the CPU projections.
 var CPUTables = []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema}
 
+// CPUProfile completes the spec of a CPU-profile format: it is listed
+// under FamilyCPU and emits CPUTables.
+func CPUProfile(s Spec) *Spec {
+	s.Family, s.Tables = FamilyCPU, CPUTables
+	return &s
+}
+
 // Limit is a raw parser ceiling: it bounds native traversal (bytes read,
 // nodes, samples), never the rows of a projection. Crossing one is a
 // LIMIT_EXCEEDED failure, not a silent cut.

@@ -40,18 +40,16 @@ var parserLimits = []formats.Limit{
 }
 
 // Spec is the collapsed-stacks format.
-var Spec = &formats.Spec{
+var Spec = formats.CPUProfile(formats.Spec{
 	Name:     "collapsed-stacks",
 	Title:    "Folded (collapsed) stacks",
-	Family:   formats.FamilyCPU,
 	Suffixes: []string{".folded", ".collapsed", ".folded.txt", ".collapsed.txt"},
 	Sniff:    Sniff,
-	Tables:   formats.CPUTables,
 	Limits:   parserLimits,
 	Producer: "stackcollapse (FlameGraph, inferno, py-spy raw)",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(Decode),
-}
+})
 
 // line is one parsed folded line: frames root first, and the count.
 type line struct {

@@ -47,20 +47,18 @@ var options = []param.Param{
 
 // Spec is the generic CSV preview. Its sniffer never says Yes; a CSV file
 // reaches it by suffix or --format csv.
-var Spec = &formats.Spec{
+var Spec = preview.Spec(formats.Spec{
 	Name:     "csv",
 	Title:    "CSV table (preview)",
-	Family:   formats.FamilyPreviews,
 	Suffixes: []string{".csv", ".tsv"},
 	Sniff:    formats.SniffText,
-	Tables:   preview.Tables,
 	Limits:   []formats.Limit{limitRecord},
 	Caps:     formats.Caps{FieldPositions: true},
 	Producer: "any CSV writer",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
 	Options:  options,
-}
+})
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
 

@@ -51,19 +51,18 @@ var jsonOptions = []param.Param{
 // JSON is the generic JSON document preview. Its sniffer never says Yes:
 // specific JSON formats (speedscope, SARIF, coverage JSON...) must win,
 // and a JSON file reaches this decoder by its suffix or --format json.
-var JSON = &formats.Spec{
+var JSON = preview.Spec(formats.Spec{
 	Name:     "json",
 	Title:    "JSON document (preview)",
-	Family:   formats.FamilyPreviews,
 	Suffixes: []string{".json"},
 	Sniff:    sniffJSON,
-	Tables:   append([]*table.Schema{table.PreviewOutline.Schema}, preview.Tables...),
+	Tables:   []*table.Schema{table.PreviewOutline.Schema},
 	Limits:   []formats.Limit{limitDepth, limitToken},
 	Producer: "any JSON writer",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decodeJSON),
 	Options:  jsonOptions,
-}
+})
 
 // sniffJSON answers No when the prefix cannot start a JSON value, else
 // NeedMore: a generic preview must not claim a file by content.

@@ -26,19 +26,17 @@ var jsonlOptions = []param.Param{
 // JSONL is the generic JSON Lines preview. Like JSON, it never claims a
 // file by content: specific line formats (pytest events, observations)
 // must win.
-var JSONL = &formats.Spec{
+var JSONL = preview.Spec(formats.Spec{
 	Name:     "jsonl",
 	Title:    "JSON Lines (preview)",
-	Family:   formats.FamilyPreviews,
 	Suffixes: []string{".jsonl", ".ndjson"},
 	Sniff:    sniffJSON,
-	Tables:   preview.Tables,
 	Limits:   []formats.Limit{limitDepth},
 	Producer: "any JSON Lines writer",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decodeJSONL),
 	Options:  jsonlOptions,
-}
+})
 
 func decodeJSONL(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	opts := in

@@ -48,18 +48,16 @@ var options = []param.Param{
 // Spec is the Parquet preview. It has no sniffer: Parquet files reach it
 // by suffix or --format parquet, so a specific format written as Parquet
 // (an Nsight export directory, say) is never previewed by accident.
-var Spec = &formats.Spec{
+var Spec = preview.Spec(formats.Spec{
 	Name:     "parquet",
 	Title:    "Parquet table (preview)",
-	Family:   formats.FamilyPreviews,
 	Suffixes: []string{".parquet"},
-	Tables:   preview.Tables,
 	Limits:   []formats.Limit{limitFooter, limitChunk},
 	Producer: "any Parquet writer (Arrow, DuckDB, Spark, parquet-go...)",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
 	Options:  options,
-}
+})
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if in.File == nil {

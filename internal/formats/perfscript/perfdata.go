@@ -36,13 +36,11 @@ const HostGuidance = "install perf and put it on PATH: Debian `apt-get install l
 
 // DataSpec is the perf-data format: native perf.data, converted by
 // `perf script` in an isolated worker.
-var DataSpec = &formats.Spec{
+var DataSpec = formats.CPUProfile(formats.Spec{
 	Name:     "perf-data",
 	Title:    "Linux perf.data",
-	Family:   formats.FamilyCPU,
 	Suffixes: []string{".data"},
 	Sniff:    SniffData,
-	Tables:   formats.CPUTables,
 	Limits: append([]formats.Limit{
 		{Name: LimitWorkerTimeout, Default: 600, Unit: "s", Doc: "wall time of the perf script conversion"},
 		{Name: LimitWorkerRSS, Default: 4 << 30, Unit: "bytes", Doc: "resident memory of the perf script process group"},
@@ -51,7 +49,7 @@ var DataSpec = &formats.Spec{
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decodeData),
 	Options:  options,
-}
+})
 
 // SniffData recognizes perf.data by its magic, in either byte order.
 func SniffData(prefix []byte) formats.Verdict {

@@ -56,19 +56,17 @@ var options = []param.Param{
 }
 
 // ScriptSpec is the perf-script format.
-var ScriptSpec = &formats.Spec{
+var ScriptSpec = formats.CPUProfile(formats.Spec{
 	Name:     "perf-script",
 	Title:    "Linux perf script text",
-	Family:   formats.FamilyCPU,
 	Suffixes: []string{".perf.txt", ".perf-script", ".perfscript", ".linux-perf.txt", ".perf.script"},
 	Sniff:    Sniff,
-	Tables:   formats.CPUTables,
 	Limits:   parserLimits,
 	Producer: "perf script",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decodeScript),
 	Options:  options,
-}
+})
 
 // Sniff says Yes when the prefix's first lines after any '#' comments are
 // an event header followed by callchain lines or another header, read

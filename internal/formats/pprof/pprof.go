@@ -46,13 +46,11 @@ const (
 )
 
 // Spec is the pprof format.
-var Spec = &formats.Spec{
+var Spec = formats.CPUProfile(formats.Spec{
 	Name:     "pprof",
 	Title:    "pprof profile",
-	Family:   formats.FamilyCPU,
 	Suffixes: []string{".pb.gz", ".pprof", ".pprof.gz"},
 	Sniff:    sniff,
-	Tables:   formats.CPUTables,
 	Limits: []formats.Limit{
 		{Name: formats.LimitBytes, Default: 1 << 30, Unit: "bytes", Doc: "bytes of the profile file"},
 		{Name: LimitDecompressed, Default: 4 << 30, Unit: "bytes", Doc: "bytes of the decompressed profile.proto"},
@@ -64,7 +62,7 @@ var Spec = &formats.Spec{
 	Producer: "Go runtime/pprof, go test -cpuprofile, pprof",
 	Version:  "1",
 	Decoder:  formats.DecoderFunc(decode),
-}
+})
 
 var gzipMagic = []byte{0x1f, 0x8b}
 

@@ -1,12 +1,21 @@
 package preview
 
 import (
+	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
 )
 
 // Tables are the tables Result.Write emits, in that order.
 var Tables = []*table.Schema{table.PreviewFields.Schema, table.PreviewRecords.Schema}
+
+// Spec completes the spec of a record preview: it is listed under
+// FamilyPreviews and emits the tables s names, then Tables.
+func Spec(s formats.Spec) *formats.Spec {
+	s.Family = formats.FamilyPreviews
+	s.Tables = append(s.Tables, Tables...)
+	return &s
+}
 
 // The bounds that record previews take as options.
 const (

@@ -49,19 +49,17 @@ var limits = []formats.Limit{
 }
 
 // Spec is the pstats format.
-var Spec = &formats.Spec{
+var Spec = formats.CPUProfile(formats.Spec{
 	Name:     "pstats",
 	Title:    "cProfile/profile pstats",
-	Family:   formats.FamilyCPU,
 	Suffixes: []string{".pstats", ".prof", ".cprofile"},
 	Sniff:    Sniff,
-	Tables:   formats.CPUTables,
 	Limits:   limits,
 	Caps:     formats.Caps{CallCounts: true},
 	Producer: "Python cProfile / profile",
 	Version:  "1",
 	Decoder:  formats.DecoderFunc(decode),
-}
+})
 
 // funcKey is a function's identity as pstats writes it. A pure-Python
 // profile dump names the profiled statement by a code object; such a name

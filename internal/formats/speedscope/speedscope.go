@@ -56,18 +56,16 @@ var limitList = []formats.Limit{
 }
 
 // Spec is the speedscope format.
-var Spec = &formats.Spec{
+var Spec = formats.CPUProfile(formats.Spec{
 	Name:     "speedscope",
 	Title:    "Speedscope JSON (py-spy)",
-	Family:   formats.FamilyCPU,
 	Suffixes: []string{".speedscope.json"},
 	Sniff:    Sniff,
-	Tables:   formats.CPUTables,
 	Limits:   limitList,
 	Producer: "py-spy record --format speedscope (or any speedscope exporter)",
 	Version:  "1",
 	Decoder:  formats.DecoderFunc(decode),
-}
+})
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if in.File == nil || in.Artifact == nil {

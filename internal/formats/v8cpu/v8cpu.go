@@ -36,13 +36,11 @@ const (
 )
 
 // Spec is the v8-cpuprofile format.
-var Spec = &formats.Spec{
+var Spec = formats.CPUProfile(formats.Spec{
 	Name:     "v8-cpuprofile",
 	Title:    "Node/V8 CPU profile",
-	Family:   formats.FamilyCPU,
 	Suffixes: []string{".cpuprofile"},
 	Sniff:    sniff,
-	Tables:   formats.CPUTables,
 	Limits: []formats.Limit{
 		{Name: formats.LimitBytes, Default: 16 << 30, Unit: "bytes", Doc: "bytes in the profile file"},
 		{Name: LimitNodes, Default: 5_000_000, Unit: "count", Doc: "call-tree nodes"},
@@ -51,7 +49,7 @@ var Spec = &formats.Spec{
 	Producer: "node --cpu-prof / Chrome DevTools",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
-}
+})
 
 // sniff recognizes the start of a profile object: a "nodes" array whose
 // first element carries a callFrame.

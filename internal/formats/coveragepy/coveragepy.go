@@ -35,14 +35,19 @@ const (
 	LimitToken    = "max_token_bytes"
 )
 
+// Spec completes the spec of a coverage.py format: it is listed under
+// FamilyReliability and emits coverage.files.
+func Spec(s formats.Spec) *formats.Spec {
+	s.Family, s.Tables = formats.FamilyReliability, []*table.Schema{table.CoverageFiles.Schema}
+	return &s
+}
+
 // JSONSpec is the registry entry for `coverage json` reports.
-var JSONSpec = &formats.Spec{
+var JSONSpec = Spec(formats.Spec{
 	Name:     FormatJSON,
 	Title:    "coverage.py JSON report (format 3)",
-	Family:   formats.FamilyReliability,
 	Suffixes: []string{".coverage.json"},
 	Sniff:    SniffJSON,
-	Tables:   []*table.Schema{table.CoverageFiles.Schema},
 	Limits: []formats.Limit{
 		{Name: LimitFiles, Default: 200_000, Unit: "files", Doc: "files in the report"},
 		{Name: LimitContexts, Default: 1_000_000, Unit: "contexts", Doc: "distinct context names in one file"},
@@ -52,7 +57,7 @@ var JSONSpec = &formats.Spec{
 	Producer: "coverage.py 7.x `coverage json`",
 	Version:  "1",
 	Decoder:  jsonDecoder{},
-}
+})
 
 // SniffJSON says Yes for a JSON object whose meta block carries coverage.py's
 // report keys.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
@@ -119,10 +120,8 @@ func (s *Spec) TableNames() []string {
 
 // Limit returns the named limit's declaration.
 func (s *Spec) Limit(name string) (Limit, bool) {
-	for _, l := range s.Limits {
-		if l.Name == name {
-			return l, true
-		}
+	if i := slices.IndexFunc(s.Limits, func(l Limit) bool { return l.Name == name }); i >= 0 {
+		return s.Limits[i], true
 	}
 	return Limit{}, false
 }

@@ -5,8 +5,10 @@
 package formats
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"slices"
@@ -36,6 +38,24 @@ func SniffText(prefix []byte) Verdict {
 		return No
 	}
 	return NeedMore
+}
+
+// BOM is the UTF-8 byte order mark, which some writers put before text
+// (and before JSON, which forbids it).
+var BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// SkipBOM consumes a byte order mark at the start of br and reports the
+// bytes it skipped, 0 or 3. err is a read error other than EOF.
+func SkipBOM(br *bufio.Reader) (int64, error) {
+	p, err := br.Peek(len(BOM))
+	if bytes.Equal(p, BOM) {
+		_, _ = br.Discard(len(BOM))
+		return int64(len(BOM)), nil
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return 0, err
+	}
+	return 0, nil
 }
 
 // Evidence families, the groups of the support table (Spec.Family). One

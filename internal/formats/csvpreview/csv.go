@@ -60,8 +60,6 @@ var Spec = preview.Spec(formats.Spec{
 	Options:  options,
 })
 
-var bom = []byte{0xEF, 0xBB, 0xBF}
-
 func delimiter(opt, name string) (rune, error) {
 	switch {
 	case opt == "tab" || opt == "\t":
@@ -173,14 +171,12 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	ceiling := in.Limit(limitRecord.Name)
 	g := &guard{r: in.R, line: 1, ceiling: ceiling, starts: []lineStart{{line: 1}}}
 	br := bufio.NewReaderSize(g, readBuffer)
-	var base int64
-	if p, err := br.Peek(3); err == nil && bytes.Equal(p, bom) {
-		_, _ = br.Discard(3)
-		base = 3
-		g.starts[0].offset = base // line 1 starts after the mark
-	} else if err != nil && !errors.Is(err, io.EOF) {
+	base, err := formats.SkipBOM(br)
+	if err != nil {
 		return evidence.Wrap(evidence.CodeIOFailure, err, "read csv")
 	}
+	g.starts[0].offset = base // after a byte order mark
+
 	cr := csv.NewReader(br) // uses br as its buffer
 	cr.Comma = comma
 	cr.FieldsPerRecord = -1

@@ -9,10 +9,10 @@ package jsonpreview
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
@@ -67,7 +67,7 @@ var JSON = preview.Spec(formats.Spec{
 // sniffJSON answers No when the prefix cannot start a JSON value, else
 // NeedMore: a generic preview must not claim a file by content.
 func sniffJSON(prefix []byte) formats.Verdict {
-	for _, c := range trimBOM(prefix) {
+	for _, c := range bytes.TrimPrefix(prefix, formats.BOM) {
 		switch c {
 		case ' ', '\t', '\r', '\n':
 			continue
@@ -77,29 +77,6 @@ func sniffJSON(prefix []byte) formats.Verdict {
 		return formats.No
 	}
 	return formats.NeedMore
-}
-
-var bom = []byte{0xEF, 0xBB, 0xBF}
-
-func trimBOM(b []byte) []byte {
-	if len(b) >= 3 && string(b[:3]) == string(bom) {
-		return b[3:]
-	}
-	return b
-}
-
-// skipBOM consumes a leading UTF-8 byte order mark, which JSON forbids but
-// some writers emit, and reports its length.
-func skipBOM(br *bufio.Reader) (int64, error) {
-	p, err := br.Peek(3)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return 0, readFailure(err, 0)
-	}
-	if len(p) == 3 && string(p) == string(bom) {
-		_, _ = br.Discard(3)
-		return 3, nil
-	}
-	return 0, nil
 }
 
 func readFailure(err error, offset int64) *evidence.Failure {
@@ -488,9 +465,9 @@ func decodeJSON(ctx context.Context, in *formats.Input, out formats.Sink) error 
 			Location: evidence.Location{Field: "records"}}
 	}
 	br := bufio.NewReaderSize(in.R, 64<<10)
-	base, err := skipBOM(br)
+	base, err := formats.SkipBOM(br)
 	if err != nil {
-		return err
+		return readFailure(err, 0)
 	}
 	s := jsonscan.New(br)
 	s.MaxDepth = int(in.Limit(limitDepth.Name))

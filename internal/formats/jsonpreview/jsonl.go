@@ -46,9 +46,9 @@ func decodeJSONL(ctx context.Context, in *formats.Input, out formats.Sink) error
 	var base int64
 	if p, err := lr.Peek(3); err != nil {
 		return readFailure(err, 0)
-	} else if string(p) == string(bom) {
-		_ = lr.Discard(3)
-		base = 3
+	} else if bytes.Equal(p, formats.BOM) {
+		_ = lr.Discard(len(formats.BOM))
+		base = int64(len(formats.BOM))
 	}
 	res := preview.NewResult(in, out)
 	fields := newFieldStats(opts.Int(preview.MaxFields), res.WantFields)

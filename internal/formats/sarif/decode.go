@@ -2,7 +2,6 @@ package sarif
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -121,9 +120,7 @@ func newDecoder(ctx context.Context, in *formats.Input, out formats.Sink, root *
 // result fit the table.
 func (d *decoder) run() error {
 	br := bufio.NewReaderSize(d.in.R, 64<<10)
-	if p, err := br.Peek(3); err == nil && bytes.Equal(p, bom) {
-		br.Discard(3)
-	}
+	_, _ = formats.SkipBOM(br) // the scanner reads on and types a read error
 	s := jsonscan.New(br)
 	s.MaxToken = int(d.in.Limit(LimitToken))
 	s.MaxDepth = 128

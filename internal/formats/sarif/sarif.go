@@ -85,12 +85,10 @@ var Spec = &formats.Spec{
 		Doc: "absolute directory that result URIs and path filters are normalized against; default: the artifact's directory"}},
 }
 
-var bom = []byte{0xEF, 0xBB, 0xBF}
-
 // Sniff recognizes a SARIF log from its prefix: a JSON object naming a
 // SARIF schema, or holding runs with a tool driver.
 func Sniff(prefix []byte) formats.Verdict {
-	p := bytes.TrimLeft(bytes.TrimPrefix(prefix, bom), " \t\r\n")
+	p := bytes.TrimLeft(bytes.TrimPrefix(prefix, formats.BOM), " \t\r\n")
 	if len(p) == 0 {
 		return formats.NeedMore
 	}

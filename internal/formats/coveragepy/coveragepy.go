@@ -32,7 +32,6 @@ const (
 	LimitFiles    = "max_files"
 	LimitLines    = "max_line_number"
 	LimitContexts = "max_contexts"
-	LimitToken    = "max_token_bytes"
 )
 
 // Spec completes the spec of a coverage.py format: it is listed under
@@ -51,7 +50,7 @@ var JSONSpec = Spec(formats.Spec{
 	Limits: []formats.Limit{
 		{Name: LimitFiles, Default: 200_000, Unit: "files", Doc: "files in the report"},
 		{Name: LimitContexts, Default: 1_000_000, Unit: "contexts", Doc: "distinct context names in one file"},
-		{Name: LimitToken, Default: 16 << 20, Unit: "bytes", Doc: "longest single JSON string or number"},
+		{Name: formats.LimitToken, Default: 16 << 20, Unit: "bytes", Doc: "longest single JSON string or number"},
 	},
 	Caps:     formats.Caps{Statements: true},
 	Producer: "coverage.py 7.x `coverage json`",

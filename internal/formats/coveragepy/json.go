@@ -49,13 +49,13 @@ type jsonRead struct {
 
 func (jsonDecoder) Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	s := jsonscan.New(bufio.NewReaderSize(in.R, 64<<10))
-	s.MaxToken = int(in.Limit(LimitToken))
+	s.MaxToken = int(in.Limit(formats.LimitToken))
 	s.MaxDepth = 64
 	s.Bound = func(err error, off int64) error {
 		if err != jsonscan.ErrTokenTooLong {
 			return nil // nesting is not a declared limit: a malformed report
 		}
-		return in.ExceededAt(LimitToken, nil, off)
+		return in.ExceededAt(formats.LimitToken, nil, off)
 	}
 	d := &jsonRead{ctx: ctx, in: in, w: jsonscan.Walker{S: s}, sums: map[string]int64{},
 		tw: formats.NewLazyTable(out, &evidence.Table{Name: table.CoverageFiles.Name, Columns: table.CoverageFiles.EvidenceColumns(""), Evidence: evidence.Observed})}

@@ -31,7 +31,7 @@ const Version = "1"
 var (
 	limitDepth = formats.Limit{Name: "max_depth", Default: 512, Unit: "levels",
 		Doc: "deepest nesting the JSON scanner accepts"}
-	limitToken = formats.Limit{Name: "max_token_bytes", Default: 16 << 20, Unit: "bytes",
+	limitToken = formats.Limit{Name: formats.LimitToken, Default: 16 << 20, Unit: "bytes",
 		Doc: "longest single string or number token the JSON scanner buffers"}
 )
 

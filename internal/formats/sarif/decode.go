@@ -122,13 +122,13 @@ func (d *decoder) run() error {
 	br := bufio.NewReaderSize(d.in.R, 64<<10)
 	_, _ = formats.SkipBOM(br) // the scanner reads on and types a read error
 	s := jsonscan.New(br)
-	s.MaxToken = int(d.in.Limit(LimitToken))
+	s.MaxToken = int(d.in.Limit(formats.LimitToken))
 	s.MaxDepth = 128
 	s.Bound = func(err error, off int64) error {
 		if err != jsonscan.ErrTokenTooLong {
 			return nil // nesting is not a declared limit: a malformed log
 		}
-		return d.in.ExceededAt(LimitToken, nil, off)
+		return d.in.ExceededAt(formats.LimitToken, nil, off)
 	}
 	d.w = jsonscan.Walker{S: s}
 	err := d.document()

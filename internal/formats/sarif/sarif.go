@@ -56,7 +56,6 @@ const (
 	LimitResults   = "max_results"
 	LimitRules     = "max_rules"
 	LimitArtifacts = "max_artifacts"
-	LimitToken     = "max_token_bytes"
 	LimitPending   = "max_pending_bytes"
 )
 
@@ -65,7 +64,7 @@ var parserLimits = []formats.Limit{
 	{Name: LimitResults, Default: 500_000, Unit: "results", Doc: "results read across all runs"},
 	{Name: LimitRules, Default: 100_000, Unit: "rules", Doc: "rules kept per run (driver and extensions)"},
 	{Name: LimitArtifacts, Default: 500_000, Unit: "artifacts", Doc: "run.artifacts entries kept per run"},
-	{Name: LimitToken, Default: 16 << 20, Unit: "bytes", Doc: "bytes in one JSON string or number"},
+	{Name: formats.LimitToken, Default: 16 << 20, Unit: "bytes", Doc: "bytes in one JSON string or number"},
 	{Name: LimitPending, Default: 256 << 20, Unit: "bytes", Doc: "bytes of results held while waiting for parts of the log they refer to (version after runs, tool after results)"},
 }
 

@@ -301,9 +301,7 @@ func (d *decoder) componentFrom(c *component, tok jsonscan.Token, nrules *int64)
 	return d.w.Members(tok, "a tool component", func(key []byte) error {
 		switch string(key) {
 		case "name":
-			s, _, _, err := d.w.Str("name", MessageBytes)
-			c.name = s
-			return err
+			return d.text(&c.name, "name")
 		case "rules":
 			_, err := d.w.ArrayOrNull("rules", func(i int, el jsonscan.Token) error {
 				*nrules++
@@ -328,9 +326,7 @@ func (d *decoder) rule(tok jsonscan.Token) (rule, error) {
 	err := d.w.Members(tok, "a rule", func(key []byte) error {
 		switch string(key) {
 		case "id":
-			s, _, _, err := d.w.Str("id", MessageBytes)
-			ru.id = s
-			return err
+			return d.text(&ru.id, "id")
 		case "defaultConfiguration":
 			_, err := d.w.ObjectOrNull("defaultConfiguration", func(key []byte) error {
 				if string(key) != "level" {
@@ -369,6 +365,20 @@ func (d *decoder) rule(tok jsonscan.Token) (rule, error) {
 		return d.w.SkipValue()
 	})
 	return ru, err
+}
+
+// text reads a string member into *dst, cut at MessageBytes.
+func (d *decoder) text(dst *string, what string) error {
+	s, _, _, err := d.w.Str(what, MessageBytes)
+	*dst = s
+	return err
+}
+
+// integer reads an integer member into *dst.
+func (d *decoder) integer(dst *int64, what string) error {
+	n, err := d.w.Int(what)
+	*dst = n
+	return err
 }
 
 func validLevel(s string) bool {
@@ -411,9 +421,7 @@ func (d *decoder) artifactLocation(a *artifactLoc) error {
 			a.uri, a.hasURI = s, !null
 			return err
 		case "uriBaseId":
-			s, _, _, err := d.w.Str("uriBaseId", MessageBytes)
-			a.base = s
-			return err
+			return d.text(&a.base, "uriBaseId")
 		}
 		return d.w.SkipValue()
 	})
@@ -466,9 +474,7 @@ func (d *decoder) result(r *runState, i int, tok jsonscan.Token) (*result, error
 			res.ruleID, res.hasRuleID = s, !null
 			return err
 		case "ruleIndex":
-			n, err := d.w.Int("ruleIndex")
-			res.ruleIndex = n
-			return err
+			return d.integer(&res.ruleIndex, "ruleIndex")
 		case "rule":
 			return d.ruleRef(res)
 		case "kind":
@@ -511,20 +517,14 @@ func (d *decoder) ruleRef(res *result) error {
 			res.ruleRefID, res.hasRuleRefID = s, !null
 			return err
 		case "index":
-			n, err := d.w.Int("rule.index")
-			res.ruleRefIndex = n
-			return err
+			return d.integer(&res.ruleRefIndex, "rule.index")
 		case "toolComponent":
 			return d.w.Object("rule.toolComponent", func(k []byte) error {
 				switch string(k) {
 				case "index":
-					n, err := d.w.Int("toolComponent.index")
-					res.tcIndex = n
-					return err
+					return d.integer(&res.tcIndex, "toolComponent.index")
 				case "name":
-					s, _, _, err := d.w.Str("toolComponent.name", MessageBytes)
-					res.tcName = s
-					return err
+					return d.text(&res.tcName, "toolComponent.name")
 				}
 				return d.w.SkipValue()
 			})
@@ -542,9 +542,7 @@ func (d *decoder) message(res *result) error {
 			res.msgText, res.msgCut, res.hasMsgText = s, cut, !null
 			return err
 		case "id":
-			s, _, _, err := d.w.Str("message.id", MessageBytes)
-			res.msgID = s
-			return err
+			return d.text(&res.msgID, "message.id")
 		case "arguments":
 			_, err := d.w.ArrayOrNull("message.arguments", func(i int, el jsonscan.Token) error {
 				if el.Kind != jsonscan.String {
@@ -581,13 +579,9 @@ func (d *decoder) location(res *result, tok jsonscan.Token) error {
 						res.uri, res.hasURI, res.uriTooLong = s, !null, cut
 						return err
 					case "uriBaseId":
-						s, _, _, err := d.w.Str("uriBaseId", MessageBytes)
-						res.baseID = s
-						return err
+						return d.text(&res.baseID, "uriBaseId")
 					case "index":
-						n, err := d.w.Int("artifactLocation.index")
-						res.artIndex = n
-						return err
+						return d.integer(&res.artIndex, "artifactLocation.index")
 					}
 					return d.w.SkipValue()
 				})
@@ -607,9 +601,7 @@ func (d *decoder) location(res *result, tok jsonscan.Token) error {
 					default:
 						return d.w.SkipValue()
 					}
-					n, err := d.w.Int(what)
-					*dst = n
-					return err
+					return d.integer(dst, what)
 				})
 				return err
 			}

@@ -21,7 +21,8 @@ import (
 	"github.com/flameox/flameox/internal/lines"
 )
 
-// Limit names.
+// Limit names, shared by every format that feeds a Profile (perf-script
+// and perf-data declare them with defaults of their own).
 const (
 	LimitLineBytes = "max_line_bytes"
 	LimitStack     = "max_stack_frames"

@@ -28,13 +28,10 @@ import (
 	"github.com/flameox/flameox/internal/unit"
 )
 
-// Limit names: raw parser ceilings, separate from any projection's rows.
-const (
-	LimitSamples   = "max_samples"
-	LimitLineBytes = "max_line_bytes"
-	LimitStack     = "max_stack_frames"
-	LimitFrames    = "max_distinct_frames"
-)
+// LimitSamples names the ceiling on samples parsed. The line, stack and
+// frame ceilings are named in package collapsed, for every format that
+// feeds a Profile; their defaults here are perf's own.
+const LimitSamples = "max_samples"
 
 // Version is the parser version, part of table headers and cache keys.
 const Version = "1"
@@ -45,9 +42,9 @@ const OptionThreads = "threads"
 var parserLimits = []formats.Limit{
 	{Name: formats.LimitBytes, Default: 64 << 30, Unit: "bytes", Doc: "bytes of perf script text read"},
 	{Name: LimitSamples, Default: 1 << 32, Unit: "samples", Doc: "samples parsed"},
-	{Name: LimitLineBytes, Default: 1 << 20, Unit: "bytes", Doc: "bytes in one line"},
-	{Name: LimitStack, Default: 4096, Unit: "frames", Doc: "frames in one callchain"},
-	{Name: LimitFrames, Default: 1 << 22, Unit: "frames", Doc: "distinct frames (function, module)"},
+	{Name: collapsed.LimitLineBytes, Default: 1 << 20, Unit: "bytes", Doc: "bytes in one line"},
+	{Name: collapsed.LimitStack, Default: 4096, Unit: "frames", Doc: "frames in one callchain"},
+	{Name: collapsed.LimitFrames, Default: 1 << 22, Unit: "frames", Doc: "distinct frames (function, module)"},
 }
 
 var options = []param.Param{

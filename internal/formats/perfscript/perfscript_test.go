@@ -378,10 +378,10 @@ func TestHostile(t *testing.T) {
 		{"symbol not UTF-8", sample + "a 1 c: \n\t1 f\xff (/b)\n\n", nil, evidence.CodeDecodeFailure, 6},
 		{"module not UTF-8", "a 1 c: \n\t1 f (/b\xc3)\n\n", nil, evidence.CodeDecodeFailure, 2},
 		{"perf version not UTF-8", "# perf version : 6.\xff\n" + sample, nil, evidence.CodeDecodeFailure, 1},
-		{"huge line", sample + "a 1 c: \n\t1 " + strings.Repeat("x", 5000) + " (/b)\n\n", map[string]int64{LimitLineBytes: 4096}, evidence.CodeLimitExceeded, 6},
-		{"huge line without newline", strings.Repeat("y", 3<<20), map[string]int64{LimitLineBytes: 1 << 20}, evidence.CodeLimitExceeded, 1},
-		{"too deep", "a 1 c: \n" + strings.Repeat("\t1 f (/b)\n", 5) + "\n", map[string]int64{LimitStack: 4}, evidence.CodeLimitExceeded, 6},
-		{"too many frames", "a 1 c: \n\t1 f (/b)\n\t2 g (/b)\n\t3 h (/b)\n\n", map[string]int64{LimitFrames: 2}, evidence.CodeLimitExceeded, 4},
+		{"huge line", sample + "a 1 c: \n\t1 " + strings.Repeat("x", 5000) + " (/b)\n\n", map[string]int64{collapsed.LimitLineBytes: 4096}, evidence.CodeLimitExceeded, 6},
+		{"huge line without newline", strings.Repeat("y", 3<<20), map[string]int64{collapsed.LimitLineBytes: 1 << 20}, evidence.CodeLimitExceeded, 1},
+		{"too deep", "a 1 c: \n" + strings.Repeat("\t1 f (/b)\n", 5) + "\n", map[string]int64{collapsed.LimitStack: 4}, evidence.CodeLimitExceeded, 6},
+		{"too many frames", "a 1 c: \n\t1 f (/b)\n\t2 g (/b)\n\t3 h (/b)\n\n", map[string]int64{collapsed.LimitFrames: 2}, evidence.CodeLimitExceeded, 4},
 		{"too many samples", strings.Repeat(sample, 3), map[string]int64{LimitSamples: 2}, evidence.CodeLimitExceeded, 0},
 	}
 	for _, c := range cases {

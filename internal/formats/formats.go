@@ -5,9 +5,13 @@
 package formats
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
@@ -26,6 +30,54 @@ const (
 // SniffBytes is how much of a file sniffers see.
 const SniffBytes = 8 << 10
 
+// SniffText is the sniffer of formats that take any text: No for a prefix
+// holding a NUL byte, which text never has, else NeedMore, so that a text
+// file reaches them by suffix or an explicit format, never by content.
+func SniffText(prefix []byte) Verdict {
+	if bytes.IndexByte(prefix, 0) >= 0 {
+		return No
+	}
+	return NeedMore
+}
+
+// BOM is the UTF-8 byte order mark, which some writers put before text
+// (and before JSON, which forbids it).
+var BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// SkipBOM consumes a byte order mark at the start of br and reports the
+// bytes it skipped, 0 or 3. err is a read error other than EOF.
+func SkipBOM(br *bufio.Reader) (int64, error) {
+	p, err := br.Peek(len(BOM))
+	if bytes.Equal(p, BOM) {
+		_, _ = br.Discard(len(BOM))
+		return int64(len(BOM)), nil
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return 0, err
+	}
+	return 0, nil
+}
+
+// Evidence families, the groups of the support table (Spec.Family). One
+// spelling each, so that a family is never split in two by a typo.
+const (
+	FamilyCPU         = "CPU profiles"
+	FamilyReliability = "Reliability"
+	FamilyStatic      = "Static candidates"
+	FamilyPreviews    = "Generic previews"
+)
+
+// CPUTables are the tables every CPU-profile format emits, the input of
+// the CPU projections.
+var CPUTables = []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema}
+
+// CPUProfile completes the spec of a CPU-profile format: it is listed
+// under FamilyCPU and emits CPUTables.
+func CPUProfile(s Spec) *Spec {
+	s.Family, s.Tables = FamilyCPU, CPUTables
+	return &s
+}
+
 // Limit is a raw parser ceiling: it bounds native traversal (bytes read,
 // nodes, samples), never the rows of a projection. Crossing one is a
 // LIMIT_EXCEEDED failure, not a silent cut.
@@ -35,6 +87,15 @@ type Limit struct {
 	Unit    string
 	Doc     string // what is counted, as a noun phrase: "call-tree nodes"
 }
+
+// LimitBytes names the ceiling on the bytes of the artifact read, which
+// every format that bounds its whole input declares (with a default and a
+// doc of its own) and most check up front (Input.CheckSize).
+const LimitBytes = "max_bytes"
+
+// LimitToken names the ceiling on the bytes of one JSON string or number
+// (jsonscan's Scanner.MaxToken) that JSON formats declare.
+const LimitToken = "max_token_bytes"
 
 // Caps are what a format's tables can tell beyond their schema. Projections
 // and pre-execution checks ask for a capability, never for a format name.
@@ -83,10 +144,8 @@ func (s *Spec) TableNames() []string {
 
 // Limit returns the named limit's declaration.
 func (s *Spec) Limit(name string) (Limit, bool) {
-	for _, l := range s.Limits {
-		if l.Name == name {
-			return l, true
-		}
+	if i := slices.IndexFunc(s.Limits, func(l Limit) bool { return l.Name == name }); i >= 0 {
+		return s.Limits[i], true
 	}
 	return Limit{}, false
 }
@@ -146,6 +205,23 @@ func (in *Input) Exceeded(name string, observed any) *evidence.Failure {
 		"%s: more than %s=%d %s", in.Spec.Title, name, in.Limit(name), what)
 }
 
+// ExceededAt is Exceeded located at a byte offset of the artifact.
+func (in *Input) ExceededAt(name string, observed any, offset int64) *evidence.Failure {
+	f := in.Exceeded(name, observed)
+	f.Location.Offset = offset
+	return f
+}
+
+// CheckSize is the LimitBytes failure when the artifact is larger than the
+// limit allows, else nil: formats that bound the whole file check it from
+// the size the runner knows before anything is read.
+func (in *Input) CheckSize() error {
+	if in.Artifact != nil && in.Artifact.Size > in.Limit(LimitBytes) {
+		return in.Exceeded(LimitBytes, in.Artifact.Size)
+	}
+	return nil
+}
+
 // Int returns an integer option.
 func (in *Input) Int(name string) int64 { n, _ := evidence.AsInt(in.Options[name]); return n }
 
@@ -181,6 +257,62 @@ type TableWriter interface {
 	// artifact_id column.
 	Row(row any) error
 	End(s *evidence.Summary) error
+}
+
+// LazyTable is a table begun at its first row (or at End when it has
+// none), for decoders that stream one table out of a document: a document
+// refused before any row leaves no table behind, and one that fails part
+// way ends the table it began as incomplete (Abort).
+type LazyTable struct {
+	out   Sink
+	table *evidence.Table
+	tw    TableWriter
+}
+
+// NewLazyTable returns t, to be begun on out when first needed.
+func NewLazyTable(out Sink, t *evidence.Table) *LazyTable {
+	return &LazyTable{out: out, table: t}
+}
+
+// Begin begins the table unless it has begun.
+func (l *LazyTable) Begin() error {
+	if l.tw != nil {
+		return nil
+	}
+	tw, err := l.out.Begin(l.table)
+	if err != nil {
+		return err
+	}
+	l.tw = tw
+	return nil
+}
+
+// Row begins the table if need be and writes one row.
+func (l *LazyTable) Row(row any) error {
+	if err := l.Begin(); err != nil {
+		return err
+	}
+	return l.tw.Row(row)
+}
+
+// End begins the table if need be and ends it with s.
+func (l *LazyTable) End(s *evidence.Summary) error {
+	if err := l.Begin(); err != nil {
+		return err
+	}
+	return l.tw.End(s)
+}
+
+// Abort returns err, the failure that stopped decoding, after ending a
+// begun table with s, which says how it is incomplete.
+func (l *LazyTable) Abort(err error, s *evidence.Summary) error {
+	if l.tw == nil {
+		return err
+	}
+	if eerr := l.tw.End(s); eerr != nil {
+		return eerr
+	}
+	return err
 }
 
 // Decoder turns a native artifact into tables.

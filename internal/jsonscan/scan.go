@@ -500,36 +500,34 @@ func validNumber(b []byte) bool {
 	if b[i] == '0' {
 		i++
 	} else if b[i] >= '1' && b[i] <= '9' {
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
+		i = digits(b, i)
 	} else {
 		return false
 	}
 	if i < len(b) && b[i] == '.' {
-		i++
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == j {
-			return false
+		j := i + 1
+		if i = digits(b, j); i == j {
+			return false // no digit after the point
 		}
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
+		j := i + 1
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
+			j++
 		}
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == j {
-			return false
+		if i = digits(b, j); i == j {
+			return false // no exponent digit
 		}
 	}
 	return i == len(b)
+}
+
+// digits returns the index past the ASCII digits that start at i.
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // readString reads a string starting at the opening quote and returns its

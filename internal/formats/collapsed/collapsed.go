@@ -19,12 +19,11 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/lines"
-	"github.com/flameox/flameox/internal/table"
 )
 
-// Limit names.
+// Limit names, shared by every format that feeds a Profile (perf-script
+// and perf-data declare them with defaults of their own).
 const (
-	LimitBytes     = "max_bytes"
 	LimitLineBytes = "max_line_bytes"
 	LimitStack     = "max_stack_frames"
 	LimitFrames    = "max_distinct_frames"
@@ -35,25 +34,23 @@ const Version = "1"
 
 // parserLimits are the raw ceilings; rows are bounded by projections.
 var parserLimits = []formats.Limit{
-	{Name: LimitBytes, Default: 16 << 30, Unit: "bytes", Doc: "bytes of input read"},
+	{Name: formats.LimitBytes, Default: 16 << 30, Unit: "bytes", Doc: "bytes of input read"},
 	{Name: LimitLineBytes, Default: 1 << 20, Unit: "bytes", Doc: "bytes in one line"},
 	{Name: LimitStack, Default: 16384, Unit: "frames", Doc: "frames in one stack"},
 	{Name: LimitFrames, Default: 1 << 22, Unit: "frames", Doc: "distinct frames"},
 }
 
 // Spec is the collapsed-stacks format.
-var Spec = &formats.Spec{
+var Spec = formats.CPUProfile(formats.Spec{
 	Name:     "collapsed-stacks",
 	Title:    "Folded (collapsed) stacks",
-	Family:   "CPU profiles",
 	Suffixes: []string{".folded", ".collapsed", ".folded.txt", ".collapsed.txt"},
 	Sniff:    Sniff,
-	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
 	Limits:   parserLimits,
 	Producer: "stackcollapse (FlameGraph, inferno, py-spy raw)",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(Decode),
-}
+})
 
 // line is one parsed folded line: frames root first, and the count.
 type line struct {
@@ -120,8 +117,8 @@ func Sniff(prefix []byte) formats.Verdict {
 
 // Decode reads folded stacks into cpu.frames and cpu.edges.
 func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	if in.Artifact.Size > in.Limit(LimitBytes) {
-		return in.Exceeded(LimitBytes, in.Artifact.Size)
+	if err := in.CheckSize(); err != nil {
+		return err
 	}
 	p, err := Parse(ctx, in)
 	if err != nil {

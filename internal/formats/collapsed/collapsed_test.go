@@ -135,7 +135,7 @@ func TestHostile(t *testing.T) {
 func TestMaxBytes(t *testing.T) {
 	text := "a;b 1\nc;d 1\n"
 	art := &evidence.Artifact{ID: "sha256:" + strings.Repeat("0", 64), Path: "/virtual/x.folded", Size: int64(len(text))}
-	in, err := formatstest.Input(Spec, art, strings.NewReader(text), map[string]int64{LimitBytes: 8}, nil)
+	in, err := formatstest.Input(Spec, art, strings.NewReader(text), map[string]int64{formats.LimitBytes: 8}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestMaxBytes(t *testing.T) {
 		t.Fatalf("want LIMIT_EXCEEDED, got %v", err)
 	}
 	lim, _ := f.Details["limit"].(evidence.Object)
-	if lim["name"] != LimitBytes || lim["value"] != int64(8) || lim["observed"] != int64(len(text)) || lim["unit"] != "bytes" {
+	if lim["name"] != formats.LimitBytes || lim["value"] != int64(8) || lim["observed"] != int64(len(text)) || lim["unit"] != "bytes" {
 		t.Fatalf("receipt %v", f.Details["limit"])
 	}
 	if len(sink.Tables) != 0 {

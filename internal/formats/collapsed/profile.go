@@ -70,29 +70,34 @@ func NewProfile() *Profile {
 	}
 }
 
+// intern returns k's id, its index in *list, appending it when new (added).
+func intern[K comparable](list *[]K, idx map[K]uint32, k K) (id uint32, added bool) {
+	if id, ok := idx[k]; ok {
+		return id, false
+	}
+	id = uint32(len(*list))
+	*list = append(*list, k)
+	idx[k] = id
+	return id, true
+}
+
 // Frame returns the id of a frame, adding it when new.
 func (p *Profile) Frame(f Frame) uint32 {
-	if id, ok := p.frameIdx[f]; ok {
-		return id
+	id, added := intern(&p.Frames, p.frameIdx, f)
+	if added {
+		p.mark = append(p.mark, 0)
 	}
-	id := uint32(len(p.Frames))
-	p.Frames = append(p.Frames, f)
-	p.frameIdx[f] = id
-	p.mark = append(p.mark, 0)
 	return id
 }
 
 // SeriesID returns the id of a series, adding it when new.
 func (p *Profile) SeriesID(s Series) uint32 {
-	if id, ok := p.seriesIdx[s]; ok {
-		return id
+	id, added := intern(&p.Series, p.seriesIdx, s)
+	if added {
+		p.totals = append(p.totals, 0)
+		p.samples = append(p.samples, 0)
+		p.unresLeaf = append(p.unresLeaf, 0)
 	}
-	id := uint32(len(p.Series))
-	p.Series = append(p.Series, s)
-	p.seriesIdx[s] = id
-	p.totals = append(p.totals, 0)
-	p.samples = append(p.samples, 0)
-	p.unresLeaf = append(p.unresLeaf, 0)
 	return id
 }
 
@@ -138,24 +143,20 @@ func (p *Profile) Add(series uint32, leafFirst []uint32, w, n int64) {
 }
 
 func (p *Profile) node(series, frame uint32) *weights {
-	k := uint64(series)<<32 | uint64(frame)
-	i, ok := p.nodes[k]
-	if !ok {
-		i = len(p.nodeW)
-		p.nodeW = append(p.nodeW, weights{})
-		p.nodes[k] = i
-	}
-	return &p.nodeW[i]
+	return slot(p.nodes, &p.nodeW, uint64(series)<<32|uint64(frame))
 }
 
-func (p *Profile) edge(k edgeKey) *weights {
-	i, ok := p.edges[k]
+func (p *Profile) edge(k edgeKey) *weights { return slot(p.edges, &p.edgeW, k) }
+
+// slot returns the weights kept for key k, adding zero weights when new.
+func slot[K comparable](idx map[K]int, w *[]weights, k K) *weights {
+	i, ok := idx[k]
 	if !ok {
-		i = len(p.edgeW)
-		p.edgeW = append(p.edgeW, weights{})
-		p.edges[k] = i
+		i = len(*w)
+		*w = append(*w, weights{})
+		idx[k] = i
 	}
-	return &p.edgeW[i]
+	return &(*w)[i]
 }
 
 // Merge adds q into p, remapping q's frame and series ids.

@@ -32,27 +32,31 @@ const (
 	LimitFiles    = "max_files"
 	LimitLines    = "max_line_number"
 	LimitContexts = "max_contexts"
-	LimitToken    = "max_token_bytes"
 )
 
+// Spec completes the spec of a coverage.py format: it is listed under
+// FamilyReliability and emits coverage.files.
+func Spec(s formats.Spec) *formats.Spec {
+	s.Family, s.Tables = formats.FamilyReliability, []*table.Schema{table.CoverageFiles.Schema}
+	return &s
+}
+
 // JSONSpec is the registry entry for `coverage json` reports.
-var JSONSpec = &formats.Spec{
+var JSONSpec = Spec(formats.Spec{
 	Name:     FormatJSON,
 	Title:    "coverage.py JSON report (format 3)",
-	Family:   "Reliability",
 	Suffixes: []string{".coverage.json"},
 	Sniff:    SniffJSON,
-	Tables:   []*table.Schema{table.CoverageFiles.Schema},
 	Limits: []formats.Limit{
 		{Name: LimitFiles, Default: 200_000, Unit: "files", Doc: "files in the report"},
 		{Name: LimitContexts, Default: 1_000_000, Unit: "contexts", Doc: "distinct context names in one file"},
-		{Name: LimitToken, Default: 16 << 20, Unit: "bytes", Doc: "longest single JSON string or number"},
+		{Name: formats.LimitToken, Default: 16 << 20, Unit: "bytes", Doc: "longest single JSON string or number"},
 	},
 	Caps:     formats.Caps{Statements: true},
 	Producer: "coverage.py 7.x `coverage json`",
 	Version:  "1",
 	Decoder:  jsonDecoder{},
-}
+})
 
 // SniffJSON says Yes for a JSON object whose meta block carries coverage.py's
 // report keys.

@@ -230,7 +230,7 @@ func TestJSONLimits(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		value int64
-	}{{LimitFiles, 1}, {LimitContexts, 1}, {LimitToken, 8}} {
+	}{{LimitFiles, 1}, {LimitContexts, 1}, {formats.LimitToken, 8}} {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := decodeJSONBytes(bytes.NewReader(b), map[string]int64{c.name: c.value})
 			var f *evidence.Failure

@@ -37,8 +37,7 @@ type jsonRead struct {
 	ctx    context.Context
 	in     *formats.Input
 	w      jsonscan.Walker
-	out    formats.Sink
-	tw     formats.TableWriter
+	tw     *formats.LazyTable
 	meta   bool
 	format int64
 	ver    string
@@ -50,15 +49,16 @@ type jsonRead struct {
 
 func (jsonDecoder) Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	s := jsonscan.New(bufio.NewReaderSize(in.R, 64<<10))
-	s.MaxToken = int(in.Limit(LimitToken))
+	s.MaxToken = int(in.Limit(formats.LimitToken))
 	s.MaxDepth = 64
 	s.Bound = func(err error, off int64) error {
 		if err != jsonscan.ErrTokenTooLong {
 			return nil // nesting is not a declared limit: a malformed report
 		}
-		return at(in.Exceeded(LimitToken, nil), off)
+		return in.ExceededAt(formats.LimitToken, nil, off)
 	}
-	d := &jsonRead{ctx: ctx, in: in, w: jsonscan.Walker{S: s}, out: out, sums: map[string]int64{}}
+	d := &jsonRead{ctx: ctx, in: in, w: jsonscan.Walker{S: s}, sums: map[string]int64{},
+		tw: formats.NewLazyTable(out, &evidence.Table{Name: table.CoverageFiles.Name, Columns: table.CoverageFiles.EvidenceColumns(""), Evidence: evidence.Observed})}
 	err := d.document()
 	if err == nil {
 		err = s.CheckEnd()
@@ -69,7 +69,7 @@ func (jsonDecoder) Decode(ctx context.Context, in *formats.Input, out formats.Si
 	if err != nil {
 		return d.abort(err)
 	}
-	return d.finish()
+	return d.tw.End(d.summary())
 }
 
 func (d *jsonRead) document() error {
@@ -105,12 +105,6 @@ func (d *jsonRead) document() error {
 		return evidence.Failf(evidence.CodeDecodeFailure, "coverage report: no totals block")
 	}
 	return nil
-}
-
-// at locates a failure at a byte offset of the report.
-func at(f *evidence.Failure, off int64) *evidence.Failure {
-	f.Location.Offset = off
-	return f
 }
 
 func (d *jsonRead) metaBlock() error {
@@ -198,7 +192,7 @@ func (d *jsonRead) filesBlock() error {
 	if err != nil {
 		return err
 	}
-	if err := d.begin(); err != nil {
+	if err := d.tw.Begin(); err != nil {
 		return err
 	}
 	maxFiles := d.in.Limit(LimitFiles)
@@ -208,7 +202,7 @@ func (d *jsonRead) filesBlock() error {
 		}
 		d.files++
 		if d.files > maxFiles {
-			return at(d.in.Exceeded(LimitFiles, nil), d.w.S.Offset())
+			return d.in.ExceededAt(LimitFiles, nil, d.w.S.Offset())
 		}
 		name := string(key)
 		if err := d.file(name); err != nil {
@@ -260,7 +254,7 @@ func (d *jsonRead) file(name string) error {
 					}
 					if _, ok := ctxNames[string(el.Bytes)]; !ok {
 						if int64(len(ctxNames)) >= maxCtx {
-							return at(d.in.Exceeded(LimitContexts, nil), el.Offset)
+							return d.in.ExceededAt(LimitContexts, nil, el.Offset)
 						}
 						ctxNames[string(el.Bytes)] = struct{}{}
 					}
@@ -328,18 +322,6 @@ func (d *jsonRead) file(name string) error {
 	return d.tw.Row(row)
 }
 
-func (d *jsonRead) begin() error {
-	if d.tw != nil {
-		return nil
-	}
-	tw, err := d.out.Begin(&evidence.Table{Name: table.CoverageFiles.Name, Columns: table.CoverageFiles.EvidenceColumns(""), Evidence: evidence.Observed})
-	if err != nil {
-		return err
-	}
-	d.tw = tw
-	return nil
-}
-
 // checkTotals verifies that the report's totals are the sum of its files,
 // as coverage.py computes them.
 func (d *jsonRead) checkTotals() error {
@@ -377,24 +359,11 @@ func (d *jsonRead) summary() *evidence.Summary {
 	return s
 }
 
-func (d *jsonRead) finish() error {
-	if err := d.begin(); err != nil {
-		return err
-	}
-	return d.tw.End(d.summary())
-}
-
-// abort closes an open table as incomplete before returning the failure.
+// abort closes a begun table as incomplete before returning the failure.
 func (d *jsonRead) abort(err error) error {
-	if d.tw == nil {
-		return err
-	}
 	s := d.summary()
 	s.Complete = false
 	s.Truncation = &evidence.Truncation{Reason: "document_incomplete"}
 	s.Limit(fmt.Sprintf("decoding stopped at byte %d (%v): the rows above are not the whole report", d.w.S.Offset(), err))
-	if eerr := d.tw.End(s); eerr != nil {
-		return eerr
-	}
-	return err
+	return d.tw.Abort(err, s)
 }

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -33,12 +34,9 @@ var limitRecord = formats.Limit{Name: "max_parse_record_bytes", Default: 16 << 2
 	Doc: "longest CSV record (quoted newlines included) the parser holds"}
 
 var options = []param.Param{
-	{Name: "max_rows", Type: param.Int, Default: int64(100), Min: param.F(0), Max: param.F(100000),
-		Doc: "rows emitted; later rows in the read region are parsed and counted"},
-	{Name: "max_bytes", Type: param.Int, Default: int64(8 << 20), Min: param.F(1), Max: param.F(1 << 40),
-		Doc: "bytes read from the start; reading stops at the first record boundary at or past it"},
-	{Name: "max_record_bytes", Type: param.Int, Default: int64(64 << 10), Min: param.F(16), Max: param.F(64 << 20),
-		Doc: "native size of a row beyond which it is reported oversized, without its value"},
+	preview.Option(preview.MaxRows, "rows emitted; later rows in the read region are parsed and counted"),
+	preview.Option(preview.MaxBytes, "bytes read from the start; reading stops at the first record boundary at or past it"),
+	preview.Option(preview.MaxRecordBytes, "native size of a row beyond which it is reported oversized, without its value"),
 	{Name: "header", Type: param.Bool, Default: true,
 		Doc: "the first record names the columns"},
 	{Name: "delimiter", Type: param.String, Default: "",
@@ -49,30 +47,18 @@ var options = []param.Param{
 
 // Spec is the generic CSV preview. Its sniffer never says Yes; a CSV file
 // reaches it by suffix or --format csv.
-var Spec = &formats.Spec{
+var Spec = preview.Spec(formats.Spec{
 	Name:     "csv",
 	Title:    "CSV table (preview)",
-	Family:   "Generic previews",
 	Suffixes: []string{".csv", ".tsv"},
-	Sniff:    sniff,
-	Tables:   []*table.Schema{table.PreviewFields.Schema, table.PreviewRecords.Schema},
+	Sniff:    formats.SniffText,
 	Limits:   []formats.Limit{limitRecord},
 	Caps:     formats.Caps{FieldPositions: true},
 	Producer: "any CSV writer",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
 	Options:  options,
-}
-
-// sniff answers No for binary prefixes (NUL bytes), else NeedMore.
-func sniff(prefix []byte) formats.Verdict {
-	if bytes.IndexByte(prefix, 0) >= 0 {
-		return formats.No
-	}
-	return formats.NeedMore
-}
-
-var bom = []byte{0xEF, 0xBB, 0xBF}
+})
 
 func delimiter(opt, name string) (rune, error) {
 	switch {
@@ -143,13 +129,19 @@ func (g *guard) Read(p []byte) (int, error) {
 
 // start returns the offset of a line still indexed.
 func (g *guard) start(line int64) (lineStart, bool) {
-	for _, s := range g.starts {
-		if s.line == line {
-			return s, true
-		}
-		if s.line > line {
-			break
-		}
+	return g.find(func(s lineStart) bool { return s.line == line })
+}
+
+// at finds the line that begins at offset, if one does.
+func (g *guard) at(offset int64) (lineStart, bool) {
+	return g.find(func(s lineStart) bool { return s.offset == offset })
+}
+
+// find returns the first indexed line start that matches. prune keeps the
+// record being read at the front of the index, where the lines sought are.
+func (g *guard) find(match func(lineStart) bool) (lineStart, bool) {
+	if i := slices.IndexFunc(g.starts, match); i >= 0 {
+		return g.starts[i], true
 	}
 	return lineStart{}, false
 }
@@ -167,19 +159,6 @@ func (g *guard) prune(line int64) {
 	}
 }
 
-// at finds the line that begins at offset, if one does.
-func (g *guard) at(offset int64) (lineStart, bool) {
-	for _, s := range g.starts {
-		if s.offset == offset {
-			return s, true
-		}
-		if s.offset > offset {
-			break
-		}
-	}
-	return lineStart{}, false
-}
-
 const readBuffer = 64 << 10
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
@@ -188,18 +167,16 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err != nil {
 		return err
 	}
-	maxBytes, maxRecord := opts.Int("max_bytes"), opts.Int("max_record_bytes")
+	maxBytes, maxRecord := opts.Int(preview.MaxBytes), opts.Int(preview.MaxRecordBytes)
 	ceiling := in.Limit(limitRecord.Name)
 	g := &guard{r: in.R, line: 1, ceiling: ceiling, starts: []lineStart{{line: 1}}}
 	br := bufio.NewReaderSize(g, readBuffer)
-	var base int64
-	if p, err := br.Peek(3); err == nil && bytes.Equal(p, bom) {
-		_, _ = br.Discard(3)
-		base = 3
-		g.starts[0].offset = base // line 1 starts after the mark
-	} else if err != nil && !errors.Is(err, io.EOF) {
+	base, err := formats.SkipBOM(br)
+	if err != nil {
 		return evidence.Wrap(evidence.CodeIOFailure, err, "read csv")
 	}
+	g.starts[0].offset = base // after a byte order mark
+
 	cr := csv.NewReader(br) // uses br as its buffer
 	cr.Comma = comma
 	cr.FieldsPerRecord = -1
@@ -207,7 +184,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	cr.ReuseRecord = true // values are copied out of kept rows
 	useHeader := opts.Bool("header")
 
-	res := preview.NewResult(out, opts.Int("max_rows"))
+	res := preview.NewResult(in, out)
 	res.FieldsDeclared = useHeader
 	region := &preview.Region{Total: in.Artifact.Size, Bound: maxBytes}
 	var header []*table.Field

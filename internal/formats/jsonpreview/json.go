@@ -9,10 +9,10 @@ package jsonpreview
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
@@ -31,19 +31,15 @@ const Version = "1"
 var (
 	limitDepth = formats.Limit{Name: "max_depth", Default: 512, Unit: "levels",
 		Doc: "deepest nesting the JSON scanner accepts"}
-	limitToken = formats.Limit{Name: "max_token_bytes", Default: 16 << 20, Unit: "bytes",
+	limitToken = formats.Limit{Name: formats.LimitToken, Default: 16 << 20, Unit: "bytes",
 		Doc: "longest single string or number token the JSON scanner buffers"}
 )
 
 var jsonOptions = []param.Param{
-	{Name: "max_rows", Type: param.Int, Default: int64(100), Min: param.F(0), Max: param.F(100000),
-		Doc: "records emitted from the records array; later ones in the read region are counted"},
-	{Name: "max_bytes", Type: param.Int, Default: int64(8 << 20), Min: param.F(1), Max: param.F(1 << 40),
-		Doc: "bytes read from the start; content after the bound is reported unobserved"},
-	{Name: "max_record_bytes", Type: param.Int, Default: int64(64 << 10), Min: param.F(16), Max: param.F(64 << 20),
-		Doc: "native size of one record beyond which it is reported oversized, without its value"},
-	{Name: "max_fields", Type: param.Int, Default: int64(256), Min: param.F(1), Max: param.F(100000),
-		Doc: "distinct record keys tracked in preview.fields"},
+	preview.Option(preview.MaxRows, "records emitted from the records array; later ones in the read region are counted"),
+	preview.Option(preview.MaxBytes, "bytes read from the start; content after the bound is reported unobserved"),
+	preview.Option(preview.MaxRecordBytes, "native size of one record beyond which it is reported oversized, without its value"),
+	preview.Option(preview.MaxFields, "distinct record keys tracked in preview.fields"),
 	{Name: "records", Type: param.String, Default: "",
 		Doc: "RFC 6901 pointer of the array whose elements are the records; empty: the document if it is an array, else its first array-valued member"},
 	{Name: "outline_depth", Type: param.Int, Default: int64(2), Min: param.F(0), Max: param.F(64),
@@ -55,24 +51,23 @@ var jsonOptions = []param.Param{
 // JSON is the generic JSON document preview. Its sniffer never says Yes:
 // specific JSON formats (speedscope, SARIF, coverage JSON...) must win,
 // and a JSON file reaches this decoder by its suffix or --format json.
-var JSON = &formats.Spec{
+var JSON = preview.Spec(formats.Spec{
 	Name:     "json",
 	Title:    "JSON document (preview)",
-	Family:   "Generic previews",
 	Suffixes: []string{".json"},
 	Sniff:    sniffJSON,
-	Tables:   []*table.Schema{table.PreviewOutline.Schema, table.PreviewFields.Schema, table.PreviewRecords.Schema},
+	Tables:   []*table.Schema{table.PreviewOutline.Schema},
 	Limits:   []formats.Limit{limitDepth, limitToken},
 	Producer: "any JSON writer",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decodeJSON),
 	Options:  jsonOptions,
-}
+})
 
 // sniffJSON answers No when the prefix cannot start a JSON value, else
 // NeedMore: a generic preview must not claim a file by content.
 func sniffJSON(prefix []byte) formats.Verdict {
-	for _, c := range trimBOM(prefix) {
+	for _, c := range bytes.TrimPrefix(prefix, formats.BOM) {
 		switch c {
 		case ' ', '\t', '\r', '\n':
 			continue
@@ -82,29 +77,6 @@ func sniffJSON(prefix []byte) formats.Verdict {
 		return formats.No
 	}
 	return formats.NeedMore
-}
-
-var bom = []byte{0xEF, 0xBB, 0xBF}
-
-func trimBOM(b []byte) []byte {
-	if len(b) >= 3 && string(b[:3]) == string(bom) {
-		return b[3:]
-	}
-	return b
-}
-
-// skipBOM consumes a leading UTF-8 byte order mark, which JSON forbids but
-// some writers emit, and reports its length.
-func skipBOM(br *bufio.Reader) (int64, error) {
-	p, err := br.Peek(3)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return 0, readFailure(err, 0)
-	}
-	if len(p) == 3 && string(p) == string(bom) {
-		_, _ = br.Discard(3)
-		return 3, nil
-	}
-	return 0, nil
 }
 
 func readFailure(err error, offset int64) *evidence.Failure {
@@ -128,7 +100,7 @@ func scanFailure(in *formats.Input, err error, base int64) *evidence.Failure {
 		f = in.Exceeded(limitDepth.Name, nil)
 	case errors.Is(err, jsonscan.ErrTokenTooLong):
 		f = in.Exceeded(limitToken.Name, nil)
-	case se != nil && isReadError(se.Err):
+	case errors.Is(err, jsonscan.ErrRead):
 		f = evidence.Wrap(evidence.CodeIOFailure, err, "")
 	default:
 		f = evidence.Wrap(evidence.CodeDecodeFailure, err, "")
@@ -138,20 +110,6 @@ func scanFailure(in *formats.Input, err error, base int64) *evidence.Failure {
 		f.Location.Line, f.Location.Offset = se.Line, se.Offset+base
 	}
 	return f
-}
-
-// isReadError tells a reader's error from the scanner's own sentinels.
-func isReadError(err error) bool {
-	if err == nil {
-		return false
-	}
-	for _, s := range []error{io.ErrUnexpectedEOF, jsonscan.ErrDepth, jsonscan.ErrTokenTooLong,
-		jsonscan.ErrInvalidUTF8, jsonscan.ErrDuplicateKey, jsonscan.ErrTrailing} {
-		if errors.Is(err, s) {
-			return false
-		}
-	}
-	return true
 }
 
 // errStop ends a walk at the max_bytes bound.
@@ -230,22 +188,29 @@ func (w *walker) budget() error {
 	return nil
 }
 
+// step reads the next token within the byte bound.
+func (w *walker) step() (jsonscan.Token, error) {
+	if err := w.budget(); err != nil {
+		return jsonscan.Token{}, err
+	}
+	return w.next()
+}
+
 func escapePointer(key string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1")
 }
 
-// isRecords decides whether the container starting at ptr holds the records.
+// isRecords decides whether the container starting at ptr holds the
+// records, noting the type found at an explicit target that is no array.
 func (w *walker) isRecords(tok jsonscan.Token, ptr string, depth int) bool {
-	if w.found {
+	if !w.isRecordsCandidate(tok, ptr, depth) {
 		return false
 	}
-	if !w.auto {
-		if ptr == w.target && tok.Kind != jsonscan.ArrayStart {
-			w.foundType = typeNames[typeOf(tok.Kind)]
-		}
-		return ptr == w.target && tok.Kind == jsonscan.ArrayStart
+	if tok.Kind != jsonscan.ArrayStart {
+		w.foundType = typeNames[typeOf(tok.Kind)]
+		return false
 	}
-	return tok.Kind == jsonscan.ArrayStart && depth <= 1
+	return true
 }
 
 // toward reports whether an explicit records pointer lies below ptr.
@@ -268,10 +233,7 @@ func (w *walker) walk(tok jsonscan.Token, ptr string, depth int, outline bool) e
 	switch tok.Kind {
 	case jsonscan.ObjectStart:
 		for {
-			if err := w.budget(); err != nil {
-				return err
-			}
-			t, err := w.next()
+			t, err := w.step()
 			if err != nil {
 				return err
 			}
@@ -289,14 +251,7 @@ func (w *walker) walk(tok jsonscan.Token, ptr string, depth int, outline bool) e
 			if err != nil {
 				return err
 			}
-			child := ptr + "/" + escapePointer(key)
-			childOutline := outline && depth+1 <= w.maxDepth
-			if childOutline || w.toward(child) || w.isRecordsCandidate(vt, child, depth+1) {
-				err = w.walk(vt, child, depth+1, childOutline)
-			} else {
-				err = w.skip(vt)
-			}
-			if err != nil {
+			if err := w.child(vt, ptr+"/"+escapePointer(key), depth+1, outline && depth+1 <= w.maxDepth); err != nil {
 				return err
 			}
 		}
@@ -310,24 +265,14 @@ func (w *walker) walk(tok jsonscan.Token, ptr string, depth int, outline bool) e
 			return w.records(n)
 		}
 		for i := 0; ; i++ {
-			if err := w.budget(); err != nil {
-				return err
-			}
-			t, err := w.next()
+			t, err := w.step()
 			if err != nil {
 				return err
 			}
 			if t.Kind == jsonscan.ArrayEnd {
 				break
 			}
-			child := ptr + "/" + strconv.Itoa(i)
-			childOutline := outline && depth+1 <= w.maxDepth && i == 0
-			if childOutline || w.toward(child) || w.isRecordsCandidate(t, child, depth+1) {
-				err = w.walk(t, child, depth+1, childOutline)
-			} else {
-				err = w.skip(t)
-			}
-			if err != nil {
+			if err := w.child(t, ptr+"/"+strconv.Itoa(i), depth+1, outline && depth+1 <= w.maxDepth && i == 0); err != nil {
 				return err
 			}
 			if n != nil {
@@ -342,8 +287,17 @@ func (w *walker) walk(tok jsonscan.Token, ptr string, depth int, outline bool) e
 	return nil
 }
 
+// child reads a member or element: walked when it is outlined or may hold
+// the records, else skipped.
+func (w *walker) child(tok jsonscan.Token, ptr string, depth int, outline bool) error {
+	if outline || w.toward(ptr) || w.isRecordsCandidate(tok, ptr, depth) {
+		return w.walk(tok, ptr, depth, outline)
+	}
+	return w.skip(tok)
+}
+
 // isRecordsCandidate is isRecords without its side effect, for deciding
-// whether to descend into an object member that is not outlined.
+// whether to descend into a member or element that is not outlined.
 func (w *walker) isRecordsCandidate(tok jsonscan.Token, ptr string, depth int) bool {
 	if w.found {
 		return false
@@ -359,25 +313,13 @@ func (w *walker) skip(tok jsonscan.Token) error {
 	if tok.Kind != jsonscan.ObjectStart && tok.Kind != jsonscan.ArrayStart {
 		return nil
 	}
-	base := w.s.Depth() - 1
-	for w.s.Depth() > base {
-		if err := w.budget(); err != nil {
-			return err
-		}
-		if _, err := w.next(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return w.skipTo(w.s.Depth() - 1)
 }
 
 // records reads the elements of the records array.
 func (w *walker) records(n *node) error {
 	for i := int64(0); ; i++ {
-		if err := w.budget(); err != nil {
-			return err
-		}
-		t, err := w.next()
+		t, err := w.step()
 		if err != nil {
 			return err
 		}
@@ -491,10 +433,7 @@ func (w *walker) oversized(rec *table.Record) {
 // skipTo consumes tokens until the scanner is back at depth.
 func (w *walker) skipTo(depth int) error {
 	for w.s.Depth() > depth {
-		if err := w.budget(); err != nil {
-			return err
-		}
-		if _, err := w.next(); err != nil {
+		if _, err := w.step(); err != nil {
 			return err
 		}
 	}
@@ -526,23 +465,23 @@ func decodeJSON(ctx context.Context, in *formats.Input, out formats.Sink) error 
 			Location: evidence.Location{Field: "records"}}
 	}
 	br := bufio.NewReaderSize(in.R, 64<<10)
-	base, err := skipBOM(br)
+	base, err := formats.SkipBOM(br)
 	if err != nil {
-		return err
+		return readFailure(err, 0)
 	}
 	s := jsonscan.New(br)
 	s.MaxDepth = int(in.Limit(limitDepth.Name))
 	s.MaxToken = int(in.Limit(limitToken.Name))
-	res := preview.NewResult(out, opts.Int("max_rows"))
+	res := preview.NewResult(in, out)
 	w := &walker{
 		ctx: ctx, s: s, base: base, res: res,
-		maxBytes:  opts.Int("max_bytes"),
-		maxRecord: opts.Int("max_record_bytes"),
+		maxBytes:  opts.Int(preview.MaxBytes),
+		maxRecord: opts.Int(preview.MaxRecordBytes),
 		maxDepth:  int(opts.Int("outline_depth")),
 		maxNodes:  opts.Int("max_outline_nodes"),
 		target:    target,
 		auto:      target == "",
-		fields:    newFieldStats(opts.Int("max_fields"), res.WantFields),
+		fields:    newFieldStats(opts.Int(preview.MaxFields), res.WantFields),
 	}
 	if !out.Wants(table.PreviewOutline.Schema) {
 		w.maxNodes = 0 // walked all the same, to find the records; no row built
@@ -605,7 +544,7 @@ func decodeJSON(ctx context.Context, in *formats.Input, out formats.Sink) error 
 }
 
 func (w *walker) writeOutline(out formats.Sink, region *preview.Region) error {
-	tw, err := out.Begin(&evidence.Table{Name: table.PreviewOutline.Name, Columns: table.PreviewOutline.EvidenceColumns("")})
+	tw, err := out.Begin(table.PreviewOutline.Header(""))
 	if err != nil {
 		return err
 	}

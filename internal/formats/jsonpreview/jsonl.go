@@ -17,47 +17,41 @@ import (
 )
 
 var jsonlOptions = []param.Param{
-	{Name: "max_rows", Type: param.Int, Default: int64(100), Min: param.F(0), Max: param.F(100000),
-		Doc: "records emitted; later ones in the read region are parsed and counted"},
-	{Name: "max_bytes", Type: param.Int, Default: int64(8 << 20), Min: param.F(1), Max: param.F(1 << 40),
-		Doc: "bytes read from the start (a line in progress at the bound is finished when it fits max_record_bytes)"},
-	{Name: "max_record_bytes", Type: param.Int, Default: int64(64 << 10), Min: param.F(16), Max: param.F(64 << 20),
-		Doc: "bytes one line may hold before parsing; a longer line is reported oversized and skipped to its end"},
-	{Name: "max_fields", Type: param.Int, Default: int64(256), Min: param.F(1), Max: param.F(100000),
-		Doc: "distinct record keys tracked in preview.fields"},
+	preview.Option(preview.MaxRows, "records emitted; later ones in the read region are parsed and counted"),
+	preview.Option(preview.MaxBytes, "bytes read from the start (a line in progress at the bound is finished when it fits max_record_bytes)"),
+	preview.Option(preview.MaxRecordBytes, "bytes one line may hold before parsing; a longer line is reported oversized and skipped to its end"),
+	preview.Option(preview.MaxFields, "distinct record keys tracked in preview.fields"),
 }
 
 // JSONL is the generic JSON Lines preview. Like JSON, it never claims a
 // file by content: specific line formats (pytest events, observations)
 // must win.
-var JSONL = &formats.Spec{
+var JSONL = preview.Spec(formats.Spec{
 	Name:     "jsonl",
 	Title:    "JSON Lines (preview)",
-	Family:   "Generic previews",
 	Suffixes: []string{".jsonl", ".ndjson"},
 	Sniff:    sniffJSON,
-	Tables:   []*table.Schema{table.PreviewFields.Schema, table.PreviewRecords.Schema},
 	Limits:   []formats.Limit{limitDepth},
 	Producer: "any JSON Lines writer",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decodeJSONL),
 	Options:  jsonlOptions,
-}
+})
 
 func decodeJSONL(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	opts := in
-	maxBytes, maxRecord := opts.Int("max_bytes"), opts.Int("max_record_bytes")
+	maxBytes, maxRecord := opts.Int(preview.MaxBytes), opts.Int(preview.MaxRecordBytes)
 	maxDepth := int(in.Limit(limitDepth.Name))
 	lr := lines.NewReader(in.R, int(maxRecord))
 	var base int64
 	if p, err := lr.Peek(3); err != nil {
 		return readFailure(err, 0)
-	} else if string(p) == string(bom) {
-		_ = lr.Discard(3)
-		base = 3
+	} else if bytes.Equal(p, formats.BOM) {
+		_ = lr.Discard(len(formats.BOM))
+		base = int64(len(formats.BOM))
 	}
-	res := preview.NewResult(out, opts.Int("max_rows"))
-	fields := newFieldStats(opts.Int("max_fields"), res.WantFields)
+	res := preview.NewResult(in, out)
+	fields := newFieldStats(opts.Int(preview.MaxFields), res.WantFields)
 	region := &preview.Region{Total: in.Artifact.Size, Bound: maxBytes}
 	var line, blank, read int64
 	eof := false

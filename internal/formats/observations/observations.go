@@ -30,7 +30,7 @@ const FormatName = "observations"
 var Spec = &formats.Spec{
 	Name:     FormatName,
 	Title:    "flameox observations (SDK JSONL)",
-	Family:   "Reliability",
+	Family:   formats.FamilyReliability,
 	Suffixes: []string{".observations.jsonl"},
 	Sniff:    Sniff,
 	Tables:   []*table.Schema{table.ObservationRecords.Schema},
@@ -59,7 +59,7 @@ func Sniff(prefix []byte) formats.Verdict {
 
 // Decode reads records and emits observations.records.
 func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	tw, err := out.Begin(&evidence.Table{Name: table.ObservationRecords.Name, Columns: table.ObservationRecords.EvidenceColumns("")})
+	tw, err := out.Begin(table.ObservationRecords.Header(""))
 	if err != nil {
 		return err
 	}

@@ -41,27 +41,23 @@ var (
 )
 
 var options = []param.Param{
-	{Name: "max_rows", Type: param.Int, Default: int64(100), Min: param.F(0), Max: param.F(100000),
-		Doc: "rows read and emitted, from the first row group on"},
-	{Name: "max_record_bytes", Type: param.Int, Default: int64(64 << 10), Min: param.F(16), Max: param.F(64 << 20),
-		Doc: "canonical size of a row beyond which it is reported oversized, without its value"},
+	preview.Option(preview.MaxRows, "rows read and emitted, from the first row group on"),
+	preview.Option(preview.MaxRecordBytes, "canonical size of a row beyond which it is reported oversized, without its value"),
 }
 
 // Spec is the Parquet preview. It has no sniffer: Parquet files reach it
 // by suffix or --format parquet, so a specific format written as Parquet
 // (an Nsight export directory, say) is never previewed by accident.
-var Spec = &formats.Spec{
+var Spec = preview.Spec(formats.Spec{
 	Name:     "parquet",
 	Title:    "Parquet table (preview)",
-	Family:   "Generic previews",
 	Suffixes: []string{".parquet"},
-	Tables:   []*table.Schema{table.PreviewFields.Schema, table.PreviewRecords.Schema},
 	Limits:   []formats.Limit{limitFooter, limitChunk},
 	Producer: "any Parquet writer (Arrow, DuckDB, Spark, parquet-go...)",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
 	Options:  options,
-}
+})
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if in.File == nil {
@@ -128,19 +124,19 @@ func decodeAt(ctx context.Context, ra io.ReaderAt, size int64, in *formats.Input
 		return evidence.Failf(evidence.CodeDecodeFailure, "parquet footer declares %d rows but its row groups hold %d", md.NumRows, sum)
 	}
 
-	maxRows, maxRecord := in.Int("max_rows"), in.Int("max_record_bytes")
+	maxRecord := in.Int(preview.MaxRecordBytes)
 	fields := make([]*table.Field, len(leaves))
 	for i, l := range leaves {
 		fields[i] = &table.Field{Position: int64(i), Name: l.dotted(), Path: l.path, Type: l.physical(),
 			LogicalType: table.NonEmpty(l.logical()), Repetition: table.NonEmpty(l.repetition().String()), Nulls: table.Some(int64(0))}
 	}
-	res := preview.NewResult(out, maxRows)
+	res := preview.NewResult(in, out)
 	res.Fields, res.FieldsDeclared = fields, true
 	asm := &assembler{root: root}
 	groupsRead := 0
 	err = guarded("read rows", func() error {
 		for gi, rg := range f.RowGroups() {
-			if res.Observed >= maxRows {
+			if res.Observed >= res.MaxRows {
 				return nil
 			}
 			if err := ctx.Err(); err != nil {
@@ -164,7 +160,7 @@ func decodeAt(ctx context.Context, ra io.ReaderAt, size int64, in *formats.Input
 	}
 	read := res.Observed
 	if md.NumRows > read {
-		res.Truncation = &evidence.Truncation{Reason: "row_limit", Limit: maxRows, Omitted: md.NumRows - read}
+		res.Truncation = &evidence.Truncation{Reason: "row_limit", Limit: res.MaxRows, Omitted: md.NumRows - read}
 		res.Limitations = append(res.Limitations,
 			fmt.Sprintf("the footer declares %d rows; only the first %d were read, and the omitted count is the footer's, not a count of rows read", md.NumRows, read))
 	}

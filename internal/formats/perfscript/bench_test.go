@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flameox/flameox/internal/formats/collapsed"
 	"github.com/flameox/flameox/internal/formats/formatstest"
 	"github.com/flameox/flameox/internal/lines"
 )
@@ -71,7 +72,7 @@ func BenchmarkParse2(b *testing.B) { benchParse(b, 2) }
 func BenchmarkShard(b *testing.B) {
 	data := benchInput(b, 32<<20)
 	in := formatstest.MustInput(b, ScriptSpec, nil, nil, nil)
-	blocks := lines.NewBlocks(bytes.NewReader(data), lines.BlockOptions{MaxLine: int(in.Limit(LimitLineBytes)), Limit: LimitLineBytes, Boundary: startsRecord})
+	blocks := lines.NewBlocks(bytes.NewReader(data), lines.BlockOptions{MaxLine: int(in.Limit(collapsed.LimitLineBytes)), Limit: collapsed.LimitLineBytes, Boundary: startsRecord})
 	var all []*lines.Block
 	for {
 		blk, err := blocks.Next(nil)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/collapsed"
 	"github.com/flameox/flameox/internal/formats/formatstest"
 )
 
@@ -32,7 +33,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("a 1 c: \n\t1 f (/b (deleted))\n\t2 [unknown] ([unknown])\n\n"))
 	f.Add([]byte("     Web Content 10/11 [001] 5.5: 100 cycles:u:  abc render (/lib/xul.so)\n"))
 	f.Add([]byte("a 1 1.0: 1 cycles: \n\t1 f (/b)\n\na 1 1.1: 1 cycles: \n\t1 f (/b)\n\t2 g (/b)\n\na 1 1.2: 1 instructions: \n\t1 f (/b)\n\n"))
-	lims := map[string]int64{LimitLineBytes: 4096, LimitStack: 64, LimitFrames: 256}
+	lims := map[string]int64{collapsed.LimitLineBytes: 4096, collapsed.LimitStack: 64, collapsed.LimitFrames: 256}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		Sniff(data[:min(len(data), formats.SniffBytes)])
 		res, err := parse(t, bytes.NewReader(data), lims, nil, Options{Workers: 1 + len(data)%2, ChunkBytes: 64})

@@ -102,8 +102,8 @@ func newShard(in *formats.Input) *shard {
 		stackIdx:  map[string]int{},
 		lastStack: -1,
 		threads:   in.Bool(OptionThreads),
-		maxStack:  in.Limit(LimitStack),
-		maxFrame:  in.Limit(LimitFrames),
+		maxStack:  in.Limit(collapsed.LimitStack),
+		maxFrame:  in.Limit(collapsed.LimitFrames),
 	}
 }
 
@@ -176,7 +176,7 @@ func (s *shard) parseChunk(blk *lines.Block) (int64, error) {
 				}
 			}
 			if int64(depth) >= s.maxStack {
-				return 0, sc.Line().At(s.in.Exceeded(LimitStack, nil))
+				return 0, sc.Line().At(s.in.Exceeded(collapsed.LimitStack, nil))
 			}
 			s.stack = append(s.stack, id)
 			s.curRaw = append(s.curRaw, ln)
@@ -234,7 +234,7 @@ func (s *shard) newFrame(key uint64, t []byte) (uint32, error) {
 	}
 	id := s.prof.Frame(f)
 	if int64(len(s.prof.Frames)) > s.maxFrame {
-		return 0, s.in.Exceeded(LimitFrames, nil)
+		return 0, s.in.Exceeded(collapsed.LimitFrames, nil)
 	}
 	s.lineIDs.put(key, t, id, lineCacheEntries)
 	return id, nil
@@ -394,8 +394,8 @@ func Parse(ctx context.Context, in *formats.Input, r io.Reader, o Options) (*Res
 	}
 	blocks := lines.NewBlocks(r, lines.BlockOptions{
 		Size:     o.ChunkBytes,
-		MaxLine:  int(in.Limit(LimitLineBytes)),
-		Limit:    LimitLineBytes,
+		MaxLine:  int(in.Limit(collapsed.LimitLineBytes)),
+		Limit:    collapsed.LimitLineBytes,
 		Boundary: startsRecord,
 		// Not a spec limit: max_stack_frames and max_line_bytes bound a
 		// sample long before this in practice.
@@ -486,8 +486,8 @@ func Parse(ctx context.Context, in *formats.Input, r io.Reader, o Options) (*Res
 			res.PerfVersion = sh.perfVersion
 		}
 	}
-	if int64(len(res.Profile.Frames)) > in.Limit(LimitFrames) {
-		return nil, in.Exceeded(LimitFrames, int64(len(res.Profile.Frames)))
+	if int64(len(res.Profile.Frames)) > in.Limit(collapsed.LimitFrames) {
+		return nil, in.Exceeded(collapsed.LimitFrames, int64(len(res.Profile.Frames)))
 	}
 	return res, nil
 }
@@ -496,7 +496,7 @@ func Parse(ctx context.Context, in *formats.Input, r io.Reader, o Options) (*Res
 // returns the sequence number the failing data would have had (its line
 // is relative to that block). A failure of a worker stops it early.
 func feed(ctx context.Context, in *formats.Input, blocks *lines.Blocks, bound bool, pool chan []byte, work chan<- *lines.Block, failed *atomic.Int64) (int, error) {
-	maxBytes := in.Limit(LimitBytes)
+	maxBytes := in.Limit(formats.LimitBytes)
 	for failed.Load() == math.MaxInt64 {
 		if err := ctx.Err(); err != nil {
 			return blocks.Seq(), err
@@ -512,7 +512,7 @@ func feed(ctx context.Context, in *formats.Input, blocks *lines.Blocks, bound bo
 		}
 		if bound && blocks.Offset() > maxBytes {
 			pool <- blk.Buf
-			return blocks.Seq(), in.Exceeded(LimitBytes, nil)
+			return blocks.Seq(), in.Exceeded(formats.LimitBytes, nil)
 		}
 		work <- blk
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/worker"
 )
 
@@ -37,13 +36,11 @@ const HostGuidance = "install perf and put it on PATH: Debian `apt-get install l
 
 // DataSpec is the perf-data format: native perf.data, converted by
 // `perf script` in an isolated worker.
-var DataSpec = &formats.Spec{
+var DataSpec = formats.CPUProfile(formats.Spec{
 	Name:     "perf-data",
 	Title:    "Linux perf.data",
-	Family:   "CPU profiles",
 	Suffixes: []string{".data"},
 	Sniff:    SniffData,
-	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
 	Limits: append([]formats.Limit{
 		{Name: LimitWorkerTimeout, Default: 600, Unit: "s", Doc: "wall time of the perf script conversion"},
 		{Name: LimitWorkerRSS, Default: 4 << 30, Unit: "bytes", Doc: "resident memory of the perf script process group"},
@@ -52,7 +49,7 @@ var DataSpec = &formats.Spec{
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decodeData),
 	Options:  options,
-}
+})
 
 // SniffData recognizes perf.data by its magic, in either byte order.
 func SniffData(prefix []byte) formats.Verdict {

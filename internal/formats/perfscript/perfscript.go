@@ -25,18 +25,13 @@ import (
 	"github.com/flameox/flameox/internal/formats/collapsed"
 	"github.com/flameox/flameox/internal/lines"
 	"github.com/flameox/flameox/internal/param"
-	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/unit"
 )
 
-// Limit names: raw parser ceilings, separate from any projection's rows.
-const (
-	LimitBytes     = "max_bytes"
-	LimitSamples   = "max_samples"
-	LimitLineBytes = "max_line_bytes"
-	LimitStack     = "max_stack_frames"
-	LimitFrames    = "max_distinct_frames"
-)
+// LimitSamples names the ceiling on samples parsed. The line, stack and
+// frame ceilings are named in package collapsed, for every format that
+// feeds a Profile; their defaults here are perf's own.
+const LimitSamples = "max_samples"
 
 // Version is the parser version, part of table headers and cache keys.
 const Version = "1"
@@ -45,11 +40,11 @@ const Version = "1"
 const OptionThreads = "threads"
 
 var parserLimits = []formats.Limit{
-	{Name: LimitBytes, Default: 64 << 30, Unit: "bytes", Doc: "bytes of perf script text read"},
+	{Name: formats.LimitBytes, Default: 64 << 30, Unit: "bytes", Doc: "bytes of perf script text read"},
 	{Name: LimitSamples, Default: 1 << 32, Unit: "samples", Doc: "samples parsed"},
-	{Name: LimitLineBytes, Default: 1 << 20, Unit: "bytes", Doc: "bytes in one line"},
-	{Name: LimitStack, Default: 4096, Unit: "frames", Doc: "frames in one callchain"},
-	{Name: LimitFrames, Default: 1 << 22, Unit: "frames", Doc: "distinct frames (function, module)"},
+	{Name: collapsed.LimitLineBytes, Default: 1 << 20, Unit: "bytes", Doc: "bytes in one line"},
+	{Name: collapsed.LimitStack, Default: 4096, Unit: "frames", Doc: "frames in one callchain"},
+	{Name: collapsed.LimitFrames, Default: 1 << 22, Unit: "frames", Doc: "distinct frames (function, module)"},
 }
 
 var options = []param.Param{
@@ -58,19 +53,17 @@ var options = []param.Param{
 }
 
 // ScriptSpec is the perf-script format.
-var ScriptSpec = &formats.Spec{
+var ScriptSpec = formats.CPUProfile(formats.Spec{
 	Name:     "perf-script",
 	Title:    "Linux perf script text",
-	Family:   "CPU profiles",
 	Suffixes: []string{".perf.txt", ".perf-script", ".perfscript", ".linux-perf.txt", ".perf.script"},
 	Sniff:    Sniff,
-	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
 	Limits:   parserLimits,
 	Producer: "perf script",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decodeScript),
 	Options:  options,
-}
+})
 
 // Sniff says Yes when the prefix's first lines after any '#' comments are
 // an event header followed by callchain lines or another header, read
@@ -114,8 +107,8 @@ func Sniff(prefix []byte) formats.Verdict {
 }
 
 func decodeScript(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	if in.Artifact.Size > in.Limit(LimitBytes) {
-		return in.Exceeded(LimitBytes, in.Artifact.Size)
+	if err := in.CheckSize(); err != nil {
+		return err
 	}
 	res, err := Parse(ctx, in, in.R, Options{})
 	if err != nil {

@@ -378,10 +378,10 @@ func TestHostile(t *testing.T) {
 		{"symbol not UTF-8", sample + "a 1 c: \n\t1 f\xff (/b)\n\n", nil, evidence.CodeDecodeFailure, 6},
 		{"module not UTF-8", "a 1 c: \n\t1 f (/b\xc3)\n\n", nil, evidence.CodeDecodeFailure, 2},
 		{"perf version not UTF-8", "# perf version : 6.\xff\n" + sample, nil, evidence.CodeDecodeFailure, 1},
-		{"huge line", sample + "a 1 c: \n\t1 " + strings.Repeat("x", 5000) + " (/b)\n\n", map[string]int64{LimitLineBytes: 4096}, evidence.CodeLimitExceeded, 6},
-		{"huge line without newline", strings.Repeat("y", 3<<20), map[string]int64{LimitLineBytes: 1 << 20}, evidence.CodeLimitExceeded, 1},
-		{"too deep", "a 1 c: \n" + strings.Repeat("\t1 f (/b)\n", 5) + "\n", map[string]int64{LimitStack: 4}, evidence.CodeLimitExceeded, 6},
-		{"too many frames", "a 1 c: \n\t1 f (/b)\n\t2 g (/b)\n\t3 h (/b)\n\n", map[string]int64{LimitFrames: 2}, evidence.CodeLimitExceeded, 4},
+		{"huge line", sample + "a 1 c: \n\t1 " + strings.Repeat("x", 5000) + " (/b)\n\n", map[string]int64{collapsed.LimitLineBytes: 4096}, evidence.CodeLimitExceeded, 6},
+		{"huge line without newline", strings.Repeat("y", 3<<20), map[string]int64{collapsed.LimitLineBytes: 1 << 20}, evidence.CodeLimitExceeded, 1},
+		{"too deep", "a 1 c: \n" + strings.Repeat("\t1 f (/b)\n", 5) + "\n", map[string]int64{collapsed.LimitStack: 4}, evidence.CodeLimitExceeded, 6},
+		{"too many frames", "a 1 c: \n\t1 f (/b)\n\t2 g (/b)\n\t3 h (/b)\n\n", map[string]int64{collapsed.LimitFrames: 2}, evidence.CodeLimitExceeded, 4},
 		{"too many samples", strings.Repeat(sample, 3), map[string]int64{LimitSamples: 2}, evidence.CodeLimitExceeded, 0},
 	}
 	for _, c := range cases {
@@ -416,7 +416,7 @@ func wantReceipt(t *testing.T, f *evidence.Failure, limits map[string]int64) evi
 // bounded as it is read.
 func TestMaxBytes(t *testing.T) {
 	text := strings.Repeat("a 1 1.0: 1 cycles: \n\t1 f (/b)\n\n", 3)
-	limits := map[string]int64{LimitBytes: 50}
+	limits := map[string]int64{formats.LimitBytes: 50}
 	t.Run("artifact size", func(t *testing.T) {
 		art := &evidence.Artifact{ID: "sha256:" + strings.Repeat("0", 64), Path: "/virtual/x.perf.txt", Size: int64(len(text))}
 		in, err := formatstest.Input(ScriptSpec, art, strings.NewReader(text), limits, nil)
@@ -432,7 +432,7 @@ func TestMaxBytes(t *testing.T) {
 	t.Run("converted stream", func(t *testing.T) {
 		_, err := parse(t, strings.NewReader(text), limits, nil, Options{BoundBytes: true})
 		wantReceipt(t, wantCode(t, err, evidence.CodeLimitExceeded), limits)
-		if _, err := parse(t, strings.NewReader(text), map[string]int64{LimitBytes: int64(len(text))}, nil, Options{BoundBytes: true}); err != nil {
+		if _, err := parse(t, strings.NewReader(text), map[string]int64{formats.LimitBytes: int64(len(text))}, nil, Options{BoundBytes: true}); err != nil {
 			t.Fatalf("a stream of exactly max_bytes: %v", err)
 		}
 	})

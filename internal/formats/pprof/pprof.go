@@ -39,7 +39,6 @@ import (
 
 // Limit and option names.
 const (
-	LimitBytes        = "max_bytes"
 	LimitDecompressed = "max_decompressed_bytes"
 	LimitSamples      = "max_samples"
 	LimitLocations    = "max_locations"
@@ -47,15 +46,13 @@ const (
 )
 
 // Spec is the pprof format.
-var Spec = &formats.Spec{
+var Spec = formats.CPUProfile(formats.Spec{
 	Name:     "pprof",
 	Title:    "pprof profile",
-	Family:   "CPU profiles",
 	Suffixes: []string{".pb.gz", ".pprof", ".pprof.gz"},
 	Sniff:    sniff,
-	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
 	Limits: []formats.Limit{
-		{Name: LimitBytes, Default: 1 << 30, Unit: "bytes", Doc: "bytes of the profile file"},
+		{Name: formats.LimitBytes, Default: 1 << 30, Unit: "bytes", Doc: "bytes of the profile file"},
 		{Name: LimitDecompressed, Default: 4 << 30, Unit: "bytes", Doc: "bytes of the decompressed profile.proto"},
 		{Name: LimitSamples, Default: 50_000_000, Unit: "count", Doc: "sample records"},
 		{Name: LimitLocations, Default: 10_000_000, Unit: "count", Doc: "locations"},
@@ -65,7 +62,7 @@ var Spec = &formats.Spec{
 	Producer: "Go runtime/pprof, go test -cpuprofile, pprof",
 	Version:  "1",
 	Decoder:  formats.DecoderFunc(decode),
-}
+})
 
 var gzipMagic = []byte{0x1f, 0x8b}
 
@@ -161,10 +158,10 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 
 // read loads the profile within the byte limits.
 func read(in *formats.Input) (*profile.Profile, error) {
-	if in.Artifact.Size > in.Limit(LimitBytes) {
-		return nil, in.Exceeded(LimitBytes, in.Artifact.Size)
+	if err := in.CheckSize(); err != nil {
+		return nil, err
 	}
-	data, err := io.ReadAll(io.LimitReader(in.R, in.Limit(LimitBytes)+1))
+	data, err := io.ReadAll(io.LimitReader(in.R, in.Limit(formats.LimitBytes)+1))
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "read the profile")
 	}

@@ -175,7 +175,7 @@ func TestUnknownSampleIndex(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
-	for _, lim := range []string{LimitBytes, LimitDecompressed, LimitSamples, LimitLocations} {
+	for _, lim := range []string{formats.LimitBytes, LimitDecompressed, LimitSamples, LimitLocations} {
 		_, err := formatstest.DecodeFile(t, Spec, fixture("cpu.pb.gz"), map[string]int64{lim: 10}, nil)
 		var f *evidence.Failure
 		if !errors.As(err, &f) || f.Code != evidence.CodeLimitExceeded {

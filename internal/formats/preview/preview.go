@@ -7,7 +7,8 @@
 // A preview never claims more than it read. Every decoder reads a bounded
 // region of the artifact, counts the records it saw there, emits the first
 // few, and says in its summary how far it read, what it left out, and that
-// content past the region was not observed.
+// content past the region was not observed. The bounds of that read are
+// options every preview declares the same way (Option).
 //
-// It imports evidence, formats and table.
+// It imports evidence, formats, param and table.
 package preview

@@ -73,11 +73,11 @@ type Result struct {
 	Metrics     map[string]evidence.Metric
 }
 
-// NewResult starts a result that keeps at most maxRows records, none when
+// NewResult starts a result that keeps at most max_rows records, none when
 // the sink declines preview.records (Keep is then always false, so no
 // record value is built for nobody).
-func NewResult(out formats.Sink, maxRows int64) *Result {
-	return &Result{MaxRows: maxRows, noRecords: !out.Wants(table.PreviewRecords.Schema),
+func NewResult(in *formats.Input, out formats.Sink) *Result {
+	return &Result{MaxRows: in.Int(MaxRows), noRecords: !out.Wants(table.PreviewRecords.Schema),
 		WantFields: out.Wants(table.PreviewFields.Schema)}
 }
 
@@ -145,7 +145,7 @@ func (r *Result) writeFields(out formats.Sink, ev string) error {
 }
 
 func (r *Result) writeRecords(out formats.Sink) error {
-	tw, err := out.Begin(&evidence.Table{Name: table.PreviewRecords.Name, Columns: table.PreviewRecords.EvidenceColumns("")})
+	tw, err := out.Begin(table.PreviewRecords.Header(""))
 	if err != nil {
 		return err
 	}

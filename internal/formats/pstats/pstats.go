@@ -34,7 +34,6 @@ import (
 
 // Limit names.
 const (
-	LimitBytes     = "max_bytes"
 	LimitDepth     = "max_depth"
 	LimitObjects   = "max_objects"
 	LimitFunctions = "max_functions"
@@ -42,7 +41,7 @@ const (
 )
 
 var limits = []formats.Limit{
-	{Name: LimitBytes, Default: marshal.DefaultMaxBytes, Unit: "bytes", Doc: "bytes in the file"},
+	{Name: formats.LimitBytes, Default: marshal.DefaultMaxBytes, Unit: "bytes", Doc: "bytes in the file"},
 	{Name: LimitDepth, Default: marshal.DefaultMaxDepth, Unit: "levels", Doc: "nesting of marshal containers"},
 	{Name: LimitObjects, Default: marshal.DefaultMaxObjects, Unit: "objects", Doc: "marshal objects decoded"},
 	{Name: LimitFunctions, Default: 1_000_000, Unit: "functions", Doc: "functions (entries of the stats dict)"},
@@ -50,19 +49,17 @@ var limits = []formats.Limit{
 }
 
 // Spec is the pstats format.
-var Spec = &formats.Spec{
+var Spec = formats.CPUProfile(formats.Spec{
 	Name:     "pstats",
 	Title:    "cProfile/profile pstats",
-	Family:   "CPU profiles",
 	Suffixes: []string{".pstats", ".prof", ".cprofile"},
 	Sniff:    Sniff,
-	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
 	Limits:   limits,
 	Caps:     formats.Caps{CallCounts: true},
 	Producer: "Python cProfile / profile",
 	Version:  "1",
 	Decoder:  formats.DecoderFunc(decode),
-}
+})
 
 // funcKey is a function's identity as pstats writes it. A pure-Python
 // profile dump names the profiled statement by a code object; such a name
@@ -219,11 +216,11 @@ func (p *parser) grow() {
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	// The runner has fstat'ed the file; its size is known before a byte
 	// is read (and a file that grows during the read fails its digest).
-	if in.Artifact != nil && in.Artifact.Size > in.Limit(LimitBytes) {
-		return in.Exceeded(LimitBytes, in.Artifact.Size)
+	if err := in.CheckSize(); err != nil {
+		return err
 	}
 	p := newParser(in.R, marshal.Limits{
-		MaxBytes:   in.Limit(LimitBytes),
+		MaxBytes:   in.Limit(formats.LimitBytes),
 		MaxDepth:   int(in.Limit(LimitDepth)),
 		MaxObjects: in.Limit(LimitObjects),
 	}, out.Wants(table.CPUEdges.Schema), in.Limit(LimitEdges))
@@ -335,7 +332,7 @@ func failure(in *formats.Input, err error, format string, args ...any) error {
 	var me *marshal.Error
 	isME := errors.As(err, &me)
 	if isME && errors.Is(err, marshal.ErrLimit) {
-		name := map[marshal.Bound]string{marshal.BoundBytes: LimitBytes, marshal.BoundDepth: LimitDepth, marshal.BoundObjects: LimitObjects}[me.Bound]
+		name := map[marshal.Bound]string{marshal.BoundBytes: formats.LimitBytes, marshal.BoundDepth: LimitDepth, marshal.BoundObjects: LimitObjects}[me.Bound]
 		var observed any
 		if me.Observed > 0 {
 			observed = me.Observed

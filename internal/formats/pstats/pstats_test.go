@@ -473,7 +473,7 @@ func TestHostile(t *testing.T) {
 		{"huge declared tuple", (&enc{}).raw('{').raw('(').i32(math.MaxInt32).b, nil, evidence.CodeLimitExceeded, "max_objects"},
 		{"too many functions", valid().raw('0').b, map[string]int64{LimitFunctions: 1}, evidence.CodeLimitExceeded, "max_functions=1"},
 		{"too many edges", (&enc{}).raw('{').entry("a").entry("b", "a").entry("c", "a").raw('0').b, map[string]int64{LimitEdges: 1}, evidence.CodeLimitExceeded, "max_edges=1"},
-		{"too many bytes", real, map[string]int64{LimitBytes: 1000}, evidence.CodeLimitExceeded, "max_bytes=1000"},
+		{"too many bytes", real, map[string]int64{formats.LimitBytes: 1000}, evidence.CodeLimitExceeded, "max_bytes=1000"},
 		{"too many objects", real, map[string]int64{LimitObjects: 100}, evidence.CodeLimitExceeded, "max_objects=100"},
 		{"first unresolved caller", (&enc{}).raw('{').entry("x", "g1").entry("y", "g2").raw('0').b, nil, evidence.CodeDecodeFailure, "m.py:1(g1) of m.py:1(x) is not a function"},
 		{"caller of a caller unresolved", (&enc{}).raw('{').entry("x", "y").entry("y", "g").raw('0').b, nil, evidence.CodeDecodeFailure, "m.py:1(g) of m.py:1(y) is not a function"},
@@ -492,9 +492,9 @@ func TestHostile(t *testing.T) {
 	}
 	t.Run("bytes beyond max_bytes while reading", func(t *testing.T) {
 		// The size is unknown: the reader's own bound stops it.
-		_, err := runReader(bytes.NewReader(real), 0, map[string]int64{LimitBytes: 1000}, &capture{})
+		_, err := runReader(bytes.NewReader(real), 0, map[string]int64{formats.LimitBytes: 1000}, &capture{})
 		assertCode(t, err, evidence.CodeLimitExceeded)
-		assertReceipt(t, err, map[string]int64{LimitBytes: 1000})
+		assertReceipt(t, err, map[string]int64{formats.LimitBytes: 1000})
 	})
 	t.Run("valid hand-made", func(t *testing.T) {
 		if _, err := run(valid().raw('0').b, nil); err != nil {
@@ -654,7 +654,7 @@ func FuzzDecode(f *testing.F) {
 		// callers dict referenced by every entry): the entity limits keep
 		// each execution as cheap as the fixtures, the same bounds as the
 		// fixtures' own sizes allow.
-		limits := map[string]int64{LimitBytes: 1 << 20, LimitObjects: 1 << 16, LimitDepth: 32,
+		limits := map[string]int64{formats.LimitBytes: 1 << 20, LimitObjects: 1 << 16, LimitDepth: 32,
 			LimitFunctions: 1 << 12, LimitEdges: 1 << 13}
 		c, err := run(b, limits)
 		_ = Sniff(b)

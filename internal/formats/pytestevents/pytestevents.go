@@ -45,7 +45,7 @@ const (
 var Spec = &formats.Spec{
 	Name:     FormatName,
 	Title:    "pytest event stream (flameox plugin)",
-	Family:   "Reliability",
+	Family:   formats.FamilyReliability,
 	Suffixes: []string{".pytest-events.jsonl"},
 	Sniff:    Sniff,
 	Tables:   []*table.Schema{table.PytestOutcomes.Schema},
@@ -109,7 +109,7 @@ func Sniff(prefix []byte) formats.Verdict {
 
 // Decode reads the stream and emits pytest.outcomes.
 func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	tw, err := out.Begin(&evidence.Table{Name: table.PytestOutcomes.Name, Columns: table.PytestOutcomes.EvidenceColumns("")})
+	tw, err := out.Begin(table.PytestOutcomes.Header(""))
 	if err != nil {
 		return err
 	}
@@ -729,15 +729,21 @@ func (f *fields) fail(k, want string) {
 	}
 }
 
+// as reads field k as a T, failing as want says when it holds another
+// type; ok is false when the field is missing or not a T.
+func as[T any](f *fields, k, want string) (v T, ok bool) {
+	x, ok := f.get(k)
+	if !ok {
+		return v, false
+	}
+	if v, ok = x.(T); !ok {
+		f.fail(k, want)
+	}
+	return v, ok
+}
+
 func (f *fields) str(k string) string {
-	v, ok := f.get(k)
-	if !ok {
-		return ""
-	}
-	s, ok := v.(string)
-	if !ok {
-		f.fail(k, "a string")
-	}
+	s, _ := as[string](f, k, "a string")
 	return s
 }
 
@@ -762,13 +768,8 @@ func (f *fields) enum(k string, allowed ...string) string {
 }
 
 func (f *fields) integer(k string) int64 {
-	v, ok := f.get(k)
+	n, ok := as[json.Number](f, k, "an integer")
 	if !ok {
-		return 0
-	}
-	n, ok := v.(json.Number)
-	if !ok {
-		f.fail(k, "an integer")
 		return 0
 	}
 	i, err := strconv.ParseInt(string(n), 10, 64)
@@ -788,13 +789,8 @@ func (f *fields) optInt(k string) (int64, bool) {
 }
 
 func (f *fields) number(k string) float64 {
-	v, ok := f.get(k)
+	n, ok := as[json.Number](f, k, "a number")
 	if !ok {
-		return 0
-	}
-	n, ok := v.(json.Number)
-	if !ok {
-		f.fail(k, "a number")
 		return 0
 	}
 	x, err := strconv.ParseFloat(string(n), 64)
@@ -805,32 +801,13 @@ func (f *fields) number(k string) float64 {
 }
 
 func (f *fields) boolean(k string) bool {
-	v, ok := f.get(k)
-	if !ok {
-		return false
-	}
-	b, ok := v.(bool)
-	if !ok {
-		f.fail(k, "a boolean")
-	}
+	b, _ := as[bool](f, k, "a boolean")
 	return b
 }
 
-func (f *fields) array(k string) {
-	if v, ok := f.get(k); ok {
-		if _, ok := v.([]any); !ok {
-			f.fail(k, "an array")
-		}
-	}
-}
+func (f *fields) array(k string) { as[[]any](f, k, "an array") }
 
-func (f *fields) object(k string) {
-	if v, ok := f.get(k); ok {
-		if _, ok := v.(evidence.Object); !ok {
-			f.fail(k, "an object")
-		}
-	}
-}
+func (f *fields) object(k string) { as[evidence.Object](f, k, "an object") }
 
 // done refuses keys the schema does not define for the event.
 func (f *fields) done(ev string) error {

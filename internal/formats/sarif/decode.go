@@ -2,7 +2,6 @@ package sarif
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -27,8 +26,8 @@ type component struct {
 	rules []rule
 }
 
-type baseDef struct{ uri, base string }
-
+// artifactLoc is an artifact location: a run artifact's, or the definition
+// of a uriBaseId in originalUriBaseIds.
 type artifactLoc struct {
 	uri, base string
 	hasURI    bool
@@ -43,7 +42,7 @@ type runState struct {
 	driver        component
 	extensions    []component
 	basesSeen     bool
-	bases         map[string]baseDef
+	bases         map[string]artifactLoc
 	artifactsSeen bool
 	artifacts     []artifactLoc
 	closed        bool
@@ -88,12 +87,11 @@ func (r *result) size() int64 {
 type decoder struct {
 	ctx     context.Context
 	in      *formats.Input
-	out     formats.Sink
 	root    *Root
 	w       jsonscan.Walker
 	version string // "" until the version member is read
 	queue   []*result
-	tw      formats.TableWriter
+	tw      *formats.LazyTable
 	runs    int
 	read    int64 // results read
 	emitted int64
@@ -106,8 +104,9 @@ type decoder struct {
 }
 
 func newDecoder(ctx context.Context, in *formats.Input, out formats.Sink, root *Root) *decoder {
-	d := &decoder{ctx: ctx, in: in, out: out, root: root,
-		levels: map[string]int64{}, status: map[string]int64{}}
+	d := &decoder{ctx: ctx, in: in, root: root, levels: map[string]int64{}, status: map[string]int64{},
+		tw: formats.NewLazyTable(out, &evidence.Table{Name: Table, Columns: table.SARIFResults.EvidenceColumns(""), Evidence: evidence.Observed,
+			Arguments: arguments(in, root)})}
 	d.limits.results = in.Limit(LimitResults)
 	d.limits.rules = in.Limit(LimitRules)
 	d.limits.artifacts = in.Limit(LimitArtifacts)
@@ -121,17 +120,15 @@ func newDecoder(ctx context.Context, in *formats.Input, out formats.Sink, root *
 // result fit the table.
 func (d *decoder) run() error {
 	br := bufio.NewReaderSize(d.in.R, 64<<10)
-	if p, err := br.Peek(3); err == nil && bytes.Equal(p, bom) {
-		br.Discard(3)
-	}
+	_, _ = formats.SkipBOM(br) // the scanner reads on and types a read error
 	s := jsonscan.New(br)
-	s.MaxToken = int(d.in.Limit(LimitToken))
+	s.MaxToken = int(d.in.Limit(formats.LimitToken))
 	s.MaxDepth = 128
 	s.Bound = func(err error, off int64) error {
 		if err != jsonscan.ErrTokenTooLong {
 			return nil // nesting is not a declared limit: a malformed log
 		}
-		return at(d.in.Exceeded(LimitToken, nil), off)
+		return d.in.ExceededAt(formats.LimitToken, nil, off)
 	}
 	d.w = jsonscan.Walker{S: s}
 	err := d.document()
@@ -141,7 +138,7 @@ func (d *decoder) run() error {
 	if err != nil {
 		return d.abort(err)
 	}
-	return d.finish()
+	return d.tw.End(d.summary())
 }
 
 func (d *decoder) document() error {
@@ -248,7 +245,7 @@ func (d *decoder) runObject(r *runState, tok jsonscan.Token) error {
 				}
 				d.read++
 				if d.read > d.limits.results {
-					return at(d.in.Exceeded(LimitResults, nil), el.Offset)
+					return d.in.ExceededAt(LimitResults, nil, el.Offset)
 				}
 				res, err := d.result(r, i, el)
 				if err != nil {
@@ -261,7 +258,7 @@ func (d *decoder) runObject(r *runState, tok jsonscan.Token) error {
 					return err
 				}
 				if d.pending > d.limits.pending {
-					return at(d.in.Exceeded(LimitPending, d.pending), el.Offset)
+					return d.in.ExceededAt(LimitPending, d.pending, el.Offset)
 				}
 				return nil
 			})
@@ -270,12 +267,6 @@ func (d *decoder) runObject(r *runState, tok jsonscan.Token) error {
 		}
 		return d.w.SkipValue()
 	})
-}
-
-// at locates a failure at a byte offset of the log.
-func at(f *evidence.Failure, off int64) *evidence.Failure {
-	f.Location.Offset = off
-	return f
 }
 
 func (d *decoder) tool(r *runState) error {
@@ -310,14 +301,12 @@ func (d *decoder) componentFrom(c *component, tok jsonscan.Token, nrules *int64)
 	return d.w.Members(tok, "a tool component", func(key []byte) error {
 		switch string(key) {
 		case "name":
-			s, _, _, err := d.w.Str("name", MessageBytes)
-			c.name = s
-			return err
+			return d.text(&c.name, "name")
 		case "rules":
 			_, err := d.w.ArrayOrNull("rules", func(i int, el jsonscan.Token) error {
 				*nrules++
 				if *nrules > d.limits.rules {
-					return at(d.in.Exceeded(LimitRules, nil), el.Offset)
+					return d.in.ExceededAt(LimitRules, nil, el.Offset)
 				}
 				ru, err := d.rule(el)
 				if err != nil {
@@ -337,9 +326,7 @@ func (d *decoder) rule(tok jsonscan.Token) (rule, error) {
 	err := d.w.Members(tok, "a rule", func(key []byte) error {
 		switch string(key) {
 		case "id":
-			s, _, _, err := d.w.Str("id", MessageBytes)
-			ru.id = s
-			return err
+			return d.text(&ru.id, "id")
 		case "defaultConfiguration":
 			_, err := d.w.ObjectOrNull("defaultConfiguration", func(key []byte) error {
 				if string(key) != "level" {
@@ -380,6 +367,20 @@ func (d *decoder) rule(tok jsonscan.Token) (rule, error) {
 	return ru, err
 }
 
+// text reads a string member into *dst, cut at MessageBytes.
+func (d *decoder) text(dst *string, what string) error {
+	s, _, _, err := d.w.Str(what, MessageBytes)
+	*dst = s
+	return err
+}
+
+// integer reads an integer member into *dst.
+func (d *decoder) integer(dst *int64, what string) error {
+	n, err := d.w.Int(what)
+	*dst = n
+	return err
+}
+
 func validLevel(s string) bool {
 	switch s {
 	case "error", "warning", "note", "none":
@@ -397,58 +398,46 @@ func validKind(s string) bool {
 }
 
 func (d *decoder) bases(r *runState) error {
-	r.bases = map[string]baseDef{}
+	r.bases = map[string]artifactLoc{}
 	_, err := d.w.ObjectOrNull("originalUriBaseIds", func(key []byte) error {
 		id := string(key)
-		var b baseDef
-		err := d.w.Object("an artifact location", func(k []byte) error {
-			switch string(k) {
-			case "uri":
-				s, cut, _, err := d.w.Str("uri", uriBytes+1)
-				if cut {
-					s = strings.Repeat("x", uriBytes+1) // parseRef rejects it as too long
-				}
-				b.uri = s
-				return err
-			case "uriBaseId":
-				s, _, _, err := d.w.Str("uriBaseId", MessageBytes)
-				b.base = s
-				return err
-			}
-			return d.w.SkipValue()
-		})
+		var b artifactLoc
+		err := d.artifactLocation(&b)
 		r.bases[id] = b
 		return err
 	})
 	return err
 }
 
+// artifactLocation reads the next value, an artifact location, into a.
+func (d *decoder) artifactLocation(a *artifactLoc) error {
+	return d.w.Object("an artifact location", func(k []byte) error {
+		switch string(k) {
+		case "uri":
+			s, cut, null, err := d.w.Str("uri", uriBytes+1)
+			if cut {
+				s = strings.Repeat("x", uriBytes+1) // parseRef rejects it as too long
+			}
+			a.uri, a.hasURI = s, !null
+			return err
+		case "uriBaseId":
+			return d.text(&a.base, "uriBaseId")
+		}
+		return d.w.SkipValue()
+	})
+}
+
 func (d *decoder) artifacts(r *runState) error {
 	_, err := d.w.ArrayOrNull("artifacts", func(i int, el jsonscan.Token) error {
 		if int64(i) >= d.limits.artifacts {
-			return at(d.in.Exceeded(LimitArtifacts, nil), el.Offset)
+			return d.in.ExceededAt(LimitArtifacts, nil, el.Offset)
 		}
 		var a artifactLoc
 		err := d.w.Members(el, "an artifact", func(key []byte) error {
 			if string(key) != "location" {
 				return d.w.SkipValue()
 			}
-			return d.w.Object("an artifact location", func(k []byte) error {
-				switch string(k) {
-				case "uri":
-					s, cut, null, err := d.w.Str("uri", uriBytes+1)
-					if cut {
-						s = strings.Repeat("x", uriBytes+1)
-					}
-					a.uri, a.hasURI = s, !null
-					return err
-				case "uriBaseId":
-					s, _, _, err := d.w.Str("uriBaseId", MessageBytes)
-					a.base = s
-					return err
-				}
-				return d.w.SkipValue()
-			})
+			return d.artifactLocation(&a)
 		})
 		if err != nil {
 			return fmt.Errorf("artifacts[%d]: %w", i, err)
@@ -485,9 +474,7 @@ func (d *decoder) result(r *runState, i int, tok jsonscan.Token) (*result, error
 			res.ruleID, res.hasRuleID = s, !null
 			return err
 		case "ruleIndex":
-			n, err := d.w.Int("ruleIndex")
-			res.ruleIndex = n
-			return err
+			return d.integer(&res.ruleIndex, "ruleIndex")
 		case "rule":
 			return d.ruleRef(res)
 		case "kind":
@@ -530,20 +517,14 @@ func (d *decoder) ruleRef(res *result) error {
 			res.ruleRefID, res.hasRuleRefID = s, !null
 			return err
 		case "index":
-			n, err := d.w.Int("rule.index")
-			res.ruleRefIndex = n
-			return err
+			return d.integer(&res.ruleRefIndex, "rule.index")
 		case "toolComponent":
 			return d.w.Object("rule.toolComponent", func(k []byte) error {
 				switch string(k) {
 				case "index":
-					n, err := d.w.Int("toolComponent.index")
-					res.tcIndex = n
-					return err
+					return d.integer(&res.tcIndex, "toolComponent.index")
 				case "name":
-					s, _, _, err := d.w.Str("toolComponent.name", MessageBytes)
-					res.tcName = s
-					return err
+					return d.text(&res.tcName, "toolComponent.name")
 				}
 				return d.w.SkipValue()
 			})
@@ -561,9 +542,7 @@ func (d *decoder) message(res *result) error {
 			res.msgText, res.msgCut, res.hasMsgText = s, cut, !null
 			return err
 		case "id":
-			s, _, _, err := d.w.Str("message.id", MessageBytes)
-			res.msgID = s
-			return err
+			return d.text(&res.msgID, "message.id")
 		case "arguments":
 			_, err := d.w.ArrayOrNull("message.arguments", func(i int, el jsonscan.Token) error {
 				if el.Kind != jsonscan.String {
@@ -600,13 +579,9 @@ func (d *decoder) location(res *result, tok jsonscan.Token) error {
 						res.uri, res.hasURI, res.uriTooLong = s, !null, cut
 						return err
 					case "uriBaseId":
-						s, _, _, err := d.w.Str("uriBaseId", MessageBytes)
-						res.baseID = s
-						return err
+						return d.text(&res.baseID, "uriBaseId")
 					case "index":
-						n, err := d.w.Int("artifactLocation.index")
-						res.artIndex = n
-						return err
+						return d.integer(&res.artIndex, "artifactLocation.index")
 					}
 					return d.w.SkipValue()
 				})
@@ -626,9 +601,7 @@ func (d *decoder) location(res *result, tok jsonscan.Token) error {
 					default:
 						return d.w.SkipValue()
 					}
-					n, err := d.w.Int(what)
-					*dst = n
-					return err
+					return d.integer(dst, what)
 				})
 				return err
 			}
@@ -682,19 +655,6 @@ func (d *decoder) flush() error {
 	if len(d.queue) == 0 {
 		d.queue = nil // release the backing array once drained
 	}
-	return nil
-}
-
-func (d *decoder) begin() error {
-	if d.tw != nil {
-		return nil
-	}
-	tw, err := d.out.Begin(&evidence.Table{Name: Table, Columns: table.SARIFResults.EvidenceColumns(""), Evidence: evidence.Observed,
-		Arguments: arguments(d.in, d.root)})
-	if err != nil {
-		return err
-	}
-	d.tw = tw
 	return nil
 }
 
@@ -817,9 +777,6 @@ func (d *decoder) emit(res *result) error {
 			path.Valid = status == StatusOK
 		}
 	}
-	if err := d.begin(); err != nil {
-		return err
-	}
 	d.levels[level]++
 	d.status[status]++
 	d.emitted++
@@ -906,24 +863,11 @@ func (d *decoder) summary() *evidence.Summary {
 	return s
 }
 
-func (d *decoder) finish() error {
-	if err := d.begin(); err != nil {
-		return err
-	}
-	return d.tw.End(d.summary())
-}
-
-// abort closes an open table as incomplete and returns the failure.
+// abort closes a begun table as incomplete and returns the failure.
 func (d *decoder) abort(err error) error {
-	if d.tw == nil {
-		return err
-	}
 	d.incomp = true
 	s := d.summary()
 	s.Truncation = &evidence.Truncation{Reason: "document_incomplete", Omitted: int64(len(d.queue))}
 	s.Limit(fmt.Sprintf("decoding stopped at byte %d (%v): results after that point, and %d read but unresolved, are not in this table", d.w.S.Offset(), err, len(d.queue)))
-	if eerr := d.tw.End(s); eerr != nil {
-		return eerr
-	}
-	return err
+	return d.tw.Abort(err, s)
 }

@@ -148,7 +148,7 @@ func parseRef(ref string) (p string, isFile bool, status string) {
 
 // resolve turns a location's URI and uriBaseId into a target. bases maps
 // the run's originalUriBaseIds; basesSeen says whether the run had them.
-func resolve(ref, baseID string, bases map[string]baseDef) target {
+func resolve(ref, baseID string, bases map[string]artifactLoc) target {
 	p, isFile, st := parseRef(ref)
 	if st != "" {
 		return target{status: st, fromFile: isFile}
@@ -176,7 +176,7 @@ func resolve(ref, baseID string, bases map[string]baseDef) target {
 // resolveBase resolves a uriBaseId through originalUriBaseIds. A base the
 // log does not define, defines without a URI, or defines in a cycle is
 // unsupported: flameox does not guess what a producer meant by it.
-func resolveBase(id string, bases map[string]baseDef, depth int) target {
+func resolveBase(id string, bases map[string]artifactLoc, depth int) target {
 	def, ok := bases[id]
 	if !ok || def.uri == "" || depth > 8 {
 		return target{status: StatusUnsupportedBase}

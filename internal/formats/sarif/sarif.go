@@ -56,7 +56,6 @@ const (
 	LimitResults   = "max_results"
 	LimitRules     = "max_rules"
 	LimitArtifacts = "max_artifacts"
-	LimitToken     = "max_token_bytes"
 	LimitPending   = "max_pending_bytes"
 )
 
@@ -65,7 +64,7 @@ var parserLimits = []formats.Limit{
 	{Name: LimitResults, Default: 500_000, Unit: "results", Doc: "results read across all runs"},
 	{Name: LimitRules, Default: 100_000, Unit: "rules", Doc: "rules kept per run (driver and extensions)"},
 	{Name: LimitArtifacts, Default: 500_000, Unit: "artifacts", Doc: "run.artifacts entries kept per run"},
-	{Name: LimitToken, Default: 16 << 20, Unit: "bytes", Doc: "bytes in one JSON string or number"},
+	{Name: formats.LimitToken, Default: 16 << 20, Unit: "bytes", Doc: "bytes in one JSON string or number"},
 	{Name: LimitPending, Default: 256 << 20, Unit: "bytes", Doc: "bytes of results held while waiting for parts of the log they refer to (version after runs, tool after results)"},
 }
 
@@ -73,7 +72,7 @@ var parserLimits = []formats.Limit{
 var Spec = &formats.Spec{
 	Name:     "sarif",
 	Title:    "SARIF 2.1.0 static-analysis log",
-	Family:   "Static candidates",
+	Family:   formats.FamilyStatic,
 	Suffixes: []string{".sarif", ".sarif.json"},
 	Sniff:    Sniff,
 	Tables:   []*table.Schema{table.SARIFResults.Schema},
@@ -85,12 +84,10 @@ var Spec = &formats.Spec{
 		Doc: "absolute directory that result URIs and path filters are normalized against; default: the artifact's directory"}},
 }
 
-var bom = []byte{0xEF, 0xBB, 0xBF}
-
 // Sniff recognizes a SARIF log from its prefix: a JSON object naming a
 // SARIF schema, or holding runs with a tool driver.
 func Sniff(prefix []byte) formats.Verdict {
-	p := bytes.TrimLeft(bytes.TrimPrefix(prefix, bom), " \t\r\n")
+	p := bytes.TrimLeft(bytes.TrimPrefix(prefix, formats.BOM), " \t\r\n")
 	if len(p) == 0 {
 		return formats.NeedMore
 	}

@@ -89,16 +89,12 @@ func (r *reader) walker(off int64) *jsonscan.Walker {
 // bound is the failure for a crossed scanner bound.
 func (r *reader) bound(err error, off int64) error {
 	if err == jsonscan.ErrTokenTooLong {
-		return at(r.in.Exceeded(LimitString, nil), off)
+		return r.in.ExceededAt(LimitString, nil, off)
 	}
 	// The nesting bound is the decoder's own, not a --limits ceiling; its
 	// failure carries the same receipt.
-	return at(evidence.LimitExceeded(evidence.LimitReceipt{Name: "json_nesting", Value: int64(maxNesting), Unit: "levels"},
-		"speedscope: JSON nesting too deep: more than %d levels", maxNesting), off)
-}
-
-// at locates a failure at a file offset.
-func at(f *evidence.Failure, off int64) *evidence.Failure {
+	f := evidence.LimitExceeded(evidence.LimitReceipt{Name: "json_nesting", Value: int64(maxNesting), Unit: "levels"},
+		"speedscope: JSON nesting too deep: more than %d levels", maxNesting)
 	f.Location.Offset = off
 	return f
 }
@@ -230,7 +226,7 @@ func (r *reader) readFrames(w *jsonscan.Walker) error {
 			return w.S.Errorf(tok, "frame %d must be an object, found %s", i, tok.Kind)
 		}
 		if int64(i) >= r.lim.frames {
-			return at(r.in.Exceeded(LimitFrames, nil), tok.Offset)
+			return r.in.ExceededAt(LimitFrames, nil, tok.Offset)
 		}
 		f := frame{line: -1, col: -1}
 		named := false
@@ -271,7 +267,7 @@ func (r *reader) readProfiles(w *jsonscan.Walker) error {
 			return w.S.Errorf(tok, "profile %d must be an object, found %s", i, tok.Kind)
 		}
 		if int64(i) >= r.lim.profiles {
-			return at(r.in.Exceeded(LimitProfiles, nil), tok.Offset)
+			return r.in.ExceededAt(LimitProfiles, nil, tok.Offset)
 		}
 		p := &profile{index: i, samplesOff: -1, weightsOff: -1, seen: map[string]bool{}}
 		if err := r.readProfile(w, tok, p); err != nil {
@@ -370,7 +366,7 @@ func (r *reader) readEvents(w *jsonscan.Walker, p *profile) error {
 			return w.S.Errorf(tok, "event %d must be an object, found %s", p.events, tok.Kind)
 		}
 		if r.events >= r.lim.events {
-			return at(r.in.Exceeded(LimitEvents, nil), tok.Offset)
+			return r.in.ExceededAt(LimitEvents, nil, tok.Offset)
 		}
 		var typ string
 		var fr int64 = -1
@@ -410,7 +406,7 @@ func (r *reader) readEvents(w *jsonscan.Walker, p *profile) error {
 		case r.shared && fr >= int64(len(r.frames)):
 			return w.S.Errorf(tok, "event %d: frame %d is out of range (shared.frames has %d)", p.events, fr, len(r.frames))
 		case fr >= r.lim.frames:
-			return at(r.in.Exceeded(LimitFrames, nil), tok.Offset)
+			return r.in.ExceededAt(LimitFrames, nil, tok.Offset)
 		}
 		if cur != 0 {
 			st.nodes[cur].own += atv - last
@@ -419,11 +415,11 @@ func (r *reader) readEvents(w *jsonscan.Walker, p *profile) error {
 		last = atv
 		if typ == "O" {
 			if depth >= r.lim.depth {
-				return at(r.in.Exceeded(LimitDepth, nil), tok.Offset)
+				return r.in.ExceededAt(LimitDepth, nil, tok.Offset)
 			}
 			n, ok := st.push(cur, int32(fr))
 			if !ok {
-				return at(r.in.Exceeded(LimitStacks, nil), tok.Offset)
+				return r.in.ExceededAt(LimitStacks, nil, tok.Offset)
 			}
 			cur = n
 			st.nodes[cur].opens++
@@ -488,11 +484,11 @@ func (r *reader) readSamples(p *profile) error {
 			return sw.S.Errorf(here, "sample %d of profile %d: frame %d is out of range (shared.frames has %d)", p.samples, p.index, fr, len(r.frames))
 		}
 		if depth++; depth > r.lim.depth {
-			return at(r.in.Exceeded(LimitDepth, nil), here.Offset)
+			return r.in.ExceededAt(LimitDepth, nil, here.Offset)
 		}
 		n, ok := st.push(cur, int32(fr))
 		if !ok {
-			return at(r.in.Exceeded(LimitStacks, nil), here.Offset)
+			return r.in.ExceededAt(LimitStacks, nil, here.Offset)
 		}
 		cur = n
 		return nil
@@ -521,7 +517,7 @@ func (r *reader) readSamples(p *profile) error {
 			return err
 		}
 		if r.samples >= r.lim.samples {
-			return at(r.in.Exceeded(LimitSamples, nil), stok.Offset)
+			return r.in.ExceededAt(LimitSamples, nil, stok.Offset)
 		}
 		if stok.Kind != jsonscan.ArrayStart {
 			return sw.S.Errorf(stok, "sample %d must be an array of frame indices, found %s", p.samples, stok.Kind)

@@ -35,7 +35,6 @@ import (
 
 // Limit names.
 const (
-	LimitBytes    = "max_bytes"
 	LimitFrames   = "max_frames"
 	LimitProfiles = "max_profiles"
 	LimitSamples  = "max_samples"
@@ -46,7 +45,7 @@ const (
 )
 
 var limitList = []formats.Limit{
-	{Name: LimitBytes, Default: 4 << 30, Unit: "bytes", Doc: "bytes in the file"},
+	{Name: formats.LimitBytes, Default: 4 << 30, Unit: "bytes", Doc: "bytes in the file"},
 	{Name: LimitFrames, Default: 1_000_000, Unit: "frames", Doc: "entries of shared.frames"},
 	{Name: LimitProfiles, Default: 10_000, Unit: "profiles", Doc: "profiles in the file"},
 	{Name: LimitSamples, Default: 200_000_000, Unit: "samples", Doc: "samples over all sampled profiles"},
@@ -57,18 +56,16 @@ var limitList = []formats.Limit{
 }
 
 // Spec is the speedscope format.
-var Spec = &formats.Spec{
+var Spec = formats.CPUProfile(formats.Spec{
 	Name:     "speedscope",
 	Title:    "Speedscope JSON (py-spy)",
-	Family:   "CPU profiles",
 	Suffixes: []string{".speedscope.json"},
 	Sniff:    Sniff,
-	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
 	Limits:   limitList,
 	Producer: "py-spy record --format speedscope (or any speedscope exporter)",
 	Version:  "1",
 	Decoder:  formats.DecoderFunc(decode),
-}
+})
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if in.File == nil || in.Artifact == nil {
@@ -83,8 +80,8 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 // read from any offset, once verify has checked its bytes.
 func decodeFrom(ctx context.Context, in *formats.Input, open func(off int64) io.Reader, verify func() error, out formats.Sink) error {
 	// The size ceiling holds before the file is hashed or read.
-	if in.Artifact.Size > in.Limit(LimitBytes) {
-		return in.Exceeded(LimitBytes, in.Artifact.Size)
+	if err := in.CheckSize(); err != nil {
+		return err
 	}
 	if err := verify(); err != nil {
 		return err
@@ -227,7 +224,7 @@ func (e *emitter) group(g *group, out formats.Sink) error {
 	}
 
 	if out.Wants(table.CPUFrames.Schema) {
-		tw, err := out.Begin(&evidence.Table{Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns(g.unit)})
+		tw, err := out.Begin(table.CPUFrames.Header(g.unit))
 		if err != nil {
 			return err
 		}
@@ -269,7 +266,7 @@ func (e *emitter) group(g *group, out formats.Sink) error {
 	if !e.r.edges {
 		return nil
 	}
-	tw, err := out.Begin(&evidence.Table{Name: table.CPUEdges.Name, Columns: table.CPUEdges.EvidenceColumns(g.unit)})
+	tw, err := out.Begin(table.CPUEdges.Header(g.unit))
 	if err != nil {
 		return err
 	}

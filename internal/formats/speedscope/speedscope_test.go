@@ -637,7 +637,7 @@ func TestHostile(t *testing.T) {
 		{"trailing data", doc(twoFrames, `[]`) + `{}`, nil, evidence.CodeDecodeFailure, "data after top-level value"},
 		{"truncated", doc(twoFrames, sampled(`[[0]]`, `[1]`))[:60], nil, evidence.CodeDecodeFailure, "unexpected end of input"},
 		{"deep nesting", `{"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, nil, evidence.CodeLimitExceeded, "nesting too deep"},
-		{"max_bytes", doc(twoFrames, `[]`), map[string]int64{LimitBytes: 10}, evidence.CodeLimitExceeded, "max_bytes=10"},
+		{"max_bytes", doc(twoFrames, `[]`), map[string]int64{formats.LimitBytes: 10}, evidence.CodeLimitExceeded, "max_bytes=10"},
 		{"max_frames", doc(twoFrames, `[]`), map[string]int64{LimitFrames: 1}, evidence.CodeLimitExceeded, "max_frames=1"},
 		{"max_profiles", doc(twoFrames, "["+strings.Trim(sampled(`[[0]]`, `[1]`), "[]")+","+strings.Trim(sampled(`[[0]]`, `[1]`), "[]")+"]"), map[string]int64{LimitProfiles: 1}, evidence.CodeLimitExceeded, "max_profiles=1"},
 		{"max_samples", doc(twoFrames, sampled(`[[0],[1]]`, `[1,1]`)), map[string]int64{LimitSamples: 1}, evidence.CodeLimitExceeded, "max_samples=1"},

@@ -8,7 +8,6 @@
 package text
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -43,21 +42,14 @@ var options = []param.Param{
 var Spec = &formats.Spec{
 	Name:     "text",
 	Title:    "Text (lines)",
-	Family:   "Generic previews",
+	Family:   formats.FamilyPreviews,
 	Suffixes: []string{".txt", ".log", ".md", ".out", ".err"},
-	Sniff:    sniff,
+	Sniff:    formats.SniffText,
 	Tables:   []*table.Schema{table.TextLines.Schema},
 	Producer: "any program writing text (console output, logs)",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
 	Options:  options,
-}
-
-func sniff(prefix []byte) formats.Verdict {
-	if bytes.IndexByte(prefix, 0) >= 0 {
-		return formats.No
-	}
-	return formats.NeedMore
 }
 
 // Window is where a decode started and how far it read.
@@ -192,7 +184,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	win := Window{Offset: lr.Offset(), Total: in.Artifact.Size}
 	win.Line, win.Column = position(last)
 	want := out.Wants(table.TextLines.Schema)
-	tw, err := out.Begin(&evidence.Table{Name: table.TextLines.Name, Columns: table.TextLines.EvidenceColumns("")})
+	tw, err := out.Begin(table.TextLines.Header(""))
 	if err != nil {
 		return err
 	}

@@ -184,7 +184,7 @@ func TestHostile(t *testing.T) {
 		}
 	})
 	t.Run("sniff", func(t *testing.T) {
-		if sniff([]byte("PAR1\x00\x00")) != 0 || sniff([]byte("plain")) != 1 {
+		if Spec.Sniff([]byte("PAR1\x00\x00")) != 0 || Spec.Sniff([]byte("plain")) != 1 {
 			t.Error("sniff: NUL means No, anything else NeedMore")
 		}
 	})

@@ -31,28 +31,25 @@ const Version = "1"
 
 // Limit names.
 const (
-	LimitBytes   = "max_bytes"
 	LimitNodes   = "max_nodes"
 	LimitSamples = "max_samples"
 )
 
 // Spec is the v8-cpuprofile format.
-var Spec = &formats.Spec{
+var Spec = formats.CPUProfile(formats.Spec{
 	Name:     "v8-cpuprofile",
 	Title:    "Node/V8 CPU profile",
-	Family:   "CPU profiles",
 	Suffixes: []string{".cpuprofile"},
 	Sniff:    sniff,
-	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUEdges.Schema},
 	Limits: []formats.Limit{
-		{Name: LimitBytes, Default: 16 << 30, Unit: "bytes", Doc: "bytes in the profile file"},
+		{Name: formats.LimitBytes, Default: 16 << 30, Unit: "bytes", Doc: "bytes in the profile file"},
 		{Name: LimitNodes, Default: 5_000_000, Unit: "count", Doc: "call-tree nodes"},
 		{Name: LimitSamples, Default: 2_000_000_000, Unit: "samples", Doc: "entries in samples"},
 	},
 	Producer: "node --cpu-prof / Chrome DevTools",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
-}
+})
 
 // sniff recognizes the start of a profile object: a "nodes" array whose
 // first element carries a callFrame.
@@ -112,9 +109,8 @@ type profile struct {
 }
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	// The runner knows the file's size before anything is read.
-	if in.Artifact.Size > in.Limit(LimitBytes) {
-		return in.Exceeded(LimitBytes, in.Artifact.Size)
+	if err := in.CheckSize(); err != nil {
+		return err
 	}
 	s := jsonscan.New(in.R)
 	s.MaxDepth = 64
@@ -505,7 +501,7 @@ func (p *profile) emit(out formats.Sink) error {
 		ids[fi], buf = frameID(cf, buf)
 	}
 	if wantFrames {
-		tw, err := out.Begin(&evidence.Table{Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns(unit.Samples)})
+		tw, err := out.Begin(table.CPUFrames.Header(unit.Samples))
 		if err != nil {
 			return err
 		}
@@ -534,7 +530,7 @@ func (p *profile) emit(out formats.Sink) error {
 	if !wantEdges {
 		return nil
 	}
-	ew, err := out.Begin(&evidence.Table{Name: table.CPUEdges.Name, Columns: table.CPUEdges.EvidenceColumns(unit.Samples)})
+	ew, err := out.Begin(table.CPUEdges.Header(unit.Samples))
 	if err != nil {
 		return err
 	}

@@ -315,7 +315,7 @@ func TestCycleAndLimits(t *testing.T) {
 		limit    string
 		value    int64
 		observed any
-	}{{LimitNodes, 3, nil}, {LimitSamples, 5, nil}, {LimitBytes, 100, int64(len(b))}} {
+	}{{LimitNodes, 3, nil}, {LimitSamples, 5, nil}, {formats.LimitBytes, 100, int64(len(b))}} {
 		var read int64
 		counted := readFunc(func(p []byte) (int, error) {
 			n, err := bytes.NewReader(b[read:]).Read(p)
@@ -333,12 +333,12 @@ func TestCycleAndLimits(t *testing.T) {
 			t.Errorf("%s: details.limit = %v, want %v", c.limit, got, want)
 		}
 		// The size ceiling holds before the first byte is read.
-		if c.limit == LimitBytes && read != 0 {
+		if c.limit == formats.LimitBytes && read != 0 {
 			t.Errorf("max_bytes: %d bytes read before failing", read)
 		}
 	}
 	// A limit equal to the file size is not exceeded.
-	if _, err := decodeReader(t, bytes.NewReader(b), int64(len(b)), map[string]int64{LimitBytes: int64(len(b))}); err != nil {
+	if _, err := decodeReader(t, bytes.NewReader(b), int64(len(b)), map[string]int64{formats.LimitBytes: int64(len(b))}); err != nil {
 		t.Errorf("max_bytes = size: %v", err)
 	}
 }

@@ -7,9 +7,9 @@
 // coverage.py derives by parsing the source. Statement, missing, excluded,
 // branch and percent columns are therefore null and stated as a limitation.
 //
-// It imports formats, evidence, table, coveragepy (the format names and
-// limits it shares with the JSON report) and the modernc.org/sqlite
-// driver.
+// It imports formats, evidence, table, coveragepy (the format names, limit
+// names and spec completion it shares with the JSON report) and the
+// modernc.org/sqlite driver.
 package datafile
 
 import (
@@ -34,13 +34,11 @@ import (
 )
 
 // Spec is the registry entry for coverage.py data files.
-var Spec = &formats.Spec{
+var Spec = coveragepy.Spec(formats.Spec{
 	Name:     coveragepy.FormatSQLite,
 	Title:    "coverage.py data file (.coverage, SQLite)",
-	Family:   "Reliability",
 	Suffixes: []string{".coverage"},
 	Sniff:    Sniff,
-	Tables:   []*table.Schema{table.CoverageFiles.Schema},
 	Limits: []formats.Limit{
 		{Name: coveragepy.LimitFiles, Default: 200_000, Unit: "files", Doc: "rows of the file table"},
 		{Name: coveragepy.LimitLines, Default: 10_000_000, Unit: "lines", Doc: "highest line number a numbits blob or arc may name"},
@@ -49,7 +47,7 @@ var Spec = &formats.Spec{
 	Producer: "coverage.py 7.x (schema 7)",
 	Version:  "1",
 	Decoder:  sqliteDecoder{},
-}
+})
 
 var sqliteMagic = []byte("SQLite format 3\x00")
 

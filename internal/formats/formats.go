@@ -40,6 +40,33 @@ func SniffText(prefix []byte) Verdict {
 	return NeedMore
 }
 
+// SniffObject is the sniffer of a JSON document whose top level is an
+// object recognized by its keys: after leading white space (and a byte
+// order mark, for formats whose writers put one) it says No unless the
+// document opens an object, and otherwise asks match about the text it
+// has. When match cannot tell (NeedMore), the answer is No if the prefix
+// is the whole file and NeedMore if it is cut.
+func SniffObject(prefix []byte, bom bool, match func(doc []byte) Verdict) Verdict {
+	p := prefix
+	if bom {
+		p = bytes.TrimPrefix(p, BOM)
+	}
+	p = bytes.TrimLeft(p, " \t\r\n")
+	switch {
+	case len(p) == 0:
+		return NeedMore
+	case p[0] != '{':
+		return No
+	}
+	if v := match(p); v != NeedMore {
+		return v
+	}
+	if len(prefix) < SniffBytes {
+		return No
+	}
+	return NeedMore
+}
+
 // BOM is the UTF-8 byte order mark, which some writers put before text
 // (and before JSON, which forbids it).
 var BOM = []byte{0xEF, 0xBB, 0xBF}

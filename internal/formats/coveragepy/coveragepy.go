@@ -61,19 +61,11 @@ var JSONSpec = Spec(formats.Spec{
 // SniffJSON says Yes for a JSON object whose meta block carries coverage.py's
 // report keys.
 func SniffJSON(prefix []byte) formats.Verdict {
-	p := bytes.TrimLeft(prefix, " \t\r\n")
-	if len(p) == 0 {
+	return formats.SniffObject(prefix, false, func(p []byte) formats.Verdict {
+		if bytes.Contains(p, []byte(`"meta"`)) && bytes.Contains(p, []byte(`"format"`)) &&
+			(bytes.Contains(p, []byte(`"branch_coverage"`)) || bytes.Contains(p, []byte(`"show_contexts"`))) {
+			return formats.Yes
+		}
 		return formats.NeedMore
-	}
-	if p[0] != '{' {
-		return formats.No
-	}
-	if bytes.Contains(p, []byte(`"meta"`)) && bytes.Contains(p, []byte(`"format"`)) &&
-		(bytes.Contains(p, []byte(`"branch_coverage"`)) || bytes.Contains(p, []byte(`"show_contexts"`))) {
-		return formats.Yes
-	}
-	if len(prefix) < formats.SniffBytes {
-		return formats.No
-	}
-	return formats.NeedMore
+	})
 }

@@ -87,23 +87,13 @@ var Spec = &formats.Spec{
 // Sniff recognizes a SARIF log from its prefix: a JSON object naming a
 // SARIF schema, or holding runs with a tool driver.
 func Sniff(prefix []byte) formats.Verdict {
-	p := bytes.TrimLeft(bytes.TrimPrefix(prefix, formats.BOM), " \t\r\n")
-	if len(p) == 0 {
+	return formats.SniffObject(prefix, true, func(p []byte) formats.Verdict {
+		if bytes.Contains(p, []byte("sarif-2")) || bytes.Contains(p, []byte("sarif-schema")) ||
+			(bytes.Contains(p, []byte(`"runs"`)) && bytes.Contains(p, []byte(`"driver"`))) {
+			return formats.Yes
+		}
 		return formats.NeedMore
-	}
-	if p[0] != '{' {
-		return formats.No
-	}
-	if bytes.Contains(p, []byte("sarif-2")) || bytes.Contains(p, []byte("sarif-schema")) {
-		return formats.Yes
-	}
-	if bytes.Contains(p, []byte(`"runs"`)) && bytes.Contains(p, []byte(`"driver"`)) {
-		return formats.Yes
-	}
-	if len(prefix) < formats.SniffBytes {
-		return formats.No
-	}
-	return formats.NeedMore
+	})
 }
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {

@@ -54,23 +54,15 @@ var Spec = formats.CPUProfile(formats.Spec{
 // sniff recognizes the start of a profile object: a "nodes" array whose
 // first element carries a callFrame.
 func sniff(prefix []byte) formats.Verdict {
-	p := bytes.TrimLeft(prefix, " \t\r\n")
-	if len(p) == 0 {
-		return formats.NeedMore
-	}
-	if p[0] != '{' {
-		return formats.No
-	}
-	if bytes.Contains(p, []byte(`"callFrame"`)) && bytes.Contains(p, []byte(`"nodes"`)) {
-		if bytes.Contains(p, []byte(`"traceEvents"`)) || bytes.Contains(p, []byte(`"head"`)) {
+	return formats.SniffObject(prefix, false, func(p []byte) formats.Verdict {
+		switch {
+		case !bytes.Contains(p, []byte(`"callFrame"`)) || !bytes.Contains(p, []byte(`"nodes"`)):
+			return formats.NeedMore
+		case bytes.Contains(p, []byte(`"traceEvents"`)) || bytes.Contains(p, []byte(`"head"`)):
 			return formats.No // a trace or a heap profile
 		}
 		return formats.Yes
-	}
-	if len(p) < formats.SniffBytes {
-		return formats.No
-	}
-	return formats.NeedMore
+	})
 }
 
 // callFrame is a node's frame identity.

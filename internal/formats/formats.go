@@ -2,6 +2,8 @@
 // flameox: a Spec names a format, recognizes it from a bounded prefix and
 // decodes it into typed tables through a Sink. The explicit list of specs
 // lives in internal/registry; this package only runs them.
+//
+// It imports evidence, jsonscan, param, table and unit.
 package formats
 
 import (
@@ -14,6 +16,7 @@ import (
 	"slices"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/jsonscan"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
 )
@@ -247,6 +250,23 @@ func (in *Input) CheckSize() error {
 		return in.Exceeded(LimitBytes, in.Artifact.Size)
 	}
 	return nil
+}
+
+// JSONScanner is the scanner a JSON decoder reads r with: containers nest
+// at most depth levels (a malformed document beyond that) and a string or
+// number holds at most the named limit's bytes, crossing which is that
+// limit's LIMIT_EXCEEDED, located at the token.
+func (in *Input) JSONScanner(r io.Reader, depth int, tokenLimit string) *jsonscan.Scanner {
+	s := jsonscan.New(r)
+	s.MaxDepth = depth
+	s.MaxToken = int(in.Limit(tokenLimit))
+	s.Bound = func(err error, off int64) error {
+		if err != jsonscan.ErrTokenTooLong {
+			return nil // nesting is not a declared limit: the document is malformed
+		}
+		return in.ExceededAt(tokenLimit, nil, off)
+	}
+	return s
 }
 
 // Int returns an integer option.

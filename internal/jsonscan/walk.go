@@ -133,6 +133,23 @@ func (w *Walker) Object(what string, fn func(key []byte) error) error {
 	return w.Members(tok, what, fn)
 }
 
+// Document reads a whole document whose top level is an object, calling
+// fn for each member as Members does, and checks that nothing follows it.
+// what names the document in the error when it is not an object.
+func (w *Walker) Document(what string, fn func(key []byte) error) error {
+	tok, err := w.Value()
+	if err != nil {
+		return err
+	}
+	if tok.Kind != ObjectStart {
+		return w.S.Errorf(tok, "%s must be a JSON object, found %s", what, tok.Kind)
+	}
+	if err := w.Members(tok, what, fn); err != nil {
+		return err
+	}
+	return w.S.CheckEnd()
+}
+
 // Array reads the next value, which must be an array, calling fn for each
 // element as Elements does.
 func (w *Walker) Array(what string, fn func(i int, el Token) error) error {

@@ -48,21 +48,10 @@ type jsonRead struct {
 }
 
 func (jsonDecoder) Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	s := jsonscan.New(bufio.NewReaderSize(in.R, 64<<10))
-	s.MaxToken = int(in.Limit(formats.LimitToken))
-	s.MaxDepth = 64
-	s.Bound = func(err error, off int64) error {
-		if err != jsonscan.ErrTokenTooLong {
-			return nil // nesting is not a declared limit: a malformed report
-		}
-		return in.ExceededAt(formats.LimitToken, nil, off)
-	}
+	s := in.JSONScanner(bufio.NewReaderSize(in.R, 64<<10), 64, formats.LimitToken)
 	d := &jsonRead{ctx: ctx, in: in, w: jsonscan.Walker{S: s}, sums: map[string]int64{},
 		tw: formats.NewLazyTable(out, &evidence.Table{Name: table.CoverageFiles.Name, Columns: table.CoverageFiles.EvidenceColumns(""), Evidence: evidence.Observed})}
 	err := d.document()
-	if err == nil {
-		err = s.CheckEnd()
-	}
 	if err == nil {
 		err = d.checkTotals()
 	}
@@ -73,11 +62,7 @@ func (jsonDecoder) Decode(ctx context.Context, in *formats.Input, out formats.Si
 }
 
 func (d *jsonRead) document() error {
-	tok, err := d.w.Value()
-	if err != nil {
-		return err
-	}
-	err = d.w.Members(tok, "the coverage report", func(key []byte) error {
+	err := d.w.Document("a coverage.py JSON report", func(key []byte) error {
 		switch string(key) {
 		case "meta":
 			return d.metaBlock()

@@ -121,33 +121,16 @@ func newDecoder(ctx context.Context, in *formats.Input, out formats.Sink, root *
 func (d *decoder) run() error {
 	br := bufio.NewReaderSize(d.in.R, 64<<10)
 	_, _ = formats.SkipBOM(br) // the scanner reads on and types a read error
-	s := jsonscan.New(br)
-	s.MaxToken = int(d.in.Limit(formats.LimitToken))
-	s.MaxDepth = 128
-	s.Bound = func(err error, off int64) error {
-		if err != jsonscan.ErrTokenTooLong {
-			return nil // nesting is not a declared limit: a malformed log
-		}
-		return d.in.ExceededAt(formats.LimitToken, nil, off)
-	}
-	d.w = jsonscan.Walker{S: s}
-	err := d.document()
-	if err == nil {
-		err = s.CheckEnd()
-	}
-	if err != nil {
+	d.w = jsonscan.Walker{S: d.in.JSONScanner(br, 128, formats.LimitToken)}
+	if err := d.document(); err != nil {
 		return d.abort(err)
 	}
 	return d.tw.End(d.summary())
 }
 
 func (d *decoder) document() error {
-	tok, err := d.w.Value()
-	if err != nil {
-		return err
-	}
 	sawRuns := false
-	err = d.w.Members(tok, "the SARIF log", func(key []byte) error {
+	err := d.w.Document("a SARIF log", func(key []byte) error {
 		switch string(key) {
 		case "version":
 			v, _, null, err := d.w.Str("version", 64)

@@ -149,15 +149,8 @@ func (r *reader) tick() error {
 // pass1 reads the document's structure.
 func (r *reader) pass1() error {
 	w := r.walker(0)
-	tok, err := w.Value()
-	if err != nil {
-		return err
-	}
-	if tok.Kind != jsonscan.ObjectStart {
-		return w.S.Errorf(tok, "the file must hold a JSON object, found %s", tok.Kind)
-	}
 	schema := false
-	err = w.Members(tok, "the file", func(key []byte) error {
+	err := w.Document("a speedscope file", func(key []byte) error {
 		var err error
 		switch string(key) {
 		case "$schema":
@@ -183,9 +176,6 @@ func (r *reader) pass1() error {
 		return err
 	})
 	if err != nil {
-		return err
-	}
-	if err := w.S.CheckEnd(); err != nil {
 		return err
 	}
 	end := jsonscan.Token{Offset: w.S.Offset()}

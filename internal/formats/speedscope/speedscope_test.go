@@ -591,7 +591,7 @@ func TestHostile(t *testing.T) {
 		{"fixture: incomplete trace", string(readFile(t, "invalid-incomplete-trace.json")), nil, evidence.CodeDecodeFailure, "still open"},
 		{"fixture: out-of-order events", string(readFile(t, "invalid-out-of-order-events.json")), nil, evidence.CodeDecodeFailure, "innermost open frame is 0"},
 		{"empty", "", nil, evidence.CodeDecodeFailure, "empty input"},
-		{"not an object", `[1]`, nil, evidence.CodeDecodeFailure, "must hold a JSON object"},
+		{"not an object", `[1]`, nil, evidence.CodeDecodeFailure, "must be a JSON object"},
 		{"no schema", `{"shared":{"frames":[]},"profiles":[]}`, nil, evidence.CodeDecodeFailure, "$schema is missing"},
 		{"wrong schema", `{"$schema":"https://example.com/x.json","shared":{"frames":[]},"profiles":[]}`, nil, evidence.CodeDecodeFailure, "$schema is"},
 		{"no shared", `{"$schema":"` + SchemaURL + `","profiles":[]}`, nil, evidence.CodeDecodeFailure, "shared.frames is missing"},

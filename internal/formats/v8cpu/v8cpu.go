@@ -117,15 +117,8 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 }
 
 func (p *profile) parse(ctx context.Context, w *jsonscan.Walker, in *formats.Input) error {
-	tok, err := w.Value()
-	if err != nil {
-		return err
-	}
-	if tok.Kind != jsonscan.ObjectStart {
-		return w.S.Errorf(tok, "a V8 CPU profile is a JSON object, found %s", tok.Kind)
-	}
 	sawNodes := false
-	err = w.Members(tok, "the profile", func(key []byte) error {
+	err := w.Document("a V8 CPU profile", func(key []byte) error {
 		switch string(key) {
 		case "nodes":
 			sawNodes = true
@@ -148,9 +141,6 @@ func (p *profile) parse(ctx context.Context, w *jsonscan.Walker, in *formats.Inp
 		return w.SkipValue()
 	})
 	if err != nil {
-		return err
-	}
-	if err := w.S.CheckEnd(); err != nil {
 		return err
 	}
 	if !sawNodes {

@@ -387,7 +387,7 @@ func TestJSONLHoldsTheSchema(t *testing.T) {
 		return h
 	}
 	row := func() evidence.Object {
-		o, _ := table.CPUHotspots.Values(&table.Hotspot{Rank: 1, FrameID: "f", Symbolization: table.Symbolized}, "")
+		o, _ := table.CPUHotspots.Values(&table.Hotspot{Rank: 1, FrameSite: table.FrameSite{FrameID: "f", Symbolization: table.Symbolized}}, "")
 		return o
 	}
 	for name, c := range map[string]struct {

@@ -15,23 +15,29 @@ const (
 	MetricSamples     = "samples"      // number of native samples
 )
 
-// Frame is a row of cpu.frames: one frame identity of one profile series
-// with its weights. Every CPU decoder emits it, so one projection ranks
-// them all. Line and column are the producer's native coordinates.
+// FrameSite is a frame's identity and where it is, in one profile series:
+// the columns a ranked hotspot keeps of the frame it ranks. Line and column
+// are the producer's native coordinates.
+type FrameSite struct {
+	FrameID       string       `col:"frame_id,identity" doc:"frame identity within the artifact"`
+	Function      string       `col:"function" doc:"function or symbol name as the producer wrote it"`
+	File          Null[string] `col:"file" doc:"source file or URL; null when unknown"`
+	Line          int64        `col:"line" doc:"native line coordinate; -1 when unavailable"`
+	Column        int64        `col:"column" doc:"native column coordinate; -1 when unavailable"`
+	Module        Null[string] `col:"module" doc:"binary, shared object or module; null when unknown"`
+	Symbolization string       `col:"symbolization" doc:"symbolized, anonymous, unresolved or synthetic"`
+	Thread        Null[string] `col:"thread" doc:"thread or profile series; null when the format has one series"`
+	Process       Null[string] `col:"process" doc:"process series; null when the format has one process"`
+}
+
+// Frame is a row of cpu.frames: one frame of one profile series with its
+// weights. Every CPU decoder emits it, so one projection ranks them all.
 type Frame struct {
-	FrameID         string       `col:"frame_id,identity" doc:"frame identity within the artifact"`
-	Function        string       `col:"function" doc:"function or symbol name as the producer wrote it"`
-	File            Null[string] `col:"file" doc:"source file or URL; null when unknown"`
-	Line            int64        `col:"line" doc:"native line coordinate; -1 when unavailable"`
-	Column          int64        `col:"column" doc:"native column coordinate; -1 when unavailable"`
-	Module          Null[string] `col:"module" doc:"binary, shared object or module; null when unknown"`
-	Symbolization   string       `col:"symbolization" doc:"symbolized, anonymous, unresolved or synthetic"`
-	Thread          Null[string] `col:"thread" doc:"thread or profile series; null when the format has one series"`
-	Process         Null[string] `col:"process" doc:"process series; null when the format has one process"`
-	SelfWeight      float64      `col:"self_weight,unit=*" doc:"weight where the frame is the leaf"`
-	InclusiveWeight float64      `col:"inclusive_weight,unit=*" doc:"weight of stacks containing the frame"`
-	Calls           Null[int64]  `col:"calls,unit=calls" doc:"call count when the producer records one; null otherwise"`
-	PrimitiveCalls  Null[int64]  `col:"primitive_calls,unit=calls" doc:"non-recursive call count when recorded; null otherwise"`
+	FrameSite
+	SelfWeight      float64     `col:"self_weight,unit=*" doc:"weight where the frame is the leaf"`
+	InclusiveWeight float64     `col:"inclusive_weight,unit=*" doc:"weight of stacks containing the frame"`
+	Calls           Null[int64] `col:"calls,unit=calls" doc:"call count when the producer records one; null otherwise"`
+	PrimitiveCalls  Null[int64] `col:"primitive_calls,unit=calls" doc:"non-recursive call count when recorded; null otherwise"`
 }
 
 // CPUFrames is the cpu.frames schema; weights are in the table's unit.

@@ -18,17 +18,9 @@ package table
 // series, ranked, with its weights converted to the result's unit and
 // its shares of the admitted profiles' total weight.
 type Hotspot struct {
-	Rank            int64         `col:"rank" doc:"1 = hottest by the ranking metric"`
-	ArtifactID      string        `col:"artifact_id,identity" doc:"artifact the row was read from"`
-	FrameID         string        `col:"frame_id,identity" doc:"frame identity within the artifact"`
-	Function        string        `col:"function" doc:"function or symbol name as the producer wrote it"`
-	File            Null[string]  `col:"file" doc:"source file or URL; null when unknown"`
-	Line            int64         `col:"line" doc:"native line coordinate; -1 when unavailable"`
-	Column          int64         `col:"column" doc:"native column coordinate; -1 when unavailable"`
-	Module          Null[string]  `col:"module" doc:"binary, shared object or module; null when unknown"`
-	Symbolization   string        `col:"symbolization" doc:"symbolized, anonymous, unresolved or synthetic"`
-	Thread          Null[string]  `col:"thread" doc:"thread or profile series; null when the format has one series"`
-	Process         Null[string]  `col:"process" doc:"process series; null when the format has one process"`
+	Rank       int64  `col:"rank" doc:"1 = hottest by the ranking metric"`
+	ArtifactID string `col:"artifact_id,identity" doc:"artifact the row was read from"`
+	FrameSite
 	SelfWeight      float64       `col:"self_weight,unit=*" doc:"weight where the frame is the leaf"`
 	SelfShare       Null[float64] `col:"self_share,unit=ratio" doc:"self_weight / total weight of the admitted profiles"`
 	InclusiveWeight float64       `col:"inclusive_weight,unit=*" doc:"weight of stacks containing the frame (recursion counted per occurrence where the format does)"`

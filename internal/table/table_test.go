@@ -23,10 +23,10 @@ func TestNames(t *testing.T) {
 // and reads back to the same struct.
 func TestTypedRowMatchesObject(t *testing.T) {
 	rows := []*Frame{
-		{FrameID: "f1", Function: "main", File: Some("/a.js"), Line: 3, Column: -1, Symbolization: Symbolized,
+		{FrameSite: FrameSite{FrameID: "f1", Function: "main", File: Some("/a.js"), Line: 3, Column: -1, Symbolization: Symbolized},
 			SelfWeight: 5, InclusiveWeight: 7.25, Calls: Some(int64(9))},
-		{FrameID: "f\"2", Function: "", Line: -1, Column: -1, Symbolization: Anonymous,
-			SelfWeight: math.Inf(1), InclusiveWeight: math.NaN(), Thread: Some("t\n1"), PrimitiveCalls: Some(int64(1) << 60)},
+		{FrameSite: FrameSite{FrameID: "f\"2", Function: "", Line: -1, Column: -1, Symbolization: Anonymous, Thread: Some("t\n1")},
+			SelfWeight: math.Inf(1), InclusiveWeight: math.NaN(), PrimitiveCalls: Some(int64(1) << 60)},
 	}
 	for _, r := range rows {
 		got, err := CPUFrames.AppendValues(nil, r, "sha256:x")
@@ -88,7 +88,7 @@ func TestObjectRowsAreChecked(t *testing.T) {
 }
 
 func TestScanRejectsNullInNonNullColumn(t *testing.T) {
-	o, _ := CPUFrames.Values(&Frame{FrameID: "f", Symbolization: Symbolized}, "sha256:a")
+	o, _ := CPUFrames.Values(&Frame{FrameSite: FrameSite{FrameID: "f", Symbolization: Symbolized}}, "sha256:a")
 	o["line"] = nil
 	if _, err := CPUFrames.Scan(o); err == nil || !strings.Contains(err.Error(), "line") {
 		t.Fatalf("null line scanned: %v", err)
@@ -127,8 +127,7 @@ func TestHeaderUnits(t *testing.T) {
 }
 
 func BenchmarkAppendFrame(b *testing.B) {
-	r := &Frame{FrameID: "v8:0123456789abcdef", Function: "crunchPrimes", File: Some("file:///app/app.js"),
-		Line: 12, Column: 4, Symbolization: Symbolized, SelfWeight: 1234, InclusiveWeight: 5678}
+	r := &Frame{FrameSite: FrameSite{FrameID: "v8:0123456789abcdef", Function: "crunchPrimes", File: Some("file:///app/app.js"), Line: 12, Column: 4, Symbolization: Symbolized}, SelfWeight: 1234, InclusiveWeight: 5678}
 	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {

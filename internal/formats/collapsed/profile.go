@@ -314,14 +314,16 @@ func (p *Profile) emitFrames(out formats.Sink, o EmitOptions, ids []string, inEv
 		w := p.nodeW[p.nodes[k]]
 		// A fresh row each time: a sink in the same process may keep it.
 		row := &table.Frame{
-			FrameID:         ids[uint32(k)],
-			Function:        f.Function,
-			Line:            -1,
-			Column:          -1,
-			Module:          table.NonEmpty(f.Module),
-			Symbolization:   symbolization(f),
-			Thread:          table.NonEmpty(s.Thread),
-			Process:         table.NonEmpty(s.Process),
+			FrameSite: table.FrameSite{
+				FrameID:       ids[uint32(k)],
+				Function:      f.Function,
+				Line:          -1,
+				Column:        -1,
+				Module:        table.NonEmpty(f.Module),
+				Symbolization: symbolization(f),
+				Thread:        table.NonEmpty(s.Thread),
+				Process:       table.NonEmpty(s.Process),
+			},
 			SelfWeight:      float64(w.self),
 			InclusiveWeight: float64(w.incl),
 		}

@@ -376,9 +376,19 @@ func (g *graph) emit(p *profile.Profile, idx int, u unit.Unit, out formats.Sink)
 		case f.key.name == "":
 			sym = table.Anonymous
 		}
-		row = table.Frame{FrameID: ids[i], Function: f.key.name, File: table.NonEmpty(f.key.file),
-			Line: line(f.key.start), Column: -1, Module: table.NonEmpty(f.key.module), Symbolization: sym,
-			SelfWeight: float64(f.self), InclusiveWeight: float64(f.incl)}
+		row = table.Frame{
+			FrameSite: table.FrameSite{
+				FrameID:       ids[i],
+				Function:      f.key.name,
+				File:          table.NonEmpty(f.key.file),
+				Line:          line(f.key.start),
+				Column:        -1,
+				Module:        table.NonEmpty(f.key.module),
+				Symbolization: sym,
+			},
+			SelfWeight:      float64(f.self),
+			InclusiveWeight: float64(f.incl),
+		}
 		if err := tw.Row(&row); err != nil {
 			return err
 		}

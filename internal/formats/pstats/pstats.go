@@ -716,9 +716,18 @@ func (p *parser) frames(out formats.Sink, metrics map[string]evidence.Metric) er
 			r := block.next()
 			file, sym := classify(f)
 			*r = table.Frame{
-				FrameID: string(buf), Function: f.name, File: file, Line: f.line, Column: -1,
-				Symbolization: sym, SelfWeight: f.tt, InclusiveWeight: f.ct,
-				Calls: table.Some(f.nc), PrimitiveCalls: table.Some(f.cc),
+				FrameSite: table.FrameSite{
+					FrameID:       string(buf),
+					Function:      f.name,
+					File:          file,
+					Line:          f.line,
+					Column:        -1,
+					Symbolization: sym,
+				},
+				SelfWeight:      f.tt,
+				InclusiveWeight: f.ct,
+				Calls:           table.Some(f.nc),
+				PrimitiveCalls:  table.Some(f.cc),
 			}
 			if err := tw.Row(r); err != nil {
 				return err

@@ -236,13 +236,15 @@ func (e *emitter) group(g *group, out formats.Sink) error {
 			for _, a := range p.agg.frames {
 				f := &e.r.frames[a.frame]
 				rows = append(rows, table.Frame{
-					FrameID:         e.ids[a.frame],
-					Function:        f.name,
-					File:            table.Null[string]{V: f.file, Valid: f.hasFile},
-					Line:            f.line,
-					Column:          f.col,
-					Symbolization:   e.syms[a.frame],
-					Thread:          thread,
+					FrameSite: table.FrameSite{
+						FrameID:       e.ids[a.frame],
+						Function:      f.name,
+						File:          table.Null[string]{V: f.file, Valid: f.hasFile},
+						Line:          f.line,
+						Column:        f.col,
+						Symbolization: e.syms[a.frame],
+						Thread:        thread,
+					},
 					SelfWeight:      a.self * u.Factor,
 					InclusiveWeight: a.inclusive * u.Factor,
 				})

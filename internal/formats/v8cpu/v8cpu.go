@@ -492,12 +492,14 @@ func (p *profile) emit(out formats.Sink) error {
 		for fi, cf := range p.frames {
 			row := &rows[fi]
 			*row = table.Frame{
-				FrameID:         ids[fi],
-				Function:        cf.function,
-				File:            table.NonEmpty(cf.url),
-				Line:            cf.line,
-				Column:          cf.column,
-				Symbolization:   symbolization(cf),
+				FrameSite: table.FrameSite{
+					FrameID:       ids[fi],
+					Function:      cf.function,
+					File:          table.NonEmpty(cf.url),
+					Line:          cf.line,
+					Column:        cf.column,
+					Symbolization: symbolization(cf),
+				},
 				SelfWeight:      float64(self[fi]),
 				InclusiveWeight: float64(incl[fi]),
 			}

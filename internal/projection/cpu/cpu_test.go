@@ -22,7 +22,7 @@ func frames(id, format, unit string) *evidence.Table {
 }
 
 func frame(fn string, self, incl float64) *table.Frame {
-	return &table.Frame{FrameID: fn, Function: fn, Line: -1, Column: -1, Symbolization: table.Symbolized, SelfWeight: self, InclusiveWeight: incl}
+	return &table.Frame{FrameSite: table.FrameSite{FrameID: fn, Function: fn, Line: -1, Column: -1, Symbolization: table.Symbolized}, SelfWeight: self, InclusiveWeight: incl}
 }
 
 // input is a closed table of typed rows.
@@ -330,8 +330,19 @@ func TestEdgesWithoutWeights(t *testing.T) {
 func benchFrames(n int) []any {
 	out := make([]any, n)
 	for i := range out {
-		out[i] = &table.Frame{FrameID: fmt.Sprint("f", i), Function: fmt.Sprint("fn", i), File: table.Some("/app/a.js"), Line: int64(i), Column: 1,
-			Symbolization: table.Symbolized, Thread: table.Some("main"), SelfWeight: float64(i % 977), InclusiveWeight: float64(i % 1231)}
+		out[i] = &table.Frame{
+			FrameSite: table.FrameSite{
+				FrameID:       fmt.Sprint("f", i),
+				Function:      fmt.Sprint("fn", i),
+				File:          table.Some("/app/a.js"),
+				Line:          int64(i),
+				Column:        1,
+				Symbolization: table.Symbolized,
+				Thread:        table.Some("main"),
+			},
+			SelfWeight:      float64(i % 977),
+			InclusiveWeight: float64(i % 1231),
+		}
 	}
 	return out
 }

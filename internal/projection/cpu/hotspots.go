@@ -190,9 +190,7 @@ func (h *hotspots) Finish(w projection.Emitter) error {
 	total := h.totalWeight()
 	for i, r := range h.ranked.Sorted() {
 		f := &r.frame
-		if err := res.Row(&table.Hotspot{Rank: int64(i + 1), ArtifactID: r.id.artifact,
-			FrameID: f.FrameID, Function: f.Function, File: f.File, Line: f.Line, Column: f.Column, Module: f.Module,
-			Symbolization: f.Symbolization, Thread: f.Thread, Process: f.Process,
+		if err := res.Row(&table.Hotspot{Rank: int64(i + 1), ArtifactID: r.id.artifact, FrameSite: f.FrameSite,
 			SelfWeight: r.self, SelfShare: share(r.self, total), InclusiveWeight: r.incl, InclusiveShare: share(r.incl, total),
 			Calls: f.Calls, PrimitiveCalls: f.PrimitiveCalls}, ""); err != nil {
 			return err

@@ -2,6 +2,8 @@
 // the operation, validates its arguments strictly and checks them against
 // the formats involved before any row is read, feeds the admitted tables to
 // the projector and writes the bounded, ranked result.
+//
+// It imports registry, decode, projection, formats, param, table, wire and evidence.
 package rank
 
 import (

@@ -11,6 +11,9 @@
 //	end, err := rec.Phase("warmup")
 //	err = rec.Observe("loss", 0.25, observe.Unit("ratio"))
 //	err = end()
+//
+// It imports internal/jsonscan only, so a workload that imports it pulls
+// in nothing else of flameox.
 package observe
 
 import (

@@ -4,6 +4,8 @@
 // inferno-collapse-* and py-spy --format raw. It also holds Profile, the
 // stack aggregation that the perf-script decoder shares, so both formats
 // weigh frames and edges identically.
+//
+// It imports formats, lines, table, unit and evidence.
 package collapsed
 
 import (

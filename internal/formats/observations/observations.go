@@ -7,6 +7,8 @@
 // never a successful block. An
 // unterminated last line is a workload cut off mid-write: the complete
 // lines are kept and the summary says the file is truncated.
+//
+// It imports formats, lines, jsonscan, table, evidence, and pkg/observe for the record model it shares with the SDK.
 package observations
 
 import (

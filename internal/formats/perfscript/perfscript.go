@@ -13,6 +13,8 @@
 // periods. A series is (comm, event): processes of different names are
 // never blended, threads of one comm are summed unless the threads option
 // splits them, and each event gets its own tables.
+//
+// It imports formats, lines, param, unit, evidence, formats/collapsed (the folded-stack profile it builds) and worker (perf script in isolation).
 package perfscript
 
 import (

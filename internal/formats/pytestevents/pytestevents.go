@@ -6,6 +6,8 @@
 // off mid-line (a killed run) keeps its complete lines and says it is
 // truncated; it is not a decode failure. Everything else that does not fit
 // the schema is a DECODE_FAILURE at its line.
+//
+// It imports formats, lines, jsonscan, table and evidence.
 package pytestevents
 
 import (

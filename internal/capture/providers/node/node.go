@@ -1,6 +1,8 @@
 // Package node is the node-cpu-profile capture provider: it runs a Node.js
 // program under V8's sampling CPU profiler (`node --cpu-prof`) and stages
 // the profiles Node writes, one per profiled thread or process.
+//
+// It imports capture, evidence, param, and formats/v8cpu for the name of the format it stages.
 package node
 
 import (

@@ -2,6 +2,8 @@
 // FLAMEOX_OBSERVATIONS set, so that the workload's own calls to flameox's
 // observations SDK (Python flameox_observe, Go pkg/observe) record named
 // values and phases into a declared artifact.
+//
+// It imports capture, evidence, pkg/observe and sdk/python (the SDK it ships to the workload), and formats/observations for the name of the format it stages.
 package observations
 
 import (

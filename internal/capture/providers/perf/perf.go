@@ -6,6 +6,8 @@
 // same permission perf record needs, so a kernel that forbids sampling
 // (perf_event_paranoid, missing capabilities, no perf events at all) is a
 // PROVIDER_UNAVAILABLE failure with host guidance, not a failed workload.
+//
+// It imports capture, evidence, param, and formats/perfscript for the name of the format it stages.
 package perf
 
 import (

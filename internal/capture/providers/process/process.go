@@ -2,6 +2,8 @@
 // output: the command runs as given, and its stdout and stderr, kept whole
 // on disk by the capture runtime, become text artifacts for
 // preview_text_fragment and preview_artifact.
+//
+// It imports capture and evidence, and formats/text for the name of the format it stages.
 package process
 
 import (

@@ -2,6 +2,8 @@
 // workload with py-spy, pinned at one version that `flameox-capture setup
 // --provider py-spy` prepares, and stages one speedscope file with a
 // profile per sampled thread.
+//
+// It imports capture, evidence, param, and formats/speedscope for the name of the format it stages.
 package pyspy
 
 import (

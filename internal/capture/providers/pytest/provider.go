@@ -2,6 +2,8 @@
 // `python -m pytest TARGET…` workload with flameox's event plugin loaded,
 // in the declared interpreter, and declares the plugin's JSONL event
 // stream as its artifact.
+//
+// It imports capture and evidence, and formats/pytestevents for the name of the format it stages.
 package pytest
 
 import (

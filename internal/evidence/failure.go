@@ -218,3 +218,13 @@ func LimitExceeded(r LimitReceipt, format string, args ...any) *Failure {
 	return &Failure{Code: CodeLimitExceeded, Message: fmt.Sprintf(format, args...),
 		Details: Object{"limit": r.value()}}
 }
+
+// CodeOf is the code of the failure err is or wraps, or "" when err is not
+// a Failure (nil included).
+func CodeOf(err error) Code {
+	var f *Failure
+	if errors.As(err, &f) {
+		return f.Code
+	}
+	return ""
+}

@@ -164,14 +164,6 @@ func recorded(t *testing.T, spec *Spec, path string) (string, error) {
 	return buf.String(), err
 }
 
-func code(err error) evidence.Code {
-	var f *evidence.Failure
-	if errors.As(err, &f) {
-		return f.Code
-	}
-	return ""
-}
-
 func TestOpenChecksTheDescriptor(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "pipe")
@@ -217,7 +209,7 @@ func TestOpenChecksTheDescriptor(t *testing.T) {
 		t.Fatalf("artifact %+v", a)
 	}
 	// The artifact of a block gets the same check.
-	if _, err := OpenArtifact(&evidence.Artifact{ID: digest(nil), Path: fifo}); code(err) != evidence.CodeInvalidArgument {
+	if _, err := OpenArtifact(&evidence.Artifact{ID: digest(nil), Path: fifo}); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 		t.Fatalf("artifact block naming a FIFO: %v", err)
 	}
 }
@@ -234,10 +226,10 @@ func TestRecordedSizeMismatch(t *testing.T) {
 	called := false
 	spec := &Spec{Name: "t", Decoder: DecoderFunc(func(context.Context, *Input, Sink) error { called = true; return nil })}
 	_, err = OpenArtifact(a)
-	if code(err) != evidence.CodeIntegrity {
+	if evidence.CodeOf(err) != evidence.CodeIntegrity {
 		t.Fatalf("got %v", err)
 	}
-	if err := Run(context.Background(), spec, a, nil, nil, &StreamSink{}); code(err) != evidence.CodeIntegrity || called {
+	if err := Run(context.Background(), spec, a, nil, nil, &StreamSink{}); evidence.CodeOf(err) != evidence.CodeIntegrity || called {
 		t.Fatalf("got %v (decoder called: %v)", err, called)
 	}
 }
@@ -420,7 +412,7 @@ func TestChangeDuringRead(t *testing.T) {
 				if cerr != nil {
 					t.Fatal(cerr)
 				}
-				if code(err) != evidence.CodeIntegrity {
+				if evidence.CodeOf(err) != evidence.CodeIntegrity {
 					t.Fatalf("got %v", err)
 				}
 				if out != "" {
@@ -436,7 +428,7 @@ func TestChangeDuringRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.ID = digest([]byte("other"))
-	if _, err := recordedArtifact(a); code(err) != evidence.CodeIntegrity {
+	if _, err := recordedArtifact(a); evidence.CodeOf(err) != evidence.CodeIntegrity {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -480,7 +472,7 @@ func TestVerifyFile(t *testing.T) {
 	}
 	a, _ := ArtifactFromPath(p, "explicit")
 	a.ID = digest([]byte("other"))
-	if err := Run(context.Background(), spec, a, nil, nil, &StreamSink{W: wire.NewWriter(io.Discard), Stamper: Stamper{Spec: spec, Artifact: a}}); code(err) != evidence.CodeIntegrity {
+	if err := Run(context.Background(), spec, a, nil, nil, &StreamSink{W: wire.NewWriter(io.Discard), Stamper: Stamper{Spec: spec, Artifact: a}}); evidence.CodeOf(err) != evidence.CodeIntegrity {
 		t.Fatalf("got %v", err)
 	}
 	// Streaming after verifying would read from a moved offset.
@@ -491,7 +483,7 @@ func TestVerifyFile(t *testing.T) {
 		_, err := io.ReadAll(in.R)
 		return err
 	})}
-	if _, _, err := explicit(t, both, p, 0); code(err) != evidence.CodeInternal {
+	if _, _, err := explicit(t, both, p, 0); evidence.CodeOf(err) != evidence.CodeInternal {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -501,7 +493,7 @@ func TestRunDefects(t *testing.T) {
 	lazy := &Spec{Name: "lazy", Decoder: DecoderFunc(func(context.Context, *Input, Sink) error { return nil })}
 	panics := &Spec{Name: "panics", Decoder: DecoderFunc(func(context.Context, *Input, Sink) error { panic("boom") })}
 	for _, spec := range []*Spec{lazy, panics} {
-		if _, _, err := explicit(t, spec, p, 0); code(err) != evidence.CodeInternal {
+		if _, _, err := explicit(t, spec, p, 0); evidence.CodeOf(err) != evidence.CodeInternal {
 			t.Errorf("%s: got %v", spec.Name, err)
 		}
 	}
@@ -511,7 +503,7 @@ func TestRunDefects(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	if err := src.Run(context.Background(), lazy, nil, nil, &StreamSink{}); code(err) != evidence.CodeInternal {
+	if err := src.Run(context.Background(), lazy, nil, nil, &StreamSink{}); evidence.CodeOf(err) != evidence.CodeInternal {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -540,7 +532,7 @@ func TestCancelled(t *testing.T) {
 	defer src.Close()
 	announced := false
 	h := src.Hold(&StreamSink{W: wire.NewWriter(io.Discard)}, func() error { announced = true; return nil }, 0)
-	if err := src.Run(ctx, spec, nil, nil, h); code(err) != evidence.CodeCancelled || announced {
+	if err := src.Run(ctx, spec, nil, nil, h); evidence.CodeOf(err) != evidence.CodeCancelled || announced {
 		t.Fatalf("got %v, announced %v", err, announced)
 	}
 }

@@ -21,7 +21,7 @@ func TestEach(t *testing.T) {
 		"row before its header": second(e.Of(records("b"), "row")),
 		"summary before header": e.Summary(records("b"), &evidence.Summary{}),
 	} {
-		if projectiontest.Code(err) != evidence.CodeInvalidArgument {
+		if evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

@@ -34,7 +34,7 @@ func TestAdmission(t *testing.T) {
 			Columns: table.ObservationRecords.EvidenceColumns("")[1:], ArtifactIDs: []string{"sha256:a"}}, evidence.CodeInvalidArgument},
 		"over the bound": {records("b", "sha256:b", "sha256:c"), evidence.CodeLimitExceeded},
 	} {
-		if _, err := in.Admit(c.t, formats.Caps{}, 0); projectiontest.Code(err) != c.code {
+		if _, err := in.Admit(c.t, formats.Caps{}, 0); evidence.CodeOf(err) != c.code {
 			t.Errorf("%s: %v, want %s", name, err, c.code)
 		}
 	}
@@ -54,7 +54,7 @@ func TestAdmission(t *testing.T) {
 		t.Fatalf("Table admits with the zero state: %v", err)
 	}
 	var empty projection.Inputs[int]
-	if err := empty.Ready(); projectiontest.Code(err) != evidence.CodeInvalidArgument {
+	if err := empty.Ready(); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 		t.Fatalf("ready without tables: %v", err)
 	}
 	if _, err := empty.Admit(a, formats.Caps{}, 0); err == nil {
@@ -87,7 +87,7 @@ func TestRowsAndSummaries(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, _, a, err := projection.Read(&in, table.ObservationRecords, c.t, c.row)
-		if projectiontest.Code(err) != c.code || a != c.artifact {
+		if evidence.CodeOf(err) != c.code || a != c.artifact {
 			t.Errorf("%s: artifact %q, %v; want %q, %q", c.name, a, err, c.artifact, c.code)
 		}
 	}
@@ -178,7 +178,7 @@ func TestHeaderAndResult(t *testing.T) {
 	if err := res.Row(&table.ObservationRecord{Kind: "observation", Line: 2}, "sha256:b"); err != nil {
 		t.Fatal(err)
 	}
-	if err := res.Row(&table.Frame{}, ""); projectiontest.Code(err) != evidence.CodeInternal {
+	if err := res.Row(&table.Frame{}, ""); evidence.CodeOf(err) != evidence.CodeInternal {
 		t.Fatalf("a row of another schema: %v", err)
 	}
 	if err := res.End(in.Summarize(1, nil)); err != nil {
@@ -187,7 +187,7 @@ func TestHeaderAndResult(t *testing.T) {
 	if r.Rows[0]["artifact_id"] != "sha256:b" || r.Summary.RowsEmitted != 1 {
 		t.Fatalf("rows %v summary %+v", r.Rows, r.Summary)
 	}
-	if _, err := projection.Begin(&projectiontest.Result{}, &evidence.Table{Name: "no.such_tables"}); projectiontest.Code(err) != evidence.CodeInternal {
+	if _, err := projection.Begin(&projectiontest.Result{}, &evidence.Table{Name: "no.such_tables"}); evidence.CodeOf(err) != evidence.CodeInternal {
 		t.Fatalf("an undeclared result table: %v", err)
 	}
 }

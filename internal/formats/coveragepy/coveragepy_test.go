@@ -40,14 +40,6 @@ func decodeJSONBytes(r io.Reader, over map[string]int64) (*sink, error) {
 	return s, JSONSpec.Decoder.Decode(context.Background(), in, s)
 }
 
-func code(err error) evidence.Code {
-	var f *evidence.Failure
-	if errors.As(err, &f) {
-		return f.Code
-	}
-	return ""
-}
-
 func one(t *testing.T, s *sink, err error) *recorded {
 	t.Helper()
 	if err != nil {
@@ -199,7 +191,7 @@ func TestJSONHostile(t *testing.T) {
 				one(t, s, err)
 				return
 			}
-			got := code(err)
+			got := evidence.CodeOf(err)
 			if got == "" && err != nil {
 				got = evidence.CodeDecodeFailure // formats.Run's classification of untyped errors
 			}

@@ -118,7 +118,7 @@ func TestOptions(t *testing.T) {
 	})
 	t.Run("bad delimiter", func(t *testing.T) {
 		_, err := formatstest.Decode(Spec, "x.csv", []byte("a\n"), evidence.Object{"delimiter": `"`}, nil)
-		if formatstest.Code(err) != evidence.CodeInvalidArgument {
+		if evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 			t.Errorf("%v", err)
 		}
 	})
@@ -170,7 +170,7 @@ func TestHostile(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			sink, err := formatstest.Run(t, Spec, "h.csv", []byte(c.data), c.limits, nil)
 			formatstest.CheckInvariants(t, sink, err)
-			if got := formatstest.Code(err); got != c.code {
+			if got := evidence.CodeOf(err); got != c.code {
 				t.Fatalf("code %q, want %q (%v)", got, c.code, err)
 			}
 			if c.code == evidence.CodeLimitExceeded {
@@ -228,7 +228,7 @@ func TestReaders(t *testing.T) {
 			}
 			sink, err := formatstest.Decode(Spec, name, data, nil, broken)
 			formatstest.CheckInvariants(t, sink, err)
-			if formatstest.Code(err) != evidence.CodeIOFailure {
+			if evidence.CodeOf(err) != evidence.CodeIOFailure {
 				t.Errorf("a read error is IO_FAILURE, got %v", err)
 			}
 		})

@@ -7,15 +7,6 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 )
 
-// Code returns the failure code of err, or "" when err is not a Failure.
-func Code(err error) evidence.Code {
-	var f *evidence.Failure
-	if errors.As(err, &f) {
-		return f.Code
-	}
-	return ""
-}
-
 // CheckInvariants fails the test when err is not a typed failure (or is an
 // INTERNAL one), or when a summary contradicts its rows: every table ends
 // with a summary unless the decode failed; emitted never exceeds

@@ -149,7 +149,7 @@ func TestJSONRecordsPointer(t *testing.T) {
 		t.Run(c.ptr, func(t *testing.T) {
 			sink, err := formatstest.Decode(JSON, "p.json", doc, evidence.Object{"records": c.ptr}, nil)
 			formatstest.CheckInvariants(t, sink, err)
-			if got := formatstest.Code(err); got != c.code {
+			if got := evidence.CodeOf(err); got != c.code {
 				t.Fatalf("code %q, want %q (%v)", got, c.code, err)
 			}
 			if c.code == "" && sink.Table(table.PreviewRecords.Name).Summary.RowsObserved != c.records {
@@ -197,7 +197,7 @@ func TestJSONHostile(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			sink, err := formatstest.Run(t, JSON, "h.json", []byte(c.data), c.limits, nil)
 			formatstest.CheckInvariants(t, sink, err)
-			if got := formatstest.Code(err); got != c.code {
+			if got := evidence.CodeOf(err); got != c.code {
 				t.Fatalf("code %q, want %q (%v)", got, c.code, err)
 			}
 			if c.partial {
@@ -224,7 +224,7 @@ func TestJSONHostile(t *testing.T) {
 	})
 	t.Run("unknown option", func(t *testing.T) {
 		_, err := formatstest.Decode(JSON, "o.json", []byte(`[]`), evidence.Object{"max_rowz": 1}, nil)
-		if formatstest.Code(err) != evidence.CodeInvalidArgument {
+		if evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 			t.Errorf("unknown option: %v", err)
 		}
 	})
@@ -264,7 +264,7 @@ func TestReaders(t *testing.T) {
 			}
 			sink, err := formatstest.Decode(c.spec, c.path, data, nil, broken)
 			formatstest.CheckInvariants(t, sink, err)
-			if formatstest.Code(err) != evidence.CodeIOFailure {
+			if evidence.CodeOf(err) != evidence.CodeIOFailure {
 				t.Errorf("a read error is IO_FAILURE, got %v", err)
 			}
 		})

@@ -125,7 +125,7 @@ func TestHostile(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := run(t, c.data, nil, c.limits)
-			if got := formatstest.Code(err); got != c.code {
+			if got := evidence.CodeOf(err); got != c.code {
 				t.Fatalf("code %q, want %q (%v)", got, c.code, err)
 			}
 		})
@@ -166,7 +166,7 @@ func TestReadErrors(t *testing.T) {
 	for _, after := range []int64{0, int64(len(data)) / 3} {
 		sink := &formatstest.Sink{}
 		err := decodeFrom(context.Background(), failingReaderAt{bytesAt(data), after}, int64(len(data)), in, sink)
-		if code := formatstest.Code(err); code != evidence.CodeIOFailure {
+		if code := evidence.CodeOf(err); code != evidence.CodeIOFailure {
 			t.Errorf("after %d: %v", after, err)
 		}
 		if !strings.Contains(err.Error(), "disk gone") {

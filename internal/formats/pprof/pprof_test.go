@@ -33,14 +33,6 @@ func decodeFile(t *testing.T, name string, opts evidence.Object) *formatstest.Si
 	return s
 }
 
-func code(err error) evidence.Code {
-	var f *evidence.Failure
-	if errors.As(err, &f) {
-		return f.Code
-	}
-	return ""
-}
-
 // topLine is one row of `go tool pprof -top -unit=ns`: flat, cum, name.
 var topLine = regexp.MustCompile(`^\s*(\d+)(?:ns)?\s+[\d.]+%\s+[\d.]+%\s+(\d+)(?:ns)?\s+[\d.]+%\s+(.+)$`)
 
@@ -162,14 +154,14 @@ func TestDetection(t *testing.T) {
 // A heap profile measures bytes: it is refused, not ranked as time.
 func TestMemoryProfileRefused(t *testing.T) {
 	_, err := formatstest.DecodeFile(t, Spec, fixture("allocs.pb.gz"), nil, nil)
-	if code(err) != evidence.CodeUnsupportedFormat || !strings.Contains(err.Error(), "bytes") {
+	if evidence.CodeOf(err) != evidence.CodeUnsupportedFormat || !strings.Contains(err.Error(), "bytes") {
 		t.Fatalf("allocs profile: %v", err)
 	}
 }
 
 func TestUnknownSampleIndex(t *testing.T) {
 	_, err := formatstest.DecodeFile(t, Spec, fixture("cpu.pb.gz"), nil, evidence.Object{OptionSampleIndex: "wall"})
-	if code(err) != evidence.CodeInvalidArgument || !strings.Contains(err.Error(), "cpu/nanoseconds") {
+	if evidence.CodeOf(err) != evidence.CodeInvalidArgument || !strings.Contains(err.Error(), "cpu/nanoseconds") {
 		t.Fatalf("sample_index wall: %v", err)
 	}
 }
@@ -205,7 +197,7 @@ func TestMalformed(t *testing.T) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := formatstest.DecodeFile(t, Spec, p, nil, nil); code(err) != evidence.CodeDecodeFailure {
+		if _, err := formatstest.DecodeFile(t, Spec, p, nil, nil); evidence.CodeOf(err) != evidence.CodeDecodeFailure {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

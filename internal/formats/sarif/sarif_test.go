@@ -57,14 +57,6 @@ func decodeBytes(r io.Reader, opts evidence.Object, over map[string]int64) (*sin
 	return s, Spec.Decoder.Decode(context.Background(), in, s)
 }
 
-func code(err error) evidence.Code {
-	var f *evidence.Failure
-	if errors.As(err, &f) {
-		return f.Code
-	}
-	return ""
-}
-
 func one(t *testing.T, s *sink) *recorded {
 	t.Helper()
 	if len(s.Tables) != 1 {
@@ -101,7 +93,7 @@ func TestDecodeFixtures(t *testing.T) {
 			}
 			s, err := decodeFile(t, filepath.Join(testdata, c.file), opts, nil)
 			if c.code != "" {
-				if code(err) != c.code {
+				if evidence.CodeOf(err) != c.code {
 					t.Fatalf("error %v, want code %s", err, c.code)
 				}
 				if len(s.Tables) != 0 {
@@ -463,7 +455,7 @@ func TestHostileDocuments(t *testing.T) {
 				return
 			}
 			// Run's wrapping classifies untyped parse errors as DECODE_FAILURE.
-			got := code(err)
+			got := evidence.CodeOf(err)
 			if got == "" && err != nil {
 				got = evidence.CodeDecodeFailure
 			}
@@ -525,7 +517,7 @@ func TestTruncatedDocumentIsIncomplete(t *testing.T) {
 func TestSourceRootOption(t *testing.T) {
 	for _, bad := range []any{"relative/dir", "", 3} {
 		_, err := decodeBytes(strings.NewReader(`{"version":"2.1.0","runs":[]}`), evidence.Object{OptSourceRoot: bad}, nil)
-		if code(err) != evidence.CodeInvalidArgument {
+		if evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 			t.Errorf("source_root %v: got %v, want INVALID_ARGUMENT", bad, err)
 		}
 	}
@@ -554,7 +546,7 @@ func TestIOTestReaders(t *testing.T) {
 		} {
 			t.Run(file+"/"+name, func(t *testing.T) {
 				s, err := decodeBytes(r, opts, nil)
-				if code(err) != code(refErr) || (err == nil) != (refErr == nil) {
+				if evidence.CodeOf(err) != evidence.CodeOf(refErr) || (err == nil) != (refErr == nil) {
 					t.Fatalf("error %v, want %v", err, refErr)
 				}
 				if refErr != nil {

@@ -111,7 +111,7 @@ func TestWindows(t *testing.T) {
 	}
 	t.Run("offset and start_line", func(t *testing.T) {
 		_, err := formatstest.Decode(Spec, "t.txt", data, evidence.Object{"offset": 1, "start_line": 2}, nil)
-		if formatstest.Code(err) != evidence.CodeInvalidArgument {
+		if evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 			t.Errorf("%v", err)
 		}
 	})
@@ -179,7 +179,7 @@ func TestHostile(t *testing.T) {
 		}
 		sink, err := formatstest.Decode(Spec, "t.txt", data, nil, broken)
 		formatstest.CheckInvariants(t, sink, err)
-		if formatstest.Code(err) != evidence.CodeIOFailure || sink.Table(table.TextLines.Name).Summary.Complete {
+		if evidence.CodeOf(err) != evidence.CodeIOFailure || sink.Table(table.TextLines.Name).Summary.Complete {
 			t.Errorf("%v", err)
 		}
 	})

@@ -25,8 +25,6 @@ func run(t *testing.T, args evidence.Object, inputs ...*projectiontest.Input) (*
 	return projectiontest.Run(Spec, args, inputs...)
 }
 
-func code(err error) evidence.Code { return projectiontest.Code(err) }
-
 func files(rows []evidence.Object) []string {
 	var out []string
 	for _, r := range rows {
@@ -98,7 +96,7 @@ func TestDataFileAlone(t *testing.T) {
 	if out.Header.Arguments["rank_by"] != ByExecutedLines || fmt.Sprint(files(out.Rows)) != "[app.py shapes.py]" {
 		t.Fatalf("default rank over a data file: %v %v", out.Header.Arguments["rank_by"], files(out.Rows))
 	}
-	if _, err := run(t, evidence.Object{"rank_by": "missing_lines"}, data); code(err) != evidence.CodeInvalidArgument {
+	if _, err := run(t, evidence.Object{"rank_by": "missing_lines"}, data); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 		t.Fatalf("rank_by=missing_lines on a data file: %v", err)
 	}
 	if _, err := run(t, evidence.Object{"include": []any{"**/app.py"}}, data); err != nil {
@@ -119,10 +117,10 @@ func TestBothFormats(t *testing.T) {
 	if out.Summary.Metrics["data_executed_arcs"].Value == nil || len(out.Header.ArtifactIDs) != 2 {
 		t.Fatalf("data-file metrics missing: %v", out.Summary.Metrics)
 	}
-	if _, err := run(t, nil, report, decode(t, coveragepy.JSONSpec, "contexts.coverage.json")); code(err) != evidence.CodeInvalidArgument {
+	if _, err := run(t, nil, report, decode(t, coveragepy.JSONSpec, "contexts.coverage.json")); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 		t.Fatalf("two reports: %v", err)
 	}
-	if _, err := run(t, nil, data, decode(t, datafile.Spec, "branch.coverage")); code(err) != evidence.CodeInvalidArgument {
+	if _, err := run(t, nil, data, decode(t, datafile.Spec, "branch.coverage")); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 		t.Fatalf("one data file twice: %v", err)
 	}
 }

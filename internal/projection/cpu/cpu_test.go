@@ -138,13 +138,13 @@ func TestAdmission(t *testing.T) {
 	if err := h.Table(frames("a", "v8-cpuprofile", "samples"), formats.Caps{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Table(frames("b", "pstats", "s"), formats.Caps{}); projectiontest.Code(err) != evidence.CodeInvalidArgument {
+	if err := h.Table(frames("b", "pstats", "s"), formats.Caps{}); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 		t.Fatalf("mixed dimensions accepted: %v", err)
 	}
-	if err := h.Table(frames("a", "v8-cpuprofile", "samples"), formats.Caps{}); projectiontest.Code(err) != evidence.CodeInvalidArgument {
+	if err := h.Table(frames("a", "v8-cpuprofile", "samples"), formats.Caps{}); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 		t.Fatalf("a table twice: %v", err)
 	}
-	if err := h.Table(&evidence.Table{ID: "e", Name: table.CPUEdges.Name, Columns: table.CPUEdges.EvidenceColumns("samples")}, formats.Caps{}); projectiontest.Code(err) != evidence.CodeUnsupportedFormat {
+	if err := h.Table(&evidence.Table{ID: "e", Name: table.CPUEdges.Name, Columns: table.CPUEdges.EvidenceColumns("samples")}, formats.Caps{}); evidence.CodeOf(err) != evidence.CodeUnsupportedFormat {
 		t.Fatalf("an edges table: %v", err)
 	}
 	h = projectiontest.MustStart(t, Hotspots, nil)
@@ -160,7 +160,7 @@ func TestAdmission(t *testing.T) {
 		}
 		if i == MaxProfiles {
 			var f *evidence.Failure
-			if projectiontest.Code(err) != evidence.CodeLimitExceeded {
+			if evidence.CodeOf(err) != evidence.CodeLimitExceeded {
 				t.Fatalf("33rd profile: %v", err)
 			}
 			f = err.(*evidence.Failure)
@@ -175,28 +175,28 @@ func TestAdmission(t *testing.T) {
 func TestRowFaults(t *testing.T) {
 	tab := frames("a", "v8-cpuprofile", "samples")
 	h := projectiontest.MustStart(t, Hotspots, nil)
-	if err := h.Row(tab, frame("f", 1, 1)); projectiontest.Code(err) != evidence.CodeInternal {
+	if err := h.Row(tab, frame("f", 1, 1)); evidence.CodeOf(err) != evidence.CodeInternal {
 		t.Fatalf("row before its header: %v", err)
 	}
 	if err := h.Table(tab, formats.Caps{}); err != nil {
 		t.Fatal(err)
 	}
 	other, _ := table.CPUFrames.Values(frame("g", 1, 1), "sha256:b")
-	if err := h.Row(tab, other); projectiontest.Code(err) != evidence.CodeInvalidArgument {
+	if err := h.Row(tab, other); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 		t.Fatalf("a row of another artifact: %v", err)
 	}
 	bad, _ := table.CPUFrames.Values(frame("g", 1, 1), "sha256:a")
 	bad["self_weight"] = nil
-	if err := h.Row(tab, bad); projectiontest.Code(err) != evidence.CodeInvalidArgument {
+	if err := h.Row(tab, bad); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 		t.Fatalf("a row without weights: %v", err)
 	}
 	if err := h.Summary(tab, &evidence.Summary{Complete: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Summary(tab, &evidence.Summary{Complete: true}); projectiontest.Code(err) != evidence.CodeInvalidArgument {
+	if err := h.Summary(tab, &evidence.Summary{Complete: true}); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 		t.Fatalf("a second summary: %v", err)
 	}
-	if err := h.Row(tab, frame("late", 1, 1)); projectiontest.Code(err) != evidence.CodeInvalidArgument {
+	if err := h.Row(tab, frame("late", 1, 1)); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 		t.Fatalf("a row after the summary: %v", err)
 	}
 }
@@ -245,7 +245,7 @@ func TestIncompleteInput(t *testing.T) {
 	if err := (&hotspots{}).Finish(&projectiontest.Result{}); err == nil {
 		t.Fatal("an empty input must not rank as 'nothing is hot'")
 	}
-	if _, err := projectiontest.Run(Edges, nil); projectiontest.Code(err) != evidence.CodeInvalidArgument {
+	if _, err := projectiontest.Run(Edges, nil); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 		t.Fatalf("edges of no input: %v", err)
 	}
 }
@@ -322,7 +322,7 @@ func TestEdgesWithoutWeights(t *testing.T) {
 	}
 	half, _ := table.CPUEdges.Values(edge("e", table.Some(1.0), 1), "sha256:a")
 	half["self_weight"] = nil
-	if _, err := projectiontest.Run(Edges, nil, input(tab, half)); projectiontest.Code(err) != evidence.CodeDecodeFailure {
+	if _, err := projectiontest.Run(Edges, nil, input(tab, half)); evidence.CodeOf(err) != evidence.CodeDecodeFailure {
 		t.Fatalf("one weight null: %v", err)
 	}
 }

@@ -263,13 +263,13 @@ func TestArguments(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if _, err := projectiontest.Start(Spec, c.args); projectiontest.Code(err) != c.code {
+			if _, err := projectiontest.Start(Spec, c.args); evidence.CodeOf(err) != c.code {
 				t.Fatalf("want %s, got %v", c.code, err)
 			}
 		})
 	}
 	p, _ := New(evidence.Object{"top": int64(1)}, nil)
-	if err := p.Table(&evidence.Table{ID: "x", Name: "cpu.frames"}, formats.Caps{}); projectiontest.Code(err) != evidence.CodeUnsupportedFormat {
+	if err := p.Table(&evidence.Table{ID: "x", Name: "cpu.frames"}, formats.Caps{}); evidence.CodeOf(err) != evidence.CodeUnsupportedFormat {
 		t.Fatalf("other table: %v", err)
 	}
 }

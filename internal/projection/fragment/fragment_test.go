@@ -174,7 +174,7 @@ func TestCutLines(t *testing.T) {
 
 func TestWindowArguments(t *testing.T) {
 	_, err := WindowFrom(evidence.Object{"offset": int64(1), "lines": int64(2)}, map[string]bool{"offset": true, "lines": true})
-	if formatstest.Code(err) != evidence.CodeInvalidArgument {
+	if evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 		t.Errorf("%v", err)
 	}
 	w, _ := WindowFrom(evidence.Object{}, map[string]bool{})
@@ -189,7 +189,7 @@ func TestWindowArguments(t *testing.T) {
 
 func TestAdmission(t *testing.T) {
 	p, _ := New(evidence.Object{"bytes": int64(10)}, map[string]bool{})
-	if err := p.Table(&evidence.Table{ID: "x", Name: table.PreviewRecords.Name}, formats.Caps{}); formatstest.Code(err) != evidence.CodeUnsupportedFormat {
+	if err := p.Table(&evidence.Table{ID: "x", Name: table.PreviewRecords.Name}, formats.Caps{}); evidence.CodeOf(err) != evidence.CodeUnsupportedFormat {
 		t.Errorf("%v", err)
 	}
 }

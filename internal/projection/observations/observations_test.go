@@ -130,7 +130,7 @@ func TestModesAndFilters(t *testing.T) {
 				if err := projectiontest.Feed(p, in...); err != nil {
 					t.Fatal(err)
 				}
-				if err := projectiontest.Feed(p, decode(t, c.files[0])...); projectiontest.Code(err) != evidence.CodeInvalidArgument {
+				if err := projectiontest.Feed(p, decode(t, c.files[0])...); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 					t.Fatalf("feeding one table twice: %v", err)
 				}
 				return
@@ -284,13 +284,13 @@ func TestArguments(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if _, err := projectiontest.Start(Spec, c.args); projectiontest.Code(err) != evidence.CodeInvalidArgument {
+			if _, err := projectiontest.Start(Spec, c.args); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 				t.Fatalf("want INVALID_ARGUMENT, got %v", err)
 			}
 		})
 	}
 	p := newProjector(t, nil)
-	if err := p.Table(&evidence.Table{ID: "x", Name: table.PytestOutcomes.Name}, formats.Caps{}); projectiontest.Code(err) != evidence.CodeUnsupportedFormat {
+	if err := p.Table(&evidence.Table{ID: "x", Name: table.PytestOutcomes.Name}, formats.Caps{}); evidence.CodeOf(err) != evidence.CodeUnsupportedFormat {
 		t.Fatalf("other table: %v", err)
 	}
 }

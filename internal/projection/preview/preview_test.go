@@ -121,7 +121,7 @@ func TestFields(t *testing.T) {
 		}
 	})
 	t.Run("empty list", func(t *testing.T) {
-		if _, err := Spec.New(evidence.Object{"fields": []string{}}, map[string]bool{"fields": true}); formatstest.Code(err) != evidence.CodeInvalidArgument {
+		if _, err := Spec.New(evidence.Object{"fields": []string{}}, map[string]bool{"fields": true}); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 			t.Errorf("%v", err)
 		}
 	})
@@ -151,10 +151,10 @@ func TestTextLines(t *testing.T) {
 
 func TestAdmission(t *testing.T) {
 	p, _ := New(evidence.Object{"rows": int64(5), "bytes": int64(1000), "status": "all"}, nil)
-	if err := p.Table(&evidence.Table{ID: "x", Name: "cpu.frames"}, formats.Caps{}); formatstest.Code(err) != evidence.CodeUnsupportedFormat {
+	if err := p.Table(&evidence.Table{ID: "x", Name: "cpu.frames"}, formats.Caps{}); evidence.CodeOf(err) != evidence.CodeUnsupportedFormat {
 		t.Errorf("%v", err)
 	}
-	if err := p.Row(&evidence.Table{ID: "y"}, evidence.Object{}); formatstest.Code(err) != evidence.CodeInvalidArgument {
+	if err := p.Row(&evidence.Table{ID: "y"}, evidence.Object{}); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 		t.Errorf("%v", err)
 	}
 }

@@ -263,7 +263,7 @@ func FuzzRows(f *testing.F, spec *projection.Spec, in *Input, argsets ...evidenc
 		fuzzed.Rows = append(append([]any(nil), in.Rows...), o)
 		for _, args := range argsets {
 			if _, err := Run(spec, args, &fuzzed); err != nil {
-				if c := Code(err); c == "" || c == evidence.CodeInternal {
+				if c := evidence.CodeOf(err); c == "" || c == evidence.CodeInternal {
 					t.Fatalf("%v, row %s: %v", args, b, err)
 				}
 			}
@@ -278,13 +278,4 @@ func (r *Result) Column(name string) []any {
 		out[i] = row[name]
 	}
 	return out
-}
-
-// Code returns the failure code of err, or "" when err is not a Failure.
-func Code(err error) evidence.Code {
-	var f *evidence.Failure
-	if errors.As(err, &f) {
-		return f.Code
-	}
-	return ""
 }

@@ -27,8 +27,6 @@ func run(t *testing.T, args evidence.Object, inputs ...*projectiontest.Input) (*
 	return projectiontest.Run(Spec, args, inputs...)
 }
 
-func code(err error) evidence.Code { return projectiontest.Code(err) }
-
 func count(rows []evidence.Object, pred func(evidence.Object) bool) int {
 	n := 0
 	for _, r := range rows {
@@ -109,7 +107,7 @@ func TestBadFilters(t *testing.T) {
 		"top zero":      {"top": 0},
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := run(t, args, gosec); code(err) != evidence.CodeInvalidArgument {
+			if _, err := run(t, args, gosec); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 				t.Fatalf("got %v, want INVALID_ARGUMENT", err)
 			}
 		})

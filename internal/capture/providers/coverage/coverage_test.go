@@ -23,14 +23,6 @@ import (
 
 const repo = "../../../.."
 
-func code(err error) evidence.Code {
-	var f *evidence.Failure
-	if errors.As(err, &f) {
-		return f.Code
-	}
-	return ""
-}
-
 func TestPlan(t *testing.T) {
 	r := &capture.Resolved{Executable: &evidence.Executable{Path: "/venv/bin/python"}, Version: "7.17.5"}
 	cases := []struct {
@@ -56,7 +48,7 @@ func TestPlan(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := Plan(&capture.Request{Provider: "coverage", Argv: c.argv, Cwd: "/w", Args: c.args}, "/s", r)
 			if c.code != "" {
-				if code(err) != c.code {
+				if evidence.CodeOf(err) != c.code {
 					t.Fatalf("got %v, want %s", err, c.code)
 				}
 				return
@@ -104,7 +96,7 @@ func TestResolveProbe(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			py := fakePython(t, c.body)
 			_, err := Resolve(context.Background(), &capture.Request{Argv: []string{py, "app.py"}, Cwd: t.TempDir()})
-			if code(err) != c.code {
+			if evidence.CodeOf(err) != c.code {
 				t.Fatalf("got %v, want %s", err, c.code)
 			}
 			var f *evidence.Failure
@@ -118,7 +110,7 @@ func TestResolveProbe(t *testing.T) {
 		})
 	}
 	_, err := Resolve(context.Background(), &capture.Request{Argv: []string{"flameox-no-such-python", "a.py"}, Cwd: t.TempDir()})
-	if code(err) != evidence.CodeInvalidArgument {
+	if evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 		t.Fatalf("missing interpreter: %v", err)
 	}
 }
@@ -244,7 +236,7 @@ func TestResolveUsesTheWorkloadInterpreter(t *testing.T) {
 		t.Skipf("%s has coverage.py installed; this case needs an interpreter without it", sys)
 	}
 	_, err = Resolve(context.Background(), &capture.Request{Argv: []string{sys, "app.py"}, Cwd: t.TempDir()})
-	if code(err) != evidence.CodeProviderUnavailable {
+	if evidence.CodeOf(err) != evidence.CodeProviderUnavailable {
 		t.Fatalf("got %v, want PROVIDER_UNAVAILABLE", err)
 	}
 }

@@ -71,14 +71,6 @@ func captCtx(t *testing.T, ctx context.Context, argv []string, args evidence.Obj
 	return o
 }
 
-func code(err error) evidence.Code {
-	var f *evidence.Failure
-	if errors.As(err, &f) {
-		return f.Code
-	}
-	return ""
-}
-
 // profileName is Node's generated name: CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile.
 var profileName = regexp.MustCompile(`^CPU\.\d{8}\.\d{6}\.(\d+)\.(\d+)\.(\d+)\.cpuprofile$`)
 
@@ -165,7 +157,7 @@ func TestForkedChildProfiled(t *testing.T) {
 func TestFailedScriptKeepsProfile(t *testing.T) {
 	needNode(t)
 	o := capt(t, []string{"node", "throws.js"}, nil, capture.Options{})
-	if code(o.err) != evidence.CodeCaptureFailed || o.c.Outcome != evidence.OutcomeWorkloadFailed {
+	if evidence.CodeOf(o.err) != evidence.CodeCaptureFailed || o.c.Outcome != evidence.OutcomeWorkloadFailed {
 		t.Fatalf("err %v outcome %q", o.err, o.c.Outcome)
 	}
 	if *o.c.ExitCode != 1 || !strings.Contains(o.c.Console["stderr"].Text, "workload failed on purpose") {
@@ -202,7 +194,7 @@ func TestCancelEndsNodeTree(t *testing.T) {
 	}
 	cancel()
 	o := <-done
-	if code(o.err) != evidence.CodeCancelled || o.c.Outcome != evidence.OutcomeCancelled {
+	if evidence.CodeOf(o.err) != evidence.CodeCancelled || o.c.Outcome != evidence.OutcomeCancelled {
 		t.Fatalf("err %v outcome %q", o.err, o.c.Outcome)
 	}
 	for _, pid := range pids {
@@ -245,7 +237,7 @@ func TestRejectedBeforeRunning(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := capt(t, tc.argv, tc.args, capture.Options{})
-			if code(o.err) != tc.code || o.c != nil || o.blocks != 0 {
+			if evidence.CodeOf(o.err) != tc.code || o.c != nil || o.blocks != 0 {
 				t.Fatalf("err %v capture %v blocks %d", o.err, o.c, o.blocks)
 			}
 		})

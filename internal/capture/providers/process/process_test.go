@@ -12,7 +12,6 @@ import (
 
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/evidence"
-	"github.com/flameox/flameox/internal/formats/formatstest"
 )
 
 func sum(t *testing.T, p string) string {
@@ -57,7 +56,7 @@ func TestResolve(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, err := Resolve(context.Background(), &capture.Request{Provider: "process", Argv: c.argv, Cwd: c.cwd})
-			if got := formatstest.Code(err); got != c.code {
+			if got := evidence.CodeOf(err); got != c.code {
 				t.Fatalf("code %q, want %q (%v)", got, c.code, err)
 			}
 			if c.code == evidence.CodeProviderUnavailable {
@@ -94,10 +93,10 @@ func TestPlan(t *testing.T) {
 	if len(p.Env) != 0 || len(p.Post) != 0 || len(p.Support) != 0 {
 		t.Errorf("the process provider adds nothing to the workload: %+v", p)
 	}
-	if _, err := Plan(req, "relative", r); formatstest.Code(err) != evidence.CodeInternal {
+	if _, err := Plan(req, "relative", r); evidence.CodeOf(err) != evidence.CodeInternal {
 		t.Errorf("relative scratch: %v", err)
 	}
-	if _, err := Plan(req, scratch, nil); formatstest.Code(err) != evidence.CodeInternal {
+	if _, err := Plan(req, scratch, nil); evidence.CodeOf(err) != evidence.CodeInternal {
 		t.Errorf("unresolved: %v", err)
 	}
 }

@@ -31,14 +31,6 @@ func decodeFile(t testing.TB, spec *formats.Spec, path string, over map[string]i
 	return formatstest.DecodeFile(t, spec, path, over, nil)
 }
 
-func code(err error) evidence.Code {
-	var f *evidence.Failure
-	if errors.As(err, &f) {
-		return f.Code
-	}
-	return ""
-}
-
 func one(t *testing.T, s *sink, err error) *recorded {
 	t.Helper()
 	if err != nil {
@@ -211,7 +203,7 @@ func TestSQLiteHostile(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := decodeFile(t, Spec, c.path(), c.lim)
-			if code(err) != c.code {
+			if evidence.CodeOf(err) != c.code {
 				t.Fatalf("error %v, want %s", err, c.code)
 			}
 			for name, v := range c.lim {
@@ -246,7 +238,7 @@ func TestSQLiteVerifiesDigest(t *testing.T) {
 	lim, _ := formats.EffectiveLimits(Spec, nil)
 	s := &sink{}
 	err = formats.Run(context.Background(), Spec, art, lim, nil, s)
-	if code(err) != evidence.CodeIntegrity || len(s.Tables) != 0 {
+	if evidence.CodeOf(err) != evidence.CodeIntegrity || len(s.Tables) != 0 {
 		t.Fatalf("got %v with %d tables, want INTEGRITY_FAILURE and none", err, len(s.Tables))
 	}
 }

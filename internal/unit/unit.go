@@ -28,6 +28,9 @@ const (
 	Events  = "events"
 	Lines   = "lines"
 	Ratio1  = "ratio"
+	// Unstated is the unit of weights whose producer states none (folded
+	// stacks): shown as written, pooled with nothing else.
+	Unstated = "unstated"
 )
 
 // Unit is one known unit.
@@ -55,6 +58,7 @@ var Table = []Unit{
 	{"calls", Count, Calls, 1, []string{"call"}},
 	{"events", Count, Events, 1, []string{"event"}},
 	{"lines", Count, Lines, 1, []string{"line"}},
+	{"unstated", Count, Unstated, 1, nil},
 	{"ratio", Ratio, Ratio1, 1, nil},
 	{"percent", Ratio, Ratio1, 0.01, []string{"%"}},
 }

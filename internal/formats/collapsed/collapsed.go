@@ -21,6 +21,8 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/lines"
+	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/unit"
 )
 
 // Limit names, shared by every format that feeds a Profile (perf-script
@@ -42,6 +44,22 @@ var parserLimits = []formats.Limit{
 	{Name: LimitFrames, Default: 1 << 22, Unit: "frames", Doc: "distinct frames"},
 }
 
+// OptionUnit is the decoder option that states the unit of the weights:
+// folded stacks carry none, and producers write sample counts (py-spy,
+// stackcollapse-perf.pl) or periods (inferno's and perf's period modes)
+// alike.
+const OptionUnit = "unit"
+
+// UnitUnstated is OptionUnit's default: the weights are shown as written,
+// in unit.Unstated, which pools with no other unit.
+const UnitUnstated = "unstated"
+
+var options = []param.Param{
+	{Name: OptionUnit, Type: param.Enum, Default: UnitUnstated,
+		Enum: []string{UnitUnstated, unit.Samples, unit.Events, "ns", "us", "ms", "s"},
+		Doc:  "the unit of the weights, which folded stacks do not state: samples, events (a period such as cycles), or a time unit; unstated keeps them as written and says so"},
+}
+
 // Spec is the collapsed-stacks format.
 var Spec = formats.CPUProfile(formats.Spec{
 	Name:     "collapsed-stacks",
@@ -52,6 +70,7 @@ var Spec = formats.CPUProfile(formats.Spec{
 	Producer: "stackcollapse (FlameGraph, inferno, py-spy raw)",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(Decode),
+	Options:  options,
 })
 
 // line is one parsed folded line: frames root first, and the count.
@@ -83,11 +102,9 @@ func parseLine(b []byte) (line, error) {
 		}
 		n = n*10 + int64(c-'0')
 	}
-	stack := bytes.TrimRight(b[:sp], " \t")
-	if len(stack) == 0 {
-		return line{}, errors.New("empty stack")
-	}
-	return line{stack: stack, count: n}, nil
+	// An empty stack (py-spy --idle writes " 3" for samples with no Python
+	// frame) is a line: flamegraph.pl and inferno count it in the total.
+	return line{stack: bytes.TrimRight(b[:sp], " \t"), count: n}, nil
 }
 
 // Sniff says Yes when every complete line of the prefix is a folded line
@@ -104,7 +121,7 @@ func Sniff(prefix []byte) formats.Verdict {
 			continue
 		}
 		fl, err := parseLine(ln)
-		if err != nil || bytes.Contains(fl.stack, []byte(";;")) || fl.stack[0] == ';' {
+		if err != nil || bytes.Contains(fl.stack, []byte(";;")) || bytes.HasPrefix(fl.stack, []byte(";")) {
 			return formats.No
 		}
 		if bytes.IndexByte(fl.stack, ';') >= 0 {
@@ -126,13 +143,23 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err != nil {
 		return err
 	}
-	return p.Emit(out, EmitOptions{
+	o := EmitOptions{
 		Complete: true,
+		Unit:     unit.Unstated,
 		Limitations: []string{
 			"folded stacks carry no module, file or line: frames are identified by their text alone",
 			"folded stacks carry no process or thread series; a root frame naming a process is kept as a frame",
 		},
-	})
+	}
+	if u := in.String(OptionUnit); u != UnitUnstated {
+		o.Unit = u
+	} else {
+		o.Limitations = append(o.Limitations, "unit not stated: weights are as written (a sample count or a period); state it with the decoder option unit")
+	}
+	if p.emptyLines > 0 {
+		o.Limitations = append(o.Limitations, fmt.Sprintf("%d lines have an empty stack: their weight (%d) is on no frame; the decoded total_weight counts it, sums over frames do not", p.emptyLines, p.emptyWeight))
+	}
+	return p.Emit(out, o)
 }
 
 // Parse reads the folded stacks of in.R into a Profile with one unnamed
@@ -165,6 +192,16 @@ func Parse(ctx context.Context, in *formats.Input) (*Profile, error) {
 		fl, perr := parseLine(ln)
 		if perr != nil {
 			return nil, lr.Err(evidence.CodeDecodeFailure, "folded line: %v", perr)
+		}
+		if len(fl.stack) == 0 {
+			if total > math.MaxInt64-fl.count {
+				return nil, lr.Err(evidence.CodeDecodeFailure, "sample counts overflow a 64-bit total")
+			}
+			total += fl.count
+			p.emptyLines++
+			p.emptyWeight += fl.count
+			p.Add(series, nil, fl.count, fl.count)
+			continue
 		}
 		stack = stack[:0]
 		// Trailing separators carry no frame: stackcollapse-perf.pl writes

@@ -54,6 +54,9 @@ type Profile struct {
 	samples   []int64 // per series: native samples
 	unresLeaf []int64 // per series: weight whose leaf is unresolved
 
+	// Folded lines with no frame (their weight is in the total only).
+	emptyLines, emptyWeight int64
+
 	mark    []uint32 // per frame: the stack generation that last counted it
 	edgeGen map[uint64]uint32
 	gen     uint32
@@ -190,6 +193,10 @@ type EmitOptions struct {
 	Limitations []string
 	Complete    bool
 	Metrics     map[string]evidence.Metric // added to every summary
+	// Unit is the weights' unit, "" for samples. In any other unit the
+	// number of native samples is not known and no samples metric is
+	// stated.
+	Unit string
 }
 
 // FrameID is a frame's identity within an artifact: a digest of its module
@@ -225,6 +232,10 @@ func (p *Profile) Emit(out formats.Sink, o EmitOptions) error {
 	if len(events) == 0 {
 		events = []string{""} // an empty profile still emits its (empty) tables
 	}
+	wu := o.Unit
+	if wu == "" {
+		wu = unit.Samples
+	}
 	ids := make([]string, len(p.Frames))
 	for i, f := range p.Frames {
 		ids[i] = FrameID(f)
@@ -240,9 +251,11 @@ func (p *Profile) Emit(out formats.Sink, o EmitOptions) error {
 			}
 		}
 		metrics := map[string]evidence.Metric{
-			table.MetricTotalWeight:  {Value: total, Unit: unit.Samples},
-			table.MetricSamples:      {Value: samples, Unit: unit.Samples},
-			"unresolved_leaf_weight": {Value: unres, Unit: unit.Samples},
+			table.MetricTotalWeight:  {Value: total, Unit: wu},
+			"unresolved_leaf_weight": {Value: unres, Unit: wu},
+		}
+		if wu == unit.Samples {
+			metrics[table.MetricSamples] = evidence.Metric{Value: samples, Unit: unit.Samples}
 		}
 		for k, v := range o.Metrics {
 			metrics[k] = v
@@ -255,12 +268,12 @@ func (p *Profile) Emit(out formats.Sink, o EmitOptions) error {
 			cov["event"] = ev
 		}
 		if frames {
-			if err := p.emitFrames(out, o, ids, inEvent, metrics, cov); err != nil {
+			if err := p.emitFrames(out, o, wu, ids, inEvent, metrics, cov); err != nil {
 				return err
 			}
 		}
 		if edges {
-			if err := p.emitEdges(out, o, ids, inEvent, metrics, cov); err != nil {
+			if err := p.emitEdges(out, o, wu, ids, inEvent, metrics, cov); err != nil {
 				return err
 			}
 		}
@@ -292,7 +305,7 @@ func (p *Profile) summary(o EmitOptions, rows int64, metrics map[string]evidence
 	return s
 }
 
-func (p *Profile) emitFrames(out formats.Sink, o EmitOptions, ids []string, inEvent func(uint32) bool, metrics map[string]evidence.Metric, cov evidence.Object) error {
+func (p *Profile) emitFrames(out formats.Sink, o EmitOptions, wu string, ids []string, inEvent func(uint32) bool, metrics map[string]evidence.Metric, cov evidence.Object) error {
 	keys := make([]uint64, 0, len(p.nodes))
 	for k := range p.nodes {
 		if inEvent(uint32(k >> 32)) {
@@ -305,7 +318,7 @@ func (p *Profile) emitFrames(out formats.Sink, o EmitOptions, ids []string, inEv
 		}
 		return p.frameLess(uint32(a), uint32(b))
 	})
-	tw, err := out.Begin(&evidence.Table{Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns(unit.Samples), Evidence: evidence.Observed})
+	tw, err := out.Begin(&evidence.Table{Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns(wu), Evidence: evidence.Observed})
 	if err != nil {
 		return err
 	}
@@ -334,7 +347,7 @@ func (p *Profile) emitFrames(out formats.Sink, o EmitOptions, ids []string, inEv
 	return tw.End(p.summary(o, int64(len(keys)), metrics, cov))
 }
 
-func (p *Profile) emitEdges(out formats.Sink, o EmitOptions, ids []string, inEvent func(uint32) bool, metrics map[string]evidence.Metric, cov evidence.Object) error {
+func (p *Profile) emitEdges(out formats.Sink, o EmitOptions, wu string, ids []string, inEvent func(uint32) bool, metrics map[string]evidence.Metric, cov evidence.Object) error {
 	keys := make([]edgeKey, 0, len(p.edges))
 	for k := range p.edges {
 		if inEvent(k.series) {
@@ -350,7 +363,7 @@ func (p *Profile) emitEdges(out formats.Sink, o EmitOptions, ids []string, inEve
 		}
 		return p.frameLess(a.callee, b.callee)
 	})
-	tw, err := out.Begin(&evidence.Table{Name: table.CPUEdges.Name, Columns: table.CPUEdges.EvidenceColumns(unit.Samples), Evidence: evidence.Observed})
+	tw, err := out.Begin(&evidence.Table{Name: table.CPUEdges.Name, Columns: table.CPUEdges.EvidenceColumns(wu), Evidence: evidence.Observed})
 	if err != nil {
 		return err
 	}

@@ -605,7 +605,7 @@ func (d *Decoder) container(off int64, flag bool, n int, kind byte) (Value, erro
 	for i := range n {
 		v, err := d.value()
 		if err != nil {
-			return nil, fmt.Errorf("%s item %d: %w", kindName(kind), i, err)
+			return nil, inItem(err, kindName(kind), i)
 		}
 		items = append(items, v)
 	}
@@ -624,6 +624,36 @@ func (d *Decoder) container(off int64, flag bool, n int, kind byte) (Value, erro
 		v = Slice{items[0], items[1], items[2]}
 	}
 	return d.fill(idx, v), nil
+}
+
+// itemError locates a failure at the innermost container item it
+// happened in, with the number of containers around that one: a failure
+// 100 levels down reads "tuple item 0 (inside 99 containers)", not the
+// path spelled out 100 times.
+type itemError struct {
+	kind  string
+	index int
+	outer int
+	err   error
+}
+
+func (e *itemError) Error() string {
+	if e.outer == 0 {
+		return fmt.Sprintf("%s item %d: %v", e.kind, e.index, e.err)
+	}
+	return fmt.Sprintf("%s item %d (inside %d containers): %v", e.kind, e.index, e.outer, e.err)
+}
+
+func (e *itemError) Unwrap() error { return e.err }
+
+// inItem locates err at item i of a container, or counts one more
+// container around the item it is already located at.
+func inItem(err error, kind string, i int) error {
+	if ie, ok := err.(*itemError); ok {
+		ie.outer++
+		return ie
+	}
+	return &itemError{kind: kind, index: i, err: err}
 }
 
 func kindName(kind byte) string {

@@ -338,6 +338,23 @@ for v in values:
 	}
 }
 
+// TestDeepLocation: a failure deep in nested containers names its item
+// once, with the depth, not once per level.
+func TestDeepLocation(t *testing.T) {
+	_, err := decodeOne(mustHex(t, strings.Repeat("2901", 200)+"4e"), Limits{MaxDepth: 100})
+	if !errors.Is(err, ErrLimit) {
+		t.Fatalf("got %v, want the depth limit", err)
+	}
+	const want = "tuple item 0 (inside 99 containers): marshal: nesting deeper than max_depth 100 at byte 200"
+	if err.Error() != want {
+		t.Fatalf("got %q (%d bytes), want %q", err, len(err.Error()), want)
+	}
+	_, err = decodeOne(mustHex(t, "2902e901000000"), Limits{})
+	if got := err.Error(); got != "tuple item 1: marshal: input ends inside type code at byte 7" {
+		t.Fatalf("got %q", got)
+	}
+}
+
 func TestDecodeErrors(t *testing.T) {
 	cases := []struct {
 		name string

@@ -227,10 +227,10 @@ func TestFixtures(t *testing.T) {
 }
 
 // TestEmptyStacks: py-spy 0.4.3 `record --idle -f raw` writes " 3" for
-// samples taken with no Python frame. flamegraph.pl and inferno count such
-// a line in the total; so does the decoder, on no frame, and says so.
-// py-spy reported "Samples: 1482" for this run; the file's counts and
-// inferno-flamegraph's total agree (testdata/collapsed/PROVENANCE.md).
+// samples taken with no Python frame. flamegraph.pl counts such a line in
+// its total (1,482, as py-spy reported); inferno 0.12.8 ignores it with a
+// warning (1,479, the frames' sum). The decoder counts it in total_weight,
+// on no frame, and says so (testdata/collapsed/PROVENANCE.md).
 func TestEmptyStacks(t *testing.T) {
 	path := testdata("collapsed/pyspy-idle.raw.txt")
 	prefix, err := os.ReadFile(path)

@@ -3,6 +3,7 @@ GO        ?= go
 BIN       := bin
 VENV      ?= .venv
 FUZZTIME  ?= 10s
+FUZZLONG  ?= 10m
 BENCHTIME ?= 1x
 BENCH_BASE ?= 09f49d7
 BENCH_RUNS ?= 3
@@ -16,7 +17,7 @@ export GOSEC             := $(abspath .cache/bin/gosec)
 
 SHELL := /bin/bash
 
-.PHONY: all build venv tools test demo bench bench-report bench-base fuzz check docs clean
+.PHONY: all build venv tools test demo bench bench-report bench-base fuzz fuzz-long check docs clean
 
 all: build
 
@@ -87,6 +88,11 @@ bench-base:
 # A short fuzz pass over every fuzz target (FUZZTIME each).
 fuzz:
 	tools/fuzz.sh $(FUZZTIME)
+
+# A long pass: every fuzz target for FUZZLONG each, one after the other
+# (hours in all: FUZZONLY=regex narrows it), one result line per target.
+fuzz-long:
+	tools/fuzz.sh $(FUZZLONG)
 
 docs:
 	$(GO) run ./internal/gendocs

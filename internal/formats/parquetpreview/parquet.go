@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/flameox/flameox/internal/evidence"
@@ -38,6 +39,12 @@ var (
 		Doc: "largest footer (file metadata) read"}
 	limitChunk = formats.Limit{Name: "max_column_chunk_bytes", Default: 512 << 20, Unit: "bytes",
 		Doc: "largest uncompressed column chunk of a row group that rows are read from"}
+	// Reading rows holds buffers for every column (about 20 KB each in
+	// parquet-go), and its footer model about 1.5 KB each: 60,000 one-row
+	// columns took 1.46 GB. The count is read from the footer's schema
+	// list header before parquet-go decodes anything.
+	limitSchema = formats.Limit{Name: "max_schema_elements", Default: 4096, Unit: "elements",
+		Doc: "schema elements the footer declares: the root, each group (struct, list, map) and each leaf column"}
 )
 
 var options = []param.Param{
@@ -52,7 +59,7 @@ var Spec = preview.Spec(formats.Spec{
 	Name:     "parquet",
 	Title:    "Parquet table (preview)",
 	Suffixes: []string{".parquet"},
-	Limits:   []formats.Limit{limitFooter, limitChunk},
+	Limits:   []formats.Limit{limitFooter, limitChunk, limitSchema},
 	Producer: "any Parquet writer (Arrow, DuckDB, Spark, parquet-go...)",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
@@ -109,6 +116,11 @@ func decodeAt(ctx context.Context, ra io.ReaderAt, size int64, in *formats.Input
 		return err
 	}
 	md := f.Metadata()
+	// Checked again on the decoded footer: the pre-check reads only a
+	// footer laid out in field order, as every writer lays it out.
+	if err := checkSchemaElements(in, int64(len(md.Schema))); err != nil {
+		return err
+	}
 	root, leaves, err := buildSchema(md.Schema)
 	if err != nil {
 		return evidence.Wrap(evidence.CodeDecodeFailure, err, "parquet schema")
@@ -142,7 +154,7 @@ func decodeAt(ctx context.Context, ra io.ReaderAt, size int64, in *formats.Input
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := checkChunks(in, md.RowGroups[gi], gi); err != nil {
+			if err := checkChunks(in, md.RowGroups[gi], gi, size); err != nil {
 				return err
 			}
 			groupsRead++
@@ -297,17 +309,82 @@ func checkFooter(in *formats.Input, ra io.ReaderAt, size int64) error {
 		f.Location.Offset = size - 8
 		return f
 	}
+	var head16 [16]byte
+	at := size - 8 - n
+	k, err := ra.ReadAt(head16[:min(int64(len(head16)), n)], at)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return evidence.Wrap(evidence.CodeIOFailure, err, "read parquet footer")
+	}
+	if count, ok := schemaCount(head16[:k]); ok {
+		if err := checkSchemaElements(in, count); err != nil {
+			f := err.(*evidence.Failure)
+			f.Location.Offset = at
+			return f
+		}
+	}
+	return nil
+}
+
+// schemaCount reads the number of schema elements from the start of a
+// footer (thrift compact FileMetaData) laid out in field order: field 1,
+// version (i32), then field 2, schema (list of structs). ok is false for
+// any other layout.
+func schemaCount(b []byte) (int64, bool) {
+	if len(b) < 1 || b[0] != 0x15 { // field delta 1, type i32
+		return 0, false
+	}
+	_, n := binary.Uvarint(b[1:])
+	if n <= 0 {
+		return 0, false
+	}
+	b = b[1+n:]
+	if len(b) < 2 || b[0] != 0x19 || b[1]&0x0f != 0x0c { // field delta 1, type list; of structs
+		return 0, false
+	}
+	if c := int64(b[1] >> 4); c != 15 {
+		return c, true
+	}
+	c, n := binary.Uvarint(b[2:])
+	if n <= 0 || c > 1<<40 {
+		return 0, false
+	}
+	return int64(c), true
+}
+
+func checkSchemaElements(in *formats.Input, count int64) error {
+	if max := in.Limit(limitSchema.Name); count > max {
+		f := in.Exceeded(limitSchema.Name, count)
+		f.Message = fmt.Sprintf("the Parquet footer declares %d schema elements, more than max_schema_elements=%d; a preview reads every column's pages", count, max)
+		return f
+	}
 	return nil
 }
 
 // checkChunks refuses a row group whose column chunks declare more
-// uncompressed bytes than the ceiling.
-func checkChunks(in *formats.Input, rg format.RowGroup, gi int) error {
+// uncompressed bytes than the ceiling, or pages outside the file. The
+// offsets are checked here, against the column that declares them:
+// parquet-go would read at them and fail as if the disk had (a negative
+// offset), or name another column.
+func checkChunks(in *formats.Input, rg format.RowGroup, gi int, size int64) error {
 	max := in.Limit(limitChunk.Name)
 	for ci, c := range rg.Columns {
-		if sz := c.MetaData.TotalUncompressedSize; sz > max || sz < 0 {
+		md := &c.MetaData
+		name := strings.Join(md.PathInSchema, ".")
+		if sz := md.TotalUncompressedSize; sz > max || sz < 0 {
 			f := in.Exceeded(limitChunk.Name, sz)
-			f.Message = fmt.Sprintf("parquet row group %d column %d declares %d uncompressed bytes, more than max_column_chunk_bytes=%d", gi, ci, sz, max)
+			f.Message = fmt.Sprintf("parquet row group %d column %d (%s) declares %d uncompressed bytes, more than max_column_chunk_bytes=%d", gi, ci, name, sz, max)
+			return f
+		}
+		start := md.DataPageOffset
+		if md.DictionaryPageOffset > 0 && md.DictionaryPageOffset < start {
+			start = md.DictionaryPageOffset
+		}
+		// Pages lie after the leading magic and before the footer.
+		if start < 4 || md.TotalCompressedSize < 0 || start > size-12 || md.TotalCompressedSize > size-12-start {
+			f := evidence.Failf(evidence.CodeDecodeFailure,
+				"corrupt Parquet metadata: row group %d column %d (%s) declares pages at byte %d of %d compressed bytes, outside the %d-byte file",
+				gi, ci, name, start, md.TotalCompressedSize, size)
+			f.Location.Field = name
 			return f
 		}
 	}

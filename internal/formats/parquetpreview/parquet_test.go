@@ -1,9 +1,11 @@
 package parquetpreview
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +15,9 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats/formatstest"
 	"github.com/flameox/flameox/internal/table"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 var fixtures = []string{"pyarrow-types.parquet", "pyarrow-flat-zstd.parquet", "duckdb-range.parquet"}
@@ -238,5 +243,121 @@ func BenchmarkDecode(b *testing.B) {
 		if _, err := formatstest.DecodeFile(b, Spec, path, nil, evidence.Object{"max_rows": 1000}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// refooter returns data with its footer decoded, changed by edit and
+// encoded again: crafted metadata around real pages.
+func refooter(t testing.TB, data []byte, edit func(*format.FileMetaData)) []byte {
+	t.Helper()
+	n := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
+	body, footer := data[:len(data)-8-n], data[len(data)-8-n:len(data)-8]
+	var md format.FileMetaData
+	if err := thrift.Unmarshal(new(thrift.CompactProtocol), footer, &md); err != nil {
+		t.Fatal(err)
+	}
+	edit(&md)
+	enc, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := append(append([]byte(nil), body...), enc...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(enc)))
+	return append(out, "PAR1"...)
+}
+
+// TestBadPageOffsets: a page offset outside the file is corrupt metadata
+// (DECODE_FAILURE, not IO_FAILURE), reported against the column that
+// declares it.
+func TestBadPageOffsets(t *testing.T) {
+	data := formatstest.Read(t, "preview/parquet/pyarrow-flat-zstd.parquet")
+	for _, c := range []struct {
+		name   string
+		column int
+		offset int64
+	}{
+		{"negative, first column", 0, -5},
+		{"negative, third column", 2, -1 << 40},
+		{"past the end", 1, int64(len(data)) + 100},
+		{"inside the footer", 3, int64(len(data)) - 10},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var path string
+			bad := refooter(t, data, func(md *format.FileMetaData) {
+				cc := &md.RowGroups[0].Columns[c.column].MetaData
+				cc.DataPageOffset, cc.DictionaryPageOffset = c.offset, 0
+				path = strings.Join(cc.PathInSchema, ".")
+			})
+			_, err := run(t, bad, nil, nil)
+			var f *evidence.Failure
+			if !errors.As(err, &f) || f.Code != evidence.CodeDecodeFailure {
+				t.Fatalf("want DECODE_FAILURE, got %v", err)
+			}
+			if !strings.Contains(f.Message, "("+path+")") || f.Location.Field != path {
+				t.Fatalf("failure %q at %+v does not name column %s", f.Message, f.Location, path)
+			}
+		})
+	}
+}
+
+// TestWideSchema: a footer declaring more schema elements than
+// max_schema_elements is refused, with its receipt, before parquet-go
+// decodes it; within the limit the file previews.
+func TestWideSchema(t *testing.T) {
+	data := formatstest.Read(t, "preview/parquet/pyarrow-flat-zstd.parquet") // 7 columns + root
+	_, err := run(t, data, nil, map[string]int64{"max_schema_elements": 7})
+	var f *evidence.Failure
+	if !errors.As(err, &f) || f.Code != evidence.CodeLimitExceeded {
+		t.Fatalf("want LIMIT_EXCEEDED, got %v", err)
+	}
+	lim, _ := f.Details["limit"].(evidence.Object)
+	if lim["name"] != "max_schema_elements" || lim["value"] != int64(7) || lim["observed"] != int64(8) {
+		t.Fatalf("receipt %v", f.Details["limit"])
+	}
+	if _, err := run(t, data, nil, map[string]int64{"max_schema_elements": 8}); err != nil {
+		t.Fatal(err)
+	}
+	// A long list header (15 and more elements) and a footer with its
+	// fields out of order (read by parquet-go, then checked).
+	wide := formatstest.Read(t, "preview/parquet/pyarrow-types.parquet")
+	if _, err := run(t, wide, nil, map[string]int64{"max_schema_elements": 15}); evidence.CodeOf(err) != evidence.CodeLimitExceeded {
+		t.Fatalf("types file: %v", err)
+	}
+	if n, ok := schemaCount([]byte{0x15, 0x02, 0x19, 0xfc, 0xe0, 0xd4, 0x03}); !ok || n != 60000 {
+		t.Fatalf("schemaCount = %d, %v", n, ok)
+	}
+	if _, ok := schemaCount([]byte{0x19, 0x8c}); ok {
+		t.Fatal("schemaCount read a footer out of field order")
+	}
+}
+
+// TestWideFile: 60,000 one-row columns (the file, 17 MB, built at
+// test time with parquet-go) fail fast under the default limit instead of
+// taking 1.5 GB.
+func TestWideFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 60,000-column file")
+	}
+	fields := parquet.Group{}
+	row := parquet.Row{}
+	for i := range 60000 {
+		fields[fmt.Sprintf("c%d", i)] = parquet.Leaf(parquet.Int64Type)
+	}
+	schema := parquet.NewSchema("wide", fields)
+	for i := range 60000 {
+		row = append(row, parquet.Int64Value(int64(i)).Level(0, 0, i))
+	}
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[any](&buf, schema)
+	if _, err := w.WriteRows([]parquet.Row{row}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := run(t, buf.Bytes(), nil, nil)
+	var f *evidence.Failure
+	if !errors.As(err, &f) || f.Code != evidence.CodeLimitExceeded || f.Details["limit"].(evidence.Object)["observed"] != int64(60001) {
+		t.Fatalf("want LIMIT_EXCEEDED observing 60001 elements, got %v", err)
 	}
 }

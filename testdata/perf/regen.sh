@@ -58,6 +58,8 @@ record hot -- "$bin/flameox-hot" 30
 record tmpl -- "$bin/flameox-tmpl" 100
 # Two events in one recording: each must get its own tables.
 record two -e cpu-clock,task-clock -F 499 -- "$bin/flameox-hot" 5
+# Counter records, no samples: perf-data must say so, not parse them.
+perf stat record -o "$here/stat.perf.data" -- true
 
 # Shared fixtures from the catalogue (see PROVENANCE.md).
 shared=${FLAMEOX_SHARED:-$here/../../../shared}

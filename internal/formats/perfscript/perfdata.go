@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"io"
 	"os"
@@ -128,6 +129,9 @@ func decodeData(ctx context.Context, in *formats.Input, out formats.Sink) error 
 	if _, err := in.File.ReadAt(magic, 0); err != nil || SniffData(magic) != formats.Yes {
 		return evidence.Failf(evidence.CodeDecodeFailure, "not a perf.data file: the first bytes are %q, not the PERFILE2 magic", magic)
 	}
+	if err := checkSamples(in.File, string(magic)); err != nil {
+		return err
+	}
 	conv, err := resolvePerf(ctx)
 	if err != nil {
 		return err
@@ -198,6 +202,36 @@ func decodeData(ctx context.Context, in *formats.Input, out formats.Sink) error 
 		}
 	}
 	return emit(out, res, withStderr(cov, wres.Stderr), stderrMissing(wres.Stderr))
+}
+
+// perf.data header: the feature bitmap follows the magic, the header and
+// attribute sizes and three {offset, size} sections (tools/perf's
+// perf_file_header); feature 19, HEADER_STAT, marks `perf stat record`.
+const (
+	featuresOffset = 8 + 8 + 8 + 3*16
+	featureStat    = 19
+)
+
+// checkSamples refuses a perf.data that holds counter records, written by
+// `perf stat record`, before perf script is run on it: perf script would
+// print counter lines the sample parser cannot read, and the failure
+// would name a line of a text the user never saw.
+func checkSamples(f io.ReaderAt, magic string) error {
+	var word [8]byte
+	if _, err := f.ReadAt(word[:], featuresOffset); err != nil {
+		return evidence.Failf(evidence.CodeDecodeFailure, "perf.data header ends before its feature bitmap (byte %d)", featuresOffset)
+	}
+	bits := binary.LittleEndian.Uint64(word[:])
+	if magic == "2ELIFREP" { // written on a big-endian host
+		bits = binary.BigEndian.Uint64(word[:])
+	}
+	if bits&(1<<featureStat) != 0 {
+		f := evidence.Failf(evidence.CodeUnsupportedFormat,
+			"this perf.data holds counter records from `perf stat record`, not samples: there are no stacks to decode; read the counters with `perf stat report -i FILE`")
+		f.Location.Offset = featuresOffset
+		return f
+	}
+	return nil
 }
 
 func withStderr(cov evidence.Object, s worker.Stderr) evidence.Object {

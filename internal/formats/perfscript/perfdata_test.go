@@ -1,10 +1,12 @@
 package perfscript
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/flameox/flameox/internal/evidence"
@@ -42,6 +44,21 @@ func TestDataConversionCache(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Join(scratch, "conversions"))
 	if len(entries) != 1 {
 		t.Fatalf("cache holds %d entries", len(entries))
+	}
+}
+
+// TestStatRecord: `perf stat record` data (HEADER_STAT in its feature
+// bitmap) is refused as counters, not samples, before perf runs, so the
+// message is about the file and not a line of perf script's output. It
+// needs no perf; the sample fixtures, which lack the bit, pass the check.
+func TestStatRecord(t *testing.T) {
+	_, err := decodeFile(t, DataSpec, testdata("perf/stat.perf.data"), nil, nil)
+	var f *evidence.Failure
+	if !errors.As(err, &f) || f.Code != evidence.CodeUnsupportedFormat || !strings.Contains(f.Message, "counter records from `perf stat record`, not samples") || !strings.Contains(f.Message, "perf stat report") {
+		t.Fatalf("want UNSUPPORTED_FORMAT naming perf stat record, got %v", err)
+	}
+	if strings.Contains(f.Message, "line") || f.Location.Line != 0 {
+		t.Fatalf("failure %q at %+v names a line", f.Message, f.Location)
 	}
 }
 

@@ -154,7 +154,7 @@ func decodeAt(ctx context.Context, ra io.ReaderAt, size int64, in *formats.Input
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := checkChunks(in, md.RowGroups[gi], gi, size); err != nil {
+			if err := checkChunks(in, ra, md.RowGroups[gi], gi, size); err != nil {
 				return err
 			}
 			groupsRead++
@@ -365,7 +365,7 @@ func checkSchemaElements(in *formats.Input, count int64) error {
 // offsets are checked here, against the column that declares them:
 // parquet-go would read at them and fail as if the disk had (a negative
 // offset), or name another column.
-func checkChunks(in *formats.Input, rg format.RowGroup, gi int, size int64) error {
+func checkChunks(in *formats.Input, ra io.ReaderAt, rg format.RowGroup, gi int, size int64) error {
 	max := in.Limit(limitChunk.Name)
 	for ci, c := range rg.Columns {
 		md := &c.MetaData
@@ -386,6 +386,9 @@ func checkChunks(in *formats.Input, rg format.RowGroup, gi int, size int64) erro
 				gi, ci, name, start, md.TotalCompressedSize, size)
 			f.Location.Field = name
 			return f
+		}
+		if err := checkPages(ra, md, start, name, gi, ci); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats/formatstest"
@@ -359,5 +360,51 @@ func TestWideFile(t *testing.T) {
 	var f *evidence.Failure
 	if !errors.As(err, &f) || f.Code != evidence.CodeLimitExceeded || f.Details["limit"].(evidence.Object)["observed"] != int64(60001) {
 		t.Fatalf("want LIMIT_EXCEEDED observing 60001 elements, got %v", err)
+	}
+}
+
+// TestRunawayPageHeader: a page header with an unknown list declaring
+// two billion doubles (FuzzDecode's find, seed runaway-double-list) spun
+// parquet-go's thrift skipper for 11 s on a 1 KB file. It is refused as a
+// corrupt page header of its column, at once.
+func TestRunawayPageHeader(t *testing.T) {
+	base := formatstest.Read(t, "preview/parquet/pyarrow-flat-zstd.parquet")
+	data := append(append(append([]byte(nil), base[:74]...), "9\xf7\x87\x87\x87X"...), base[80:]...)
+	start := time.Now()
+	_, err := run(t, data, nil, nil)
+	var f *evidence.Failure
+	if !errors.As(err, &f) || f.Code != evidence.CodeDecodeFailure || !strings.Contains(f.Message, "corrupt Parquet page header") || f.Location.Field != "id" {
+		t.Fatalf("want a corrupt page header of column id, got %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}
+
+// TestPageHeaderWindow: a page header longer than the first read (large
+// statistics) is read whole, and its length and page size are parquet-go's.
+func TestPageHeaderWindow(t *testing.T) {
+	big := bytes.Repeat([]byte{'x'}, 3*pageWindow)
+	h := format.PageHeader{Type: format.DataPage, UncompressedPageSize: 10, CompressedPageSize: 7,
+		DataPageHeader: thrift.Null[format.DataPageHeader]{Valid: true, V: format.DataPageHeader{NumValues: 1, Statistics: format.Statistics{MaxValue: big, MinValue: big[:5]}}}}
+	enc, err := thrift.Marshal(new(thrift.CompactProtocol), &h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, size, err := pageHeader(enc)
+	if err != nil || n != len(enc) || size != 7 {
+		t.Fatalf("pageHeader = %d, %d, %v; want %d, 7", n, size, err, len(enc))
+	}
+	chunk := append(append([]byte("PAR1"), enc...), "1234567"...)
+	md := &format.ColumnMetaData{TotalCompressedSize: int64(len(chunk) - 4)}
+	if err := checkPages(bytesAt(chunk), md, 4, "c", 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	md.TotalCompressedSize--
+	if err := checkPages(bytesAt(chunk), md, 4, "c", 0, 0); evidence.CodeOf(err) != evidence.CodeDecodeFailure {
+		t.Fatalf("a page overrunning its chunk: %v", err)
+	}
+	if _, _, err := pageHeader(enc[:len(enc)-1]); !errors.Is(err, errShort) {
+		t.Fatalf("cut header: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/flameox/flameox/internal/evidence"
 )
@@ -98,8 +99,9 @@ func (s *stream) Write(p []byte) (int, error) {
 
 // bounded reports a bounded stream: its text is the head window, then a
 // marker line when bytes were dropped, then the tail window, decoded with
-// invalid UTF-8 replaced by U+FFFD.
-func (s *stream) bounded() *evidence.ConsoleStream {
+// invalid UTF-8 replaced by U+FFFD. replaced says whether any was: a
+// multi-byte character cut by a window's edge counts too.
+func (s *stream) bounded() (cs *evidence.ConsoleStream, replaced bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tail := append(append([]byte(nil), s.tail[s.tpos:]...), s.tail[:s.tpos]...)
@@ -110,13 +112,14 @@ func (s *stream) bounded() *evidence.ConsoleStream {
 		text += fmt.Sprintf("\n[flameox: %d bytes omitted]\n", omitted)
 	}
 	text += string(tail)
+	replaced = !utf8.ValidString(text)
 	return &evidence.ConsoleStream{
 		Mode:     ConsoleBounded,
 		Observed: s.seen,
 		Retained: kept,
 		Omitted:  omitted,
 		Text:     strings.ToValidUTF8(text, "\uFFFD"),
-	}
+	}, replaced
 }
 
 // finish closes a full stream's file and returns the byte count written.

@@ -288,7 +288,10 @@ func (r *request) run(ctx context.Context, w *wire.Writer) (*evidence.Capture, e
 		} else {
 			c.Scratch = ""
 		}
-		c.Console = map[string]*evidence.ConsoleStream{"stdout": stdout.bounded(), "stderr": stderr.bounded()}
+		c.Console = map[string]*evidence.ConsoleStream{}
+		for _, s := range []*stream{stdout, stderr} {
+			c.Console[s.name] = r.boundedConsole(s)
+		}
 		c.Notes = r.notes
 		if err := w.Write(c); err != nil {
 			return c, err
@@ -361,7 +364,7 @@ func (r *request) artifacts(c *evidence.Capture, stdout, stderr *stream, mode st
 			keep(err)
 		}
 		if mode != ConsoleFull {
-			c.Console[s.name] = s.bounded()
+			c.Console[s.name] = r.boundedConsole(s)
 			if c.Console[s.name].Omitted > 0 {
 				r.notes = append(r.notes, fmt.Sprintf("console %s: %d bytes omitted between the %d-byte head and %d-byte tail windows; they cannot be recovered",
 					s.name, c.Console[s.name].Omitted, ConsoleHead, ConsoleTail))
@@ -385,10 +388,17 @@ func (r *request) artifacts(c *evidence.Capture, stdout, stderr *stream, mode st
 		cs.ArtifactID = a.ID
 		arts = append(arts, a)
 	}
-	if mode != ConsoleFull {
-		r.notes = append(r.notes, "console text is replacement-decoded: invalid UTF-8 became U+FFFD")
-	}
 	return arts, missing, firstErr
+}
+
+// boundedConsole is a stream's bounded record; it notes the replacement
+// decoding only when some retained byte was replaced.
+func (r *request) boundedConsole(s *stream) *evidence.ConsoleStream {
+	cs, replaced := s.bounded()
+	if replaced {
+		r.notes = append(r.notes, "console "+s.name+": text is replacement-decoded: invalid UTF-8 (or a character cut by a window edge) became U+FFFD")
+	}
+	return cs
 }
 
 func (r *request) patterns(roles []string) string {

@@ -264,6 +264,41 @@ func TestConsoleBoundedCountsOmission(t *testing.T) {
 	}
 }
 
+// TestConsoleReplacementNote: the U+FFFD note appears only for a stream
+// whose retained bytes were not valid UTF-8, and names that stream.
+func TestConsoleReplacementNote(t *testing.T) {
+	for _, tc := range []struct {
+		name, stdout, stderr string
+		want                 []string
+	}{
+		{"empty", "", "", nil},
+		{"valid", "héllo\n", "ok\n", nil},
+		{"invalid stderr", "fine", "bad \xff\xfe", []string{"console stderr"}},
+		{"invalid both", "\xc3", "\x80", []string{"console stdout", "console stderr"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := run(t, context.Background(), testProvider(nil, nil), []string{"print", hex.EncodeToString([]byte(tc.stdout)), hex.EncodeToString([]byte(tc.stderr))}, Options{})
+			if res.err != nil {
+				t.Fatal(res.err)
+			}
+			var got []string
+			for _, n := range res.capture.Notes {
+				if strings.Contains(n, "U+FFFD") {
+					got = append(got, n)
+				}
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("replacement notes %q, want %d naming %v", got, len(tc.want), tc.want)
+			}
+			for i, w := range tc.want {
+				if !strings.HasPrefix(got[i], w+":") {
+					t.Errorf("note %q does not name %s", got[i], w)
+				}
+			}
+		})
+	}
+}
+
 func TestConsoleFullArtifacts(t *testing.T) {
 	const n = 100000
 	for _, tc := range []struct {

@@ -675,3 +675,59 @@ func TestBudgetParsing(t *testing.T) {
 		})
 	}
 }
+
+// TestScratchRootRefusedUnlessPrivate: a pre-existing scratch root that
+// another user owns, that others may write, or that is a symbolic link is
+// refused before anything runs, as ssh refuses such files.
+func TestScratchRootRefusedUnlessPrivate(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("this test chowns a directory to another user and must run as root")
+	}
+	for _, tc := range []struct {
+		name string
+		make func(dir string) error
+	}{
+		{"world-writable", func(d string) error { return os.Chmod(d, 0o777) }},
+		{"group-writable", func(d string) error { return os.Chmod(d, 0o770) }},
+		{"other owner", func(d string) error { return os.Chown(d, 65534, 65534) }},
+		{"symlink", func(d string) error {
+			if err := os.Rename(d, d+".real"); err != nil {
+				return err
+			}
+			return os.Symlink(d+".real", d)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "scratch")
+			if err := os.Mkdir(root, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.make(root); err != nil {
+				t.Fatal(err)
+			}
+			marker := filepath.Join(t.TempDir(), "ran")
+			p := testProvider(outRole, func(pl *Plan, _ string) { pl.Command = []string{"touch", marker} })
+			res := run(t, context.Background(), p, []string{"outputs", "0"}, Options{ScratchRoot: root})
+			if res.code() != evidence.CodeInvalidArgument || res.capture != nil || len(res.blocks) != 0 {
+				t.Fatalf("code %q, capture %v, %d blocks (err %v)", res.code(), res.capture, len(res.blocks), res.err)
+			}
+			if !strings.Contains(res.err.Error(), root) {
+				t.Errorf("failure %q does not name the root", res.err)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Error("the workload ran")
+			}
+			if ents, _ := os.ReadDir(root); len(ents) != 0 {
+				t.Errorf("root holds %d entries", len(ents))
+			}
+		})
+	}
+	// A private root of ours is used, and one that does not exist is made.
+	for _, root := range []string{filepath.Join(t.TempDir(), "private"), filepath.Join(t.TempDir(), "new", "root")} {
+		_ = os.Mkdir(filepath.Dir(root), 0o700)
+		_ = os.Mkdir(root, 0o700)
+		if res := run(t, context.Background(), testProvider(outRole, nil), []string{"outputs", "0", "a.out=1"}, Options{ScratchRoot: root}); res.err != nil {
+			t.Fatal(res.err)
+		}
+	}
+}

@@ -193,3 +193,53 @@ func alive(pid int) bool {
 	i := bytes.LastIndexByte(b, ')')
 	return i < 0 || len(b) < i+3 || b[i+2] != 'Z'
 }
+
+// TestKill9EndsWorkload: SIGKILL of flameox-capture leaves nothing of the
+// workload running, neither its main process nor a descendant that left
+// the process group and session (setsid).
+func TestKill9EndsWorkload(t *testing.T) {
+	dir := t.TempDir()
+	pidfile := filepath.Join(dir, "pids")
+	cmd := exec.Command("flameox-capture", "process", "--scratch", filepath.Join(dir, "scratch"), "--",
+		"bash", "-c", `setsid sleep 300 & echo $$ $! > "$1.tmp"; mv "$1.tmp" "$1"; sleep 300`, "bash", pidfile)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pids := waitPids(t, pidfile, cmd)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	for _, pid := range pids {
+		for i := 0; alive(pid); i++ {
+			if i == 500 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("process %d survived SIGKILL of flameox-capture", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// waitPids waits for a workload to publish its pids in file.
+func waitPids(t *testing.T, file string, cmd *exec.Cmd) []int {
+	t.Helper()
+	for i := 0; ; i++ {
+		if b, err := os.ReadFile(file); err == nil {
+			var pids []int
+			for _, f := range strings.Fields(string(b)) {
+				n, err := strconv.Atoi(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pids = append(pids, n)
+			}
+			return pids
+		}
+		if i == 1000 {
+			_ = cmd.Process.Kill()
+			t.Fatal("the workload never published its pids")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

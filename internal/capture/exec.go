@@ -2,12 +2,11 @@ package capture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -47,7 +46,7 @@ type execResult struct {
 	startErr  error
 	cancelled bool
 	limit     *evidence.LimitReceipt
-	ended     int // processes still running after the main process exited
+	ended     []*endedProc // processes still running after the main process exited
 	endErr    error
 }
 
@@ -74,16 +73,12 @@ func (r *execResult) status() string {
 	return "no exit status"
 }
 
-// run executes argv in its own process group with stdout and stderr piped
-// into the request's console streams, enforcing the budget and ctx. It
-// returns only after every process of the tree has ended and the pipes
-// are closed.
+// run executes argv under a shepherd (see shepherd.go), in its own
+// process group, with stdout and stderr piped into the request's console
+// streams, enforcing the budget and ctx. It returns only after every
+// process of the tree has ended and the pipes are closed.
 func (m *monitor) run(ctx context.Context, argv, env []string, dir string, stdout, stderr *stream) *execResult {
 	res := &execResult{}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = env
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		res.startErr = err
@@ -96,8 +91,7 @@ func (m *monitor) run(ctx context.Context, argv, env []string, dir string, stdou
 		res.startErr = err
 		return res
 	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	err = cmd.Start()
+	sh, err := startShepherded(argv, env, dir, outW, errW)
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -106,7 +100,7 @@ func (m *monitor) run(ctx context.Context, argv, env []string, dir string, stdou
 		res.startErr = err
 		return res
 	}
-	tr := newTree(cmd.Process.Pid)
+	tr := newTree(sh.cmd.Process.Pid, sh.pid)
 
 	var copies sync.WaitGroup
 	drained := make(chan struct{})
@@ -117,9 +111,6 @@ func (m *monitor) run(ctx context.Context, argv, env []string, dir string, stdou
 		copies.Go(func() { _, _ = io.Copy(p.s, p.r) })
 	}
 	go func() { copies.Wait(); close(drained) }()
-
-	waited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(waited) }()
 
 	var timeout <-chan time.Time
 	if !m.deadline.IsZero() {
@@ -133,7 +124,7 @@ func (m *monitor) run(ctx context.Context, argv, env []string, dir string, stdou
 loop:
 	for res.limit == nil {
 		select {
-		case <-waited:
+		case <-sh.exited:
 			break loop
 		case <-ctx.Done():
 			res.cancelled = true
@@ -147,18 +138,19 @@ loop:
 	}
 	if res.cancelled || res.limit != nil {
 		_, res.endErr = tr.end(Grace)
-		<-waited
+		<-sh.exited
 	}
 	// The main process has exited. Let the pipes drain, end whatever of
 	// the tree is left (it may hold the pipes open), then stop reading.
 	settle(drained)
-	n, err := tr.end(Grace)
+	ended, err := tr.end(Grace)
 	if err != nil && res.endErr == nil {
 		res.endErr = err
 	}
 	if !res.cancelled && res.limit == nil {
-		res.ended = n
+		res.ended = ended
 	}
+	sh.release()
 	if !settle(drained) {
 		// A process outside the tree holds a pipe: stop reading it.
 		_ = outR.SetReadDeadline(time.Now())
@@ -168,7 +160,13 @@ loop:
 	outR.Close()
 	errR.Close()
 
-	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if sh.status == nil {
+		if res.endErr == nil {
+			res.endErr = errors.New(sh.lost)
+		}
+		return res
+	}
+	ws := *sh.status
 	switch {
 	case ws.Exited():
 		code := ws.ExitStatus()

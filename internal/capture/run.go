@@ -232,16 +232,18 @@ func (r *request) run(ctx context.Context, w *wire.Writer) (*evidence.Capture, e
 	wl := m.run(ctx, pl.Command, env, c.Cwd, stdout, stderr)
 	c.ExitCode, c.Signal = wl.exitCode, wl.signal
 	last := wl
-	if wl.ended > 0 {
-		r.notes = append(r.notes, fmt.Sprintf("ended %d process(es) of the workload's tree still running after its main process exited", wl.ended))
+	if len(wl.ended) > 0 {
+		r.notes = append(r.notes, fmt.Sprintf("ended %d process(es) of the workload's tree still running after its main process exited: %s",
+			len(wl.ended), describeEnded(wl.ended)))
 	}
 	var postFail string
 	if wl.ok(accept) {
 		for i, pc := range pl.Post {
 			pr := m.run(ctx, pc, env, c.Cwd, stdout, stderr)
 			last = pr
-			if pr.ended > 0 {
-				r.notes = append(r.notes, fmt.Sprintf("post command %d: ended %d process(es) still running after it exited", i+1, pr.ended))
+			if len(pr.ended) > 0 {
+				r.notes = append(r.notes, fmt.Sprintf("post command %d: ended %d process(es) still running after it exited: %s",
+					i+1, len(pr.ended), describeEnded(pr.ended)))
 			}
 			if !pr.ok([]int{0}) {
 				postFail = fmt.Sprintf("post command %d (%s) failed: %s", i+1, strings.Join(pc, " "), describe(pr))

@@ -1,0 +1,84 @@
+package capture
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flameox/flameox/internal/evidence"
+)
+
+// TestDetachedDescendantsEnded: processes that leave the workload's tree
+// by every usual means (setsid, a double fork, Node's detached spawn) are
+// still ended when the workload exits, before Run returns, and the capture
+// block names each one with the signal that ended it.
+func TestDetachedDescendantsEnded(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		argv func(pidfile string) []string
+	}{
+		{"setsid", func(f string) []string {
+			return []string{"bash", "-c", `setsid sleep 300 & echo $! > "$1"; sleep 0.3`, "bash", f}
+		}},
+		{"double fork", func(f string) []string {
+			// The middle process exits at once: the sleep is orphaned
+			// before any poll could see its parent.
+			return []string{"bash", "-c", `( setsid sleep 300 & echo $! > "$1" ); sleep 0.3`, "bash", f}
+		}},
+		{"node detached spawn", func(f string) []string {
+			return []string{"node", "-e", `const c = require("child_process").spawn("sleep", ["300"], {detached: true, stdio: "ignore"});
+require("fs").writeFileSync(process.argv[1], String(c.pid)); c.unref();`, f}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pidfile := filepath.Join(t.TempDir(), "pid")
+			p := testProvider(nil, func(pl *Plan, _ string) { pl.Command = tc.argv(pidfile) })
+			res := run(t, context.Background(), p, []string{"unused"}, Options{})
+			if res.err != nil {
+				t.Fatal(res.err)
+			}
+			b, err := os.ReadFile(pidfile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid := pidsIn(t, b)[0]
+			if !gone(pid) {
+				defer syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("detached sleep %d still runs after the capture returned", pid)
+			}
+			if res.capture.Outcome != evidence.OutcomeCompleted {
+				t.Errorf("outcome %q", res.capture.Outcome)
+			}
+			notes := strings.Join(res.capture.Notes, "\n")
+			if !strings.Contains(notes, "ended 1 process(es)") || !strings.Contains(notes, "(sleep) by SIGTERM") {
+				t.Errorf("notes %q do not record the ended sleep", res.capture.Notes)
+			}
+		})
+	}
+}
+
+// TestEscapedWriterCannotChangeEvidence: a detached child appending to the
+// output after the workload exits is ended before the outputs are hashed,
+// so the artifact still names the file's bytes afterwards.
+func TestEscapedWriterCannotChangeEvidence(t *testing.T) {
+	p := testProvider(outRole, func(pl *Plan, _ string) {
+		out := filepath.Join(pl.OutputDir, "a.out")
+		pl.Command = []string{"bash", "-c", `setsid bash -c 'while :; do echo x >> "$1"; sleep 0.01; done' bash "$1" & sleep 0.3`, "bash", out}
+	})
+	res := run(t, context.Background(), p, []string{"unused"}, Options{})
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	arts := res.artifacts(t)
+	if len(arts) != 1 {
+		t.Fatalf("%d artifacts", len(arts))
+	}
+	time.Sleep(200 * time.Millisecond)
+	if id, err := hashSettled(arts[0].Path, arts[0].Size); err != nil || id != arts[0].ID {
+		t.Fatalf("output changed after the capture: %v", err)
+	}
+}

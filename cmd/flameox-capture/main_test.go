@@ -243,3 +243,47 @@ func waitPids(t *testing.T, file string, cmd *exec.Cmd) []int {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestReaderGoneEndsWorkload: when the process reading flameox-capture's
+// stdout dies (flameox-mcp killed with SIGKILL holds the only read end),
+// the capture is cancelled and its whole tree ended, not left to run
+// until the workload finishes.
+func TestReaderGoneEndsWorkload(t *testing.T) {
+	dir := t.TempDir()
+	pidfile := filepath.Join(dir, "pids")
+	cmd := exec.Command("flameox-capture", "process", "--scratch", filepath.Join(dir, "scratch"), "--",
+		"bash", "-c", `setsid sleep 300 & echo $$ $! > "$1.tmp"; mv "$1.tmp" "$1"; sleep 300`, "bash", pidfile)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	pids := waitPids(t, pidfile, cmd)
+	r.Close()
+	waited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(15 * time.Second):
+		_ = cmd.Process.Kill()
+		<-waited
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Fatal("flameox-capture kept running after its reader went away")
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("process %d survived", pid)
+		}
+	}
+	if !strings.Contains(errb.String(), "stdout") {
+		t.Errorf("stderr does not say why: %s", errb.String())
+	}
+}

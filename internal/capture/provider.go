@@ -76,6 +76,11 @@ type Plan struct {
 	OutputDir  string   // where declared outputs appear
 	Support    []SupportFile
 	AcceptExit []int // exit statuses that count as completed; default {0}
+	// AnyExit makes every exit status count as completed (not a signal):
+	// the status is provenance, recorded in the capture block and a note,
+	// and the collector's data stays evidence (coverage of a suite with
+	// failing tests is still that run's coverage). Post commands run.
+	AnyExit bool
 	// Post commands run after the workload completes, in order, under the
 	// same budgets (e.g. `coverage json` to write a report in the workload
 	// interpreter). A failing post command fails the capture.

@@ -236,6 +236,12 @@ func (r *request) run(ctx context.Context, w *wire.Writer) (*evidence.Capture, e
 		r.notes = append(r.notes, fmt.Sprintf("ended %d process(es) of the workload's tree still running after its main process exited: %s",
 			len(wl.ended), describeEnded(wl.ended)))
 	}
+	if pl.AnyExit && wl.exitCode != nil && !wl.ok(accept) {
+		accept = append(accept, *wl.exitCode)
+	}
+	if wl.exitCode != nil && *wl.exitCode != 0 && wl.ok(accept) {
+		r.notes = append(r.notes, fmt.Sprintf("the workload exited with status %d, which this provider accepts: the status is provenance and its outputs are kept as evidence", *wl.exitCode))
+	}
 	var postFail string
 	if wl.ok(accept) {
 		for i, pc := range pl.Post {

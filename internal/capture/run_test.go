@@ -364,7 +364,7 @@ func TestDetachedWriterFinishes(t *testing.T) {
 					t.Errorf("stdout file %d bytes, artifact says %d", len(b), a.Size)
 				}
 			}
-			if mode == "group" && !strings.Contains(strings.Join(res.capture.Notes, "\n"), "ended 1 process(es)") {
+			if !strings.Contains(strings.Join(res.capture.Notes, "\n"), "ended 1 process(es)") {
 				t.Errorf("notes %q do not record the ended writer", res.capture.Notes)
 			}
 			// In the group it was ended; out of it (setsid, its parent gone
@@ -462,6 +462,14 @@ func TestOutcomes(t *testing.T) {
 		{"non-accepted exit keeps artifacts", []string{"outputs", "3", "a.out=3"}, nil, evidence.CodeCaptureFailed, evidence.OutcomeWorkloadFailed, 1},
 		{"accepted non-zero exit", []string{"outputs", "1", "a.out=3"},
 			func(p *Plan, _ string) { p.AcceptExit = []int{0, 1} }, "", evidence.OutcomeCompleted, 1},
+		{"any exit counts, post runs", []string{"outputs", "3"},
+			func(p *Plan, _ string) {
+				p.AnyExit = true
+				p.Post = [][]string{{"sh", "-c", "printf post > " + filepath.Join(p.OutputDir, "post.out")}}
+			}, "", evidence.OutcomeCompleted, 1},
+		{"any exit is not a signal", []string{"outputs", "0"},
+			func(p *Plan, _ string) { p.AnyExit = true; p.Command = []string{"sh", "-c", "kill -9 $$"} },
+			evidence.CodeCaptureFailed, evidence.OutcomeWorkloadFailed, 0},
 		{"post command writes output", []string{"outputs", "0"},
 			func(p *Plan, _ string) {
 				p.Post = [][]string{{"sh", "-c", "printf post > " + filepath.Join(p.OutputDir, "post.out")}}

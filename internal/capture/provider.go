@@ -22,6 +22,10 @@ type Role struct {
 	Pattern  string // glob, relative to the plan's OutputDir, matching the files
 	Required bool   // a completed capture must have at least one
 	Doc      string
+	// Unflushed says why a process ended by a signal (a budget,
+	// cancellation) leaves no such file, when the collector writes it only
+	// at a normal exit; the capture block notes it when that happens.
+	Unflushed string
 }
 
 // Binding says how a provider's collector is found.

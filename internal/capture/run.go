@@ -311,6 +311,18 @@ func (r *request) run(ctx context.Context, w *wire.Writer) (*evidence.Capture, e
 	if err != nil && f == nil {
 		f = evidence.AsFailure(err, evidence.CodeIOFailure)
 	}
+	if ended := endedBy(last, wl); ended != "" {
+		for _, role := range r.p.Artifacts {
+			if !slices.Contains(missing, role.Role) {
+				continue
+			}
+			note := fmt.Sprintf("no %s output (%s): %s before it wrote one", role.Role, role.Pattern, ended)
+			if role.Unflushed != "" {
+				note += "; " + role.Unflushed
+			}
+			r.notes = append(r.notes, note)
+		}
+	}
 	if f == nil && len(missing) > 0 {
 		c.Outcome = evidence.OutcomeOutputsMissing
 		f = &evidence.Failure{Code: evidence.CodeCaptureFailed,
@@ -465,6 +477,18 @@ func (r *request) finish(ctx context.Context, w *wire.Writer, c *evidence.Captur
 		return werr
 	}
 	return cerr
+}
+
+// endedBy says how the workload was stopped short, when it was: by a
+// budget (the capture's TERM) or by a signal.
+func endedBy(last, wl *execResult) string {
+	switch {
+	case last.limit != nil:
+		return "the workload's tree was ended (SIGTERM, then SIGKILL) when the budget " + last.limit.Name + " was crossed"
+	case wl.signal != "":
+		return "the workload was ended by " + wl.signal
+	}
+	return ""
 }
 
 func describe(r *execResult) string {

@@ -41,6 +41,7 @@ type common struct {
 	Limits         string   `placeholder:"K=V,..." help:"Decoder limits that travel with the request; capture does not apply them (give them to flameox-decode)."`
 	Cwd            string   `placeholder:"DIR" help:"Working directory of the workload (default: the current directory)."`
 	Scratch        string   `placeholder:"DIR" env:"FLAMEOX_SCRATCH" help:"Scratch root for request directories (default: flameox-<uid> under the system temp dir)."`
+	Quiet          bool     `help:"Do not show the workload's stdout and stderr while it runs. By default, when stderr is a terminal, both are shown there (stdout carries evidence blocks only); they are kept in the capture block either way."`
 	Argv           []string `arg:"" optional:"" passthrough:"" placeholder:"-- ARGV" help:"The workload command, after --."`
 }
 
@@ -194,6 +195,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	}
 	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
 		opt.Progress = stderr
+		// Both workload streams go to the terminal on stderr, never to
+		// stdout: stdout is the block stream even on a terminal, and a
+		// human reading it sees the blocks undisturbed at the end.
+		if !c.common().Quiet {
+			opt.Tee = stderr
+		}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

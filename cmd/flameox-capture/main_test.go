@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
 
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/evidence"
@@ -285,5 +286,74 @@ func TestReaderGoneEndsWorkload(t *testing.T) {
 	}
 	if !strings.Contains(errb.String(), "stdout") {
 		t.Errorf("stderr does not say why: %s", errb.String())
+	}
+}
+
+// openPty returns a pseudo-terminal's controller and its terminal end.
+func openPty(t *testing.T) (*os.File, *os.File) {
+	t.Helper()
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ptmx, tty
+}
+
+// TestTeeToTerminal: with stderr on a terminal the workload's stdout and
+// stderr are shown there, stdout (a pipe) carries only blocks, and
+// --quiet shows nothing of the workload.
+func TestTeeToTerminal(t *testing.T) {
+	for _, quiet := range []bool{false, true} {
+		t.Run(map[bool]string{false: "tee", true: "quiet"}[quiet], func(t *testing.T) {
+			ptmx, tty := openPty(t)
+			defer ptmx.Close()
+			args := []string{"process", "--scratch", filepath.Join(t.TempDir(), "scratch")}
+			if quiet {
+				args = append(args, "--quiet")
+			}
+			args = append(args, "--", "sh", "-c", "echo workload-out; echo workload-err >&2")
+			cmd := exec.Command("flameox-capture", args...)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, tty
+			err := cmd.Run()
+			tty.Close()
+			if err != nil {
+				t.Fatalf("%v: %s", err, out.String())
+			}
+			var term bytes.Buffer
+			_ = ptmx.SetReadDeadline(time.Now().Add(2 * time.Second))
+			_, _ = term.ReadFrom(ptmx) // EIO once the terminal end is closed
+			shown := strings.Contains(term.String(), "workload-out") && strings.Contains(term.String(), "workload-err")
+			if shown == quiet {
+				t.Errorf("terminal shows %q", term.String())
+			}
+			r := wire.NewReader(bytes.NewReader(out.Bytes()))
+			n := 0
+			for {
+				if _, err := r.Next(); err != nil {
+					break
+				}
+				n++
+			}
+			if n == 0 || strings.Count(out.String(), "\n") != n || strings.Contains(out.String(), "workload-out\n") {
+				t.Errorf("stdout is not blocks only: %q", out.String())
+			}
+			for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+				if !strings.HasPrefix(line, "{") {
+					t.Errorf("stdout line %q is not a block", line)
+				}
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -40,6 +41,7 @@ type stream struct {
 	tpos int    // next write position in tail
 	seen int64  // bytes observed
 	werr error  // first write error in full mode
+	tee  *tee   // nil: none
 }
 
 func newStream(name, mode, dir string) (*stream, error) {
@@ -65,6 +67,9 @@ func newStream(name, mode, dir string) (*stream, error) {
 func (s *stream) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.tee != nil {
+		s.tee.write(p)
+	}
 	s.seen += int64(len(p))
 	if s.file != nil {
 		if s.werr == nil {
@@ -138,4 +143,29 @@ func (s *stream) finish() (int64, error) {
 		return 0, evidence.Wrap(evidence.CodeIOFailure, err, "capture: console %s", s.name)
 	}
 	return s.seen, nil
+}
+
+// tee shows the console as it arrives, shared by both streams; it keeps
+// the monitor's progress line from mixing into the workload's text.
+type tee struct {
+	m      *monitor
+	w      io.Writer
+	failed bool
+}
+
+func (t *tee) write(p []byte) {
+	t.m.mu.Lock()
+	defer t.m.mu.Unlock()
+	if t.failed || len(p) == 0 {
+		return
+	}
+	if t.m.lineUp {
+		_, _ = io.WriteString(t.m.progress, "\r\033[K")
+		t.m.lineUp = false
+	}
+	if _, err := t.w.Write(p); err != nil {
+		t.failed = true
+		return
+	}
+	t.m.midLine = p[len(p)-1] != '\n'
 }

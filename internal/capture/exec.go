@@ -37,6 +37,10 @@ type monitor struct {
 	progress  io.Writer
 	label     string
 	lastShown time.Time
+	// mu orders the progress line and the tee on a shared terminal.
+	mu      sync.Mutex
+	lineUp  bool // a progress line is on screen
+	midLine bool // the tee's last byte was not a newline
 }
 
 // execResult is how one execution ended.
@@ -229,13 +233,24 @@ func (m *monitor) show(rss int64) {
 		return
 	}
 	m.lastShown = time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.midLine {
+		// Keep the workload's unfinished line; progress goes below it.
+		fmt.Fprint(m.progress, "\n")
+		m.midLine = false
+	}
 	fmt.Fprintf(m.progress, "\r\033[Kflameox-capture: %s running %ds, rss %d MiB", m.label,
 		int(time.Since(m.started).Seconds()), rss>>20)
+	m.lineUp = true
 }
 
 // clear removes the progress line, if one was shown.
 func (m *monitor) clear() {
-	if m.progress != nil && !m.lastShown.IsZero() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.progress != nil && m.lineUp {
 		fmt.Fprint(m.progress, "\r\033[K")
+		m.lineUp = false
 	}
 }

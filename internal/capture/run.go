@@ -36,6 +36,11 @@ type Options struct {
 	// Progress receives a progress line for long captures; nil for none.
 	// Callers pass stderr only when it is a terminal.
 	Progress io.Writer
+	// Tee, when set, receives the workload's stdout and stderr (and its
+	// post commands') as they arrive, besides the capture's own retention.
+	// A failing Tee is dropped, never the capture. The CLI passes its
+	// stderr when that is a terminal: its stdout carries blocks only.
+	Tee io.Writer
 }
 
 // Run validates req against p, resolves the collector, executes the
@@ -217,6 +222,10 @@ func (r *request) run(ctx context.Context, w *wire.Writer) (*evidence.Capture, e
 	stderr, err := newStream("stderr", mode, filepath.Join(r.dir.path, "console"))
 	if err != nil {
 		return failStart(err)
+	}
+	if r.opt.Tee != nil {
+		t := &tee{m: m, w: r.opt.Tee}
+		stdout.tee, stderr.tee = t, t
 	}
 	env := append(os.Environ(), pl.Env...)
 	accept := pl.AcceptExit

@@ -1,10 +1,12 @@
 package capture
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -80,5 +82,54 @@ func TestEscapedWriterCannotChangeEvidence(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if id, err := hashSettled(arts[0].Path, arts[0].Size); err != nil || id != arts[0].ID {
 		t.Fatalf("output changed after the capture: %v", err)
+	}
+}
+
+// syncBuffer is a buffer safe to read while the capture writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestTeeShowsConsoleWhileRunning: with Options.Tee the workload's stdout
+// and stderr reach it as they are written, before the workload exits, and
+// the capture block still keeps them.
+func TestTeeShowsConsoleWhileRunning(t *testing.T) {
+	release := filepath.Join(t.TempDir(), "release")
+	p := testProvider(nil, func(pl *Plan, _ string) {
+		pl.Command = []string{"bash", "-c", `echo to-stdout; echo to-stderr >&2; while [ ! -e "$1" ]; do sleep 0.02; done`, "bash", release}
+	})
+	var tee syncBuffer
+	done := make(chan *result, 1)
+	go func() { done <- run(t, context.Background(), p, []string{"unused"}, Options{Tee: &tee}) }()
+	for i := 0; !strings.Contains(tee.String(), "to-stdout\n") || !strings.Contains(tee.String(), "to-stderr\n"); i++ {
+		if i == 500 {
+			_ = os.WriteFile(release, nil, 0o600)
+			<-done
+			t.Fatalf("tee holds %q while the workload runs", tee.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	if res.capture.Console["stdout"].Text != "to-stdout\n" || res.capture.Console["stderr"].Text != "to-stderr\n" {
+		t.Errorf("console %q %q", res.capture.Console["stdout"].Text, res.capture.Console["stderr"].Text)
 	}
 }

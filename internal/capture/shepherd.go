@@ -86,6 +86,14 @@ func shepherd(argv []string) int {
 		return 127
 	}
 	report("started %d", pid)
+	// Let go of the console pipes: they must reach end-of-file when the
+	// workload's tree is done with them, not when the shepherd exits.
+	if null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0); err == nil {
+		for fd := 0; fd <= 2; fd++ {
+			_ = unix.Dup3(int(null.Fd()), fd, 0)
+		}
+		null.Close()
+	}
 	go func() {
 		// Blocks until the capture closes its end or dies.
 		_, _ = io.Copy(io.Discard, os.NewFile(shepherdLifeline, "lifeline"))

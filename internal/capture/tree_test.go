@@ -133,3 +133,23 @@ func TestTeeShowsConsoleWhileRunning(t *testing.T) {
 		t.Errorf("console %q %q", res.capture.Console["stdout"].Text, res.capture.Console["stderr"].Text)
 	}
 }
+
+// TestShepherdReleasesConsole: the shepherd, alive while a detached
+// descendant lives, does not hold the console pipes, so a capture whose
+// leftover process let go of them is not kept waiting for them to settle.
+func TestShepherdReleasesConsole(t *testing.T) {
+	p := testProvider(nil, func(pl *Plan, _ string) {
+		pl.Command = []string{"bash", "-c", `setsid sleep 300 </dev/null >/dev/null 2>&1 & sleep 0.2`}
+	})
+	start := time.Now()
+	res := run(t, context.Background(), p, []string{"unused"}, Options{})
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	if d := time.Since(start); d >= Settle {
+		t.Fatalf("the capture took %v", d)
+	}
+	if !strings.Contains(strings.Join(res.capture.Notes, "\n"), "(sleep) by SIGTERM") {
+		t.Errorf("notes %q", res.capture.Notes)
+	}
+}

@@ -357,3 +357,28 @@ func TestTeeToTerminal(t *testing.T) {
 		})
 	}
 }
+
+// TestPdeathsigWhenShepherdAndCaptureDie: with both the shepherd and
+// flameox-capture killed by SIGKILL nobody is left to end the tree; the
+// workload's main process still dies, by its PDEATHSIG.
+func TestPdeathsigWhenShepherdAndCaptureDie(t *testing.T) {
+	dir := t.TempDir()
+	pidfile := filepath.Join(dir, "pids")
+	cmd := exec.Command("flameox-capture", "process", "--scratch", filepath.Join(dir, "scratch"), "--",
+		"bash", "-c", `echo $$ $PPID > "$1.tmp"; mv "$1.tmp" "$1"; exec sleep 300`, "bash", pidfile)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pids := waitPids(t, pidfile, cmd)
+	workload, shepherd := pids[0], pids[1]
+	_ = syscall.Kill(shepherd, syscall.SIGKILL)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	for i := 0; alive(workload); i++ {
+		if i == 300 {
+			_ = syscall.Kill(workload, syscall.SIGKILL)
+			t.Fatalf("workload %d outlived its shepherd and capture", workload)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

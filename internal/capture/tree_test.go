@@ -153,3 +153,46 @@ func TestShepherdReleasesConsole(t *testing.T) {
 		t.Errorf("notes %q", res.capture.Notes)
 	}
 }
+
+// TestShepherdDeathKillsWorkload: a shepherd killed from outside takes
+// the workload's exit status with it; the capture claims none, says so,
+// and still leaves nothing running.
+func TestShepherdDeathKillsWorkload(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	p := testProvider(nil, func(pl *Plan, _ string) {
+		pl.Command = []string{"bash", "-c", `echo $$ $PPID > "$1.tmp"; mv "$1.tmp" "$1"; exec sleep 300`, "bash", pidfile}
+	})
+	done := make(chan *result, 1)
+	go func() { done <- run(t, context.Background(), p, []string{"unused"}, Options{}) }()
+	var pids []int
+	for i := 0; pids == nil; i++ {
+		if b, err := os.ReadFile(pidfile); err == nil {
+			pids = pidsIn(t, b)
+		} else if i == 1000 {
+			t.Fatal("the workload never published its pids")
+		} else {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	workload, shepherd := pids[0], pids[1]
+	if err := syscall.Kill(shepherd, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-done:
+		// Its status died with the shepherd: none is claimed and a note
+		// says why.
+		notes := strings.Join(res.capture.Notes, "\n")
+		if res.capture.ExitCode != nil || res.capture.Signal != "" || res.capture.Outcome != evidence.OutcomeWorkloadFailed ||
+			!strings.Contains(notes, "shepherd") {
+			t.Errorf("exit %v signal %q outcome %q notes %q", res.capture.ExitCode, res.capture.Signal, res.capture.Outcome, res.capture.Notes)
+		}
+	case <-time.After(20 * time.Second):
+		_ = syscall.Kill(workload, syscall.SIGKILL)
+		<-done
+		t.Fatal("the workload outlived its shepherd")
+	}
+	if !gone(workload) {
+		t.Errorf("workload %d still runs", workload)
+	}
+}

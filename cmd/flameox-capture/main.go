@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -40,6 +41,7 @@ type common struct {
 	Limits         string   `placeholder:"K=V,..." help:"Decoder limits that travel with the request; capture does not apply them (give them to flameox-decode)."`
 	Cwd            string   `placeholder:"DIR" help:"Working directory of the workload (default: the current directory)."`
 	Scratch        string   `placeholder:"DIR" env:"FLAMEOX_SCRATCH" help:"Scratch root for request directories (default: flameox-<uid> under the system temp dir)."`
+	Quiet          bool     `help:"Do not show the workload's stdout and stderr while it runs. By default, when stderr is a terminal, both are shown there (stdout carries evidence blocks only); they are kept in the capture block either way."`
 	Argv           []string `arg:"" optional:"" passthrough:"" placeholder:"-- ARGV" help:"The workload command, after --."`
 }
 
@@ -193,8 +195,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	}
 	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
 		opt.Progress = stderr
+		// Both workload streams go to the terminal on stderr, never to
+		// stdout: stdout is the block stream even on a terminal, and a
+		// human reading it sees the blocks undisturbed at the end.
+		if !c.common().Quiet {
+			opt.Tee = stderr
+		}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if f, ok := stdout.(*os.File); ok {
+		go watchReader(f, cancel)
 	}
 	_, err = capture.Run(ctx, c.p, req, opt, w)
+	if errors.Is(context.Cause(ctx), errReaderGone) {
+		// Nobody can read the blocks; say why on stderr (writing stdout
+		// ends this process with SIGPIPE).
+		fmt.Fprintf(stderr, "flameox-capture: %s: %v; the workload's process tree was ended\n", evidence.CodeCancelled, errReaderGone)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -288,6 +306,37 @@ func setup(ctx context.Context, name string, stderr io.Writer, fail func(error) 
 	}
 	fmt.Fprintf(stderr, "flameox-capture: %s ready: %s %s at %s (sha256 %s)\n", name, p.Binding.Setup.Package, r.Version, r.Executable.Path, r.Executable.SHA256)
 	return 0
+}
+
+var errReaderGone = errors.New("the reader of stdout went away")
+
+// watchReader cancels the capture when stdout is a pipe or socket whose
+// reading end has closed: the caller (flameox-mcp killed with SIGKILL, a
+// pipeline whose consumer died) can no longer receive the evidence, and
+// the workload must not run on unowned. poll(2) reports POLLERR/POLLHUP
+// on such a descriptor without any event asked for. A file or terminal
+// never reports it, so a capture writing to a file (nohup) runs on.
+func watchReader(f *os.File, cancel context.CancelCauseFunc) {
+	st, err := f.Stat()
+	if err != nil || st.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+		return
+	}
+	fds := []unix.PollFd{{Fd: int32(f.Fd())}}
+	for {
+		n, err := unix.Poll(fds, -1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return
+		}
+		if n > 0 {
+			if fds[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0 {
+				cancel(errReaderGone)
+			}
+			return // POLLNVAL: the descriptor is gone, nothing more to watch
+		}
+	}
 }
 
 func isTerminal(f *os.File) bool {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
 
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/evidence"
@@ -192,4 +193,192 @@ func alive(pid int) bool {
 	}
 	i := bytes.LastIndexByte(b, ')')
 	return i < 0 || len(b) < i+3 || b[i+2] != 'Z'
+}
+
+// TestKill9EndsWorkload: SIGKILL of flameox-capture leaves nothing of the
+// workload running, neither its main process nor a descendant that left
+// the process group and session (setsid).
+func TestKill9EndsWorkload(t *testing.T) {
+	dir := t.TempDir()
+	pidfile := filepath.Join(dir, "pids")
+	cmd := exec.Command("flameox-capture", "process", "--scratch", filepath.Join(dir, "scratch"), "--",
+		"bash", "-c", `setsid sleep 300 & echo $$ $! > "$1.tmp"; mv "$1.tmp" "$1"; sleep 300`, "bash", pidfile)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pids := waitPids(t, pidfile, cmd)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	for _, pid := range pids {
+		for i := 0; alive(pid); i++ {
+			if i == 500 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("process %d survived SIGKILL of flameox-capture", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// waitPids waits for a workload to publish its pids in file.
+func waitPids(t *testing.T, file string, cmd *exec.Cmd) []int {
+	t.Helper()
+	for i := 0; ; i++ {
+		if b, err := os.ReadFile(file); err == nil {
+			var pids []int
+			for _, f := range strings.Fields(string(b)) {
+				n, err := strconv.Atoi(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pids = append(pids, n)
+			}
+			return pids
+		}
+		if i == 1000 {
+			_ = cmd.Process.Kill()
+			t.Fatal("the workload never published its pids")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestReaderGoneEndsWorkload: when the process reading flameox-capture's
+// stdout dies (flameox-mcp killed with SIGKILL holds the only read end),
+// the capture is cancelled and its whole tree ended, not left to run
+// until the workload finishes.
+func TestReaderGoneEndsWorkload(t *testing.T) {
+	dir := t.TempDir()
+	pidfile := filepath.Join(dir, "pids")
+	cmd := exec.Command("flameox-capture", "process", "--scratch", filepath.Join(dir, "scratch"), "--",
+		"bash", "-c", `setsid sleep 300 & echo $$ $! > "$1.tmp"; mv "$1.tmp" "$1"; sleep 300`, "bash", pidfile)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	pids := waitPids(t, pidfile, cmd)
+	r.Close()
+	waited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(15 * time.Second):
+		_ = cmd.Process.Kill()
+		<-waited
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		t.Fatal("flameox-capture kept running after its reader went away")
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("process %d survived", pid)
+		}
+	}
+	if !strings.Contains(errb.String(), "stdout") {
+		t.Errorf("stderr does not say why: %s", errb.String())
+	}
+}
+
+// openPty returns a pseudo-terminal's controller and its terminal end.
+func openPty(t *testing.T) (*os.File, *os.File) {
+	t.Helper()
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ptmx, tty
+}
+
+// TestTeeToTerminal: with stderr on a terminal the workload's stdout and
+// stderr are shown there, stdout (a pipe) carries only blocks, and
+// --quiet shows nothing of the workload.
+func TestTeeToTerminal(t *testing.T) {
+	for _, quiet := range []bool{false, true} {
+		t.Run(map[bool]string{false: "tee", true: "quiet"}[quiet], func(t *testing.T) {
+			ptmx, tty := openPty(t)
+			defer ptmx.Close()
+			args := []string{"process", "--scratch", filepath.Join(t.TempDir(), "scratch")}
+			if quiet {
+				args = append(args, "--quiet")
+			}
+			args = append(args, "--", "sh", "-c", "echo workload-out; echo workload-err >&2")
+			cmd := exec.Command("flameox-capture", args...)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, tty
+			err := cmd.Run()
+			tty.Close()
+			if err != nil {
+				t.Fatalf("%v: %s", err, out.String())
+			}
+			var term bytes.Buffer
+			_ = ptmx.SetReadDeadline(time.Now().Add(2 * time.Second))
+			_, _ = term.ReadFrom(ptmx) // EIO once the terminal end is closed
+			shown := strings.Contains(term.String(), "workload-out") && strings.Contains(term.String(), "workload-err")
+			if shown == quiet {
+				t.Errorf("terminal shows %q", term.String())
+			}
+			r := wire.NewReader(bytes.NewReader(out.Bytes()))
+			n := 0
+			for {
+				if _, err := r.Next(); err != nil {
+					break
+				}
+				n++
+			}
+			if n == 0 || strings.Count(out.String(), "\n") != n || strings.Contains(out.String(), "workload-out\n") {
+				t.Errorf("stdout is not blocks only: %q", out.String())
+			}
+			for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+				if !strings.HasPrefix(line, "{") {
+					t.Errorf("stdout line %q is not a block", line)
+				}
+			}
+		})
+	}
+}
+
+// TestPdeathsigWhenShepherdAndCaptureDie: with both the shepherd and
+// flameox-capture killed by SIGKILL nobody is left to end the tree; the
+// workload's main process still dies, by its PDEATHSIG.
+func TestPdeathsigWhenShepherdAndCaptureDie(t *testing.T) {
+	dir := t.TempDir()
+	pidfile := filepath.Join(dir, "pids")
+	cmd := exec.Command("flameox-capture", "process", "--scratch", filepath.Join(dir, "scratch"), "--",
+		"bash", "-c", `echo $$ $PPID > "$1.tmp"; mv "$1.tmp" "$1"; exec sleep 300`, "bash", pidfile)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pids := waitPids(t, pidfile, cmd)
+	workload, shepherd := pids[0], pids[1]
+	_ = syscall.Kill(shepherd, syscall.SIGKILL)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	for i := 0; alive(workload); i++ {
+		if i == 300 {
+			_ = syscall.Kill(workload, syscall.SIGKILL)
+			t.Fatalf("workload %d outlived its shepherd and capture", workload)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

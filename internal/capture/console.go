@@ -2,9 +2,11 @@ package capture
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/flameox/flameox/internal/evidence"
 )
@@ -39,6 +41,7 @@ type stream struct {
 	tpos int    // next write position in tail
 	seen int64  // bytes observed
 	werr error  // first write error in full mode
+	tee  *tee   // nil: none
 }
 
 func newStream(name, mode, dir string) (*stream, error) {
@@ -64,6 +67,9 @@ func newStream(name, mode, dir string) (*stream, error) {
 func (s *stream) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.tee != nil {
+		s.tee.write(p)
+	}
 	s.seen += int64(len(p))
 	if s.file != nil {
 		if s.werr == nil {
@@ -98,8 +104,9 @@ func (s *stream) Write(p []byte) (int, error) {
 
 // bounded reports a bounded stream: its text is the head window, then a
 // marker line when bytes were dropped, then the tail window, decoded with
-// invalid UTF-8 replaced by U+FFFD.
-func (s *stream) bounded() *evidence.ConsoleStream {
+// invalid UTF-8 replaced by U+FFFD. replaced says whether any was: a
+// multi-byte character cut by a window's edge counts too.
+func (s *stream) bounded() (cs *evidence.ConsoleStream, replaced bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tail := append(append([]byte(nil), s.tail[s.tpos:]...), s.tail[:s.tpos]...)
@@ -110,13 +117,14 @@ func (s *stream) bounded() *evidence.ConsoleStream {
 		text += fmt.Sprintf("\n[flameox: %d bytes omitted]\n", omitted)
 	}
 	text += string(tail)
+	replaced = !utf8.ValidString(text)
 	return &evidence.ConsoleStream{
 		Mode:     ConsoleBounded,
 		Observed: s.seen,
 		Retained: kept,
 		Omitted:  omitted,
 		Text:     strings.ToValidUTF8(text, "\uFFFD"),
-	}
+	}, replaced
 }
 
 // finish closes a full stream's file and returns the byte count written.
@@ -135,4 +143,29 @@ func (s *stream) finish() (int64, error) {
 		return 0, evidence.Wrap(evidence.CodeIOFailure, err, "capture: console %s", s.name)
 	}
 	return s.seen, nil
+}
+
+// tee shows the console as it arrives, shared by both streams; it keeps
+// the monitor's progress line from mixing into the workload's text.
+type tee struct {
+	m      *monitor
+	w      io.Writer
+	failed bool
+}
+
+func (t *tee) write(p []byte) {
+	t.m.mu.Lock()
+	defer t.m.mu.Unlock()
+	if t.failed || len(p) == 0 {
+		return
+	}
+	if t.m.lineUp {
+		_, _ = io.WriteString(t.m.progress, "\r\033[K")
+		t.m.lineUp = false
+	}
+	if _, err := t.w.Write(p); err != nil {
+		t.failed = true
+		return
+	}
+	t.m.midLine = p[len(p)-1] != '\n'
 }

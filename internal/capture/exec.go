@@ -2,12 +2,11 @@ package capture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -38,6 +37,10 @@ type monitor struct {
 	progress  io.Writer
 	label     string
 	lastShown time.Time
+	// mu orders the progress line and the tee on a shared terminal.
+	mu      sync.Mutex
+	lineUp  bool // a progress line is on screen
+	midLine bool // the tee's last byte was not a newline
 }
 
 // execResult is how one execution ended.
@@ -47,7 +50,7 @@ type execResult struct {
 	startErr  error
 	cancelled bool
 	limit     *evidence.LimitReceipt
-	ended     int // processes still running after the main process exited
+	ended     []*endedProc // processes still running after the main process exited
 	endErr    error
 }
 
@@ -74,16 +77,12 @@ func (r *execResult) status() string {
 	return "no exit status"
 }
 
-// run executes argv in its own process group with stdout and stderr piped
-// into the request's console streams, enforcing the budget and ctx. It
-// returns only after every process of the tree has ended and the pipes
-// are closed.
+// run executes argv under a shepherd (see shepherd.go), in its own
+// process group, with stdout and stderr piped into the request's console
+// streams, enforcing the budget and ctx. It returns only after every
+// process of the tree has ended and the pipes are closed.
 func (m *monitor) run(ctx context.Context, argv, env []string, dir string, stdout, stderr *stream) *execResult {
 	res := &execResult{}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = env
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		res.startErr = err
@@ -96,8 +95,7 @@ func (m *monitor) run(ctx context.Context, argv, env []string, dir string, stdou
 		res.startErr = err
 		return res
 	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	err = cmd.Start()
+	sh, err := startShepherded(argv, env, dir, outW, errW)
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -106,7 +104,7 @@ func (m *monitor) run(ctx context.Context, argv, env []string, dir string, stdou
 		res.startErr = err
 		return res
 	}
-	tr := newTree(cmd.Process.Pid)
+	tr := newTree(sh.cmd.Process.Pid, sh.pid)
 
 	var copies sync.WaitGroup
 	drained := make(chan struct{})
@@ -117,9 +115,6 @@ func (m *monitor) run(ctx context.Context, argv, env []string, dir string, stdou
 		copies.Go(func() { _, _ = io.Copy(p.s, p.r) })
 	}
 	go func() { copies.Wait(); close(drained) }()
-
-	waited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(waited) }()
 
 	var timeout <-chan time.Time
 	if !m.deadline.IsZero() {
@@ -133,7 +128,7 @@ func (m *monitor) run(ctx context.Context, argv, env []string, dir string, stdou
 loop:
 	for res.limit == nil {
 		select {
-		case <-waited:
+		case <-sh.exited:
 			break loop
 		case <-ctx.Done():
 			res.cancelled = true
@@ -147,18 +142,19 @@ loop:
 	}
 	if res.cancelled || res.limit != nil {
 		_, res.endErr = tr.end(Grace)
-		<-waited
+		<-sh.exited
 	}
 	// The main process has exited. Let the pipes drain, end whatever of
 	// the tree is left (it may hold the pipes open), then stop reading.
 	settle(drained)
-	n, err := tr.end(Grace)
+	ended, err := tr.end(Grace)
 	if err != nil && res.endErr == nil {
 		res.endErr = err
 	}
 	if !res.cancelled && res.limit == nil {
-		res.ended = n
+		res.ended = ended
 	}
+	sh.release()
 	if !settle(drained) {
 		// A process outside the tree holds a pipe: stop reading it.
 		_ = outR.SetReadDeadline(time.Now())
@@ -168,7 +164,13 @@ loop:
 	outR.Close()
 	errR.Close()
 
-	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if sh.status == nil {
+		if res.endErr == nil {
+			res.endErr = errors.New(sh.lost)
+		}
+		return res
+	}
+	ws := *sh.status
 	switch {
 	case ws.Exited():
 		code := ws.ExitStatus()
@@ -231,13 +233,24 @@ func (m *monitor) show(rss int64) {
 		return
 	}
 	m.lastShown = time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.midLine {
+		// Keep the workload's unfinished line; progress goes below it.
+		fmt.Fprint(m.progress, "\n")
+		m.midLine = false
+	}
 	fmt.Fprintf(m.progress, "\r\033[Kflameox-capture: %s running %ds, rss %d MiB", m.label,
 		int(time.Since(m.started).Seconds()), rss>>20)
+	m.lineUp = true
 }
 
 // clear removes the progress line, if one was shown.
 func (m *monitor) clear() {
-	if m.progress != nil && !m.lastShown.IsZero() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.progress != nil && m.lineUp {
 		fmt.Fprint(m.progress, "\r\033[K")
+		m.lineUp = false
 	}
 }

@@ -22,6 +22,10 @@ type Role struct {
 	Pattern  string // glob, relative to the plan's OutputDir, matching the files
 	Required bool   // a completed capture must have at least one
 	Doc      string
+	// Unflushed says why a process ended by a signal (a budget,
+	// cancellation) leaves no such file, when the collector writes it only
+	// at a normal exit; the capture block notes it when that happens.
+	Unflushed string
 }
 
 // Binding says how a provider's collector is found.
@@ -76,6 +80,11 @@ type Plan struct {
 	OutputDir  string   // where declared outputs appear
 	Support    []SupportFile
 	AcceptExit []int // exit statuses that count as completed; default {0}
+	// AnyExit makes every exit status count as completed (not a signal):
+	// the status is provenance, recorded in the capture block and a note,
+	// and the collector's data stays evidence (coverage of a suite with
+	// failing tests is still that run's coverage). Post commands run.
+	AnyExit bool
 	// Post commands run after the workload completes, in order, under the
 	// same budgets (e.g. `coverage json` to write a report in the workload
 	// interpreter). A failing post command fails the capture.

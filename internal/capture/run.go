@@ -36,6 +36,11 @@ type Options struct {
 	// Progress receives a progress line for long captures; nil for none.
 	// Callers pass stderr only when it is a terminal.
 	Progress io.Writer
+	// Tee, when set, receives the workload's stdout and stderr (and its
+	// post commands') as they arrive, besides the capture's own retention.
+	// A failing Tee is dropped, never the capture. The CLI passes its
+	// stderr when that is a terminal: its stdout carries blocks only.
+	Tee io.Writer
 }
 
 // Run validates req against p, resolves the collector, executes the
@@ -218,6 +223,10 @@ func (r *request) run(ctx context.Context, w *wire.Writer) (*evidence.Capture, e
 	if err != nil {
 		return failStart(err)
 	}
+	if r.opt.Tee != nil {
+		t := &tee{m: m, w: r.opt.Tee}
+		stdout.tee, stderr.tee = t, t
+	}
 	env := append(os.Environ(), pl.Env...)
 	accept := pl.AcceptExit
 	if len(accept) == 0 {
@@ -232,16 +241,24 @@ func (r *request) run(ctx context.Context, w *wire.Writer) (*evidence.Capture, e
 	wl := m.run(ctx, pl.Command, env, c.Cwd, stdout, stderr)
 	c.ExitCode, c.Signal = wl.exitCode, wl.signal
 	last := wl
-	if wl.ended > 0 {
-		r.notes = append(r.notes, fmt.Sprintf("ended %d process(es) of the workload's tree still running after its main process exited", wl.ended))
+	if len(wl.ended) > 0 {
+		r.notes = append(r.notes, fmt.Sprintf("ended %d process(es) of the workload's tree still running after its main process exited: %s",
+			len(wl.ended), describeEnded(wl.ended)))
+	}
+	if pl.AnyExit && wl.exitCode != nil && !wl.ok(accept) {
+		accept = append(accept, *wl.exitCode)
+	}
+	if wl.exitCode != nil && *wl.exitCode != 0 && wl.ok(accept) {
+		r.notes = append(r.notes, fmt.Sprintf("the workload exited with status %d, which this provider accepts: the status is provenance and its outputs are kept as evidence", *wl.exitCode))
 	}
 	var postFail string
 	if wl.ok(accept) {
 		for i, pc := range pl.Post {
 			pr := m.run(ctx, pc, env, c.Cwd, stdout, stderr)
 			last = pr
-			if pr.ended > 0 {
-				r.notes = append(r.notes, fmt.Sprintf("post command %d: ended %d process(es) still running after it exited", i+1, pr.ended))
+			if len(pr.ended) > 0 {
+				r.notes = append(r.notes, fmt.Sprintf("post command %d: ended %d process(es) still running after it exited: %s",
+					i+1, len(pr.ended), describeEnded(pr.ended)))
 			}
 			if !pr.ok([]int{0}) {
 				postFail = fmt.Sprintf("post command %d (%s) failed: %s", i+1, strings.Join(pc, " "), describe(pr))
@@ -288,7 +305,10 @@ func (r *request) run(ctx context.Context, w *wire.Writer) (*evidence.Capture, e
 		} else {
 			c.Scratch = ""
 		}
-		c.Console = map[string]*evidence.ConsoleStream{"stdout": stdout.bounded(), "stderr": stderr.bounded()}
+		c.Console = map[string]*evidence.ConsoleStream{}
+		for _, s := range []*stream{stdout, stderr} {
+			c.Console[s.name] = r.boundedConsole(s)
+		}
 		c.Notes = r.notes
 		if err := w.Write(c); err != nil {
 			return c, err
@@ -299,6 +319,18 @@ func (r *request) run(ctx context.Context, w *wire.Writer) (*evidence.Capture, e
 	arts, missing, err := r.artifacts(c, stdout, stderr, mode)
 	if err != nil && f == nil {
 		f = evidence.AsFailure(err, evidence.CodeIOFailure)
+	}
+	if ended := endedBy(last, wl); ended != "" {
+		for _, role := range r.p.Artifacts {
+			if !slices.Contains(missing, role.Role) {
+				continue
+			}
+			note := fmt.Sprintf("no %s output (%s): %s before it wrote one", role.Role, role.Pattern, ended)
+			if role.Unflushed != "" {
+				note += "; " + role.Unflushed
+			}
+			r.notes = append(r.notes, note)
+		}
 	}
 	if f == nil && len(missing) > 0 {
 		c.Outcome = evidence.OutcomeOutputsMissing
@@ -361,7 +393,7 @@ func (r *request) artifacts(c *evidence.Capture, stdout, stderr *stream, mode st
 			keep(err)
 		}
 		if mode != ConsoleFull {
-			c.Console[s.name] = s.bounded()
+			c.Console[s.name] = r.boundedConsole(s)
 			if c.Console[s.name].Omitted > 0 {
 				r.notes = append(r.notes, fmt.Sprintf("console %s: %d bytes omitted between the %d-byte head and %d-byte tail windows; they cannot be recovered",
 					s.name, c.Console[s.name].Omitted, ConsoleHead, ConsoleTail))
@@ -385,10 +417,17 @@ func (r *request) artifacts(c *evidence.Capture, stdout, stderr *stream, mode st
 		cs.ArtifactID = a.ID
 		arts = append(arts, a)
 	}
-	if mode != ConsoleFull {
-		r.notes = append(r.notes, "console text is replacement-decoded: invalid UTF-8 became U+FFFD")
-	}
 	return arts, missing, firstErr
+}
+
+// boundedConsole is a stream's bounded record; it notes the replacement
+// decoding only when some retained byte was replaced.
+func (r *request) boundedConsole(s *stream) *evidence.ConsoleStream {
+	cs, replaced := s.bounded()
+	if replaced {
+		r.notes = append(r.notes, "console "+s.name+": text is replacement-decoded: invalid UTF-8 (or a character cut by a window edge) became U+FFFD")
+	}
+	return cs
 }
 
 func (r *request) patterns(roles []string) string {
@@ -447,6 +486,18 @@ func (r *request) finish(ctx context.Context, w *wire.Writer, c *evidence.Captur
 		return werr
 	}
 	return cerr
+}
+
+// endedBy says how the workload was stopped short, when it was: by a
+// budget (the capture's TERM) or by a signal.
+func endedBy(last, wl *execResult) string {
+	switch {
+	case last.limit != nil:
+		return "the workload's tree was ended (SIGTERM, then SIGKILL) when the budget " + last.limit.Name + " was crossed"
+	case wl.signal != "":
+		return "the workload was ended by " + wl.signal
+	}
+	return ""
 }
 
 func describe(r *execResult) string {

@@ -264,6 +264,41 @@ func TestConsoleBoundedCountsOmission(t *testing.T) {
 	}
 }
 
+// TestConsoleReplacementNote: the U+FFFD note appears only for a stream
+// whose retained bytes were not valid UTF-8, and names that stream.
+func TestConsoleReplacementNote(t *testing.T) {
+	for _, tc := range []struct {
+		name, stdout, stderr string
+		want                 []string
+	}{
+		{"empty", "", "", nil},
+		{"valid", "héllo\n", "ok\n", nil},
+		{"invalid stderr", "fine", "bad \xff\xfe", []string{"console stderr"}},
+		{"invalid both", "\xc3", "\x80", []string{"console stdout", "console stderr"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := run(t, context.Background(), testProvider(nil, nil), []string{"print", hex.EncodeToString([]byte(tc.stdout)), hex.EncodeToString([]byte(tc.stderr))}, Options{})
+			if res.err != nil {
+				t.Fatal(res.err)
+			}
+			var got []string
+			for _, n := range res.capture.Notes {
+				if strings.Contains(n, "U+FFFD") {
+					got = append(got, n)
+				}
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("replacement notes %q, want %d naming %v", got, len(tc.want), tc.want)
+			}
+			for i, w := range tc.want {
+				if !strings.HasPrefix(got[i], w+":") {
+					t.Errorf("note %q does not name %s", got[i], w)
+				}
+			}
+		})
+	}
+}
+
 func TestConsoleFullArtifacts(t *testing.T) {
 	const n = 100000
 	for _, tc := range []struct {
@@ -329,7 +364,7 @@ func TestDetachedWriterFinishes(t *testing.T) {
 					t.Errorf("stdout file %d bytes, artifact says %d", len(b), a.Size)
 				}
 			}
-			if mode == "group" && !strings.Contains(strings.Join(res.capture.Notes, "\n"), "ended 1 process(es)") {
+			if !strings.Contains(strings.Join(res.capture.Notes, "\n"), "ended 1 process(es)") {
 				t.Errorf("notes %q do not record the ended writer", res.capture.Notes)
 			}
 			// In the group it was ended; out of it (setsid, its parent gone
@@ -427,6 +462,14 @@ func TestOutcomes(t *testing.T) {
 		{"non-accepted exit keeps artifacts", []string{"outputs", "3", "a.out=3"}, nil, evidence.CodeCaptureFailed, evidence.OutcomeWorkloadFailed, 1},
 		{"accepted non-zero exit", []string{"outputs", "1", "a.out=3"},
 			func(p *Plan, _ string) { p.AcceptExit = []int{0, 1} }, "", evidence.OutcomeCompleted, 1},
+		{"any exit counts, post runs", []string{"outputs", "3"},
+			func(p *Plan, _ string) {
+				p.AnyExit = true
+				p.Post = [][]string{{"sh", "-c", "printf post > " + filepath.Join(p.OutputDir, "post.out")}}
+			}, "", evidence.OutcomeCompleted, 1},
+		{"any exit is not a signal", []string{"outputs", "0"},
+			func(p *Plan, _ string) { p.AnyExit = true; p.Command = []string{"sh", "-c", "kill -9 $$"} },
+			evidence.CodeCaptureFailed, evidence.OutcomeWorkloadFailed, 0},
 		{"post command writes output", []string{"outputs", "0"},
 			func(p *Plan, _ string) {
 				p.Post = [][]string{{"sh", "-c", "printf post > " + filepath.Join(p.OutputDir, "post.out")}}
@@ -638,5 +681,61 @@ func TestBudgetParsing(t *testing.T) {
 				t.Fatalf("err %v", err)
 			}
 		})
+	}
+}
+
+// TestScratchRootRefusedUnlessPrivate: a pre-existing scratch root that
+// another user owns, that others may write, or that is a symbolic link is
+// refused before anything runs, as ssh refuses such files.
+func TestScratchRootRefusedUnlessPrivate(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("this test chowns a directory to another user and must run as root")
+	}
+	for _, tc := range []struct {
+		name string
+		make func(dir string) error
+	}{
+		{"world-writable", func(d string) error { return os.Chmod(d, 0o777) }},
+		{"group-writable", func(d string) error { return os.Chmod(d, 0o770) }},
+		{"other owner", func(d string) error { return os.Chown(d, 65534, 65534) }},
+		{"symlink", func(d string) error {
+			if err := os.Rename(d, d+".real"); err != nil {
+				return err
+			}
+			return os.Symlink(d+".real", d)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "scratch")
+			if err := os.Mkdir(root, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.make(root); err != nil {
+				t.Fatal(err)
+			}
+			marker := filepath.Join(t.TempDir(), "ran")
+			p := testProvider(outRole, func(pl *Plan, _ string) { pl.Command = []string{"touch", marker} })
+			res := run(t, context.Background(), p, []string{"outputs", "0"}, Options{ScratchRoot: root})
+			if res.code() != evidence.CodeInvalidArgument || res.capture != nil || len(res.blocks) != 0 {
+				t.Fatalf("code %q, capture %v, %d blocks (err %v)", res.code(), res.capture, len(res.blocks), res.err)
+			}
+			if !strings.Contains(res.err.Error(), root) {
+				t.Errorf("failure %q does not name the root", res.err)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Error("the workload ran")
+			}
+			if ents, _ := os.ReadDir(root); len(ents) != 0 {
+				t.Errorf("root holds %d entries", len(ents))
+			}
+		})
+	}
+	// A private root of ours is used, and one that does not exist is made.
+	for _, root := range []string{filepath.Join(t.TempDir(), "private"), filepath.Join(t.TempDir(), "new", "root")} {
+		_ = os.Mkdir(filepath.Dir(root), 0o700)
+		_ = os.Mkdir(root, 0o700)
+		if res := run(t, context.Background(), testProvider(outRole, nil), []string{"outputs", "0", "a.out=1"}, Options{ScratchRoot: root}); res.err != nil {
+			t.Fatal(res.err)
+		}
 	}
 }

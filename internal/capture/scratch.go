@@ -48,6 +48,35 @@ func ScratchRoot(dir string) (string, error) {
 	return abs, nil
 }
 
+// checkPrivate refuses a scratch root that another user could have
+// prepared or can change: one not owned by us, writable by group or
+// others, or a symbolic link (a shared temp directory lets anyone create
+// flameox-<uid> first). Outputs placed there would not be ours alone.
+func checkPrivate(root string) error {
+	st, err := os.Lstat(root)
+	if err != nil {
+		return evidence.Wrap(evidence.CodeIOFailure, err, "capture: scratch root")
+	}
+	refuse := func(why string) error {
+		return &evidence.Failure{Code: evidence.CodeInvalidArgument,
+			Message:  fmt.Sprintf("capture: scratch root %s %s; give a private directory (owned by uid %d, mode 0700) with --scratch or %s, or remove it", root, why, os.Geteuid(), EnvScratch),
+			Location: evidence.Location{Path: root}}
+	}
+	if st.Mode()&os.ModeSymlink != 0 {
+		return refuse("is a symbolic link")
+	}
+	if !st.IsDir() {
+		return refuse("is not a directory")
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Geteuid() {
+		return refuse(fmt.Sprintf("is owned by uid %d", sys.Uid))
+	}
+	if st.Mode().Perm()&0o022 != 0 {
+		return refuse(fmt.Sprintf("is writable by others (mode %04o)", st.Mode().Perm()))
+	}
+	return nil
+}
+
 // requestDir is one request's exclusively owned scratch directory.
 type requestDir struct {
 	path string
@@ -60,6 +89,9 @@ type requestDir struct {
 func newRequestDir(root string) (*requestDir, []string, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, nil, evidence.Wrap(evidence.CodeIOFailure, err, "capture: scratch root")
+	}
+	if err := checkPrivate(root); err != nil {
+		return nil, nil, err
 	}
 	notes, err := evict(root, ScratchMaxRequests-1, ScratchMaxBytes)
 	if err != nil {

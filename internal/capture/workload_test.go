@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -66,6 +67,15 @@ func workload(mode string, args []string) int {
 		fmt.Println("allocated")
 		time.Sleep(time.Hour)
 		b[0] = 2
+	case "print":
+		// print STDOUT STDERR writes its hex-encoded arguments' bytes.
+		for i, f := range []*os.File{os.Stdout, os.Stderr} {
+			b, err := hex.DecodeString(args[i])
+			if err != nil {
+				return 93
+			}
+			_, _ = f.Write(b)
+		}
 	case "spam":
 		n, _ := strconv.Atoi(args[0])
 		m, _ := strconv.Atoi(args[1])

@@ -17,6 +17,7 @@ import (
 // Info is one process as /proc/PID/stat describes it.
 type Info struct {
 	PID, PPID, PGRP int
+	Comm            string // the command name (at most 15 bytes, as the kernel keeps it)
 	Start           uint64 // clock ticks after boot
 	RSS             int64  // resident set, bytes
 	Zombie          bool
@@ -62,7 +63,8 @@ func Read(pid int) (Info, bool) {
 // and parentheses, so fields are counted after its last ')'.
 func ParseStat(pid int, b []byte) (Info, bool) {
 	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
+	o := bytes.IndexByte(b, '(')
+	if i < 0 || o < 0 || o > i {
 		return Info{}, false
 	}
 	f := bytes.Fields(b[i+1:])
@@ -77,7 +79,7 @@ func ParseStat(pid int, b []byte) (Info, bool) {
 	if err1 != nil || err2 != nil || err3 != nil || err4 != nil {
 		return Info{}, false
 	}
-	return Info{PID: pid, PPID: ppid, PGRP: pgrp, Start: start, RSS: rss * pageSize, Zombie: f[0][0] == 'Z'}, true
+	return Info{PID: pid, PPID: ppid, PGRP: pgrp, Comm: string(b[o+1 : i]), Start: start, RSS: rss * pageSize, Zombie: f[0][0] == 'Z'}, true
 }
 
 // AddDescendants adds to in every process of procs whose chain of parents

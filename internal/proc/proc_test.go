@@ -11,7 +11,7 @@ func TestParseStat(t *testing.T) {
 	// A command name with spaces and parentheses, as proc(5) allows.
 	line := []byte("4242 (a (weird) name) S 1 4242 4242 0 -1 4194560 1 0 0 0 3 1 0 0 20 0 1 0 987654 1000000 25 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0")
 	p, ok := ParseStat(4242, line)
-	if !ok || p.PPID != 1 || p.PGRP != 4242 || p.Start != 987654 || p.RSS != 25*pageSize || p.Zombie {
+	if !ok || p.PPID != 1 || p.PGRP != 4242 || p.Start != 987654 || p.RSS != 25*pageSize || p.Zombie || p.Comm != "a (weird) name" {
 		t.Fatalf("%+v %v", p, ok)
 	}
 	if _, ok := ParseStat(1, []byte("1 (init) S 0")); ok {

@@ -200,6 +200,9 @@ func Plan(req *capture.Request, scratch string, r *capture.Resolved) (*capture.P
 		Command:   cmd,
 		Dir:       req.Cwd,
 		OutputDir: scratch,
+		// A failing workload (a test suite with failures) still ran
+		// under coverage.py and saved its data at exit.
+		AnyExit: true,
 		Post: [][]string{
 			{py, "-m", "coverage", "json", "--data-file=" + data, "-o", filepath.Join(scratch, ReportFile)},
 		},

@@ -19,6 +19,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/coveragepy"
 	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/internal/formats/formatstest"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 const repo = "../../../.."
@@ -238,5 +239,54 @@ func TestResolveUsesTheWorkloadInterpreter(t *testing.T) {
 	_, err = Resolve(context.Background(), &capture.Request{Argv: []string{sys, "app.py"}, Cwd: t.TempDir()})
 	if evidence.CodeOf(err) != evidence.CodeProviderUnavailable {
 		t.Fatalf("got %v, want PROVIDER_UNAVAILABLE", err)
+	}
+}
+
+// TestFailingSuiteStillGivesCoverage: a pytest suite with a failing test
+// exits 1; the exit status is recorded as provenance and the coverage of
+// that run (data file and JSON report) is still the capture's evidence.
+func TestFailingSuiteStillGivesCoverage(t *testing.T) {
+	py := venvPython(t)
+	if err := exec.Command(py, "-c", "import pytest").Run(); err != nil {
+		t.Fatalf("pytest is not installed in %s: %v", py, err)
+	}
+	work := t.TempDir()
+	suite := "def add(a, b):\n    return a + b\n\ndef test_ok():\n    assert add(1, 2) == 3\n\ndef test_fails():\n    assert add(1, 1) == 3\n"
+	if err := os.WriteFile(filepath.Join(work, "test_suite.py"), []byte(suite), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w := wire.NewWriter(&buf)
+	req := &capture.Request{Argv: []string{py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_suite.py"}, Cwd: work}
+	c, err := capture.Run(context.Background(), Provider, req, capture.Options{ScratchRoot: t.TempDir()}, w)
+	if err != nil {
+		t.Fatalf("%v (notes %q)", err, c.Notes)
+	}
+	if c.Outcome != evidence.OutcomeCompleted || c.ExitCode == nil || *c.ExitCode != 1 {
+		t.Fatalf("outcome %q exit %v", c.Outcome, c.ExitCode)
+	}
+	if !strings.Contains(strings.Join(c.Notes, "\n"), "exited with status 1") {
+		t.Errorf("notes %q do not record the failing status", c.Notes)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	roles := map[string]string{}
+	r := wire.NewReader(&buf)
+	for {
+		b, err := r.Next()
+		if err != nil {
+			break
+		}
+		if b.Kind() == evidence.KindArtifact {
+			roles[b.Obj["role"].(string)] = b.Obj["path"].(string)
+		}
+	}
+	report, ok := roles["coverage-report"]
+	if !ok || roles["coverage-data"] == "" {
+		t.Fatalf("artifacts %v", roles)
+	}
+	if got := decodeOut(t, coveragepy.JSONSpec, report); len(got.Rows) == 0 {
+		t.Fatal("the report holds no file")
 	}
 }

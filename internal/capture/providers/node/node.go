@@ -42,6 +42,8 @@ var Provider = &capture.Provider{
 	Artifacts: []capture.Role{{
 		Role: "cpu-profile", Format: v8cpu.Spec.Name, Pattern: "*.cpuprofile", Required: true,
 		Doc: "one profile per profiled thread or process, under Node's generated name CPU.<date>.<time>.<pid>.<tid>.<seq>.cpuprofile",
+		Unflushed: "V8 writes a --cpu-prof profile only when the process reaches a normal exit (its end, process.exit, " +
+			"an uncaught exception); a process ended by a signal writes none, so no profile of this run exists",
 	}},
 	Example: []string{"node", "app.js"},
 	Binding: capture.Binding{Executable: "node", Guidance: Guidance},

@@ -258,3 +258,23 @@ func TestNodeMissingFromPath(t *testing.T) {
 		t.Errorf("%d blocks written", o.blocks)
 	}
 }
+
+// TestBudgetEndedSaysWhyNoProfile: a Node run ended by its budget writes
+// no profile (V8 flushes --cpu-prof only at a normal exit); the capture
+// block says so instead of leaving the missing profile unexplained.
+func TestBudgetEndedSaysWhyNoProfile(t *testing.T) {
+	needNode(t)
+	o := capt(t, []string{"node", "-e", "setInterval(() => {}, 1000)"}, nil,
+		capture.Options{Budget: capture.Budget{TimeoutSeconds: 1}})
+	if evidence.CodeOf(o.err) != evidence.CodeLimitExceeded || o.c.Outcome != evidence.OutcomeLimitExceeded {
+		t.Fatalf("err %v outcome %q", o.err, o.c.Outcome)
+	}
+	if len(o.arts) != 0 {
+		t.Fatalf("%d artifacts", len(o.arts))
+	}
+	notes := strings.Join(o.c.Notes, "\n")
+	if !strings.Contains(notes, "no cpu-profile output") || !strings.Contains(notes, "timeout_seconds") ||
+		!strings.Contains(notes, "normal exit") {
+		t.Errorf("notes %q do not say why no profile was flushed", o.c.Notes)
+	}
+}

@@ -74,7 +74,7 @@ func (d *jsonRead) document() error {
 		case "files":
 			if !d.meta {
 				// coverage.py writes meta first; without it the rows could
-				// not be known to be format 3 before they are emitted.
+				// not be known to be of a supported format before they are emitted.
 				return evidence.Failf(evidence.CodeDecodeFailure, "coverage report: files precede meta (coverage json writes meta first)")
 			}
 			return d.filesBlock()

@@ -11,6 +11,7 @@
 package pytestevents
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -59,52 +60,54 @@ var Spec = &formats.Spec{
 }
 
 // Sniff recognizes a stream by its first event: run_start naming the
-// stream format. It reads keys in order and stops as soon as it knows, so a
-// long first line needs no more than its start.
+// stream format, after a UTF-8 byte order mark if one leads (the decoder
+// skips it). It reads keys in order and stops as soon as it knows, so a
+// long first line needs no more than its start. It says Yes or NeedMore,
+// never No: a file named *.pytest-events.jsonl is this format whatever it
+// holds, and fails as it when malformed; without that name NeedMore claims
+// nothing.
 func Sniff(prefix []byte) formats.Verdict {
-	s := jsonscan.NewBytes(prefix)
-	tok, err := s.Next()
-	if err != nil {
-		if len(bytes.TrimSpace(prefix)) == 0 {
-			return formats.NeedMore
-		}
-		return formats.No
+	if first(bytes.TrimPrefix(prefix, formats.BOM)) {
+		return formats.Yes
 	}
-	if tok.Kind != jsonscan.ObjectStart {
-		return formats.No
+	return formats.NeedMore
+}
+
+// first reports whether p opens with a run_start event of this format.
+func first(p []byte) bool {
+	s := jsonscan.NewBytes(p)
+	if tok, err := s.Next(); err != nil || tok.Kind != jsonscan.ObjectStart {
+		return false
 	}
 	var event, format bool
 	for {
 		k, err := s.Next()
-		if err != nil {
-			return formats.NeedMore
-		}
-		if k.Kind != jsonscan.String {
-			return formats.No
+		if err != nil || k.Kind != jsonscan.String {
+			return false
 		}
 		key := string(k.Bytes)
 		v, err := s.Next()
 		if err != nil {
-			return formats.NeedMore
+			return false
 		}
 		switch key {
 		case "event":
 			if v.Kind != jsonscan.String || string(v.Bytes) != "run_start" {
-				return formats.No
+				return false
 			}
 			event = true
 		case "format":
 			if v.Kind != jsonscan.String || string(v.Bytes) != StreamFormat {
-				return formats.No
+				return false
 			}
 			format = true
 		default:
 			if err := s.Skip(v); err != nil {
-				return formats.NeedMore
+				return false
 			}
 		}
 		if event && format {
-			return formats.Yes
+			return true
 		}
 	}
 }
@@ -125,9 +128,18 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		counts:   map[string]int64{},
 		workers:  map[string]bool{},
 	}
+	// The plugin writes no byte order mark, but JSON readers may ignore
+	// one (RFC 8259 §8.1), and so does this decoder; offsets stay those of
+	// the file.
+	br := bufio.NewReader(in.R)
+	bom, err := formats.SkipBOM(br)
+	if err != nil {
+		return evidence.Wrap(evidence.CodeIOFailure, err, "read line 1")
+	}
+	d.base = bom
 	// MaxLine counts the newline. The plugin never writes a longer line,
 	// so one is a malformed stream, refused as soon as it is seen.
-	lr := lines.NewStrictFunc(in.R, MaxLine-1, func(l *lines.Line) *evidence.Failure {
+	lr := lines.NewStrictFunc(br, MaxLine-1, func(l *lines.Line) *evidence.Failure {
 		return evidence.Failf(evidence.CodeDecodeFailure, "line %d is longer than %d bytes", l.Number, MaxLine)
 	})
 	for {
@@ -143,7 +155,7 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 			d.unterminated = l.Size
 			return d.finish()
 		}
-		d.line, d.lineOffset = int(l.Number), l.Offset
+		d.line, d.lineOffset = int(l.Number), d.base+l.Offset
 		if d.line%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -188,6 +200,7 @@ type decoder struct {
 	maxItems     int64
 	line         int
 	lineOffset   int64
+	base         int64 // bytes of a byte order mark before line 1
 	unterminated int64
 
 	started, sessionStarted, sessionFinished, runFinished bool

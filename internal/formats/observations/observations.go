@@ -117,10 +117,10 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		}
 	}
 	sum := &evidence.Summary{RowsObserved: int64(line), Complete: unterminated == 0, Metrics: map[string]evidence.Metric{
-		"observations":       {Value: counts[observe.KindObservation]},
-		"phase_starts":       {Value: counts[observe.KindPhaseStart]},
-		"phase_ends":         {Value: counts[observe.KindPhaseEnd]},
-		"processes":          {Value: int64(len(pids))},
+		"observations":       {Value: counts[observe.KindObservation], Unit: "records"},
+		"phase_starts":       {Value: counts[observe.KindPhaseStart], Unit: "records"},
+		"phase_ends":         {Value: counts[observe.KindPhaseEnd], Unit: "records"},
+		"processes":          {Value: int64(len(pids)), Unit: "processes"},
 		"unterminated_bytes": {Value: unterminated, Unit: "bytes"},
 	}}
 	if unterminated > 0 {

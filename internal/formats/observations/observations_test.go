@@ -388,3 +388,18 @@ func specName(s *formats.Spec) string {
 	}
 	return s.Name
 }
+
+// Every summary metric states its unit.
+func TestMetricUnits(t *testing.T) {
+	for _, name := range []string{"python.observations.jsonl", "go.observations.jsonl"} {
+		s, err := formatstest.DecodeFile(t, Spec, filepath.Join(fixtures, name), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m, v := range s.Tables[0].Summary.Metrics {
+			if v.Unit == "" {
+				t.Errorf("%s: metric %s has no unit", name, m)
+			}
+		}
+	}
+}

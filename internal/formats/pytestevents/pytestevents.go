@@ -205,6 +205,8 @@ type decoder struct {
 
 	started, sessionStarted, sessionFinished, runFinished bool
 	exitStatus                                            *int64
+	testsCollected, testsFailed                           int64 // session_finish's own counts
+	failedReports                                         int64 // failed reports pytest counts in testsfailed
 	interrupts                                            []string
 	internalErrors                                        int64
 	crashed                                               []string
@@ -266,6 +268,11 @@ func (d *decoder) event(line []byte) error {
 	case "run_start":
 		err = d.runStart(f)
 	case "session_start":
+		// pytest starts one session per process, and the plugin writes one
+		// stream per session: a second is not the stream it claims to be.
+		if d.sessionStarted {
+			return d.failf("a second session_start")
+		}
 		d.sessionStarted = true
 	case "collect_report":
 		err = d.collectReport(f)
@@ -323,8 +330,8 @@ func (d *decoder) event(line []byte) error {
 			return d.failf("session_finish without a matching session_start")
 		}
 		st := f.integer("exit_status")
-		f.integer("tests_collected")
-		f.integer("tests_failed")
+		d.testsCollected = f.integer("tests_collected")
+		d.testsFailed = f.integer("tests_failed")
 		d.exitStatus = &st
 		d.sessionFinished = true
 	case "run_finish":
@@ -387,6 +394,7 @@ func (d *decoder) collectReport(f *fields) error {
 	case "failed":
 		outcome = table.OutcomeError
 		d.counts[table.MetricCollectionErrors]++
+		d.failedReports++
 	case "skipped":
 		d.counts[table.MetricCollectionSkipped]++
 	}
@@ -458,6 +466,9 @@ func (d *decoder) testReport(f *fields) error {
 	}
 	if dur < 0 {
 		return d.failf("negative duration %v", dur)
+	}
+	if outcome == "failed" && !xfail {
+		d.failedReports++ // as pytest's Session counts testsfailed
 	}
 	k := key{nodeid, worker}
 	t := d.inflight[k]
@@ -572,6 +583,7 @@ func (d *decoder) testCrash(f *fields) error {
 	if err := d.track(nodeid); err != nil {
 		return err
 	}
+	d.failedReports++ // xdist reports a crashed test as failed
 	k := key{nodeid, worker}
 	t := d.inflight[k]
 	if t != nil {
@@ -621,6 +633,7 @@ func (d *decoder) finish() error {
 	if d.deselectedUnknown {
 		sum.Limit("the deselected count is not observable under xdist")
 	}
+	contradicted := d.contradictions(sum)
 
 	// Tests that started or reported a phase but never finished.
 	var open []*test
@@ -668,35 +681,63 @@ func (d *decoder) finish() error {
 		}
 	}
 
+	// Every metric states its unit: a count says what it counts.
 	for _, o := range []string{table.OutcomePassed, table.OutcomeFailed, table.OutcomeError, table.OutcomeSkipped,
-		table.OutcomeXFailed, table.OutcomeXPassed, table.OutcomeCrashed, table.OutcomeInterrupted, table.OutcomeUnexecuted,
-		table.MetricCollectionErrors, table.MetricCollectionSkipped} {
-		sum.Metrics[o] = evidence.Metric{Value: d.counts[o]}
+		table.OutcomeXFailed, table.OutcomeXPassed, table.OutcomeCrashed, table.OutcomeInterrupted, table.OutcomeUnexecuted} {
+		sum.Metrics[o] = evidence.Metric{Value: d.counts[o], Unit: "tests"}
 	}
-	sum.Metrics[table.MetricCollected] = evidence.Metric{Value: int64(len(d.order))}
+	for _, o := range []string{table.MetricCollectionErrors, table.MetricCollectionSkipped} {
+		sum.Metrics[o] = evidence.Metric{Value: d.counts[o], Unit: "collectors"}
+	}
+	sum.Metrics[table.MetricCollected] = evidence.Metric{Value: int64(len(d.order)), Unit: "items"}
 	if d.deselectedUnknown {
-		sum.Metrics[table.MetricDeselected] = evidence.Metric{Value: nil}
+		sum.Metrics[table.MetricDeselected] = evidence.Metric{Value: nil, Unit: "items"}
 	} else {
-		sum.Metrics[table.MetricDeselected] = evidence.Metric{Value: d.deselected}
+		sum.Metrics[table.MetricDeselected] = evidence.Metric{Value: d.deselected, Unit: "items"}
 	}
 	if d.exitStatus != nil {
-		sum.Metrics[table.MetricExitStatus] = evidence.Metric{Value: *d.exitStatus}
+		sum.Metrics[table.MetricExitStatus] = evidence.Metric{Value: *d.exitStatus, Unit: "exit_status"}
 	} else {
-		sum.Metrics[table.MetricExitStatus] = evidence.Metric{Value: nil}
+		sum.Metrics[table.MetricExitStatus] = evidence.Metric{Value: nil, Unit: "exit_status"}
 	}
-	sum.Metrics[table.MetricSessionFinished] = evidence.Metric{Value: d.sessionFinished}
-	sum.Metrics[table.MetricSessionInterrupt] = evidence.Metric{Value: len(d.interrupts) > 0}
-	sum.Metrics[table.MetricCrashedWorkers] = evidence.Metric{Value: int64(len(d.crashed))}
-	sum.Metrics[table.MetricWorkers] = evidence.Metric{Value: int64(len(d.workers))}
-	sum.Metrics[table.MetricInternalErrors] = evidence.Metric{Value: d.internalErrors}
+	sum.Metrics[table.MetricSessionFinished] = evidence.Metric{Value: d.sessionFinished, Unit: "boolean"}
+	sum.Metrics[table.MetricSessionInterrupt] = evidence.Metric{Value: len(d.interrupts) > 0, Unit: "boolean"}
+	sum.Metrics[table.MetricCrashedWorkers] = evidence.Metric{Value: int64(len(d.crashed)), Unit: "workers"}
+	sum.Metrics[table.MetricWorkers] = evidence.Metric{Value: int64(len(d.workers)), Unit: "workers"}
+	sum.Metrics[table.MetricInternalErrors] = evidence.Metric{Value: d.internalErrors, Unit: "errors"}
 	sum.Metrics[table.MetricTruncatedBytes] = evidence.Metric{Value: d.unterminated, Unit: "bytes"}
-	sum.Metrics[table.MetricFixtureSetups] = evidence.Metric{Value: d.fixtures}
+	sum.Metrics[table.MetricFixtureSetups] = evidence.Metric{Value: d.fixtures, Unit: "setups"}
 	sum.Metrics[table.MetricFixtureSeconds] = evidence.Metric{Value: d.fixtureSeconds, Unit: "s"}
 	sum.RowsObserved = d.rows
 	sum.Complete = d.runFinished && d.sessionFinished && len(d.interrupts) == 0 && len(d.crashed) == 0 &&
-		d.internalErrors == 0 && d.unterminated == 0
+		d.internalErrors == 0 && d.unterminated == 0 && !contradicted
 	sum.Coverage = evidence.Object{"events": int64(d.line)}
 	return d.tw.End(sum)
+}
+
+// contradictions compares session_finish's own counts with the stream and
+// states each disagreement as a limitation: pytest counted items or failed
+// reports the stream does not hold (events were lost, or the stream was
+// edited), so its rows are not the whole session. It reports whether any
+// was found.
+func (d *decoder) contradictions(sum *evidence.Summary) bool {
+	if !d.sessionFinished {
+		return false
+	}
+	found := false
+	// pytest sets testscollected after the collection hooks; an internal
+	// error in them leaves it 0, so only a whole collection is compared.
+	if d.listed && d.internalErrors == 0 && d.testsCollected != int64(len(d.order)) {
+		sum.Limit(fmt.Sprintf("session_finish says %d tests were collected but the stream lists %d items: the stream does not hold the whole session", d.testsCollected, len(d.order)))
+		found = true
+	}
+	// testsfailed counts failed collection and test reports (xfail
+	// excluded) and, under xdist, crashed tests.
+	if d.testsFailed != d.failedReports {
+		sum.Limit(fmt.Sprintf("session_finish says %d reports failed but the stream holds %d failed reports: the stream does not hold the whole session", d.testsFailed, d.failedReports))
+		found = true
+	}
+	return found
 }
 
 func ptr(s string, ok bool) *string {

@@ -517,6 +517,7 @@ func TestHostile(t *testing.T) {
 		{"other version", event(0, "run_start", strings.Replace(runStart, `"version":1`, `"version":2`, 1)), evidence.CodeDecodeFailure, 1, nil},
 		{"seq gap", event(0, "run_start", runStart) + event(2, "session_start", ""), evidence.CodeDecodeFailure, 2, nil},
 		{"unknown event", stream("bogus"), evidence.CodeDecodeFailure, 2, nil},
+		{"second session_start", stream("session_start", "session_start"), evidence.CodeDecodeFailure, 3, nil},
 		{"unknown field", stream(`session_start "extra":1`), evidence.CodeDecodeFailure, 2, nil},
 		{"missing field", stream(`collect_item`), evidence.CodeDecodeFailure, 2, nil},
 		{"mistyped field", stream(`collect_item "nodeid":7`), evidence.CodeDecodeFailure, 2, nil},
@@ -910,4 +911,63 @@ func specName(s *formats.Spec) string {
 		return "nothing"
 	}
 	return s.Name
+}
+
+// session_finish's own counts are checked against the stream: a count the
+// stream contradicts makes the table incomplete, stating the
+// disagreement, because the stream then lacks part of the session. The
+// real fixtures (xdist, crashes, interrupts, internal errors and
+// collection errors among them) all agree with their own counts.
+func TestSessionCountsContradicted(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(fixtures, "*.pytest-events.jsonl"))
+	for _, p := range files {
+		tb := decodeFile(t, filepath.Base(p))
+		for _, l := range tb.Summary.Limitations {
+			if strings.Contains(l, "session_finish says") {
+				t.Errorf("%s: %s", filepath.Base(p), l)
+			}
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(fixtures, "suite.pytest-events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(raw, []byte(`"tests_collected":21,"tests_failed":12`)) {
+		t.Fatal("the fixture's session_finish changed; update the test")
+	}
+	want := decodeFile(t, "suite.pytest-events.jsonl")
+	if !want.Summary.Complete {
+		t.Fatal("the unedited fixture is incomplete")
+	}
+	for _, c := range []struct{ name, counts, says string }{
+		{"collected", `"tests_collected":30,"tests_failed":12`, "30 tests were collected but the stream lists 21"},
+		{"failed", `"tests_collected":21,"tests_failed":5`, "5 reports failed but the stream holds 12"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			edited := bytes.Replace(raw, []byte(`"tests_collected":21,"tests_failed":12`), []byte(c.counts), 1)
+			tb, err := decode(t, bytes.NewReader(edited), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tb.Summary.Complete || len(tb.Rows) != len(want.Rows) {
+				t.Fatalf("complete %v with %d rows, want incomplete with %d", tb.Summary.Complete, len(tb.Rows), len(want.Rows))
+			}
+			if !slices.ContainsFunc(tb.Summary.Limitations, func(l string) bool { return strings.Contains(l, c.says) }) {
+				t.Fatalf("limitations %q lack %q", tb.Summary.Limitations, c.says)
+			}
+		})
+	}
+}
+
+// Every summary metric states its unit, null values included.
+func TestMetricUnits(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(fixtures, "*.pytest-events.jsonl"))
+	for _, p := range files {
+		tb := decodeFile(t, filepath.Base(p))
+		for name, m := range tb.Summary.Metrics {
+			if m.Unit == "" {
+				t.Errorf("%s: metric %s has no unit", filepath.Base(p), name)
+			}
+		}
+	}
 }

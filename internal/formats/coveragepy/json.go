@@ -1,7 +1,6 @@
 package coveragepy
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"sort"
@@ -53,7 +52,8 @@ type jsonRead struct {
 }
 
 func (jsonDecoder) Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	s := in.JSONScanner(bufio.NewReaderSize(in.R, 64<<10), 64, formats.LimitToken)
+	// The scanner buffers its reads itself (64 KiB).
+	s := in.JSONScanner(in.R, 64, formats.LimitToken)
 	d := &jsonRead{ctx: ctx, in: in, w: jsonscan.Walker{S: s}, sums: map[string]int64{},
 		tw: formats.NewLazyTable(out, &evidence.Table{Name: table.CoverageFiles.Name, Columns: table.CoverageFiles.EvidenceColumns(""), Evidence: evidence.Observed})}
 	err := d.document()

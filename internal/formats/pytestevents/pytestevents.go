@@ -11,7 +11,6 @@
 package pytestevents
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -128,18 +127,9 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		counts:   map[string]int64{},
 		workers:  map[string]bool{},
 	}
-	// The plugin writes no byte order mark, but JSON readers may ignore
-	// one (RFC 8259 §8.1), and so does this decoder; offsets stay those of
-	// the file.
-	br := bufio.NewReader(in.R)
-	bom, err := formats.SkipBOM(br)
-	if err != nil {
-		return evidence.Wrap(evidence.CodeIOFailure, err, "read line 1")
-	}
-	d.base = bom
 	// MaxLine counts the newline. The plugin never writes a longer line,
 	// so one is a malformed stream, refused as soon as it is seen.
-	lr := lines.NewStrictFunc(br, MaxLine-1, func(l *lines.Line) *evidence.Failure {
+	lr := lines.NewStrictFunc(in.R, MaxLine-1, func(l *lines.Line) *evidence.Failure {
 		return evidence.Failf(evidence.CodeDecodeFailure, "line %d is longer than %d bytes", l.Number, MaxLine)
 	})
 	for {
@@ -155,11 +145,19 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 			d.unterminated = l.Size
 			return d.finish()
 		}
-		d.line, d.lineOffset = int(l.Number), d.base+l.Offset
+		d.line, d.lineOffset = int(l.Number), l.Offset
+		b := l.Bytes
+		// The plugin writes no byte order mark, but JSON readers may ignore
+		// one (RFC 8259 §8.1), and so does this decoder; offsets stay those
+		// of the file. (Cut from the line, not by wrapping in.R, which
+		// would cost the line reader its small-input buffer.)
+		if d.line == 1 && bytes.HasPrefix(b, formats.BOM) {
+			b, d.lineOffset = b[len(formats.BOM):], l.Offset+int64(len(formats.BOM))
+		}
 		if d.line%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err := d.event(l.Bytes); err != nil {
+		if err := d.event(b); err != nil {
 			return err
 		}
 	}
@@ -200,7 +198,6 @@ type decoder struct {
 	maxItems     int64
 	line         int
 	lineOffset   int64
-	base         int64 // bytes of a byte order mark before line 1
 	unterminated int64
 
 	started, sessionStarted, sessionFinished, runFinished bool

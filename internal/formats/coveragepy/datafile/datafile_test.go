@@ -482,3 +482,97 @@ func TestSQLiteValueBounds(t *testing.T) {
 		})
 	}
 }
+
+// FuzzDecode puts fuzzed values into a real data file (a copy of
+// contexts.coverage or branch.coverage) through SQL, so each execution
+// reaches the decoder's value checks rather than SQLite's page checks:
+// any path, context, numbits blob and line numbers, stored under any
+// SQLite type. Every outcome is a closed table or a typed failure other
+// than INTERNAL.
+func FuzzDecode(f *testing.F) {
+	lines, err := os.ReadFile(filepath.Join(testdata, "contexts.coverage"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	arcs, err := os.ReadFile(filepath.Join(testdata, "branch.coverage"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(false, []byte("/tmp/flameox-coverage-fixture/app.py"), []byte("__main__.test_shapes"), []byte{0x82, 0x01}, int64(3), int64(4), uint8(0))
+	f.Add(true, []byte("/p/\xff.py"), []byte(""), []byte{}, int64(9999999), int64(-9999999), uint8(1))
+	f.Add(false, []byte("a"), []byte("b"), []byte{0, 0, 0x80}, int64(-1), int64(1), uint8(2))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, arc bool, path, ctx, nb []byte, from, to int64, kind uint8) {
+		src := lines
+		if arc {
+			src = arcs
+		}
+		p := filepath.Join(dir, "fuzz.coverage")
+		if err := os.WriteFile(p, src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("sqlite", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// kind picks how the path is stored: text, blob, or integer.
+		pathSQL := "CAST(? AS TEXT)"
+		switch kind % 3 {
+		case 1:
+			pathSQL = "CAST(? AS BLOB)"
+		case 2:
+			pathSQL = "length(?)"
+		}
+		stmts := []struct {
+			q    string
+			args []any
+		}{
+			{"UPDATE OR IGNORE file SET path = " + pathSQL + " WHERE id = 1", []any{path}},
+			{"UPDATE OR IGNORE context SET context = CAST(? AS TEXT) WHERE id = 1", []any{ctx}},
+		}
+		if arc {
+			stmts = append(stmts, struct {
+				q    string
+				args []any
+			}{"UPDATE arc SET fromno = ?, tono = ? WHERE rowid = (SELECT min(rowid) FROM arc)", []any{from, to}})
+		} else {
+			stmts = append(stmts, struct {
+				q    string
+				args []any
+			}{"UPDATE line_bits SET numbits = ? WHERE rowid = (SELECT min(rowid) FROM line_bits)", []any{nb}})
+		}
+		// One unsynced transaction: the copy is scratch, and a journal
+		// synced per statement made an execution take tens of milliseconds.
+		db.SetMaxOpenConns(1)
+		for _, q := range []string{"PRAGMA synchronous = OFF", "PRAGMA journal_mode = OFF", "BEGIN"} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, s := range stmts {
+			// OR IGNORE: a path or context another row already has keeps
+			// the fixture's value (unique columns).
+			if _, err := db.Exec(s.q, s.args...); err != nil {
+				t.Fatalf("%s: %v", s.q, err)
+			}
+		}
+		if _, err := db.Exec("COMMIT"); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		s, err := decodeFile(t, Spec, p, map[string]int64{LimitValueBytes: 1 << 16})
+		if err != nil {
+			var fl *evidence.Failure
+			if !errors.As(err, &fl) || fl.Code == evidence.CodeInternal {
+				t.Fatalf("untyped or internal failure: %v", err)
+			}
+			if len(s.Tables) != 0 {
+				t.Fatal("a refused data file produced a table")
+			}
+			return
+		}
+		if len(s.Tables) != 1 || s.Tables[0].Summary == nil || !s.Tables[0].Summary.Complete {
+			t.Fatal("a decoded data file without one complete table")
+		}
+	})
+}

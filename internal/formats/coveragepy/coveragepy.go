@@ -1,5 +1,6 @@
 // Package coveragepy decodes coverage.py's outputs into coverage.files
-// rows: the `coverage json` report (format 3, streamed) here, and the
+// rows: the `coverage json` report (every layout coverage.py 5.0 to 7.x
+// writes, streamed) here, and the
 // native `.coverage` data file (SQLite, read directly and read-only) in
 // subpackage datafile.
 //
@@ -14,9 +15,8 @@
 package coveragepy
 
 import (
-	"bytes"
-
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/jsonscan"
 	"github.com/flameox/flameox/internal/table"
 )
 
@@ -44,7 +44,7 @@ func Spec(s formats.Spec) *formats.Spec {
 // JSONSpec is the registry entry for `coverage json` reports.
 var JSONSpec = Spec(formats.Spec{
 	Name:     FormatJSON,
-	Title:    "coverage.py JSON report (format 3)",
+	Title:    "coverage.py JSON report (coverage.py 5.0 to 7.x)",
 	Suffixes: []string{".coverage.json"},
 	Sniff:    SniffJSON,
 	Limits: []formats.Limit{
@@ -53,19 +53,62 @@ var JSONSpec = Spec(formats.Spec{
 		{Name: formats.LimitToken, Default: 16 << 20, Unit: "bytes", Doc: "longest single JSON string or number"},
 	},
 	Caps:     formats.Caps{Statements: true},
-	Producer: "coverage.py 7.x `coverage json`",
+	Producer: "coverage.py 5.0 to 7.x `coverage json`",
 	Version:  "1",
 	Decoder:  jsonDecoder{},
 })
 
-// SniffJSON says Yes for a JSON object whose meta block carries coverage.py's
-// report keys.
+// SniffJSON says Yes for a JSON object whose first member is coverage.py's
+// meta block: an object holding version (a string), branch_coverage and
+// show_contexts (booleans). Every release since 5.0 writes these keys;
+// meta.format exists only since 7.4, so it is not required.
 func SniffJSON(prefix []byte) formats.Verdict {
 	return formats.SniffObject(prefix, false, func(p []byte) formats.Verdict {
-		if bytes.Contains(p, []byte(`"meta"`)) && bytes.Contains(p, []byte(`"format"`)) &&
-			(bytes.Contains(p, []byte(`"branch_coverage"`)) || bytes.Contains(p, []byte(`"show_contexts"`))) {
+		s := jsonscan.NewBytes(p)
+		if tok, err := s.Next(); err != nil || tok.Kind != jsonscan.ObjectStart {
+			return formats.No
+		}
+		k, err := s.Next()
+		if err != nil {
+			return formats.NeedMore
+		}
+		if k.Kind != jsonscan.String || string(k.Bytes) != "meta" {
+			return formats.No
+		}
+		if tok, err := s.Next(); err != nil {
+			return formats.NeedMore
+		} else if tok.Kind != jsonscan.ObjectStart {
+			return formats.No
+		}
+		var version, branch, contexts bool
+		for {
+			k, err := s.Next()
+			if err != nil {
+				return formats.NeedMore
+			}
+			if k.Kind == jsonscan.ObjectEnd {
+				break
+			}
+			v, err := s.Next()
+			if err != nil {
+				return formats.NeedMore
+			}
+			switch string(k.Bytes) {
+			case "version":
+				version = v.Kind == jsonscan.String
+			case "branch_coverage":
+				branch = v.Kind == jsonscan.True || v.Kind == jsonscan.False
+			case "show_contexts":
+				contexts = v.Kind == jsonscan.True || v.Kind == jsonscan.False
+			default:
+				if err := s.Skip(v); err != nil {
+					return formats.NeedMore
+				}
+			}
+		}
+		if version && branch && contexts {
 			return formats.Yes
 		}
-		return formats.NeedMore
+		return formats.No
 	})
 }

@@ -1,10 +1,11 @@
 package coveragepy
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
@@ -12,7 +13,10 @@ import (
 	"github.com/flameox/flameox/internal/table"
 )
 
-// JSONFormat is the `coverage json` report format this decoder reads.
+// JSONFormat is the newest `coverage json` report format this decoder
+// reads. coverage.py numbers them itself: 1 is every report written before
+// meta.format existed (5.0 to 7.3), 2 added meta.format, 3 added function
+// and class regions. The counts this decoder reads are in all three.
 const JSONFormat = 3
 
 type jsonDecoder struct{}
@@ -48,7 +52,8 @@ type jsonRead struct {
 }
 
 func (jsonDecoder) Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	s := in.JSONScanner(bufio.NewReaderSize(in.R, 64<<10), 64, formats.LimitToken)
+	// The scanner buffers its reads itself (64 KiB).
+	s := in.JSONScanner(in.R, 64, formats.LimitToken)
 	d := &jsonRead{ctx: ctx, in: in, w: jsonscan.Walker{S: s}, sums: map[string]int64{},
 		tw: formats.NewLazyTable(out, &evidence.Table{Name: table.CoverageFiles.Name, Columns: table.CoverageFiles.EvidenceColumns(""), Evidence: evidence.Observed})}
 	err := d.document()
@@ -69,7 +74,7 @@ func (d *jsonRead) document() error {
 		case "files":
 			if !d.meta {
 				// coverage.py writes meta first; without it the rows could
-				// not be known to be format 3 before they are emitted.
+				// not be known to be of a supported format before they are emitted.
 				return evidence.Failf(evidence.CodeDecodeFailure, "coverage report: files precede meta (coverage json writes meta first)")
 			}
 			return d.filesBlock()
@@ -94,6 +99,7 @@ func (d *jsonRead) document() error {
 
 func (d *jsonRead) metaBlock() error {
 	d.format = -1
+	var hasVersion bool
 	err := d.w.Object("meta", func(key []byte) error {
 		var err error
 		switch string(key) {
@@ -101,6 +107,7 @@ func (d *jsonRead) metaBlock() error {
 			d.format, err = d.w.Int("meta.format")
 		case "version":
 			d.ver, _, _, err = d.w.Str("meta.version", 64)
+			hasVersion = err == nil
 		case "branch_coverage":
 			d.branch, err = d.w.Bool("meta.branch_coverage")
 		default:
@@ -111,13 +118,39 @@ func (d *jsonRead) metaBlock() error {
 	if err != nil {
 		return err
 	}
-	if d.format != JSONFormat {
+	if d.format == -1 {
+		// No meta.format: a format-1 report, which only coverage.py 5.0
+		// to 7.3 write; meta.version must say so.
+		if !hasVersion || !formatOneVersion(d.ver) {
+			return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
+				Message: fmt.Sprintf("coverage json report without meta.format from coverage.py version %q is not supported: reports without the field are written by coverage.py 5.0 to 7.3", d.ver),
+				Details: evidence.Object{"version": d.ver}}
+		}
+		d.format = 1
+	}
+	if d.format < 1 || d.format > JSONFormat {
 		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
-			Message: fmt.Sprintf("coverage json report format %d is not supported (want %d, written by coverage.py 7.x)", d.format, JSONFormat),
+			Message: fmt.Sprintf("coverage json report format %d is not supported (formats 1 to %d are read: coverage.py 5.0 to 7.x)", d.format, JSONFormat),
 			Details: evidence.Object{"format": d.format}}
 	}
 	d.meta = true
 	return nil
+}
+
+// formatOneVersion reports whether a coverage.py version wrote format-1
+// reports: the JSON report appeared in 5.0 and meta.format in 7.4.
+func formatOneVersion(v string) bool {
+	major, rest, _ := strings.Cut(v, ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	if i := strings.IndexFunc(minor, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+		minor = minor[:i] // 7.0b1
+	}
+	ma, err1 := strconv.Atoi(major)
+	mi, err2 := strconv.Atoi(minor)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma == 5 || ma == 6 || ma == 7 && mi <= 3
 }
 
 func (d *jsonRead) numbers(what string) (*numbers, error) {
@@ -255,7 +288,7 @@ func (d *jsonRead) file(name string) error {
 		return err
 	}
 	if sum == nil || executed < 0 || missing < 0 || exclude < 0 {
-		return fmt.Errorf("a format-3 file entry needs summary, executed_lines, missing_lines and excluded_lines")
+		return fmt.Errorf("a file entry needs summary, executed_lines, missing_lines and excluded_lines")
 	}
 	// The missing and excluded lists and the summary come from one
 	// analysis; a disagreement means the report was edited or damaged.
@@ -327,7 +360,8 @@ func (d *jsonRead) summary() *evidence.Summary {
 	s.Coverage = evidence.Object{"coverage_version": table.NonEmpty(d.ver).Value(), "report_format": d.format, "branch_coverage": d.branch}
 	s.Metrics = map[string]evidence.Metric{"files": {Value: d.files, Unit: "files"}}
 	if d.totals != nil {
-		units := map[string]string{"covered_lines": "lines", "num_statements": "lines", "missing_lines": "lines", "excluded_lines": "lines"}
+		units := map[string]string{"covered_lines": "lines", "num_statements": "lines", "missing_lines": "lines", "excluded_lines": "lines",
+			"num_branches": "branches", "num_partial_branches": "branches", "covered_branches": "branches", "missing_branches": "branches"}
 		for k, v := range d.totals.ints {
 			s.Metrics["total_"+k] = evidence.Metric{Value: v, Unit: units[k]}
 		}

@@ -12,6 +12,7 @@
 package observations
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -41,20 +42,25 @@ var Spec = &formats.Spec{
 	Decoder:  formats.DecoderFunc(Decode),
 }
 
-// Sniff accepts a prefix whose first line is a valid record.
+// Sniff says Yes when the first line is a record, or claims to be one: a
+// JSON object whose first member is the record version "v", which both
+// SDKs write first. Such a line that breaks the grammar then fails as this
+// format instead of being previewed. Anything else is NeedMore, never No:
+// a file named *.observations.jsonl is this format whatever it holds, and
+// fails as it when malformed; without that name NeedMore claims nothing.
 func Sniff(prefix []byte) formats.Verdict {
 	sc := lines.Split(prefix)
 	l, err := sc.Next()
-	switch {
-	case err != nil: // empty
+	if err != nil { // empty
 		return formats.NeedMore
-	case l.Term != lines.None:
-		if _, err := observe.ParseRecord(l.Bytes); err != nil {
-			return formats.No
+	}
+	if l.Term != lines.None {
+		if _, err := observe.ParseRecord(l.Bytes); err == nil {
+			return formats.Yes
 		}
+	}
+	if bytes.HasPrefix(bytes.TrimLeft(l.Bytes, " \t"), []byte(`{"v":`)) {
 		return formats.Yes
-	case prefix[0] != '{':
-		return formats.No
 	}
 	return formats.NeedMore
 }
@@ -111,10 +117,10 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		}
 	}
 	sum := &evidence.Summary{RowsObserved: int64(line), Complete: unterminated == 0, Metrics: map[string]evidence.Metric{
-		"observations":       {Value: counts[observe.KindObservation]},
-		"phase_starts":       {Value: counts[observe.KindPhaseStart]},
-		"phase_ends":         {Value: counts[observe.KindPhaseEnd]},
-		"processes":          {Value: int64(len(pids))},
+		"observations":       {Value: counts[observe.KindObservation], Unit: "records"},
+		"phase_starts":       {Value: counts[observe.KindPhaseStart], Unit: "records"},
+		"phase_ends":         {Value: counts[observe.KindPhaseEnd], Unit: "records"},
+		"processes":          {Value: int64(len(pids)), Unit: "processes"},
 		"unterminated_bytes": {Value: unterminated, Unit: "bytes"},
 	}}
 	if unterminated > 0 {

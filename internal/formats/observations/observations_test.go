@@ -15,6 +15,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/formatstest"
+	"github.com/flameox/flameox/internal/formats/jsonpreview"
 	"github.com/flameox/flameox/pkg/observe"
 )
 
@@ -269,9 +270,12 @@ func TestSniff(t *testing.T) {
 		want formats.Verdict
 	}{
 		{"fixture", string(raw), formats.Yes},
-		{"partial line", string(raw[:20]), formats.NeedMore},
-		{"other jsonl", `{"a":1}` + "\n", formats.No},
-		{"text", "hello", formats.No},
+		{"partial record", string(raw[:20]), formats.Yes},
+		{"bad record", `{"v":1,"kind":"bogus"}` + "\n", formats.Yes},
+		{"partial line", `{"kin`, formats.NeedMore},
+		// Never No: the name decides (TestNameClaims).
+		{"other jsonl", `{"a":1}` + "\n", formats.NeedMore},
+		{"text", "hello", formats.NeedMore},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -339,6 +343,63 @@ func BenchmarkDecode(b *testing.B) {
 	for b.Loop() {
 		if err := Decode(context.Background(), formatstest.MustInput(b, Spec, testArtifact, bytes.NewReader(data), nil), formatstest.Discard{}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// A file whose name or first line claims the format fails as it when
+// malformed; it never becomes a generic JSONL preview with exit 0.
+func TestNameClaims(t *testing.T) {
+	specs := []*formats.Spec{Spec, jsonpreview.JSONL}
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, body string
+		want       *formats.Spec
+	}{
+		{"bad.observations.jsonl", `{"kind":"observation","name":"x"}` + "\n", Spec},
+		{"text.observations.jsonl", "not json\n", Spec},
+		{"claimed.jsonl", `{"v":1,"kind":"bogus","ts":1,"pid":1}` + "\n", Spec},
+		{"other.jsonl", `{"a":1}` + "\n", jsonpreview.JSONL},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, c.name)
+			if err := os.WriteFile(p, []byte(c.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			got, err := formats.Detect(specs, p, []byte(c.body), "")
+			if err != nil || got != c.want {
+				t.Fatalf("detected %s (%v), want %s", specName(got), err, c.want.Name)
+			}
+			if got != Spec {
+				return
+			}
+			_, err = formatstest.DecodeFile(t, Spec, p, nil, nil)
+			var f *evidence.Failure
+			if !errors.As(err, &f) || f.Code != evidence.CodeDecodeFailure || f.Location.Line != 1 {
+				t.Fatalf("got %v, want DECODE_FAILURE at line 1", err)
+			}
+		})
+	}
+}
+
+func specName(s *formats.Spec) string {
+	if s == nil {
+		return "nothing"
+	}
+	return s.Name
+}
+
+// Every summary metric states its unit.
+func TestMetricUnits(t *testing.T) {
+	for _, name := range []string{"python.observations.jsonl", "go.observations.jsonl"} {
+		s, err := formatstest.DecodeFile(t, Spec, filepath.Join(fixtures, name), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m, v := range s.Tables[0].Summary.Metrics {
+			if v.Unit == "" {
+				t.Errorf("%s: metric %s has no unit", name, m)
+			}
 		}
 	}
 }

@@ -59,52 +59,54 @@ var Spec = &formats.Spec{
 }
 
 // Sniff recognizes a stream by its first event: run_start naming the
-// stream format. It reads keys in order and stops as soon as it knows, so a
-// long first line needs no more than its start.
+// stream format, after a UTF-8 byte order mark if one leads (the decoder
+// skips it). It reads keys in order and stops as soon as it knows, so a
+// long first line needs no more than its start. It says Yes or NeedMore,
+// never No: a file named *.pytest-events.jsonl is this format whatever it
+// holds, and fails as it when malformed; without that name NeedMore claims
+// nothing.
 func Sniff(prefix []byte) formats.Verdict {
-	s := jsonscan.NewBytes(prefix)
-	tok, err := s.Next()
-	if err != nil {
-		if len(bytes.TrimSpace(prefix)) == 0 {
-			return formats.NeedMore
-		}
-		return formats.No
+	if first(bytes.TrimPrefix(prefix, formats.BOM)) {
+		return formats.Yes
 	}
-	if tok.Kind != jsonscan.ObjectStart {
-		return formats.No
+	return formats.NeedMore
+}
+
+// first reports whether p opens with a run_start event of this format.
+func first(p []byte) bool {
+	s := jsonscan.NewBytes(p)
+	if tok, err := s.Next(); err != nil || tok.Kind != jsonscan.ObjectStart {
+		return false
 	}
 	var event, format bool
 	for {
 		k, err := s.Next()
-		if err != nil {
-			return formats.NeedMore
-		}
-		if k.Kind != jsonscan.String {
-			return formats.No
+		if err != nil || k.Kind != jsonscan.String {
+			return false
 		}
 		key := string(k.Bytes)
 		v, err := s.Next()
 		if err != nil {
-			return formats.NeedMore
+			return false
 		}
 		switch key {
 		case "event":
 			if v.Kind != jsonscan.String || string(v.Bytes) != "run_start" {
-				return formats.No
+				return false
 			}
 			event = true
 		case "format":
 			if v.Kind != jsonscan.String || string(v.Bytes) != StreamFormat {
-				return formats.No
+				return false
 			}
 			format = true
 		default:
 			if err := s.Skip(v); err != nil {
-				return formats.NeedMore
+				return false
 			}
 		}
 		if event && format {
-			return formats.Yes
+			return true
 		}
 	}
 }
@@ -144,10 +146,18 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 			return d.finish()
 		}
 		d.line, d.lineOffset = int(l.Number), l.Offset
+		b := l.Bytes
+		// The plugin writes no byte order mark, but JSON readers may ignore
+		// one (RFC 8259 §8.1), and so does this decoder; offsets stay those
+		// of the file. (Cut from the line, not by wrapping in.R, which
+		// would cost the line reader its small-input buffer.)
+		if d.line == 1 && bytes.HasPrefix(b, formats.BOM) {
+			b, d.lineOffset = b[len(formats.BOM):], l.Offset+int64(len(formats.BOM))
+		}
 		if d.line%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err := d.event(l.Bytes); err != nil {
+		if err := d.event(b); err != nil {
 			return err
 		}
 	}
@@ -192,6 +202,8 @@ type decoder struct {
 
 	started, sessionStarted, sessionFinished, runFinished bool
 	exitStatus                                            *int64
+	testsCollected, testsFailed                           int64 // session_finish's own counts
+	failedReports                                         int64 // failed reports pytest counts in testsfailed
 	interrupts                                            []string
 	internalErrors                                        int64
 	crashed                                               []string
@@ -253,6 +265,11 @@ func (d *decoder) event(line []byte) error {
 	case "run_start":
 		err = d.runStart(f)
 	case "session_start":
+		// pytest starts one session per process, and the plugin writes one
+		// stream per session: a second is not the stream it claims to be.
+		if d.sessionStarted {
+			return d.failf("a second session_start")
+		}
 		d.sessionStarted = true
 	case "collect_report":
 		err = d.collectReport(f)
@@ -310,8 +327,8 @@ func (d *decoder) event(line []byte) error {
 			return d.failf("session_finish without a matching session_start")
 		}
 		st := f.integer("exit_status")
-		f.integer("tests_collected")
-		f.integer("tests_failed")
+		d.testsCollected = f.integer("tests_collected")
+		d.testsFailed = f.integer("tests_failed")
 		d.exitStatus = &st
 		d.sessionFinished = true
 	case "run_finish":
@@ -374,6 +391,7 @@ func (d *decoder) collectReport(f *fields) error {
 	case "failed":
 		outcome = table.OutcomeError
 		d.counts[table.MetricCollectionErrors]++
+		d.failedReports++
 	case "skipped":
 		d.counts[table.MetricCollectionSkipped]++
 	}
@@ -445,6 +463,9 @@ func (d *decoder) testReport(f *fields) error {
 	}
 	if dur < 0 {
 		return d.failf("negative duration %v", dur)
+	}
+	if outcome == "failed" && !xfail {
+		d.failedReports++ // as pytest's Session counts testsfailed
 	}
 	k := key{nodeid, worker}
 	t := d.inflight[k]
@@ -559,6 +580,7 @@ func (d *decoder) testCrash(f *fields) error {
 	if err := d.track(nodeid); err != nil {
 		return err
 	}
+	d.failedReports++ // xdist reports a crashed test as failed
 	k := key{nodeid, worker}
 	t := d.inflight[k]
 	if t != nil {
@@ -608,6 +630,7 @@ func (d *decoder) finish() error {
 	if d.deselectedUnknown {
 		sum.Limit("the deselected count is not observable under xdist")
 	}
+	contradicted := d.contradictions(sum)
 
 	// Tests that started or reported a phase but never finished.
 	var open []*test
@@ -655,35 +678,63 @@ func (d *decoder) finish() error {
 		}
 	}
 
+	// Every metric states its unit: a count says what it counts.
 	for _, o := range []string{table.OutcomePassed, table.OutcomeFailed, table.OutcomeError, table.OutcomeSkipped,
-		table.OutcomeXFailed, table.OutcomeXPassed, table.OutcomeCrashed, table.OutcomeInterrupted, table.OutcomeUnexecuted,
-		table.MetricCollectionErrors, table.MetricCollectionSkipped} {
-		sum.Metrics[o] = evidence.Metric{Value: d.counts[o]}
+		table.OutcomeXFailed, table.OutcomeXPassed, table.OutcomeCrashed, table.OutcomeInterrupted, table.OutcomeUnexecuted} {
+		sum.Metrics[o] = evidence.Metric{Value: d.counts[o], Unit: "tests"}
 	}
-	sum.Metrics[table.MetricCollected] = evidence.Metric{Value: int64(len(d.order))}
+	for _, o := range []string{table.MetricCollectionErrors, table.MetricCollectionSkipped} {
+		sum.Metrics[o] = evidence.Metric{Value: d.counts[o], Unit: "collectors"}
+	}
+	sum.Metrics[table.MetricCollected] = evidence.Metric{Value: int64(len(d.order)), Unit: "items"}
 	if d.deselectedUnknown {
-		sum.Metrics[table.MetricDeselected] = evidence.Metric{Value: nil}
+		sum.Metrics[table.MetricDeselected] = evidence.Metric{Value: nil, Unit: "items"}
 	} else {
-		sum.Metrics[table.MetricDeselected] = evidence.Metric{Value: d.deselected}
+		sum.Metrics[table.MetricDeselected] = evidence.Metric{Value: d.deselected, Unit: "items"}
 	}
 	if d.exitStatus != nil {
-		sum.Metrics[table.MetricExitStatus] = evidence.Metric{Value: *d.exitStatus}
+		sum.Metrics[table.MetricExitStatus] = evidence.Metric{Value: *d.exitStatus, Unit: "exit_status"}
 	} else {
-		sum.Metrics[table.MetricExitStatus] = evidence.Metric{Value: nil}
+		sum.Metrics[table.MetricExitStatus] = evidence.Metric{Value: nil, Unit: "exit_status"}
 	}
-	sum.Metrics[table.MetricSessionFinished] = evidence.Metric{Value: d.sessionFinished}
-	sum.Metrics[table.MetricSessionInterrupt] = evidence.Metric{Value: len(d.interrupts) > 0}
-	sum.Metrics[table.MetricCrashedWorkers] = evidence.Metric{Value: int64(len(d.crashed))}
-	sum.Metrics[table.MetricWorkers] = evidence.Metric{Value: int64(len(d.workers))}
-	sum.Metrics[table.MetricInternalErrors] = evidence.Metric{Value: d.internalErrors}
+	sum.Metrics[table.MetricSessionFinished] = evidence.Metric{Value: d.sessionFinished, Unit: "boolean"}
+	sum.Metrics[table.MetricSessionInterrupt] = evidence.Metric{Value: len(d.interrupts) > 0, Unit: "boolean"}
+	sum.Metrics[table.MetricCrashedWorkers] = evidence.Metric{Value: int64(len(d.crashed)), Unit: "workers"}
+	sum.Metrics[table.MetricWorkers] = evidence.Metric{Value: int64(len(d.workers)), Unit: "workers"}
+	sum.Metrics[table.MetricInternalErrors] = evidence.Metric{Value: d.internalErrors, Unit: "errors"}
 	sum.Metrics[table.MetricTruncatedBytes] = evidence.Metric{Value: d.unterminated, Unit: "bytes"}
-	sum.Metrics[table.MetricFixtureSetups] = evidence.Metric{Value: d.fixtures}
+	sum.Metrics[table.MetricFixtureSetups] = evidence.Metric{Value: d.fixtures, Unit: "setups"}
 	sum.Metrics[table.MetricFixtureSeconds] = evidence.Metric{Value: d.fixtureSeconds, Unit: "s"}
 	sum.RowsObserved = d.rows
 	sum.Complete = d.runFinished && d.sessionFinished && len(d.interrupts) == 0 && len(d.crashed) == 0 &&
-		d.internalErrors == 0 && d.unterminated == 0
+		d.internalErrors == 0 && d.unterminated == 0 && !contradicted
 	sum.Coverage = evidence.Object{"events": int64(d.line)}
 	return d.tw.End(sum)
+}
+
+// contradictions compares session_finish's own counts with the stream and
+// states each disagreement as a limitation: pytest counted items or failed
+// reports the stream does not hold (events were lost, or the stream was
+// edited), so its rows are not the whole session. It reports whether any
+// was found.
+func (d *decoder) contradictions(sum *evidence.Summary) bool {
+	if !d.sessionFinished {
+		return false
+	}
+	found := false
+	// pytest sets testscollected after the collection hooks; an internal
+	// error in them leaves it 0, so only a whole collection is compared.
+	if d.listed && d.internalErrors == 0 && d.testsCollected != int64(len(d.order)) {
+		sum.Limit(fmt.Sprintf("session_finish says %d tests were collected but the stream lists %d items: the stream does not hold the whole session", d.testsCollected, len(d.order)))
+		found = true
+	}
+	// testsfailed counts failed collection and test reports (xfail
+	// excluded) and, under xdist, crashed tests.
+	if d.testsFailed != d.failedReports {
+		sum.Limit(fmt.Sprintf("session_finish says %d reports failed but the stream holds %d failed reports: the stream does not hold the whole session", d.testsFailed, d.failedReports))
+		found = true
+	}
+	return found
 }
 
 func ptr(s string, ok bool) *string {

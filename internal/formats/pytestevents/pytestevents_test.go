@@ -21,6 +21,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/formatstest"
+	"github.com/flameox/flameox/internal/formats/jsonpreview"
 	"github.com/flameox/flameox/internal/table"
 )
 
@@ -516,6 +517,7 @@ func TestHostile(t *testing.T) {
 		{"other version", event(0, "run_start", strings.Replace(runStart, `"version":1`, `"version":2`, 1)), evidence.CodeDecodeFailure, 1, nil},
 		{"seq gap", event(0, "run_start", runStart) + event(2, "session_start", ""), evidence.CodeDecodeFailure, 2, nil},
 		{"unknown event", stream("bogus"), evidence.CodeDecodeFailure, 2, nil},
+		{"second session_start", stream("session_start", "session_start"), evidence.CodeDecodeFailure, 3, nil},
 		{"unknown field", stream(`session_start "extra":1`), evidence.CodeDecodeFailure, 2, nil},
 		{"missing field", stream(`collect_item`), evidence.CodeDecodeFailure, 2, nil},
 		{"mistyped field", stream(`collect_item "nodeid":7`), evidence.CodeDecodeFailure, 2, nil},
@@ -627,10 +629,12 @@ func TestSniff(t *testing.T) {
 		{"fixture", raw[:min(len(raw), formats.SniffBytes)], formats.Yes},
 		{"first 60 bytes", raw[:60], formats.NeedMore},
 		{"empty", nil, formats.NeedMore},
-		{"other jsonl", []byte(`{"event":"run_start","format":"other"}` + "\n"), formats.No},
-		{"other event", []byte(`{"event":"x","format":"flameox-pytest-events"}`), formats.No},
-		{"array", []byte(`[1,2]`), formats.No},
-		{"text", []byte("hello"), formats.No},
+		{"after a byte order mark", append(slices.Clip(formats.BOM), raw[:min(len(raw), formats.SniffBytes-3)]...), formats.Yes},
+		// Never No: the name decides (TestNameClaims).
+		{"other jsonl", []byte(`{"event":"run_start","format":"other"}` + "\n"), formats.NeedMore},
+		{"other event", []byte(`{"event":"x","format":"flameox-pytest-events"}`), formats.NeedMore},
+		{"array", []byte(`[1,2]`), formats.NeedMore},
+		{"text", []byte("hello"), formats.NeedMore},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -849,6 +853,121 @@ func BenchmarkDecode(b *testing.B) {
 	for b.Loop() {
 		if err := Decode(context.Background(), formatstest.MustInput(b, Spec, testArtifact, bytes.NewReader(data), nil), formatstest.Discard{}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// A file whose name claims the format fails as it when malformed, and a
+// stream after a UTF-8 byte order mark is decoded (the mark skipped,
+// offsets those of the file); neither becomes a generic JSONL preview.
+func TestNameClaims(t *testing.T) {
+	specs := []*formats.Spec{Spec, jsonpreview.JSONL}
+	raw, err := os.ReadFile(filepath.Join(fixtures, "suite.pytest-events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name string, b []byte) (string, []byte) {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p, b[:min(len(b), formats.SniffBytes)]
+	}
+	p, prefix := write("bom.pytest-events.jsonl", append(slices.Clip(formats.BOM), raw...))
+	if got, err := formats.Detect(specs, p, prefix, ""); err != nil || got != Spec {
+		t.Fatalf("BOM stream detected as %s (%v)", specName(got), err)
+	}
+	s, err := formatstest.DecodeFile(t, Spec, p, map[string]int64{LimitItems: DefaultItems}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := decodeFile(t, "suite.pytest-events.jsonl")
+	if got := s.Tables[0]; len(got.Rows) != len(want.Rows) || got.Summary.Complete != want.Summary.Complete {
+		t.Fatalf("BOM stream: %d rows complete %v, want %d rows complete %v", len(got.Rows), got.Summary.Complete, len(want.Rows), want.Summary.Complete)
+	}
+	// A bad second line is located by its offset in the file, BOM included.
+	first, _, _ := bytes.Cut(raw, []byte("\n"))
+	p, _ = write("bom-bad.pytest-events.jsonl", append(append(slices.Clip(formats.BOM), first...), "\n{bad\n"...))
+	_, err = formatstest.DecodeFile(t, Spec, p, nil, nil)
+	var f *evidence.Failure
+	if !errors.As(err, &f) || f.Code != evidence.CodeDecodeFailure || f.Location.Line != 2 || f.Location.Offset < int64(len(first)+4) {
+		t.Fatalf("got %v at %+v, want DECODE_FAILURE at line 2, offset >= %d", err, f, len(first)+4)
+	}
+	for _, body := range []string{`{"event":"session_start","seq":0}` + "\n", "garbage\n"} {
+		p, prefix := write("bad.pytest-events.jsonl", []byte(body))
+		if got, err := formats.Detect(specs, p, prefix, ""); err != nil || got != Spec {
+			t.Fatalf("%q detected as %s (%v), want pytest-events", body, specName(got), err)
+		}
+		_, err := formatstest.DecodeFile(t, Spec, p, nil, nil)
+		if evidence.CodeOf(err) != evidence.CodeDecodeFailure {
+			t.Fatalf("%q: %v, want DECODE_FAILURE", body, err)
+		}
+	}
+}
+
+func specName(s *formats.Spec) string {
+	if s == nil {
+		return "nothing"
+	}
+	return s.Name
+}
+
+// session_finish's own counts are checked against the stream: a count the
+// stream contradicts makes the table incomplete, stating the
+// disagreement, because the stream then lacks part of the session. The
+// real fixtures (xdist, crashes, interrupts, internal errors and
+// collection errors among them) all agree with their own counts.
+func TestSessionCountsContradicted(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(fixtures, "*.pytest-events.jsonl"))
+	for _, p := range files {
+		tb := decodeFile(t, filepath.Base(p))
+		for _, l := range tb.Summary.Limitations {
+			if strings.Contains(l, "session_finish says") {
+				t.Errorf("%s: %s", filepath.Base(p), l)
+			}
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(fixtures, "suite.pytest-events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(raw, []byte(`"tests_collected":21,"tests_failed":12`)) {
+		t.Fatal("the fixture's session_finish changed; update the test")
+	}
+	want := decodeFile(t, "suite.pytest-events.jsonl")
+	if !want.Summary.Complete {
+		t.Fatal("the unedited fixture is incomplete")
+	}
+	for _, c := range []struct{ name, counts, says string }{
+		{"collected", `"tests_collected":30,"tests_failed":12`, "30 tests were collected but the stream lists 21"},
+		{"failed", `"tests_collected":21,"tests_failed":5`, "5 reports failed but the stream holds 12"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			edited := bytes.Replace(raw, []byte(`"tests_collected":21,"tests_failed":12`), []byte(c.counts), 1)
+			tb, err := decode(t, bytes.NewReader(edited), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tb.Summary.Complete || len(tb.Rows) != len(want.Rows) {
+				t.Fatalf("complete %v with %d rows, want incomplete with %d", tb.Summary.Complete, len(tb.Rows), len(want.Rows))
+			}
+			if !slices.ContainsFunc(tb.Summary.Limitations, func(l string) bool { return strings.Contains(l, c.says) }) {
+				t.Fatalf("limitations %q lack %q", tb.Summary.Limitations, c.says)
+			}
+		})
+	}
+}
+
+// Every summary metric states its unit, null values included.
+func TestMetricUnits(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(fixtures, "*.pytest-events.jsonl"))
+	for _, p := range files {
+		tb := decodeFile(t, filepath.Base(p))
+		for name, m := range tb.Summary.Metrics {
+			if m.Unit == "" {
+				t.Errorf("%s: metric %s has no unit", filepath.Base(p), name)
+			}
 		}
 	}
 }

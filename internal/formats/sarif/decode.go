@@ -130,6 +130,11 @@ func (d *decoder) run() error {
 
 func (d *decoder) document() error {
 	sawRuns := false
+	// otherVersion is a version other than 2.1.0, refused as an old SARIF
+	// dialect only once the document shows SARIF's shape (a sarif $schema,
+	// or runs): a top-level "version" alone is not SARIF's (pyperf writes
+	// "version": "1.0").
+	var otherVersion *string
 	err := d.w.Document("a SARIF log", func(key []byte) error {
 		switch string(key) {
 		case "version":
@@ -141,11 +146,27 @@ func (d *decoder) document() error {
 				return evidence.Failf(evidence.CodeDecodeFailure, "version is null")
 			}
 			if v != "2.1.0" {
-				return unsupported(v)
+				if sawRuns {
+					return unsupported(v)
+				}
+				otherVersion = &v
+				return nil
 			}
 			d.version = v
 			return d.flush()
+		case "$schema":
+			v, _, null, err := d.w.Str("$schema", 4096)
+			if err != nil {
+				return err
+			}
+			if otherVersion != nil && !null && strings.Contains(strings.ToLower(v), "sarif") {
+				return unsupported(*otherVersion)
+			}
+			return nil
 		case "runs":
+			if otherVersion != nil {
+				return unsupported(*otherVersion)
+			}
 			sawRuns = true
 			return d.runsArray()
 		}
@@ -154,11 +175,15 @@ func (d *decoder) document() error {
 	if err != nil {
 		return err
 	}
+	if !sawRuns {
+		msg := "not a SARIF log: the document has no runs member"
+		if otherVersion != nil {
+			msg += fmt.Sprintf(" (its top-level version %q is not a SARIF version by itself)", *otherVersion)
+		}
+		return evidence.Failf(evidence.CodeDecodeFailure, "%s", msg)
+	}
 	if d.version == "" {
 		return evidence.Failf(evidence.CodeDecodeFailure, "the log has no version member (SARIF 2.1.0 requires \"version\": \"2.1.0\")")
-	}
-	if !sawRuns {
-		return evidence.Failf(evidence.CodeDecodeFailure, "the log has no runs member")
 	}
 	return d.flush()
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/jsonscan"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
 )
@@ -84,16 +85,83 @@ var Spec = &formats.Spec{
 		Doc: "absolute directory that result URIs and path filters are normalized against; default: the artifact's directory"}},
 }
 
-// Sniff recognizes a SARIF log from its prefix: a JSON object naming a
-// SARIF schema, or holding runs with a tool driver.
+// Sniff recognizes a SARIF log by SARIF's own top-level shape, not by
+// words anywhere in the prefix: a "$schema" string naming sarif, or a
+// "runs" array whose first run is an object holding "tool" or "results"
+// (SARIF 2.1.0 §3.13, §3.14: every run has a tool). A "version" member
+// alone is not SARIF's: pyperf, for one, writes "version": "1.0" at the
+// top of its benchmark files.
 func Sniff(prefix []byte) formats.Verdict {
 	return formats.SniffObject(prefix, true, func(p []byte) formats.Verdict {
-		if bytes.Contains(p, []byte("sarif-2")) || bytes.Contains(p, []byte("sarif-schema")) ||
-			(bytes.Contains(p, []byte(`"runs"`)) && bytes.Contains(p, []byte(`"driver"`))) {
-			return formats.Yes
+		s := jsonscan.NewBytes(p)
+		s.CheckDuplicates = false // a sniffer does not judge; the decoder refuses duplicates
+		if _, err := s.Next(); err != nil {
+			return formats.NeedMore
 		}
-		return formats.NeedMore
+		for {
+			k, err := s.Next()
+			if err != nil {
+				return formats.NeedMore
+			}
+			if k.Kind == jsonscan.ObjectEnd {
+				return formats.No
+			}
+			v, err := s.Next()
+			if err != nil {
+				return formats.NeedMore
+			}
+			switch string(k.Bytes) {
+			case "$schema":
+				if v.Kind == jsonscan.String && bytes.Contains(bytes.ToLower(v.Bytes), []byte("sarif")) {
+					return formats.Yes
+				}
+			case "runs":
+				if v.Kind != jsonscan.ArrayStart {
+					return formats.No
+				}
+				return sniffRun(s)
+			}
+			if err := s.Skip(v); err != nil {
+				return formats.NeedMore
+			}
+		}
 	})
+}
+
+// sniffRun looks at the first element of a top-level runs array.
+func sniffRun(s *jsonscan.Scanner) formats.Verdict {
+	run, err := s.Next()
+	switch {
+	case err != nil:
+		return formats.NeedMore
+	case run.Kind == jsonscan.ArrayEnd:
+		return formats.NeedMore // an empty log: only $schema or the suffix can tell
+	case run.Kind != jsonscan.ObjectStart:
+		return formats.No
+	}
+	for {
+		k, err := s.Next()
+		if err != nil {
+			return formats.NeedMore
+		}
+		if k.Kind == jsonscan.ObjectEnd {
+			return formats.No
+		}
+		v, err := s.Next()
+		if err != nil {
+			return formats.NeedMore
+		}
+		switch string(k.Bytes) {
+		case "tool", "results":
+			if v.Kind == jsonscan.ObjectStart && string(k.Bytes) == "tool" || v.Kind == jsonscan.ArrayStart && string(k.Bytes) == "results" {
+				return formats.Yes
+			}
+			return formats.No
+		}
+		if err := s.Skip(v); err != nil {
+			return formats.NeedMore
+		}
+	}
 }
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {

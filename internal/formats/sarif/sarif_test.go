@@ -18,6 +18,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/formatstest"
+	"github.com/flameox/flameox/internal/formats/jsonpreview"
 )
 
 const testdata = "../../../testdata/sarif"
@@ -633,6 +634,69 @@ func BenchmarkDecode(b *testing.B) {
 		}
 		if len(s.Tables[0].Rows) != 20000 {
 			b.Fatal("wrong row count")
+		}
+	}
+}
+
+// SARIF is recognized by its own top-level shape. A JSON file with a
+// top-level "version" (pyperf's benchmark file, made by the real pyperf)
+// is not SARIF: detection leaves it to the generic JSON preview, and
+// forcing the format says it is not a SARIF log rather than an
+// unsupported SARIF version.
+func TestSniffShape(t *testing.T) {
+	pyperf := filepath.Join(testdata, "not-sarif", "pyperf-timeit.json")
+	logs, _ := filepath.Glob(filepath.Join(testdata, "*.sarif"))
+	for _, p := range logs {
+		prefix, err := formats.ReadPrefix(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := Sniff(prefix); v != formats.Yes {
+			t.Errorf("%s: %v, want Yes", filepath.Base(p), v)
+		}
+	}
+	prefix, err := formats.ReadPrefix(pyperf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		in   []byte
+		want formats.Verdict
+	}{
+		{"pyperf", prefix, formats.No},
+		{"version alone", []byte(`{"version":"2.1.0"}`), formats.No},
+		{"version and other keys", []byte(`{"version":"1.0","runs_total":3,"driver":"x"}`), formats.No},
+		{"nested runs", []byte(`{"benchmarks":[{"runs":[{"tool":{}}]}],"version":"1.0"}`), formats.No},
+		{"pyperf with a driver", []byte(`{"benchmarks":[{"runs":[{"values":[1e-7]}]}],"metadata":{"driver":"nvidia"},"version":"1.0"}`), formats.No},
+		{"runs with a tool", []byte(`{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"x"}}}]}`), formats.Yes},
+		{"runs with results first", []byte(`{"runs":[{"results":[],"tool":{}}]}`), formats.Yes},
+		{"runs of numbers", []byte(`{"runs":[1,2]}`), formats.No},
+		{"schema", []byte(`{"$schema":"https://json.schemastore.org/sarif-2.1.0.json"}`), formats.Yes},
+		{"other schema", []byte(`{"$schema":"https://json-schema.org/draft/2020-12/schema","version":"1"}`), formats.No},
+		{"old dialect", []byte(`{"version":"1.0.0","runs":[{"tool":{"name":"x"}}]}`), formats.Yes},
+	} {
+		if got := Sniff(c.in); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	got, err := formats.Detect([]*formats.Spec{Spec, jsonpreview.JSON}, pyperf, prefix, "")
+	if err != nil || got != jsonpreview.JSON {
+		t.Fatalf("pyperf JSON detected as %v (%v), want the JSON preview", got, err)
+	}
+	s, err := decodeFile(t, pyperf, nil, nil)
+	if evidence.CodeOf(err) != evidence.CodeDecodeFailure || strings.Contains(err.Error(), "is not supported") || len(s.Tables) != 0 {
+		t.Fatalf("forced SARIF on pyperf JSON: %v (%d tables), want DECODE_FAILURE: not a SARIF log", err, len(s.Tables))
+	}
+	// An old dialect keeps its own message once the log shows SARIF's shape,
+	// whichever member comes first.
+	for _, doc := range []string{
+		`{"version":"1.0.0","runs":[]}`,
+		`{"runs":[],"version":"2.0.0"}`,
+		`{"version":"2.0.0","$schema":"http://json.schemastore.org/sarif-2.0.0"}`,
+	} {
+		if _, err := decodeBytes(strings.NewReader(doc), nil, nil); evidence.CodeOf(err) != evidence.CodeUnsupportedFormat {
+			t.Errorf("%s: %v, want UNSUPPORTED_FORMAT", doc, err)
 		}
 	}
 }

@@ -18,12 +18,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math/bits"
 	"net/url"
 	"os"
-	"slices"
 	"sort"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
 
@@ -32,6 +32,9 @@ import (
 	"github.com/flameox/flameox/internal/formats/coveragepy"
 	"github.com/flameox/flameox/internal/table"
 )
+
+// LimitValueBytes bounds one SQLite value before it is read.
+const LimitValueBytes = "max_value_bytes"
 
 // Spec is the registry entry for coverage.py data files.
 var Spec = coveragepy.Spec(formats.Spec{
@@ -43,6 +46,7 @@ var Spec = coveragepy.Spec(formats.Spec{
 		{Name: coveragepy.LimitFiles, Default: 200_000, Unit: "files", Doc: "rows of the file table"},
 		{Name: coveragepy.LimitLines, Default: 10_000_000, Unit: "lines", Doc: "highest line number a numbits blob or arc may name"},
 		{Name: coveragepy.LimitContexts, Default: 1_000_000, Unit: "contexts", Doc: "rows of the context table"},
+		{Name: LimitValueBytes, Default: 4 << 20, Unit: "bytes", Doc: "bytes in one SQLite value (a path, context, meta value or numbits blob; line 10,000,000 needs a 1.25 MB blob)"},
 	},
 	Producer: "coverage.py 7.x (schema 7)",
 	Version:  "1",
@@ -106,27 +110,11 @@ func openPath(in *formats.Input) string {
 type fileAcc struct {
 	id       int64
 	path     string
-	lines    []uint64 // bitset of executed line numbers
+	lines    lineSet // executed line numbers
 	arcs     map[[2]int64]struct{}
 	contexts map[int64]struct{}
 	tracer   string
 	hasData  bool
-}
-
-func (f *fileAcc) setLine(n int64) {
-	w := int(n / 64)
-	if w >= len(f.lines) {
-		f.lines = append(f.lines, make([]uint64, w+1-len(f.lines))...)
-	}
-	f.lines[w] |= 1 << (uint(n) % 64)
-}
-
-func (f *fileAcc) count() int64 {
-	var n int
-	for _, w := range f.lines {
-		n += bits.OnesCount64(w)
-	}
-	return int64(n)
 }
 
 func (sqliteDecoder) Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
@@ -143,7 +131,7 @@ func (sqliteDecoder) Decode(ctx context.Context, in *formats.Input, out formats.
 	if _, err := db.ExecContext(ctx, "PRAGMA temp_store = MEMORY"); err != nil {
 		return sqliteErr(err, "PRAGMA temp_store")
 	}
-	d := &sqliteRead{ctx: ctx, db: db, in: in, files: map[int64]*fileAcc{}, contexts: map[int64]string{}}
+	d := &sqliteRead{ctx: ctx, db: db, in: in, files: map[int64]*fileAcc{}, contexts: map[int64]string{}, maxValue: in.Limit(LimitValueBytes)}
 	if err := d.read(); err != nil {
 		return err
 	}
@@ -170,6 +158,7 @@ type sqliteRead struct {
 	contexts map[int64]string
 	lineRows int64
 	arcRows  int64
+	maxValue int64 // max_value_bytes
 }
 
 func (d *sqliteRead) query(q string, each func(*sql.Rows) error) error {
@@ -189,14 +178,33 @@ func (d *sqliteRead) query(q string, each func(*sql.Rows) error) error {
 	return nil
 }
 
-func (d *sqliteRead) read() error {
-	var tables []string
-	err := d.query("SELECT name FROM sqlite_master WHERE type = 'table'", func(r *sql.Rows) error {
-		var n string
-		if err := r.Scan(&n); err != nil {
+// columns is coverage.py's schema 7: the tables this decoder reads and
+// the columns it reads of each.
+var columns = []struct {
+	table string
+	cols  []string
+}{
+	{"coverage_schema", []string{"version"}},
+	{"meta", []string{"key", "value"}},
+	{"file", []string{"id", "path"}},
+	{"context", []string{"id", "context"}},
+	{"line_bits", []string{"file_id", "context_id", "numbits"}},
+	{"arc", []string{"file_id", "context_id", "fromno", "tono"}},
+	{"tracer", []string{"file_id", "tracer"}},
+}
+
+// checkSchema refuses a layout coverage.py never writes whose reading
+// could cost more than the file holds: a virtual table, or a generated
+// column, is computed by SQLite on every read (a 48 KB file can define a
+// 400 MB path). Stored values are bounded per value when they are read.
+func (d *sqliteRead) checkSchema() error {
+	defs := map[string]string{}
+	err := d.query("SELECT name, sql FROM sqlite_master WHERE type = 'table'", func(r *sql.Rows) error {
+		var n, q sql.NullString
+		if err := r.Scan(&n, &q); err != nil {
 			return sqliteErr(err, "sqlite_master")
 		}
-		tables = append(tables, n)
+		defs[n.String] = q.String
 		return nil
 	})
 	if err != nil {
@@ -207,18 +215,129 @@ func (d *sqliteRead) read() error {
 		}
 		return err
 	}
-	for _, t := range []string{"coverage_schema", "meta", "file", "context", "line_bits", "arc", "tracer"} {
-		if !slices.Contains(tables, t) {
-			return evidence.Failf(evidence.CodeUnsupportedFormat, "not a coverage.py schema-%d data file: table %s is missing", SchemaVersion, t)
+	for _, t := range columns {
+		def, ok := defs[t.table]
+		if !ok {
+			return evidence.Failf(evidence.CodeUnsupportedFormat, "not a coverage.py schema-%d data file: table %s is missing", SchemaVersion, t.table)
+		}
+		if strings.HasPrefix(strings.ToUpper(strings.TrimSpace(def)), "CREATE VIRTUAL") {
+			return evidence.Failf(evidence.CodeUnsupportedFormat, "not a coverage.py data file: table %s is a virtual table, which coverage.py never creates", t.table)
+		}
+		hidden := map[string]int64{}
+		// table_xinfo lists generated columns too: hidden 2 (virtual) or
+		// 3 (stored); 0 is an ordinary column.
+		if err := d.query("SELECT name, hidden FROM pragma_table_xinfo('"+t.table+"')", func(r *sql.Rows) error {
+			var n string
+			var h int64
+			if err := r.Scan(&n, &h); err != nil {
+				return sqliteErr(err, "table_xinfo")
+			}
+			hidden[strings.ToLower(n)] = h
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, c := range t.cols {
+			h, ok := hidden[c]
+			if !ok {
+				return evidence.Failf(evidence.CodeUnsupportedFormat, "not a coverage.py schema-%d data file: column %s.%s is missing", SchemaVersion, t.table, c)
+			}
+			if h != 0 {
+				return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
+					Message:  fmt.Sprintf("not a coverage.py data file: column %s.%s is a generated column, which coverage.py never writes and SQLite would compute on every read", t.table, c),
+					Location: evidence.Location{Field: t.table + "." + c},
+					Details:  evidence.Object{"table": t.table, "column": c, "hidden": h}}
+			}
 		}
 	}
+	return nil
+}
+
+// cell selects a column bounded: its type and size come first, and the
+// value itself only when it is of the expected type and within the
+// max_value_bytes limit, so no value is materialised before it is checked.
+func (d *sqliteRead) cell(col, typ string) string {
+	return fmt.Sprintf("typeof(%[1]s), octet_length(%[1]s), CASE WHEN typeof(%[1]s) = '%[2]s' AND octet_length(%[1]s) <= %[3]d THEN %[1]s END", col, typ, d.maxValue)
+}
+
+// value is one bounded cell as read: its SQLite type, size and (when it
+// passed the bound) its bytes.
+type value struct {
+	typ string
+	n   sql.NullInt64
+	v   any
+}
+
+func (c *value) dest() []any { return []any{&c.typ, &c.n, &c.v} }
+
+// at is a failure located at a table's row.
+func at(code evidence.Code, tbl string, rowid int64, col, format string, args ...any) *evidence.Failure {
+	return &evidence.Failure{Code: code,
+		Message:  fmt.Sprintf("coverage data: %s row %d: %s: ", tbl, rowid, col) + fmt.Sprintf(format, args...),
+		Location: evidence.Location{Field: tbl + "." + col},
+		Details:  evidence.Object{"table": tbl, "rowid": rowid, "column": col}}
+}
+
+// text checks a bounded text cell: within the limit, UTF-8 (coverage.py
+// stores Python str values), and of type text or (when null is allowed)
+// null. ok is false for a null.
+func (d *sqliteRead) text(c *value, tbl string, rowid int64, col string, null bool) (string, bool, error) {
+	if c.n.Valid && c.n.Int64 > d.maxValue {
+		f := d.in.Exceeded(LimitValueBytes, c.n.Int64)
+		f.Location = evidence.Location{Field: tbl + "." + col}
+		f.Details["table"], f.Details["rowid"], f.Details["column"] = tbl, rowid, col
+		return "", false, f
+	}
+	switch {
+	case c.typ == "null" && null:
+		return "", false, nil
+	case c.typ != "text":
+		return "", false, at(evidence.CodeDecodeFailure, tbl, rowid, col, "a %s value where coverage.py writes text", c.typ)
+	}
+	var s string
+	switch v := c.v.(type) {
+	case string:
+		s = v
+	case []byte:
+		s = string(v)
+	}
+	if !utf8.ValidString(s) {
+		return "", false, at(evidence.CodeDecodeFailure, tbl, rowid, col, "the text is not valid UTF-8")
+	}
+	return s, true, nil
+}
+
+// integer checks an integer cell (selected as typeof(col), col).
+func integer(typ string, v sql.NullInt64, tbl string, rowid int64, col string) (int64, error) {
+	if typ != "integer" || !v.Valid {
+		return 0, at(evidence.CodeDecodeFailure, tbl, rowid, col, "a %s value where coverage.py writes an integer", typ)
+	}
+	return v.Int64, nil
+}
+
+// intCell selects an integer column as its type and, when it is an
+// integer, its value: a huge text or blob is never materialised.
+func intCell(col string) string {
+	return fmt.Sprintf("typeof(%[1]s), CASE WHEN typeof(%[1]s) = 'integer' THEN %[1]s END", col)
+}
+
+func (d *sqliteRead) read() error {
+	if err := d.checkSchema(); err != nil {
+		return err
+	}
 	var schemaVersions []int64
-	if err := d.query("SELECT version FROM coverage_schema", func(r *sql.Rows) error {
-		var v int64
-		if err := r.Scan(&v); err != nil {
+	if err := d.query("SELECT rowid, "+intCell("version")+" FROM coverage_schema", func(r *sql.Rows) error {
+		var rowid int64
+		var typ string
+		var v sql.NullInt64
+		if err := r.Scan(&rowid, &typ, &v); err != nil {
 			return sqliteErr(err, "coverage_schema")
 		}
-		schemaVersions = append(schemaVersions, v)
+		n, err := integer(typ, v, "coverage_schema", rowid, "version")
+		if err != nil {
+			return err
+		}
+		schemaVersions = append(schemaVersions, n)
 		return nil
 	}); err != nil {
 		return err
@@ -228,18 +347,27 @@ func (d *sqliteRead) read() error {
 			Message: fmt.Sprintf("coverage.py data schema %v is not supported (want %d, written by coverage.py 5.x to 7.x)", schemaVersions, SchemaVersion),
 			Details: evidence.Object{"schema_versions": schemaVersions}}
 	}
-	if err := d.query("SELECT key, value FROM meta", func(r *sql.Rows) error {
-		var k, v sql.NullString
-		if err := r.Scan(&k, &v); err != nil {
+	if err := d.query("SELECT rowid, "+d.cell("key", "text")+", "+d.cell("value", "text")+" FROM meta", func(r *sql.Rows) error {
+		var rowid int64
+		var k, v value
+		if err := r.Scan(append(append([]any{&rowid}, k.dest()...), v.dest()...)...); err != nil {
 			return sqliteErr(err, "meta")
 		}
-		switch k.String {
+		key, _, err := d.text(&k, "meta", rowid, "key", true)
+		if err != nil {
+			return err
+		}
+		val, _, err := d.text(&v, "meta", rowid, "value", true)
+		if err != nil {
+			return err
+		}
+		switch key {
 		case "version":
-			d.version = v.String
+			d.version = val
 		case "has_arcs":
-			n, err := strconv.Atoi(v.String)
+			n, err := strconv.Atoi(val)
 			if err != nil {
-				return evidence.Failf(evidence.CodeDecodeFailure, "coverage data: meta has_arcs = %q is not an integer", v.String)
+				return at(evidence.CodeDecodeFailure, "meta", rowid, "value", "has_arcs = %q is not an integer", val)
 			}
 			d.hasArcs = n != 0
 		}
@@ -248,64 +376,119 @@ func (d *sqliteRead) read() error {
 		return err
 	}
 	maxFiles := d.in.Limit(coveragepy.LimitFiles)
-	if err := d.query("SELECT id, path FROM file", func(r *sql.Rows) error {
-		var id int64
-		var p sql.NullString
-		if err := r.Scan(&id, &p); err != nil {
+	if err := d.query("SELECT rowid, "+intCell("id")+", "+d.cell("path", "text")+" FROM file", func(r *sql.Rows) error {
+		var rowid int64
+		var typ string
+		var idv sql.NullInt64
+		var p value
+		if err := r.Scan(append([]any{&rowid, &typ, &idv}, p.dest()...)...); err != nil {
 			return sqliteErr(err, "file")
 		}
-		if !p.Valid {
-			return evidence.Failf(evidence.CodeDecodeFailure, "coverage data: file %d has a null path", id)
+		id, err := integer(typ, idv, "file", rowid, "id")
+		if err != nil {
+			return err
+		}
+		path, ok, err := d.text(&p, "file", rowid, "path", true)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return at(evidence.CodeDecodeFailure, "file", rowid, "path", "file %d has a null path", id)
 		}
 		if int64(len(d.files)) >= maxFiles {
 			return d.in.Exceeded(coveragepy.LimitFiles, nil)
 		}
-		d.files[id] = &fileAcc{id: id, path: p.String}
+		d.files[id] = &fileAcc{id: id, path: path}
 		return nil
 	}); err != nil {
 		return err
 	}
 	maxCtx := d.in.Limit(coveragepy.LimitContexts)
-	if err := d.query("SELECT id, context FROM context", func(r *sql.Rows) error {
-		var id int64
-		var c sql.NullString
-		if err := r.Scan(&id, &c); err != nil {
+	if err := d.query("SELECT rowid, "+intCell("id")+", "+d.cell("context", "text")+" FROM context", func(r *sql.Rows) error {
+		var rowid int64
+		var typ string
+		var idv sql.NullInt64
+		var c value
+		if err := r.Scan(append([]any{&rowid, &typ, &idv}, c.dest()...)...); err != nil {
 			return sqliteErr(err, "context")
+		}
+		id, err := integer(typ, idv, "context", rowid, "id")
+		if err != nil {
+			return err
+		}
+		name, _, err := d.text(&c, "context", rowid, "context", true)
+		if err != nil {
+			return err
 		}
 		if int64(len(d.contexts)) >= maxCtx {
 			return d.in.Exceeded(coveragepy.LimitContexts, nil)
 		}
-		d.contexts[id] = c.String
+		d.contexts[id] = name
 		return nil
 	}); err != nil {
 		return err
 	}
 	maxLine := d.in.Limit(coveragepy.LimitLines)
-	if err := d.query("SELECT file_id, context_id, numbits FROM line_bits", func(r *sql.Rows) error {
-		var fid, cid int64
-		var nb []byte
-		if err := r.Scan(&fid, &cid, &nb); err != nil {
+	if err := d.query("SELECT rowid, "+intCell("file_id")+", "+intCell("context_id")+", "+d.cell("numbits", "blob")+" FROM line_bits", func(r *sql.Rows) error {
+		var rowid int64
+		var ft, ct string
+		var fv, cv sql.NullInt64
+		var nb value
+		if err := r.Scan(append([]any{&rowid, &ft, &fv, &ct, &cv}, nb.dest()...)...); err != nil {
 			return sqliteErr(err, "line_bits")
 		}
+		fid, err := integer(ft, fv, "line_bits", rowid, "file_id")
+		if err != nil {
+			return err
+		}
+		cid, err := integer(ct, cv, "line_bits", rowid, "context_id")
+		if err != nil {
+			return err
+		}
+		if nb.n.Valid && nb.n.Int64 > d.maxValue {
+			f := d.in.Exceeded(LimitValueBytes, nb.n.Int64)
+			f.Location = evidence.Location{Field: "line_bits.numbits"}
+			f.Details["table"], f.Details["rowid"], f.Details["column"] = "line_bits", rowid, "numbits"
+			return f
+		}
+		if nb.typ != "blob" {
+			return at(evidence.CodeDecodeFailure, "line_bits", rowid, "numbits", "a %s value where coverage.py writes a numbits blob", nb.typ)
+		}
+		bits, _ := nb.v.([]byte)
 		f, err := d.ref("line_bits", fid, cid)
 		if err != nil {
 			return err
 		}
 		d.lineRows++
-		if m := numbitsMax(nb); m > maxLine {
+		if m := numbitsMax(bits); m > maxLine {
 			return d.in.Exceeded(coveragepy.LimitLines, m)
 		}
-		numbits(nb, f.setLine)
+		f.lines.addNumbits(bits)
 		return nil
 	}); err != nil {
 		return err
 	}
-	if err := d.query("SELECT file_id, context_id, fromno, tono FROM arc", func(r *sql.Rows) error {
-		var fid, cid, from, to int64
-		if err := r.Scan(&fid, &cid, &from, &to); err != nil {
+	if err := d.query("SELECT rowid, "+intCell("file_id")+", "+intCell("context_id")+", "+intCell("fromno")+", "+intCell("tono")+" FROM arc", func(r *sql.Rows) error {
+		var rowid int64
+		var typs [4]string
+		var vals [4]sql.NullInt64
+		if err := r.Scan(&rowid, &typs[0], &vals[0], &typs[1], &vals[1], &typs[2], &vals[2], &typs[3], &vals[3]); err != nil {
 			return sqliteErr(err, "arc")
 		}
-		f, err := d.ref("arc", fid, cid)
+		var n [4]int64
+		for i, col := range [4]string{"file_id", "context_id", "fromno", "tono"} {
+			var err error
+			if n[i], err = integer(typs[i], vals[i], "arc", rowid, col); err != nil {
+				return err
+			}
+		}
+		from, to := n[2], n[3]
+		for _, x := range [2]int64{from, to} {
+			if x > maxLine || -x > maxLine {
+				return d.in.Exceeded(coveragepy.LimitLines, max(x, -x))
+			}
+		}
+		f, err := d.ref("arc", n[0], n[1])
 		if err != nil {
 			return err
 		}
@@ -314,12 +497,9 @@ func (d *sqliteRead) read() error {
 			f.arcs = map[[2]int64]struct{}{}
 		}
 		f.arcs[[2]int64{from, to}] = struct{}{}
-		for _, n := range [2]int64{from, to} {
-			if n > maxLine || -n > maxLine {
-				return d.in.Exceeded(coveragepy.LimitLines, max(n, -n))
-			}
-			if n > 0 {
-				f.setLine(n)
+		for _, x := range [2]int64{from, to} {
+			if x > 0 {
+				f.lines.set(x)
 			}
 		}
 		return nil
@@ -329,17 +509,27 @@ func (d *sqliteRead) read() error {
 	if d.hasArcs && d.lineRows > 0 || !d.hasArcs && d.arcRows > 0 {
 		return evidence.Failf(evidence.CodeDecodeFailure, "coverage data: meta has_arcs=%v but the file holds %d line_bits and %d arc rows: line and arc data cannot be mixed", d.hasArcs, d.lineRows, d.arcRows)
 	}
-	return d.query("SELECT file_id, tracer FROM tracer", func(r *sql.Rows) error {
-		var fid int64
-		var t sql.NullString
-		if err := r.Scan(&fid, &t); err != nil {
+	return d.query("SELECT rowid, "+intCell("file_id")+", "+d.cell("tracer", "text")+" FROM tracer", func(r *sql.Rows) error {
+		var rowid int64
+		var typ string
+		var fv sql.NullInt64
+		var t value
+		if err := r.Scan(append([]any{&rowid, &typ, &fv}, t.dest()...)...); err != nil {
 			return sqliteErr(err, "tracer")
+		}
+		fid, err := integer(typ, fv, "tracer", rowid, "file_id")
+		if err != nil {
+			return err
+		}
+		name, _, err := d.text(&t, "tracer", rowid, "tracer", true)
+		if err != nil {
+			return err
 		}
 		f, ok := d.files[fid]
 		if !ok {
-			return evidence.Failf(evidence.CodeDecodeFailure, "coverage data: tracer row names file id %d, which the file table lacks", fid)
+			return at(evidence.CodeDecodeFailure, "tracer", rowid, "file_id", "names file id %d, which the file table lacks", fid)
 		}
-		f.tracer = t.String
+		f.tracer = name
 		return nil
 	})
 }
@@ -379,7 +569,7 @@ func (d *sqliteRead) emit(out formats.Sink) error {
 	// One backing array: a sink may keep the rows it is handed.
 	rows := make([]table.CoverageFile, len(files))
 	for i, f := range files {
-		n := f.count()
+		n := f.lines.count()
 		lines += n
 		row := &rows[i]
 		*row = table.CoverageFile{File: f.path, ExecutedLines: table.Some(n), Tracer: table.NonEmpty(f.tracer)}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -296,6 +297,19 @@ func TestNumbits(t *testing.T) {
 	}
 }
 
+// numbits calls fn with each number in a numbits blob, in ascending
+// order: coverage.py's numbits_to_nums, the reference the decoder's line
+// set is checked against.
+func numbits(b []byte, fn func(n int64)) {
+	for j, c := range b {
+		for i := range 8 {
+			if c&(1<<i) != 0 {
+				fn(int64(j)*8 + int64(i))
+			}
+		}
+	}
+}
+
 // encodeNumbits is coverage.py's nums_to_numbits.
 func encodeNumbits(nums []int64) []byte {
 	var b []byte
@@ -320,6 +334,21 @@ func FuzzNumbits(f *testing.F) {
 		if m := numbitsMax(b); len(got) == 0 && m != -1 || len(got) > 0 && m != got[len(got)-1] {
 			t.Fatalf("highest number %d for %v", m, got)
 		}
+		// The sparse line set holds the same numbers, whether added as a
+		// blob or one by one.
+		var blob, each lineSet
+		blob.addNumbits(b)
+		for _, n := range got {
+			each.set(n)
+		}
+		if blob.count() != int64(len(got)) || each.count() != int64(len(got)) || len(blob.chunks) != len(each.chunks) {
+			t.Fatalf("line set counts %d and %d (%d, %d chunks) for %d numbers", blob.count(), each.count(), len(blob.chunks), len(each.chunks), len(got))
+		}
+		for i, c := range blob.chunks {
+			if *c != *each.chunks[i] {
+				t.Fatalf("chunk %d differs", i)
+			}
+		}
 		again := encodeNumbits(got)
 		trimmed := bytes.TrimRight(b, "\x00")
 		if !bytes.Equal(again, trimmed) {
@@ -341,4 +370,209 @@ func BenchmarkDecode(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// allocated is the heap fn allocates, in bytes.
+func allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// The hostile data files of testdata/coverage/hostile (regen.py): small
+// files that made the decoder allocate hundreds of megabytes, or fail as
+// INTERNAL without a location. Memory follows the data, every bound is
+// declared, and bad values are DECODE_FAILUREs at their row.
+func TestSQLiteHostileFixtures(t *testing.T) {
+	hostile := filepath.Join(testdata, "hostile")
+	t.Run("arcs at high lines", func(t *testing.T) {
+		// 500 files, one arc each at line 9,999,999: a dense line index
+		// took 1.25 MB per file (632 MB resident for a 100 KB file).
+		var s *sink
+		var err error
+		n := allocated(func() { s, err = decodeFile(t, Spec, filepath.Join(hostile, "arcs-high-lines.coverage"), nil) })
+		tb := one(t, s, err)
+		if len(tb.Rows) != 500 || !tb.Summary.Complete {
+			t.Fatalf("%d rows, complete %v", len(tb.Rows), tb.Summary.Complete)
+		}
+		for _, r := range tb.Rows {
+			if intOf(t, r["executed_lines"]) != 1 || intOf(t, r["executed_arcs"]) != 1 {
+				t.Fatalf("row %v", r)
+			}
+		}
+		if n > 32<<20 {
+			t.Fatalf("decoding a %d KB file allocated %d MB", 100, n>>20)
+		}
+	})
+	t.Run("generated path", func(t *testing.T) {
+		// A virtual generated column computed a 400 MB path per read.
+		var s *sink
+		var err error
+		n := allocated(func() { s, err = decodeFile(t, Spec, filepath.Join(hostile, "generated-path.coverage"), nil) })
+		var f *evidence.Failure
+		if !errors.As(err, &f) || f.Code != evidence.CodeUnsupportedFormat || f.Location.Field != "file.path" || len(s.Tables) != 0 {
+			t.Fatalf("got %v (%d tables), want UNSUPPORTED_FORMAT at file.path", err, len(s.Tables))
+		}
+		if n > 32<<20 {
+			t.Fatalf("refusing the file allocated %d MB", n>>20)
+		}
+	})
+	for _, c := range []struct{ file, table, column string }{
+		{"bad-utf8-path.coverage", "file", "path"},
+		{"bad-utf8-context.coverage", "context", "context"},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			s, err := decodeFile(t, Spec, filepath.Join(hostile, c.file), nil)
+			var f *evidence.Failure
+			if !errors.As(err, &f) || f.Code != evidence.CodeDecodeFailure || len(s.Tables) != 0 {
+				t.Fatalf("got %v, want DECODE_FAILURE", err)
+			}
+			if f.Location.Field != c.table+"."+c.column || f.Details["table"] != c.table || f.Details["column"] != c.column || f.Details["rowid"] == nil {
+				t.Fatalf("location %+v details %v, want row of %s.%s", f.Location, f.Details, c.table, c.column)
+			}
+		})
+	}
+}
+
+// Every value is checked for type and size before it is read.
+func TestSQLiteValueBounds(t *testing.T) {
+	cases := []struct {
+		name  string
+		path  func() string
+		lim   map[string]int64
+		code  evidence.Code
+		field string
+	}{
+		{"long path", func() string { return mutate(t, "branch.coverage") }, map[string]int64{LimitValueBytes: 16}, evidence.CodeLimitExceeded, "file.path"},
+		{"long numbits", func() string {
+			return mutate(t, "contexts.coverage", "UPDATE line_bits SET numbits = zeroblob(1000)")
+		}, map[string]int64{LimitValueBytes: 500}, evidence.CodeLimitExceeded, "line_bits.numbits"},
+		{"text line number", func() string {
+			return mutate(t, "branch.coverage", "UPDATE arc SET fromno = 'x3' WHERE rowid = 1")
+		}, nil, evidence.CodeDecodeFailure, "arc.fromno"},
+		{"blob path", func() string { return mutate(t, "branch.coverage", "UPDATE file SET path = x'2f61' WHERE id = 1") }, nil, evidence.CodeDecodeFailure, "file.path"},
+		{"text numbits", func() string { return mutate(t, "contexts.coverage", "UPDATE line_bits SET numbits = 'ab'") }, nil, evidence.CodeDecodeFailure, "line_bits.numbits"},
+		{"virtual table", func() string {
+			return mutate(t, "branch.coverage", "DROP TABLE tracer", "CREATE VIRTUAL TABLE tracer USING rtree(file_id, lo, hi)")
+		}, nil, evidence.CodeUnsupportedFormat, "virtual table"},
+		{"missing column", func() string {
+			return mutate(t, "branch.coverage", "DROP TABLE tracer", "CREATE TABLE tracer (file_id integer)")
+		}, nil, evidence.CodeUnsupportedFormat, "column tracer.tracer is missing"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := decodeFile(t, Spec, c.path(), c.lim)
+			var f *evidence.Failure
+			field, says := c.field, ""
+			if c.code == evidence.CodeUnsupportedFormat {
+				field, says = "", c.field // c.field is what the message says
+			}
+			if !errors.As(err, &f) || f.Code != c.code || f.Location.Field != field || !strings.Contains(f.Message, says) || len(s.Tables) != 0 {
+				t.Fatalf("got %v, want %s at %q", err, c.code, c.field)
+			}
+			if c.code == evidence.CodeLimitExceeded {
+				r, _ := f.Details["limit"].(evidence.Object)
+				if r["name"] != LimitValueBytes || r["unit"] != "bytes" {
+					t.Fatalf("details.limit = %v", r)
+				}
+			}
+		})
+	}
+}
+
+// FuzzDecode puts fuzzed values into a real data file (a copy of
+// contexts.coverage or branch.coverage) through SQL, so each execution
+// reaches the decoder's value checks rather than SQLite's page checks:
+// any path, context, numbits blob and line numbers, stored under any
+// SQLite type. Every outcome is a closed table or a typed failure other
+// than INTERNAL.
+func FuzzDecode(f *testing.F) {
+	lines, err := os.ReadFile(filepath.Join(testdata, "contexts.coverage"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	arcs, err := os.ReadFile(filepath.Join(testdata, "branch.coverage"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(false, []byte("/tmp/flameox-coverage-fixture/app.py"), []byte("__main__.test_shapes"), []byte{0x82, 0x01}, int64(3), int64(4), uint8(0))
+	f.Add(true, []byte("/p/\xff.py"), []byte(""), []byte{}, int64(9999999), int64(-9999999), uint8(1))
+	f.Add(false, []byte("a"), []byte("b"), []byte{0, 0, 0x80}, int64(-1), int64(1), uint8(2))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, arc bool, path, ctx, nb []byte, from, to int64, kind uint8) {
+		src := lines
+		if arc {
+			src = arcs
+		}
+		p := filepath.Join(dir, "fuzz.coverage")
+		if err := os.WriteFile(p, src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("sqlite", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// kind picks how the path is stored: text, blob, or integer.
+		pathSQL := "CAST(? AS TEXT)"
+		switch kind % 3 {
+		case 1:
+			pathSQL = "CAST(? AS BLOB)"
+		case 2:
+			pathSQL = "length(?)"
+		}
+		stmts := []struct {
+			q    string
+			args []any
+		}{
+			{"UPDATE OR IGNORE file SET path = " + pathSQL + " WHERE id = 1", []any{path}},
+			{"UPDATE OR IGNORE context SET context = CAST(? AS TEXT) WHERE id = 1", []any{ctx}},
+		}
+		if arc {
+			stmts = append(stmts, struct {
+				q    string
+				args []any
+			}{"UPDATE arc SET fromno = ?, tono = ? WHERE rowid = (SELECT min(rowid) FROM arc)", []any{from, to}})
+		} else {
+			stmts = append(stmts, struct {
+				q    string
+				args []any
+			}{"UPDATE line_bits SET numbits = ? WHERE rowid = (SELECT min(rowid) FROM line_bits)", []any{nb}})
+		}
+		// One unsynced transaction: the copy is scratch, and a journal
+		// synced per statement made an execution take tens of milliseconds.
+		db.SetMaxOpenConns(1)
+		for _, q := range []string{"PRAGMA synchronous = OFF", "PRAGMA journal_mode = OFF", "BEGIN"} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, s := range stmts {
+			// OR IGNORE: a path or context another row already has keeps
+			// the fixture's value (unique columns).
+			if _, err := db.Exec(s.q, s.args...); err != nil {
+				t.Fatalf("%s: %v", s.q, err)
+			}
+		}
+		if _, err := db.Exec("COMMIT"); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		s, err := decodeFile(t, Spec, p, map[string]int64{LimitValueBytes: 1 << 16})
+		if err != nil {
+			var fl *evidence.Failure
+			if !errors.As(err, &fl) || fl.Code == evidence.CodeInternal {
+				t.Fatalf("untyped or internal failure: %v", err)
+			}
+			if len(s.Tables) != 0 {
+				t.Fatal("a refused data file produced a table")
+			}
+			return
+		}
+		if len(s.Tables) != 1 || s.Tables[0].Summary == nil || !s.Tables[0].Summary.Complete {
+			t.Fatal("a decoded data file without one complete table")
+		}
+	})
 }

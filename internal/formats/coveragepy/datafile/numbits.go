@@ -15,14 +15,3 @@ func numbitsMax(b []byte) int64 {
 	}
 	return int64(last)*8 + int64(bits.Len8(b[last])) - 1
 }
-
-// numbits calls fn with each number in a numbits blob, in ascending order.
-func numbits(b []byte, fn func(n int64)) {
-	for j, c := range b {
-		for c != 0 {
-			i := bits.TrailingZeros8(c)
-			fn(int64(j)*8 + int64(i))
-			c &= c - 1
-		}
-	}
-}

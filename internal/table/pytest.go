@@ -65,4 +65,11 @@ const (
 	MetricTruncatedBytes    = "unterminated_bytes" // bytes of a discarded unterminated last line
 	MetricFixtureSetups     = "fixture_setups"     // fixture setups the plugin timed
 	MetricFixtureSeconds    = "fixture_setup_seconds"
+	// MetricSessionSeconds is session_finish time minus session_start
+	// time, as pytest reports "in 0.52s"; null when either is missing.
+	MetricSessionSeconds = "session_seconds"
+	// MetricPytestPassed counts passed tests as pytest's summary line
+	// does: a test whose call passed and whose teardown then failed is
+	// both passed and an error there, one error row here.
+	MetricPytestPassed = "pytest_passed"
 )

@@ -1,0 +1,66 @@
+package pipelinetest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flameox/flameox/internal/render"
+)
+
+// TestTerminalWidth runs the real flameox-rank on a pseudo-terminal
+// (script(1)) sized with stty, COLUMNS unset, on the committed V8, pstats
+// and pytest fixtures: the table view must be chosen by itself (stdout is
+// a terminal), take the terminal's width, and print no line wider, in
+// display cells (East Asian wide characters count two).
+func TestTerminalWidth(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("script(1) is not installed") // util-linux; present wherever the suite is run
+	}
+	root, _ := filepath.Abs("../..")
+	fixtures := []string{
+		"testdata/v8/hotspot.cpuprofile",
+		"testdata/pstats/cprofile-workload.pstats",
+		"testdata/pytest-events/suite.pytest-events.jsonl",
+	}
+	for _, cols := range []string{"100", "72"} {
+		for _, f := range fixtures {
+			t.Run(cols+"/"+filepath.Base(f), func(t *testing.T) {
+				cmd := exec.Command("script", "-qec", "stty cols "+cols+" rows 60; exec flameox-rank "+filepath.Join(root, f), "/dev/null")
+				var env []string
+				for _, e := range os.Environ() {
+					if !strings.HasPrefix(e, "COLUMNS=") && !strings.HasPrefix(e, "PATH=") {
+						env = append(env, e)
+					}
+				}
+				cmd.Env = append(env, "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				text := strings.ReplaceAll(string(out), "\r\n", "\n")
+				if !strings.Contains(text, "\n----") {
+					t.Fatalf("no table view on a terminal:\n%s", text)
+				}
+				width := map[string]int{"100": 100, "72": 72}[cols]
+				widest := 0
+				for i, l := range strings.Split(text, "\n") {
+					n := render.Width(l)
+					widest = max(widest, n)
+					if n > width {
+						t.Errorf("line %d is %d cells wide on a %d-column terminal: %q", i+1, n, width, l)
+					}
+					if strings.ContainsAny(l, "\x1b\r\a") {
+						t.Errorf("line %d carries a terminal control: %q", i+1, l)
+					}
+				}
+				// The terminal's width is used, not merely stayed under.
+				if widest < width-12 {
+					t.Errorf("widest line %d cells on a %d-column terminal", widest, width)
+				}
+			})
+		}
+	}
+}

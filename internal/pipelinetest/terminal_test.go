@@ -1,6 +1,7 @@
 package pipelinetest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,5 +63,49 @@ func TestTerminalWidth(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestPytestOutcomeLine runs real pytest (the project venv) with the
+// flameox plugin on the bundled suite, then renders its events: the
+// table view's outcome line must say what pytest's own terminal summary
+// said, count for count, and the session time within a tenth of a second.
+func TestPytestOutcomeLine(t *testing.T) {
+	root, _ := filepath.Abs("../..")
+	py := filepath.Join(venv(root), "bin", "python")
+	if _, err := os.Stat(py); err != nil {
+		t.Skip("no project venv with pytest (FLAMEOX_VENV)")
+	}
+	events := filepath.Join(t.TempDir(), "suite.pytest-events.jsonl")
+	cmd := exec.Command(py, "-m", "pytest", "-p", "flameox_pytest", "--continue-on-collection-errors", ".")
+	cmd.Dir = filepath.Join(root, "testdata", "pytest-suite")
+	cmd.Env = append(os.Environ(), "FLAMEOX_PYTEST_EVENTS="+events, "PYTHONDONTWRITEBYTECODE=1",
+		"PYTHONPATH="+filepath.Join(root, "internal", "capture", "providers", "pytest"))
+	out, _ := cmd.Output() // pytest exits 1: the suite has failures
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	native := strings.Trim(lines[len(lines)-1], "= ")
+	counts, secs, ok := strings.Cut(native, " in ")
+	if !ok {
+		t.Fatalf("pytest's last line %q is not its summary", native)
+	}
+
+	rank := exec.Command(filepath.Join(binDir, "flameox-rank"), "--format", "table", events)
+	rank.Env = append(os.Environ(), "COLUMNS=200")
+	view, err := rank.Output()
+	if err != nil {
+		t.Fatalf("flameox-rank: %v\n%s", err, view)
+	}
+	got := strings.Split(string(view), "\n")[2]
+	ours, oursSecs, ok := strings.Cut(got, " in ")
+	t.Logf("pytest: %q; flameox: %q", native, got)
+	if !ok || ours != counts {
+		t.Errorf("outcome line %q; pytest said %q", got, native)
+	}
+	var a, b float64
+	if _, err := fmt.Sscanf(secs, "%gs", &a); err != nil {
+		t.Fatalf("pytest's time %q: %v", secs, err)
+	}
+	if _, err := fmt.Sscanf(oursSecs, "%gs", &b); err != nil || b < 0 || a-b > 0.1 || b-a > 0.1 {
+		t.Errorf("session time %q; pytest said %q", oursSecs, secs)
 	}
 }

@@ -324,3 +324,24 @@ func TestCutAndWrap(t *testing.T) {
 		t.Errorf("wrap %q", got)
 	}
 }
+
+// Whatever native text a row holds, the view fits the width and nothing
+// in it acts on the terminal.
+func FuzzView(f *testing.F) {
+	f.Add("\x1b[2J\x1b]0;t\a\r\u202e日本語", "file:///a/b/c.js", int64(3), 40)
+	f.Add("", "", int64(-1), 20)
+	f.Add(strings.Repeat("é\u0301", 80), "\xff\xfe", int64(0), 100)
+	f.Fuzz(func(t *testing.T, name, file string, line int64, width int) {
+		if width < minWidth || width > 400 {
+			return
+		}
+		h := table.CPUHotspots.HeaderBased("samples", 0)
+		h.Operation, h.Evidence = "op", evidence.Derived
+		rows := []evidence.Object{
+			{"rank": int64(1), "function": name, "file": file, "line": line, "column": line, "symbolization": table.Anonymous, "self_weight": 1.0, "inclusive_weight": 2.0, "thread": name},
+			{"rank": int64(2), "function": file, "file": name, "line": int64(7), "column": int64(-1), "symbolization": table.Symbolized, "self_weight": 0.5, "inclusive_weight": 2.0},
+		}
+		out := renderWidth(t, width, h, rows, &evidence.Summary{RowsObserved: 2, Limitations: []string{name + " " + file}})
+		checkFits(t, out, width)
+	})
+}

@@ -204,12 +204,17 @@ func (t *Text) layout(w int) layout {
 	if len(cut) > 0 {
 		l.footer = append(l.footer, fmt.Sprintf("cut to fit %d columns (…): %s; --format jsonl has the whole text", w, strings.Join(cut, ", ")))
 	}
+	var shown, native []string
 	for _, name := range zeroBased {
 		for _, c := range kept {
 			if c.label == name {
-				l.footer = append(l.footer, fmt.Sprintf("%s is file:line[:column], 1-based as editors count; the JSONL keeps the native 0-based %s", name, c.names))
+				shown, native = append(shown, name), append(native, c.names)
 			}
 		}
+	}
+	if len(shown) > 0 {
+		l.footer = append(l.footer, fmt.Sprintf("%s: file:line[:column], 1-based as editors count; the JSONL keeps the native 0-based %s",
+			strings.Join(shown, ", "), strings.Join(native, ", ")))
 	}
 	return l
 }
@@ -327,7 +332,7 @@ func essential(schema *table.Schema, c evidence.Column) bool {
 	case "rank", "function", "nodeid", "outcome", "message", "text", "name", "pointer", "location":
 		return true
 	}
-	if strings.HasSuffix(c.Name, "_function") || strings.HasSuffix(c.Name, "weight") || c.Unit == "ratio" {
+	if strings.HasSuffix(c.Name, "_function") || strings.HasSuffix(c.Name, "weight") || c.Unit == "ratio" || c.Unit == "percent" {
 		return true
 	}
 	if schema != nil {
@@ -415,6 +420,11 @@ func (t *Text) cell(c evidence.Column, r evidence.Object, base int, based bool) 
 	if c.Unit == "s" {
 		if f, ok := evidence.AsFloat(v); ok {
 			return seconds(f)
+		}
+	}
+	if c.Unit == "percent" {
+		if f, ok := evidence.AsFloat(v); ok {
+			return strconv.FormatFloat(f, 'f', 1, 64) + "%"
 		}
 	}
 	if numeric(c) {

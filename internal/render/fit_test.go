@@ -76,6 +76,11 @@ var views = []view{
 	{"pytest xdist", "", "", fixture("pytest-events", "xdist.pytest-events.jsonl")},
 	{"perf report as text", "preview_text_fragment", "text", fixture("perf", "hot.report.txt")},
 	{"text preview", "preview_artifact", "", fixture("preview", "text", "python-importtime.txt")},
+	{"json preview", "preview_artifact", "", fixture("preview", "json", "aiperf-profile_export_aiperf.json")},
+	{"csv preview", "preview_artifact", "", fixture("preview", "csv", "rocprofv3-kernel_trace.csv")},
+	{"jsonl preview", "preview_artifact", "", fixture("preview", "jsonl", "go-test.jsonl")},
+	{"coverage", "", "", fixture("coverage", "branch.coverage.json")},
+	{"observations", "", "", fixture("observations", "python.observations.jsonl")},
 }
 
 // 8.10: every table fits the terminal, at the usual widths and at a

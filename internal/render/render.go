@@ -9,7 +9,8 @@
 // and column become one editor-style file:line (1-based, whatever the
 // native base the schema or the table states); seconds read in ms or µs;
 // control characters and bidi overrides are escaped so native text cannot
-// act on the terminal. It imports evidence and table.
+// act on the terminal. It imports evidence and table (and x/sys/unix for
+// the terminal's size).
 package render
 
 import (

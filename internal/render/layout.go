@@ -212,7 +212,7 @@ func (t *Text) layout(w int) layout {
 			}
 		}
 	}
-	if len(shown) > 0 {
+	if len(shown) > 0 && len(t.rows) > 0 {
 		l.footer = append(l.footer, fmt.Sprintf("%s: file:line[:column], 1-based as editors count; the JSONL keeps the native 0-based %s",
 			strings.Join(shown, ", "), strings.Join(native, ", ")))
 	}

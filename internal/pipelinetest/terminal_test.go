@@ -69,7 +69,8 @@ func TestTerminalWidth(t *testing.T) {
 // TestPytestOutcomeLine runs real pytest (the project venv) with the
 // flameox plugin on the bundled suite, then renders its events: the
 // table view's outcome line must say what pytest's own terminal summary
-// said, count for count, and the session time within a tenth of a second.
+// said, count for count, and the session time within a quarter second
+// (or 15%).
 func TestPytestOutcomeLine(t *testing.T) {
 	root, _ := filepath.Abs("../..")
 	py := filepath.Join(venv(root), "bin", "python")
@@ -105,7 +106,11 @@ func TestPytestOutcomeLine(t *testing.T) {
 	if _, err := fmt.Sscanf(secs, "%gs", &a); err != nil {
 		t.Fatalf("pytest's time %q: %v", secs, err)
 	}
-	if _, err := fmt.Sscanf(oursSecs, "%gs", &b); err != nil || b < 0 || a-b > 0.1 || b-a > 0.1 {
+	// The plugin's session events and pytest's terminal reporter take the
+	// time at nearby, not identical, hooks; on a loaded machine they drift
+	// apart by a little.
+	tol := max(0.25, 0.15*a)
+	if _, err := fmt.Sscanf(oursSecs, "%gs", &b); err != nil || b < 0 || a-b > tol || b-a > tol {
 		t.Errorf("session time %q; pytest said %q", oursSecs, secs)
 	}
 }

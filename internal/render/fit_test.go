@@ -350,3 +350,25 @@ func FuzzView(f *testing.F) {
 		checkFits(t, out, width)
 	})
 }
+
+// Rows of several profiles say which profile they come from, by file
+// name less the shared extension, even when room is short.
+func TestSeveralArtifacts(t *testing.T) {
+	var b strings.Builder
+	req := rank.Request{Decode: decode.Options{Specs: registry.Formats()}}
+	paths := []string{fixture("v8", "recursive-main.cpuprofile"), fixture("v8", "recursive-worker.cpuprofile")}
+	if err := rank.Paths(context.Background(), req, paths, &Text{W: &b, Width: 80}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	checkFits(t, out, 80)
+	if !strings.Contains(out, "2 artifacts: recursive-main.cpuprofile, recursive-worker.cpuprofile") {
+		t.Errorf("header does not name the artifacts:\n%s", out)
+	}
+	if r := rowOf(t, out, "spin"); !strings.Contains(r, "recursive-worker ") {
+		t.Errorf("row does not say its artifact: %q", r)
+	}
+	if r := rowOf(t, out, "(idle)"); !strings.Contains(r, "recursive-main ") {
+		t.Errorf("row does not say its artifact: %q", r)
+	}
+}

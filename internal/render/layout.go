@@ -104,6 +104,9 @@ func (t *Text) layout(w int) layout {
 		}
 		col.right = numeric(c)
 		col.essential = i == 0 || essential(schema, c)
+		if c.Name == table.ArtifactColumn {
+			col.label = "artifact"
+		}
 		switch {
 		case lowValue(c.Name):
 			col.value = 0
@@ -121,6 +124,8 @@ func (t *Text) layout(w int) layout {
 				col.comfort = 30
 			case c.Name == "nodeid":
 				col.shrink, col.comfort = cutMid, 40
+			case c.Name == table.ArtifactColumn:
+				col.shrink, col.comfort = cutMid, 16
 			case midCut(c.Name):
 				col.shrink, col.comfort = cutMid, 28
 			}
@@ -272,31 +277,29 @@ func fit(cols []*column, w int) ([]*column, []string) {
 		c.width = least(c)
 	}
 	room := w - need(func(c *column) int { return c.width })
-	// Bring each flexible column to its comfortable width in order, then
-	// share what is left among those still cut.
-	for _, c := range cols {
-		if add := min(comfortable(c)-c.width, room); add > 0 {
-			c.width += add
-			room -= add
-		}
-	}
-	for room > 0 {
-		var short []*column
-		for _, c := range cols {
-			if c.width < c.natural {
-				short = append(short, c)
+	// Share the room evenly: first up to each column's comfortable width,
+	// then up to its natural one, so no single column takes it all.
+	share := func(target func(*column) int) {
+		for room > 0 {
+			var short []*column
+			for _, c := range cols {
+				if c.width < target(c) {
+					short = append(short, c)
+				}
+			}
+			if len(short) == 0 {
+				return
+			}
+			each := max(1, room/len(short))
+			for _, c := range short {
+				add := min(each, target(c)-c.width, room)
+				c.width += add
+				room -= add
 			}
 		}
-		if len(short) == 0 {
-			break
-		}
-		share := max(1, room/len(short))
-		for _, c := range short {
-			add := min(share, c.natural-c.width, room)
-			c.width += add
-			room -= add
-		}
 	}
+	share(comfortable)
+	share(func(c *column) int { return c.natural })
 	return cols, dropped
 }
 
@@ -331,6 +334,8 @@ func essential(schema *table.Schema, c evidence.Column) bool {
 	switch c.Name {
 	case "rank", "function", "nodeid", "outcome", "message", "text", "name", "pointer", "location":
 		return true
+	case table.ArtifactColumn:
+		return true // shown only when rows of several artifacts mix
 	}
 	if strings.HasSuffix(c.Name, "_function") || strings.HasSuffix(c.Name, "weight") || c.Unit == "ratio" || c.Unit == "percent" {
 		return true
@@ -431,11 +436,7 @@ func (t *Text) cell(c evidence.Column, r evidence.Object, base int, based bool) 
 		return number(v)
 	}
 	if c.Name == table.ArtifactColumn {
-		id := fmt.Sprint(v)
-		if a, ok := t.artifacts[id]; ok && a.name != "" {
-			return safe(a.name)
-		}
-		return short(id)
+		return t.artifactName(fmt.Sprint(v))
 	}
 	var s string
 	switch x := v.(type) {
@@ -471,4 +472,24 @@ func (t *Text) cell(c evidence.Column, r evidence.Object, base int, based bool) 
 		}
 	}
 	return safe(s)
+}
+
+// artifactName tells a row's artifact by its file name, less the
+// extension all the table's artifacts share (recursive-main,
+// recursive-worker), else by a short digest.
+func (t *Text) artifactName(id string) string {
+	a, ok := t.artifacts[id]
+	if !ok || a.name == "" {
+		return short(id)
+	}
+	ext := ""
+	for i, other := range t.header.ArtifactIDs {
+		o := t.artifacts[other].name
+		e := o[max(0, strings.LastIndex(o, ".")):]
+		if !strings.Contains(o, ".") || (i > 0 && e != ext) {
+			return safe(a.name)
+		}
+		ext = e
+	}
+	return safe(strings.TrimSuffix(a.name, ext))
 }

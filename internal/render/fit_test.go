@@ -372,3 +372,18 @@ func TestSeveralArtifacts(t *testing.T) {
 		t.Errorf("row does not say its artifact: %q", r)
 	}
 }
+
+// A location unknown in every row (collapsed stacks have no places) is
+// an empty column like any other.
+func TestEmptyLocation(t *testing.T) {
+	h := table.CPUHotspots.HeaderBased("samples", 1)
+	h.Operation, h.Evidence = "op", evidence.Derived
+	rows := []evidence.Object{
+		{"rank": int64(1), "function": "a", "line": int64(-1), "column": int64(-1), "symbolization": table.Symbolized, "self_weight": 2.0, "inclusive_weight": 2.0},
+		{"rank": int64(2), "function": "b", "line": int64(-1), "column": int64(-1), "symbolization": table.Symbolized, "self_weight": 1.0, "inclusive_weight": 2.0},
+	}
+	out := render(t, h, rows, &evidence.Summary{RowsObserved: 2, Complete: true})
+	if strings.Contains(tableLines(t, out)[0], "location") || !strings.Contains(flat(out), "file, line, column") {
+		t.Errorf("an empty location is shown, or its hiding not said:\n%s", out)
+	}
+}

@@ -94,6 +94,10 @@ func (t *Text) layout(w int) layout {
 				// A location ranks with the function it places; beside a
 				// test id, which names its file already, it may go.
 				col.shrink, col.comfort, col.essential = cutPlace, 30, hasFunction
+				if len(t.rows) > 0 && allSame(col.cells) && col.cells[0] == "-" {
+					empty = append(empty, c.Name+", "+col.names)
+					continue
+				}
 				out = append(out, col)
 				continue
 			}

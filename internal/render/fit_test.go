@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -385,5 +386,27 @@ func TestEmptyLocation(t *testing.T) {
 	out := render(t, h, rows, &evidence.Summary{RowsObserved: 2, Complete: true})
 	if strings.Contains(tableLines(t, out)[0], "location") || !strings.Contains(flat(out), "file, line, column") {
 		t.Errorf("an empty location is shown, or its hiding not said:\n%s", out)
+	}
+}
+
+// BenchmarkView lays out the largest table --top allows.
+func BenchmarkView(b *testing.B) {
+	h := table.CPUHotspots.HeaderBased("samples", 0)
+	h.Operation, h.Evidence = "op", evidence.Derived
+	rows := make([]evidence.Object, 10000)
+	for i := range rows {
+		rows[i] = evidence.Object{"rank": int64(i + 1), "function": strings.Repeat("fn", i%40), "file": "file:///srv/app/" + strings.Repeat("dir/", i%12) + "main.js",
+			"line": int64(i), "column": int64(i % 80), "symbolization": table.Symbolized, "self_weight": float64(i), "inclusive_weight": float64(2 * i), "self_share": 0.01}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r := &Text{W: io.Discard, Width: 100}
+		_ = r.Begin(h)
+		for _, row := range rows {
+			_ = r.Row(row)
+		}
+		if err := r.End(&evidence.Summary{RowsObserved: 10000, Complete: true}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -242,6 +242,7 @@ func (in *Inputs[S]) Format() string {
 // projection are left to flameox-rank, which stamps them.
 func (in *Inputs[S]) Header(s *table.Schema, unit, ev string, args evidence.Object) *evidence.Table {
 	h := s.Header(unit)
+	in.stateBases(s, h)
 	h.Evidence = ev
 	h.Format = in.Format()
 	h.ArtifactIDs = in.Artifacts()
@@ -259,6 +260,35 @@ func (in *Inputs[S]) Header(s *table.Schema, unit, ev string, args evidence.Obje
 		h.Decoder = d
 	}
 	return h
+}
+
+// stateBases carries the coordinate bases the admitted tables state into
+// result header h, column by column of the same name, where they all
+// state one; mixed or unstated bases stay unstated.
+func (in *Inputs[S]) stateBases(s *table.Schema, h *evidence.Table) {
+	for _, c := range s.Columns {
+		if c.Base != table.PerTable || len(in.list) == 0 {
+			continue
+		}
+		base, agree := -1, true
+		for _, x := range in.list {
+			xs := table.Lookup(x.Table.Name)
+			xc, ok := x.Table.Column(c.Name)
+			if xs == nil || !ok {
+				agree = false
+				break
+			}
+			b, ok := xs.Base(xc)
+			if !ok || (base >= 0 && b != base) {
+				agree = false
+				break
+			}
+			base = b
+		}
+		if agree {
+			s.StateBase(h, c.Name, base)
+		}
+	}
 }
 
 // Summarize starts the result summary of a bounded selection: observed rows

@@ -66,8 +66,13 @@ func TestVisibleColumns(t *testing.T) {
 
 func render(t *testing.T, h *evidence.Table, rows []evidence.Object, s *evidence.Summary, pass ...evidence.Block) string {
 	t.Helper()
+	return renderWidth(t, 100, h, rows, s, pass...)
+}
+
+func renderWidth(t *testing.T, width int, h *evidence.Table, rows []evidence.Object, s *evidence.Summary, pass ...evidence.Block) string {
+	t.Helper()
 	var b strings.Builder
-	r := &Text{W: &b}
+	r := &Text{W: &b, Width: width}
 	for _, p := range pass {
 		if err := r.Pass(p); err != nil {
 			t.Fatal(err)
@@ -97,8 +102,25 @@ func resultHeader() *evidence.Table {
 	}}
 }
 
+// tableLines returns the column header, the rule and the rows.
+func tableLines(t *testing.T, out string) []string {
+	t.Helper()
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "----") {
+			end := i + 1
+			for end < len(lines) && lines[end] != "" {
+				end++
+			}
+			return lines[i-1 : end]
+		}
+	}
+	t.Fatalf("no table in:\n%s", out)
+	return nil
+}
+
 func TestTextTable(t *testing.T) {
-	long := strings.Repeat("a", 50) + strings.Repeat("z", 50)
+	long := strings.Repeat("a", 30) + strings.Repeat("z", 30)
 	out := render(t, resultHeader(), []evidence.Object{
 		{"rank": int64(1), "function": "main", "self_weight": 1.5, "share": 0.75, "calls": nil},
 		{"rank": int64(10), "function": long, "self_weight": float64(2), "share": 0.25, "calls": nil},
@@ -108,33 +130,34 @@ func TestTextTable(t *testing.T) {
 	if lines[0] != "x.results (op, derived evidence)" {
 		t.Errorf("title %q", lines[0])
 	}
-	// Units in the header, but not "ratio"; a column null in every row is
-	// left out.
-	if !strings.Contains(lines[1], "self_weight (seconds)") || strings.Contains(lines[1], "ratio") || strings.Contains(lines[1], "calls") {
-		t.Errorf("head %q", lines[1])
+	// What is shown of what comes before the table, as in pprof -top.
+	if lines[1] != "rows: 3 shown of 3 selected; complete" {
+		t.Errorf("rows line %q", lines[1])
 	}
-	if !strings.HasPrefix(lines[2], "----") {
-		t.Errorf("rule %q", lines[2])
+	tl := tableLines(t, out)
+	// Units in the header, but not "ratio"; a column null in every row is
+	// left out, and said so under the table.
+	if !strings.Contains(tl[0], "self_weight (seconds)") || strings.Contains(tl[0], "ratio") || strings.Contains(tl[0], "calls") {
+		t.Errorf("head %q", tl[0])
+	}
+	if !strings.Contains(out, "hidden: calls (empty); --format jsonl shows every column") {
+		t.Errorf("no footer naming the hidden column:\n%s", out)
 	}
 	// Numbers are right-aligned, shares are percentages, an empty string
-	// is shown as such, long text is cut in the middle.
-	if !strings.HasPrefix(lines[3], "   1  main") || !strings.Contains(lines[3], "75.0%") {
-		t.Errorf("row 1 %q", lines[3])
+	// is shown as such; the long name fits, whole, in 100 columns.
+	if !strings.HasPrefix(tl[2], "   1  main") || !strings.Contains(tl[2], "75.0%") {
+		t.Errorf("row 1 %q", tl[2])
 	}
-	cut := strings.Repeat("a", 35) + "…" + strings.Repeat("z", 36)
-	if !strings.Contains(lines[4], cut) || strings.Contains(lines[4], long) {
-		t.Errorf("row 2 %q, want the function cut to %d runes", lines[4], MaxCell)
+	if !strings.Contains(tl[3], long) {
+		t.Errorf("row 2 %q, want the function whole", tl[3])
 	}
-	if !strings.Contains(lines[5], `""`) || !strings.Contains(lines[5], "1e-07") {
-		t.Errorf("row 3 %q", lines[5])
-	}
-	if !strings.Contains(out, "\nrows: 3 shown of 3 selected; complete\n") {
-		t.Errorf("summary line missing:\n%s", out)
+	if !strings.Contains(tl[4], `""`) || !strings.Contains(tl[4], "1e-07") || strings.Contains(tl[4], "anonymous") {
+		t.Errorf("row 3 %q", tl[4])
 	}
 	// Every row has the same width: columns are aligned.
-	for _, l := range lines[1:6] {
-		if n, want := len([]rune(l)), len([]rune(lines[1])); n != want {
-			t.Errorf("line %q is %d runes wide, the header %d", l, n, want)
+	for _, l := range tl[:2] {
+		if n, want := Width(l), Width(tl[3]); n != want {
+			t.Errorf("line %q is %d cells wide, the widest row %d", l, n, want)
 		}
 	}
 }
@@ -168,10 +191,10 @@ func TestTextSummaries(t *testing.T) {
 		{"metrics and limitations", &evidence.Summary{RowsObserved: 1, Complete: true,
 			Metrics:     map[string]evidence.Metric{"b_total": {Value: 2.5, Unit: "seconds"}, "a_count": {Value: int64(3), Unit: "count"}},
 			Limitations: []string{"a limit"}},
-			[]string{"a_count: 3 count\nb_total: 2.5 seconds\nlimitation: a limit\n"}},
+			[]string{"a_count: 3; b_total: 2.5 seconds\n", "\nlimitation: a limit\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := render(t, resultHeader(), row, tc.s)
+			out := renderWidth(t, 200, resultHeader(), row, tc.s)
 			for _, w := range tc.want {
 				if !strings.Contains(out, w) {
 					t.Errorf("output lacks %q:\n%s", w, out)
@@ -211,7 +234,7 @@ func TestTextNotesAndSeveralTables(t *testing.T) {
 	if strings.Count(out, "capture cap1") != 1 {
 		t.Errorf("notes repeated under the second table:\n%s", out)
 	}
-	if !strings.Contains(out, "rank  function  self_weight (seconds)  share  calls") {
+	if !strings.Contains(out, "rank  function  self_weight (seconds)  share%  calls") {
 		t.Errorf("an empty table lost its columns:\n%s", out)
 	}
 }

@@ -139,6 +139,13 @@ func (c *codec) addFields(t reflect.Type, path []int, cols []Column) ([]Column, 
 				col.Identity = true
 			case strings.HasPrefix(p, "unit="):
 				col.Unit = strings.TrimPrefix(p, "unit=")
+			case p == "detail":
+				col.Detail = true
+			case strings.HasPrefix(p, "base="):
+				col.Base = strings.TrimPrefix(p, "base=")
+				if err := checkBase(col); err != nil {
+					return nil, fmt.Errorf("field %s: %w", sf.Name, err)
+				}
 			default:
 				return nil, fmt.Errorf("field %s: unknown tag option %q", sf.Name, p)
 			}

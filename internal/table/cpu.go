@@ -17,13 +17,14 @@ const (
 
 // FrameSite is a frame's identity and where it is, in one profile series:
 // the columns a ranked hotspot keeps of the frame it ranks. Line and column
-// are the producer's native coordinates.
+// are the producer's native coordinates; each table states their base
+// (Schema.HeaderBased), since V8 counts from 0 and pstats from 1.
 type FrameSite struct {
 	FrameID       string       `col:"frame_id,identity" doc:"frame identity within the artifact"`
 	Function      string       `col:"function" doc:"function or symbol name as the producer wrote it"`
 	File          Null[string] `col:"file" doc:"source file or URL; null when unknown"`
-	Line          int64        `col:"line" doc:"native line coordinate; -1 when unavailable"`
-	Column        int64        `col:"column" doc:"native column coordinate; -1 when unavailable"`
+	Line          int64        `col:"line,base=*" doc:"native line coordinate; -1 when unavailable"`
+	Column        int64        `col:"column,base=*" doc:"native column coordinate; -1 when unavailable"`
 	Module        Null[string] `col:"module" doc:"binary, shared object or module; null when unknown"`
 	Symbolization string       `col:"symbolization" doc:"symbolized, anonymous, unresolved or synthetic"`
 	Thread        Null[string] `col:"thread" doc:"thread or profile series; null when the format has one series"`
@@ -50,11 +51,11 @@ type Edge struct {
 	CallerID       string        `col:"caller_id,identity" doc:"caller frame identity"`
 	CallerFunction string        `col:"caller_function" doc:"caller function or symbol name"`
 	CallerFile     Null[string]  `col:"caller_file" doc:"caller source file or URL; null when unknown"`
-	CallerLine     int64         `col:"caller_line" doc:"caller native line; -1 when unavailable"`
+	CallerLine     int64         `col:"caller_line,base=*" doc:"caller native line; -1 when unavailable"`
 	CalleeID       string        `col:"callee_id,identity" doc:"callee frame identity"`
 	CalleeFunction string        `col:"callee_function" doc:"callee function or symbol name"`
 	CalleeFile     Null[string]  `col:"callee_file" doc:"callee source file or URL; null when unknown"`
-	CalleeLine     int64         `col:"callee_line" doc:"callee native line; -1 when unavailable"`
+	CalleeLine     int64         `col:"callee_line,base=*" doc:"callee native line; -1 when unavailable"`
 	Thread         Null[string]  `col:"thread" doc:"thread or profile series; null when the format has one series"`
 	Process        Null[string]  `col:"process" doc:"process series; null when the format has one process"`
 	Weight         Null[float64] `col:"weight,unit=*" doc:"callee inclusive weight under this caller; null when the producer records only calls"`

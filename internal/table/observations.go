@@ -3,7 +3,7 @@ package table
 // ObservationRecord is a row of observations.records: one record line of
 // an observations file, in file order.
 type ObservationRecord struct {
-	Line  int64        `col:"line" doc:"1-based line of the record in its file"`
+	Line  int64        `col:"line,base=1" doc:"1-based line of the record in its file"`
 	Kind  string       `col:"kind" doc:"observation, phase_start or phase_end"`
 	Name  Null[string] `col:"name" doc:"observation name; null for phase records"`
 	Phase Null[string] `col:"phase" doc:"phase of the observation, or the phase a phase record opens or closes; null when none"`

@@ -44,7 +44,7 @@ var PreviewFields = Define[Field]("preview.fields", "record fields: CSV header, 
 // native location.
 type Record struct {
 	Index  int64        `col:"index" doc:"0-based record index (CSV rows exclude the header)"`
-	Line   Null[int64]  `col:"line" doc:"1-based line where the record starts; null for Parquet"`
+	Line   Null[int64]  `col:"line,base=1" doc:"1-based line where the record starts; null for Parquet"`
 	Offset Null[int64]  `col:"offset,unit=bytes" doc:"byte offset of the record's first byte; null for Parquet"`
 	Bytes  Null[int64]  `col:"bytes,unit=bytes" doc:"native size of the record; null when not observed whole or not byte-addressed"`
 	Status string       `col:"status" doc:"ok, invalid, oversized or ragged"`
@@ -65,9 +65,9 @@ const (
 // TextLine is a row of text.lines: one line, or the part of it inside a
 // window.
 type TextLine struct {
-	Line       int64        `col:"line" doc:"1-based line number"`
+	Line       int64        `col:"line,base=1" doc:"1-based line number"`
 	Offset     int64        `col:"offset,unit=bytes" doc:"byte offset of the row's first byte"`
-	Column     int64        `col:"column,unit=bytes" doc:"0-based byte column of that byte in its line (non-zero when the window starts mid-line)"`
+	Column     int64        `col:"column,unit=bytes,base=0" doc:"0-based byte column of that byte in its line (non-zero when the window starts mid-line)"`
 	Bytes      int64        `col:"bytes,unit=bytes" doc:"bytes of the line from offset, inside the window, terminator excluded"`
 	Text       string       `col:"text" doc:"the first text_bytes of them; escaped when they are not valid UTF-8"`
 	TextBytes  int64        `col:"text_bytes,unit=bytes" doc:"native bytes text shows; less than bytes when max_line_bytes cut the line"`

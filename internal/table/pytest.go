@@ -40,11 +40,11 @@ type PytestOutcome struct {
 	Phase             Null[string]  `col:"phase" doc:"setup, call, teardown, collect or crash: the phase that decided the outcome; for interrupted tests the phase in progress; null for unexecuted tests"`
 	Duration          Null[float64] `col:"duration,unit=s" doc:"sum of the reported phase durations; null when no phase was reported"`
 	File              Null[string]  `col:"file" doc:"file of the test as pytest reports its location; null when not reported"`
-	Line              int64         `col:"line" doc:"pytest's native zero-based line of the test definition; -1 when unavailable"`
+	Line              int64         `col:"line,base=0" doc:"pytest's native 0-based line of the test definition; -1 when unavailable"`
 	Worker            Null[string]  `col:"worker" doc:"xdist worker id (gw0, gw1…); null without xdist"`
 	Message           Null[string]  `col:"message" doc:"short failure message, skip or xfail reason (bounded); null when none"`
-	Longrepr          Null[string]  `col:"longrepr" doc:"failure text of the deciding phase, as bounded by the plugin; null when none"`
-	LongreprTruncated bool          `col:"longrepr_truncated" doc:"the plugin cut longrepr at its stated bound"`
+	Longrepr          Null[string]  `col:"longrepr,detail" doc:"failure text of the deciding phase, as bounded by the plugin; null when none"`
+	LongreprTruncated bool          `col:"longrepr_truncated,detail" doc:"the plugin cut longrepr at its stated bound"`
 }
 
 // PytestOutcomes is the pytest.outcomes schema.
@@ -65,4 +65,11 @@ const (
 	MetricTruncatedBytes    = "unterminated_bytes" // bytes of a discarded unterminated last line
 	MetricFixtureSetups     = "fixture_setups"     // fixture setups the plugin timed
 	MetricFixtureSeconds    = "fixture_setup_seconds"
+	// MetricSessionSeconds is session_finish time minus session_start
+	// time, as pytest reports "in 0.52s"; null when either is missing.
+	MetricSessionSeconds = "session_seconds"
+	// MetricPytestPassed counts passed tests as pytest's summary line
+	// does: a test whose call passed and whose teardown then failed is
+	// both passed and an error there, one error row here.
+	MetricPytestPassed = "pytest_passed"
 )

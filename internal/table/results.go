@@ -81,7 +81,7 @@ type ObservationPhase struct {
 	EndTS      Null[int64]   `col:"end_ts,unit=ns" doc:"null when the phase never ended"`
 	Duration   Null[float64] `col:"duration,unit=s" doc:"end_ts - start_ts; null when the phase never ended"`
 	Closed     bool          `col:"closed" doc:"the phase ended"`
-	StartLine  int64         `col:"start_line" doc:"line of the phase_start record"`
+	StartLine  int64         `col:"start_line,base=1" doc:"1-based line of the phase_start record"`
 	Depth      int64         `col:"depth" doc:"phases of the same process open around it"`
 }
 

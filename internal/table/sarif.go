@@ -16,10 +16,10 @@ type SARIFResult struct {
 	URIBaseID        Null[string] `col:"uri_base_id" doc:"uriBaseId as written; null when absent"`
 	Path             Null[string] `col:"path" doc:"location relative to the source root, slash-separated; null unless location_status is ok"`
 	LocationStatus   string       `col:"location_status" doc:"ok, absent, or the typed reason the location was rejected"`
-	StartLine        int64        `col:"start_line" doc:"region.startLine; -1 when absent"`
-	StartColumn      int64        `col:"start_column" doc:"region.startColumn; -1 when absent"`
-	EndLine          int64        `col:"end_line" doc:"region.endLine; -1 when absent"`
-	EndColumn        int64        `col:"end_column" doc:"region.endColumn; -1 when absent"`
+	StartLine        int64        `col:"start_line,base=1" doc:"region.startLine, 1-based; -1 when absent"`
+	StartColumn      int64        `col:"start_column,base=1" doc:"region.startColumn, 1-based; -1 when absent"`
+	EndLine          int64        `col:"end_line,base=1" doc:"region.endLine, 1-based; -1 when absent"`
+	EndColumn        int64        `col:"end_column,base=1" doc:"region.endColumn, 1-based; -1 when absent"`
 }
 
 // SARIFResults is the sarif.results schema.

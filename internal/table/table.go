@@ -39,6 +39,14 @@ type Column struct {
 	// Identity marks an opaque identity (an artifact digest, a frame id):
 	// machines join on it, people need not read it.
 	Identity bool
+	// Detail marks long text (a failure's whole traceback) that the
+	// table view leaves to the JSONL; it says so under the table.
+	Detail bool
+	// Base is the origin of a line or column coordinate: "0" or "1" when
+	// the schema fixes it, PerTable when each table states it (V8 counts
+	// from 0, pstats from 1), "" for a column that is not a coordinate.
+	// The rows keep the native coordinate; only the table view converts.
+	Base string
 }
 
 // PerTable is the Unit of a column whose unit each table header states.
@@ -77,6 +85,74 @@ func (s *Schema) EvidenceColumns(unit string) []evidence.Column {
 		out[i] = evidence.Column{Name: c.Name, Type: c.Type, Unit: u, Description: c.Description}
 	}
 	return out
+}
+
+// HeaderBased is Header for a decoder whose coordinates count from base
+// (0 or 1): each per-table coordinate column states it, as the first
+// words of its description ("0-based native line coordinate…").
+func (s *Schema) HeaderBased(unit string, base int) *evidence.Table {
+	h := s.Header(unit)
+	for _, c := range s.Columns {
+		if c.Base == PerTable {
+			s.StateBase(h, c.Name, base)
+		}
+	}
+	return h
+}
+
+// StateBase states the base of per-table coordinate column name in h, a
+// header of this schema; a result table states what its inputs stated.
+func (s *Schema) StateBase(h *evidence.Table, name string, base int) {
+	c, ok := s.Column(name)
+	if !ok || c.Base != PerTable {
+		return
+	}
+	for i := range h.Columns {
+		if h.Columns[i].Name == name {
+			h.Columns[i].Description = fmt.Sprintf("%d-based %s", base, c.Description)
+		}
+	}
+}
+
+var basePhrase = regexp.MustCompile(`(?:^|[^\w-])([01])-based\b`)
+
+// Base returns the origin of a coordinate column as table header h
+// states it: fixed by the schema, or stated in the column's description
+// by the decoder (HeaderBased). ok is false for a column that is not a
+// coordinate, or whose table did not state its base.
+func (s *Schema) Base(h evidence.Column) (base int, ok bool) {
+	c, found := s.Column(h.Name)
+	if !found || c.Base == "" {
+		return 0, false
+	}
+	b := c.Base
+	if b == PerTable {
+		m := basePhrase.FindStringSubmatch(h.Description)
+		if m == nil {
+			return 0, false
+		}
+		b = m[1]
+	}
+	return int(b[0] - '0'), true
+}
+
+// checkBase verifies a coordinate declaration: base 0, 1 or per table,
+// and a fixed base said in the doc the way Base reads it.
+func checkBase(c Column) error {
+	switch c.Base {
+	case PerTable:
+		if basePhrase.MatchString(c.Description) {
+			return fmt.Errorf("column %s: a per-table base is stated by each table, not by the doc", c.Name)
+		}
+	case "0", "1":
+		m := basePhrase.FindStringSubmatch(c.Description)
+		if m == nil || m[1] != c.Base {
+			return fmt.Errorf("column %s: doc must say %s-based", c.Name, c.Base)
+		}
+	default:
+		return fmt.Errorf("column %s: base %q is not 0, 1 or *", c.Name, c.Base)
+	}
+	return nil
 }
 
 // CheckHeader verifies that a table header states exactly the schema's

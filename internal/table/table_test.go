@@ -232,3 +232,41 @@ func TestColumnLookup(t *testing.T) {
 		}
 	}
 }
+
+// A coordinate's base is fixed by its schema or stated by each table, and
+// read back from the header the way the table view needs it.
+func TestCoordinateBase(t *testing.T) {
+	base := func(s *Schema, h *evidence.Table, name string) (int, bool) {
+		c, ok := h.Column(name)
+		if !ok {
+			t.Fatalf("%s: no column %s", h.Name, name)
+		}
+		return s.Base(c)
+	}
+	if _, ok := base(CPUFrames.Schema, CPUFrames.Header("samples"), "line"); ok {
+		t.Error("an unstated per-table base reads as known")
+	}
+	for _, want := range []int{0, 1} {
+		h := CPUFrames.HeaderBased("samples", want)
+		for _, col := range []string{"line", "column"} {
+			if b, ok := base(CPUFrames.Schema, h, col); !ok || b != want {
+				t.Errorf("cpu.frames %s stated %d, read %d %v", col, want, b, ok)
+			}
+		}
+		if _, ok := base(CPUFrames.Schema, h, "self_weight"); ok {
+			t.Error("a weight has a base")
+		}
+	}
+	if b, ok := base(PytestOutcomes.Schema, PytestOutcomes.Header(""), "line"); !ok || b != 0 {
+		t.Errorf("pytest line base %d %v, want 0", b, ok)
+	}
+	if b, ok := base(TextLines.Schema, TextLines.Header(""), "line"); !ok || b != 1 {
+		t.Errorf("text line base %d %v, want 1", b, ok)
+	}
+	type bad struct {
+		L int64 `col:"l,base=1" doc:"a 0-based line"`
+	}
+	if _, _, err := newCodec(reflect.TypeFor[bad](), false); err == nil {
+		t.Error("a doc that contradicts its base is accepted")
+	}
+}

@@ -361,7 +361,7 @@ func line(n int64) int64 {
 
 func (g *graph) emit(p *profile.Profile, idx int, u unit.Unit, out formats.Sink) error {
 	ids := make([]string, len(g.frames))
-	tw, err := out.Begin(table.CPUFrames.Header(u.Name))
+	tw, err := out.Begin(table.CPUFrames.HeaderBased(u.Name, 1))
 	if err != nil {
 		return err
 	}
@@ -399,7 +399,7 @@ func (g *graph) emit(p *profile.Profile, idx int, u unit.Unit, out formats.Sink)
 	if !out.Wants(table.CPUEdges.Schema) {
 		return nil
 	}
-	ew, err := out.Begin(table.CPUEdges.Header(u.Name))
+	ew, err := out.Begin(table.CPUEdges.HeaderBased(u.Name, 1))
 	if err != nil {
 		return err
 	}

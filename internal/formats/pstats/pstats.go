@@ -652,7 +652,7 @@ func (p *parser) emit(out formats.Sink) error {
 	if err := p.frames(out, metrics); err != nil {
 		return err
 	}
-	tw, err := out.Begin(table.CPUEdges.Header(unit.Seconds))
+	tw, err := out.Begin(table.CPUEdges.HeaderBased(unit.Seconds, 1))
 	if err != nil {
 		return err
 	}
@@ -701,7 +701,7 @@ func (p *parser) emit(out formats.Sink) error {
 
 // frames emits cpu.frames.
 func (p *parser) frames(out formats.Sink, metrics map[string]evidence.Metric) error {
-	tw, err := out.Begin(table.CPUFrames.Header(unit.Seconds))
+	tw, err := out.Begin(table.CPUFrames.HeaderBased(unit.Seconds, 1))
 	if err != nil {
 		return err
 	}

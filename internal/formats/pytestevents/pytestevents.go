@@ -217,6 +217,9 @@ type decoder struct {
 	ids                                                   map[string]uint8 // node id → idCollected|idRan
 	fixtures                                              int64
 	fixtureSeconds                                        float64
+	sessionStart                                          float64
+	sessionSeconds                                        *float64 // session_finish time - session_start time
+	passedBeforeTeardown                                  int64    // passed calls whose teardown then failed
 	counts                                                map[string]int64
 	rows                                                  int64
 	keys                                                  []string // reused by fields
@@ -248,7 +251,7 @@ func (d *decoder) event(line []byte) error {
 	defer func() { d.keys = f.read }()
 	ev := f.str("event")
 	seq := f.integer("seq")
-	f.number("time")
+	tm := f.number("time")
 	if f.err != nil {
 		return f.err
 	}
@@ -270,7 +273,7 @@ func (d *decoder) event(line []byte) error {
 		if d.sessionStarted {
 			return d.failf("a second session_start")
 		}
-		d.sessionStarted = true
+		d.sessionStarted, d.sessionStart = true, tm
 	case "collect_report":
 		err = d.collectReport(f)
 	case "collect_item":
@@ -331,6 +334,9 @@ func (d *decoder) event(line []byte) error {
 		d.testsFailed = f.integer("tests_failed")
 		d.exitStatus = &st
 		d.sessionFinished = true
+		if secs := tm - d.sessionStart; secs >= 0 {
+			d.sessionSeconds = &secs
+		}
 	case "run_finish":
 		d.runFinished = true
 	default:
@@ -516,6 +522,9 @@ func (d *decoder) finishTest(t *test, teardown phaseReport) error {
 			if err := d.testRow(t, outcome, phase, deciding); err != nil {
 				return err
 			}
+		}
+		if outcome == table.OutcomePassed && phase == table.PhaseCall {
+			d.passedBeforeTeardown++
 		}
 		outcome, phase, deciding = table.OutcomeError, table.PhaseTeardown, teardown
 	}
@@ -705,6 +714,12 @@ func (d *decoder) finish() error {
 	sum.Metrics[table.MetricTruncatedBytes] = evidence.Metric{Value: d.unterminated, Unit: "bytes"}
 	sum.Metrics[table.MetricFixtureSetups] = evidence.Metric{Value: d.fixtures, Unit: "setups"}
 	sum.Metrics[table.MetricFixtureSeconds] = evidence.Metric{Value: d.fixtureSeconds, Unit: "s"}
+	sum.Metrics[table.MetricPytestPassed] = evidence.Metric{Value: d.counts[table.OutcomePassed] + d.passedBeforeTeardown, Unit: "tests"}
+	if d.sessionSeconds != nil {
+		sum.Metrics[table.MetricSessionSeconds] = evidence.Metric{Value: *d.sessionSeconds, Unit: "s"}
+	} else {
+		sum.Metrics[table.MetricSessionSeconds] = evidence.Metric{Value: nil, Unit: "s"}
+	}
 	sum.RowsObserved = d.rows
 	sum.Complete = d.runFinished && d.sessionFinished && len(d.interrupts) == 0 && len(d.crashed) == 0 &&
 		d.internalErrors == 0 && d.unterminated == 0 && !contradicted

@@ -483,7 +483,7 @@ func (p *profile) emit(out formats.Sink) error {
 		ids[fi], buf = frameID(cf, buf)
 	}
 	if wantFrames {
-		tw, err := out.Begin(table.CPUFrames.Header(unit.Samples))
+		tw, err := out.Begin(table.CPUFrames.HeaderBased(unit.Samples, 0))
 		if err != nil {
 			return err
 		}
@@ -514,7 +514,7 @@ func (p *profile) emit(out formats.Sink) error {
 	if !wantEdges {
 		return nil
 	}
-	ew, err := out.Begin(table.CPUEdges.Header(unit.Samples))
+	ew, err := out.Begin(table.CPUEdges.HeaderBased(unit.Samples, 0))
 	if err != nil {
 		return err
 	}

@@ -165,7 +165,7 @@ func (p *projector) summary() *evidence.Summary {
 		s.Metrics[o] = evidence.Metric{Value: p.counts[o]}
 	}
 	sums := []string{table.MetricCollected, table.MetricDeselected, table.MetricCrashedWorkers,
-		table.MetricWorkers, table.MetricInternalErrors}
+		table.MetricWorkers, table.MetricInternalErrors, table.MetricPytestPassed}
 	totals := map[string]int64{}
 	unknown := map[string]bool{}
 	finished, interrupted := true, false
@@ -219,6 +219,13 @@ func (p *projector) summary() *evidence.Summary {
 		}
 	}
 	s.Metrics[table.MetricExitStatus] = evidence.Metric{Value: exit}
+	// A session's duration is one session's: several inputs may have run
+	// side by side, so their durations do not add up.
+	var secs any
+	if len(inputs) == 1 && inputs[0].Summary != nil {
+		secs = inputs[0].Summary.Metrics[table.MetricSessionSeconds].Value
+	}
+	s.Metrics[table.MetricSessionSeconds] = evidence.Metric{Value: secs, Unit: "s"}
 	s.Metrics[table.MetricSessionFinished] = evidence.Metric{Value: finished && len(inputs) > 0}
 	s.Metrics[table.MetricSessionInterrupt] = evidence.Metric{Value: interrupted}
 	s.Metrics["artifacts"] = evidence.Metric{Value: int64(len(p.Artifacts()))}

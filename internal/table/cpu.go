@@ -1,5 +1,7 @@
 package table
 
+import "github.com/flameox/flameox/internal/evidence"
+
 // Symbolization states of a CPU frame.
 const (
 	Symbolized = "symbolized" // a named function
@@ -14,6 +16,48 @@ const (
 	MetricTotalWeight = "total_weight" // sum of all samples' weight, in the weight unit
 	MetricSamples     = "samples"      // number of native samples
 )
+
+// CoverageProfiles is the summary coverage key under which a CPU decoder
+// whose table holds several series (threads, processes) lists each one:
+// an object with its "thread" and "process" (absent or null when the
+// format has none) and its "total_weight" in the table's unit, samples
+// with empty stacks included. A projection that selects series takes its
+// denominator from there, since frame rows cannot tell it.
+const CoverageProfiles = "profiles"
+
+// SeriesTotal is one entry of CoverageProfiles.
+type SeriesTotal struct {
+	Thread, Process Null[string]
+	TotalWeight     float64
+}
+
+// SeriesTotals reads the CoverageProfiles entries of a summary's
+// coverage; ok is false when there are none or one is malformed (no
+// number for total_weight, a thread that is not a string).
+func SeriesTotals(coverage evidence.Object) (out []SeriesTotal, ok bool) {
+	list, _ := coverage[CoverageProfiles].([]any)
+	if len(list) == 0 {
+		return nil, false
+	}
+	name := func(v any) (Null[string], bool) {
+		if v == nil {
+			return Null[string]{}, true
+		}
+		s, ok := v.(string)
+		return Some(s), ok
+	}
+	for _, e := range list {
+		o, _ := e.(evidence.Object)
+		w, okW := evidence.AsFloat(o["total_weight"])
+		th, okT := name(o["thread"])
+		pr, okP := name(o["process"])
+		if o == nil || !okW || !okT || !okP {
+			return nil, false
+		}
+		out = append(out, SeriesTotal{Thread: th, Process: pr, TotalWeight: w})
+	}
+	return out, true
+}
 
 // FrameSite is a frame's identity and where it is, in one profile series:
 // the columns a ranked hotspot keeps of the frame it ranks. Line and column

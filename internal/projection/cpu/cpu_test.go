@@ -9,6 +9,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/pstats"
+	"github.com/flameox/flameox/internal/formats/speedscope"
 	"github.com/flameox/flameox/internal/formats/v8cpu"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/projection/projectiontest"
@@ -379,4 +380,46 @@ func FuzzHotspots(f *testing.F) {
 func FuzzEdges(f *testing.F) {
 	in := projectiontest.Decode(f, pstats.Spec, fixtures+"pstats/profile-workload.pstats", nil)[1]
 	projectiontest.FuzzRows(f, Edges, in, nil, evidence.Object{"top": int64(3), "callee_pattern": "a"})
+}
+
+// Shares describe the selected population: the decoder's total (empty
+// stacks included), narrowed by --thread to the selected profiles' totals,
+// and profile_count counts profiles, not artifacts (py-spy 0.4.1 fixture:
+// two threads, 9 empty-stack samples in MainThread).
+func TestSharesOfSelectedPopulation(t *testing.T) {
+	in := projectiontest.Decode(t, speedscope.Spec, fixtures+"speedscope/pyspy-0.4.1-two-threads.speedscope.json", nil)
+	frames := in[0]
+	decoded, _ := evidence.AsFloat(frames.Summary.Metrics[table.MetricTotalWeight].Value)
+	perThread := map[string]float64{}
+	for _, p := range frames.Summary.Coverage["profiles"].([]any) {
+		o := p.(evidence.Object)
+		perThread[o["thread"].(string)], _ = evidence.AsFloat(o["total_weight"])
+	}
+	main := perThread[`Thread 32482 "MainThread"`]
+	if math.Abs(decoded-1.99) > 1e-9 || math.Abs(main-1.18) > 1e-9 {
+		t.Fatalf("fixture totals %v %v", decoded, perThread)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+	for _, tc := range []struct {
+		args     evidence.Object
+		total    float64
+		profiles int
+	}{
+		{nil, decoded, 2},
+		{evidence.Object{"thread": `Thread 32482 "MainThread"`}, main, 1},
+	} {
+		r := rank(t, Hotspots, tc.args, frames)
+		got := r.Summary.Metrics[table.MetricTotalWeight].Value.(float64)
+		if !near(got, tc.total) || r.Summary.Metrics["profile_count"].Value != tc.profiles {
+			t.Fatalf("%v: total %v profiles %v, want %v %v", tc.args, got, r.Summary.Metrics["profile_count"].Value, tc.total, tc.profiles)
+		}
+		self := r.Rows[0]["self_weight"].(float64)
+		if share := r.Rows[0]["self_share"].(float64); !near(share, self/tc.total) {
+			t.Fatalf("%v: self_share %v, want %v/%v", tc.args, share, self, tc.total)
+		}
+		e := rank(t, Edges, tc.args, in[1])
+		if got := e.Summary.Metrics[table.MetricTotalWeight].Value.(float64); !near(got, tc.total) {
+			t.Fatalf("%v: edges total %v, want %v", tc.args, got, tc.total)
+		}
+	}
 }

@@ -157,7 +157,9 @@ func (h *hotspots) Row(t *evidence.Table, row any) error {
 	}
 	self := f.SelfWeight * x.State.factor
 	incl := f.InclusiveWeight * x.State.factor
-	x.State.total += self
+	if h.series(f.Thread, f.Process) {
+		x.State.seen(f.Thread, f.Process, self)
+	}
 	if !h.selected(f) {
 		return nil
 	}
@@ -187,7 +189,8 @@ func (h *hotspots) Finish(w projection.Emitter) error {
 	if err != nil {
 		return err
 	}
-	total := h.totalWeight()
+	pop := h.population(&h.common)
+	total := pop.total
 	for i, r := range h.ranked.Sorted() {
 		f := &r.frame
 		if err := res.Row(&table.Hotspot{Rank: int64(i + 1), ArtifactID: r.id.artifact, FrameSite: f.FrameSite,
@@ -196,7 +199,7 @@ func (h *hotspots) Finish(w projection.Emitter) error {
 			return err
 		}
 	}
-	return res.End(h.summary(h.ranked.Observed(), h.ranked.Truncation("top")))
+	return res.End(h.summary(pop, h.ranked.Observed(), h.ranked.Truncation("top")))
 }
 
 // share is v's share of total; null when there is no total weight.

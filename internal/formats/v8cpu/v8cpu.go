@@ -455,7 +455,7 @@ func (p *profile) emit(out formats.Sink) error {
 	}
 	subtree := make([]int64, len(p.nodes))
 	self := make([]int64, len(p.frames))
-	incl := make([]int64, len(p.frames))
+	occ := make([]int64, len(p.frames))   // summed over call-tree occurrences
 	edgeW := make([][2]int64, len(edges)) // callee inclusive, callee self
 	var hitMismatch int64
 	for _, i := range post {
@@ -466,16 +466,15 @@ func (p *profile) emit(out formats.Sink) error {
 		}
 		subtree[i] += c
 		self[n.frame] += c
-		incl[n.frame] += subtree[i]
+		occ[n.frame] += subtree[i]
 		if n.parent >= 0 {
 			subtree[n.parent] += subtree[i]
 			if wantEdges {
-				w := &edgeW[edgeOf[i]]
-				w[0] += subtree[i]
-				w[1] += c
+				edgeW[edgeOf[i]][1] += c
 			}
 		}
 	}
+	incl := p.onceInclusive(subtree, edgeOf, edgeW)
 
 	ids := make([]string, len(p.frames))
 	var buf []byte
@@ -500,8 +499,9 @@ func (p *profile) emit(out formats.Sink) error {
 					Column:        cf.column,
 					Symbolization: symbolization(cf),
 				},
-				SelfWeight:      float64(self[fi]),
-				InclusiveWeight: float64(incl[fi]),
+				SelfWeight:                float64(self[fi]),
+				InclusiveWeight:           float64(incl[fi]),
+				InclusiveOccurrenceWeight: table.Some(float64(occ[fi])),
 			}
 			if err := tw.Row(row); err != nil {
 				return err
@@ -543,6 +543,63 @@ func (p *profile) emit(out formats.Sink) error {
 	return ew.End(es)
 }
 
+// onceInclusive returns each frame's once-per-sample inclusive weight
+// and adds each edge's to edgeW[e][0] (edgeOf nil: no edges). A node's
+// subtree counts for its frame only at the frame's outermost occurrence
+// on the root path, so a sample under a recursive frame counts once, as
+// pprof's cum does; edges likewise count a caller→callee pair once per
+// root path. One depth-first walk tracks what is on the path.
+func (p *profile) onceInclusive(subtree []int64, edgeOf []int32, edgeW [][2]int64) []int64 {
+	incl := make([]int64, len(p.frames))
+	onPath := make([]int32, len(p.frames))
+	var edgeOnPath []int32
+	if edgeOf != nil {
+		edgeOnPath = make([]int32, len(edgeW))
+	}
+	// A negative entry leaves node ^entry.
+	var stack []int32
+	for i := range p.nodes {
+		if p.nodes[i].parent == -1 {
+			stack = append(stack, int32(i))
+		}
+	}
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		leave := i < 0
+		if leave {
+			i = ^i
+		}
+		n := &p.nodes[i]
+		e := int32(-1)
+		if edgeOf != nil {
+			e = edgeOf[i]
+		}
+		if leave {
+			onPath[n.frame]--
+			if e >= 0 {
+				edgeOnPath[e]--
+			}
+			continue
+		}
+		if onPath[n.frame] == 0 {
+			incl[n.frame] += subtree[i]
+		}
+		onPath[n.frame]++
+		if e >= 0 {
+			if edgeOnPath[e] == 0 {
+				edgeW[e][0] += subtree[i]
+			}
+			edgeOnPath[e]++
+		}
+		stack = append(stack, ^i)
+		for _, c := range n.children {
+			stack = append(stack, p.byID[c])
+		}
+	}
+	return incl
+}
+
 func (p *profile) summary(rows, hitMismatch int64) *evidence.Summary {
 	s := &evidence.Summary{
 		RowsObserved: rows,
@@ -557,7 +614,7 @@ func (p *profile) summary(rows, hitMismatch int64) *evidence.Summary {
 		Limitations: []string{
 			"source maps are not resolved",
 			"counts come from the samples array; hitCount is not used",
-			"inclusive weight sums call-tree occurrences, so recursive frames can exceed the total",
+			"inclusive_weight counts each sample once per frame on its stack; inclusive_occurrence_weight sums the frame's call-tree occurrences, so a recursive frame's can exceed the total",
 		},
 	}
 	if p.hasDeltas {

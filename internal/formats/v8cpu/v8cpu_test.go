@@ -157,7 +157,8 @@ func TestHotFunctionAndCoordinates(t *testing.T) {
 func TestRecursionInclusiveRepeats(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(testdata, "recursive-main.cpuprofile"))
 	// Count independently: per sample, walk to the root and count fib
-	// occurrences (what inclusive weight sums) and stacks containing fib.
+	// occurrences (what the occurrence weight sums) and stacks containing
+	// fib (what inclusive weight counts).
 	var p struct {
 		Nodes []struct {
 			ID        int64
@@ -198,11 +199,12 @@ func TestRecursionInclusiveRepeats(t *testing.T) {
 		t.Fatal("no fib frame")
 	}
 	incl, _ := evidence.AsInt(fib["inclusive_weight"])
-	if incl != occurrences {
-		t.Errorf("fib inclusive %d, independent occurrence count %d", incl, occurrences)
+	occ, _ := evidence.AsInt(fib["inclusive_occurrence_weight"])
+	if incl != stacks {
+		t.Errorf("fib inclusive %d, independent count of stacks holding fib %d", incl, stacks)
 	}
-	if incl <= stacks {
-		t.Errorf("fib inclusive %d should exceed the %d stacks holding fib: recursion repeats", incl, stacks)
+	if occ != occurrences || occ <= stacks {
+		t.Errorf("fib occurrence weight %d, independent occurrence count %d (over the %d stacks: recursion repeats)", occ, occurrences, stacks)
 	}
 	edges := sink.Table(table.CPUEdges.Name)
 	self := 0
@@ -463,6 +465,60 @@ func BenchmarkDecode(b *testing.B) {
 	for b.Loop() {
 		if _, err := decodeReader(b, bytes.NewReader(data), int64(len(data)), nil); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// inclusive_weight counts each sample once per frame on its stack (pprof's
+// cum) and inclusive_occurrence_weight keeps the call tree's occurrence
+// sum; both checked per frame against fib.cum.json, which node computed
+// from the samples alone (testdata/v8/cum.js).
+func TestInclusiveOncePerSample(t *testing.T) {
+	var ref struct {
+		Samples int64
+		Frames  []struct {
+			Function, URL          string
+			Line, Column           int64
+			Self, Cum, Occurrences int64
+		}
+	}
+	if err := json.Unmarshal(formatstest.Read(t, "v8/fib.cum.json"), &ref); err != nil {
+		t.Fatal(err)
+	}
+	sink, err := decodeBytes(t, formatstest.Read(t, "v8/fib.cpuprofile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := sink.Table(table.CPUFrames.Name).Rows
+	if len(rows) != len(ref.Frames) {
+		t.Fatalf("%d frames, reference %d", len(rows), len(ref.Frames))
+	}
+	for _, f := range ref.Frames {
+		var row evidence.Object
+		for _, r := range rows {
+			file, _ := r["file"].(string)
+			if r["function"] == f.Function && file == f.URL && r["line"] == f.Line && r["column"] == f.Column {
+				row = r
+			}
+		}
+		if row == nil {
+			t.Fatalf("no row for %+v", f)
+		}
+		self, _ := evidence.AsInt(row["self_weight"])
+		incl, _ := evidence.AsInt(row["inclusive_weight"])
+		occ, _ := evidence.AsInt(row["inclusive_occurrence_weight"])
+		if self != f.Self || incl != f.Cum || occ != f.Occurrences {
+			t.Errorf("%s:%d:%d self/inclusive/occurrence %d/%d/%d, reference %d/%d/%d", f.Function, f.Line, f.Column, self, incl, occ, f.Self, f.Cum, f.Occurrences)
+		}
+		if incl > ref.Samples {
+			t.Errorf("%s inclusive %d exceeds the %d samples", f.Function, incl, ref.Samples)
+		}
+	}
+	// An edge's weight counts a sample once too, however often the pair
+	// recurs on its stack.
+	for _, e := range sink.Table(table.CPUEdges.Name).Rows {
+		if w, _ := evidence.AsInt(e["weight"]); w > ref.Samples {
+			t.Errorf("edge %s→%s weight %d exceeds the %d samples", e["caller_function"], e["callee_function"], w, ref.Samples)
 		}
 	}
 }

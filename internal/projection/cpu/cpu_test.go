@@ -423,3 +423,13 @@ func TestSharesOfSelectedPopulation(t *testing.T) {
 		}
 	}
 }
+
+// A CPU ranking cut by --top says row_limit, as every other projection's
+// row bound does.
+func TestTruncationReason(t *testing.T) {
+	in := framesOf(frames("a", "v8-cpuprofile", "samples"), frame("f", 2, 2), frame("g", 1, 1))
+	r := rank(t, Hotspots, evidence.Object{"top": int64(1)}, in)
+	if tr := r.Summary.Truncation; tr == nil || tr.Reason != "row_limit" || tr.Omitted != 1 {
+		t.Fatalf("truncation %+v", tr)
+	}
+}

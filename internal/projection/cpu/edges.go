@@ -116,7 +116,7 @@ func (e *edges) Finish(w projection.Emitter) error {
 			return err
 		}
 	}
-	sum := e.summary(e.population(&e.common), e.ranked.Observed(), e.ranked.Truncation("top"))
+	sum := e.summary(e.population(&e.common), e.ranked.Observed(), e.ranked.Truncation())
 	if e.unweighted > 0 {
 		sum.Metrics["unweighted_edges"] = evidence.Metric{Value: e.unweighted, Unit: "count"}
 		sum.Limit("some edges carry call counts but no weights (the producer recorded none); they rank after weighted edges, by calls")

@@ -77,6 +77,8 @@ type frameRow struct {
 	id    identity
 	self  float64
 	incl  float64
+	// factor converts the row's other weights to the result unit.
+	factor float64
 }
 
 type hotspots struct {
@@ -163,7 +165,7 @@ func (h *hotspots) Row(t *evidence.Table, row any) error {
 	if !h.selected(f) {
 		return nil
 	}
-	h.ranked.Add(frameRow{frame: *f, self: self, incl: incl,
+	h.ranked.Add(frameRow{frame: *f, self: self, incl: incl, factor: x.State.factor,
 		id: identity{artifact: artifact, table: x.Index, a: f.FrameID, thread: f.Thread, process: f.Process}})
 	return nil
 }
@@ -195,11 +197,20 @@ func (h *hotspots) Finish(w projection.Emitter) error {
 		f := &r.frame
 		if err := res.Row(&table.Hotspot{Rank: int64(i + 1), ArtifactID: r.id.artifact, FrameSite: f.FrameSite,
 			SelfWeight: r.self, SelfShare: share(r.self, total), InclusiveWeight: r.incl, InclusiveShare: share(r.incl, total),
-			Calls: f.Calls, PrimitiveCalls: f.PrimitiveCalls}, ""); err != nil {
+			InclusiveOccurrenceWeight: scaled(f.InclusiveOccurrenceWeight, r.factor),
+			Calls:                     f.Calls, PrimitiveCalls: f.PrimitiveCalls}, ""); err != nil {
 			return err
 		}
 	}
-	return res.End(h.summary(pop, h.ranked.Observed(), h.ranked.Truncation("top")))
+	return res.End(h.summary(pop, h.ranked.Observed(), h.ranked.Truncation()))
+}
+
+// scaled is v converted by factor; null stays null.
+func scaled(v table.Null[float64], factor float64) table.Null[float64] {
+	if !v.Valid {
+		return v
+	}
+	return table.Some(v.V * factor)
 }
 
 // share is v's share of total; null when there is no total weight.

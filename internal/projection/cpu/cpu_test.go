@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/flameox/flameox/internal/evidence"
@@ -431,5 +432,36 @@ func TestTruncationReason(t *testing.T) {
 	r := rank(t, Hotspots, evidence.Object{"top": int64(1)}, in)
 	if tr := r.Summary.Truncation; tr == nil || tr.Reason != "row_limit" || tr.Omitted != 1 {
 		t.Fatalf("truncation %+v", tr)
+	}
+}
+
+// A filter that selects nothing says so in the summary and names the
+// nearest values it was tested against.
+func TestFilterMatchedNothing(t *testing.T) {
+	in := projectiontest.Decode(t, v8cpu.Spec, fixtures+"v8/hotspot.cpuprofile", nil)
+	hint := func(r *projectiontest.Result, arg, near string) {
+		t.Helper()
+		for _, l := range r.Summary.Limitations {
+			if strings.Contains(l, arg) && strings.Contains(l, "matched nothing") && strings.Contains(l, near) {
+				return
+			}
+		}
+		t.Fatalf("no hint naming %s for %s: %q", near, arg, r.Summary.Limitations)
+	}
+	r := rank(t, Hotspots, evidence.Object{"function_pattern": "^crunchPrime$"}, in[0])
+	if len(r.Rows) != 0 || r.Summary.RowsObserved != 0 {
+		t.Fatalf("rows %v", r.Column("function"))
+	}
+	hint(r, "function_pattern", `"crunchPrimes"`)
+	e := rank(t, Edges, evidence.Object{"callee_pattern": "^crunchPrime$"}, in[1])
+	hint(e, "callee_pattern", `"crunchPrimes"`)
+	th := rank(t, Hotspots, evidence.Object{"thread": "main"}, projectiontest.Decode(t, speedscope.Spec, fixtures+"speedscope/pyspy-0.4.1-two-threads.speedscope.json", nil)[0])
+	hint(th, "thread", `MainThread`)
+	// A filter that matches says nothing of the kind.
+	ok := rank(t, Hotspots, evidence.Object{"function_pattern": "^crunchPrimes$"}, in[0])
+	for _, l := range ok.Summary.Limitations {
+		if strings.Contains(l, "matched nothing") {
+			t.Fatalf("hint on a filter that matched: %q", l)
+		}
 	}
 }

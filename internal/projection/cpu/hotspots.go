@@ -39,6 +39,10 @@ var commonParams = []param.Param{
 type common struct {
 	top             int
 	thread, process string
+
+	// The filters given, for the hint of a selection that kept nothing.
+	misses
+	threadMiss, processMiss *miss
 }
 
 func commonOf(args evidence.Object) common {
@@ -53,6 +57,33 @@ func commonOf(args evidence.Object) common {
 // selected series.
 func (c *common) series(thread, process table.Null[string]) bool {
 	return (c.thread == "" || thread == table.Some(c.thread)) && (c.process == "" || process == table.Some(c.process))
+}
+
+// seriesFilters registers the thread and process filters for their
+// hints.
+func (c *common) seriesFilters() {
+	c.threadMiss = c.filter("thread", c.thread, "threads")
+	c.processMiss = c.filter("process", c.process, "processes")
+}
+
+// inSeries is series, remembering the values the filters were tested
+// against.
+func (c *common) inSeries(thread, process table.Null[string]) bool {
+	th := c.thread == "" || thread == table.Some(c.thread)
+	pr := c.process == "" || process == table.Some(c.process)
+	if thread.Valid {
+		c.threadMiss.saw(thread.V, th)
+	}
+	if process.Valid {
+		c.processMiss.saw(process.V, pr)
+	}
+	return th && pr
+}
+
+// str is a string argument; "" when not given.
+func str(args evidence.Object, name string) string {
+	s, _ := args[name].(string)
+	return s
 }
 
 // Hotspots is the cpu-hotspots projection.
@@ -92,6 +123,8 @@ type hotspots struct {
 
 	args   evidence.Object
 	ranked *projection.TopN[frameRow]
+
+	fnMiss, fileMiss *miss
 }
 
 func newHotspots(args evidence.Object, given map[string]bool) (projection.Projector, error) {
@@ -108,6 +141,9 @@ func newHotspots(args evidence.Object, given map[string]bool) (projection.Projec
 		h.synthetic = b
 	}
 	h.ranked = projection.NewTopN(h.top, h.before)
+	h.seriesFilters()
+	h.fnMiss = h.filter("function_pattern", str(args, "function_pattern"), "function names")
+	h.fileMiss = h.filter("file_pattern", str(args, "file_pattern"), "files")
 	return h, nil
 }
 
@@ -171,14 +207,16 @@ func (h *hotspots) Row(t *evidence.Table, row any) error {
 }
 
 func (h *hotspots) selected(f *table.Frame) bool {
-	switch {
-	case !h.synthetic && f.Symbolization == table.Synthetic,
-		!h.series(f.Thread, f.Process),
-		h.fn != nil && !h.fn.MatchString(f.Function),
-		h.file != nil && !h.file.MatchString(f.File.V):
+	if !h.inSeries(f.Thread, f.Process) || !h.synthetic && f.Symbolization == table.Synthetic {
 		return false
 	}
-	return true
+	fn := h.fn == nil || h.fn.MatchString(f.Function)
+	file := h.file == nil || h.file.MatchString(f.File.V)
+	h.fnMiss.saw(f.Function, fn)
+	if f.File.Valid {
+		h.fileMiss.saw(f.File.V, file)
+	}
+	return fn && file
 }
 
 func (h *hotspots) Finish(w projection.Emitter) error {
@@ -202,7 +240,7 @@ func (h *hotspots) Finish(w projection.Emitter) error {
 			return err
 		}
 	}
-	return res.End(h.summary(pop, h.ranked.Observed(), h.ranked.Truncation()))
+	return res.End(h.summary(pop, &h.misses, h.ranked.Observed(), h.ranked.Truncation()))
 }
 
 // scaled is v converted by factor; null stays null.

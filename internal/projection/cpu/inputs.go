@@ -157,8 +157,11 @@ func metricValue(m *evidence.Metric) any {
 
 // summary is the result summary with the CPU metrics of the selected
 // population.
-func (p *profiles) summary(pop population, observed int64, trunc *evidence.Truncation) *evidence.Summary {
+func (p *profiles) summary(pop population, m *misses, observed int64, trunc *evidence.Truncation) *evidence.Summary {
 	s := p.Summarize(observed, trunc)
+	for _, l := range m.limitations(observed) {
+		s.Limit(l)
+	}
 	s.Metrics["profile_count"] = evidence.Metric{Value: pop.profiles, Unit: "count"}
 	s.Metrics[table.MetricTotalWeight] = evidence.Metric{Value: pop.total, Unit: p.unit}
 	for _, l := range pop.limits {

@@ -93,7 +93,8 @@ type profile struct {
 	sparse     map[int64]int64 // samples per node id, for the rest
 	samples    int64
 	deltas     int64
-	deltaSum   int64
+	deltaSum   int64 // microseconds from startTime to the last sample read
+	negDeltas  int64
 	startTime  *int64
 	endTime    *int64
 	hasSamples bool
@@ -129,9 +130,7 @@ func (p *profile) parse(ctx context.Context, w *jsonscan.Walker, in *formats.Inp
 		case "timeDeltas":
 			p.hasDeltas = true
 			return w.Ints("timeDeltas", func(d int64) error {
-				p.deltas++
-				p.deltaSum += d
-				return nil
+				return p.delta(w, d)
 			})
 		case "startTime":
 			return optionalInt(w, "startTime", &p.startTime)
@@ -152,6 +151,32 @@ func (p *profile) parse(ctx context.Context, w *jsonscan.Walker, in *formats.Inp
 	if p.hasDeltas && p.deltas != p.samples {
 		return fmt.Errorf("V8 CPU profile has %d samples but %d timeDeltas", p.samples, p.deltas)
 	}
+	return nil
+}
+
+// delta adds one entry of timeDeltas. A delta is the time from the
+// previous sample (the first: from startTime), in microseconds. V8 writes
+// a few small negative ones when it records samples slightly out of time
+// order, so a negative delta is the format's own: it is counted and the
+// duration stays the net sum. A running sum below zero (a sample before
+// the profile started) or past int64 is no V8 profile: a failure at the
+// delta, never a wrapped duration.
+func (p *profile) delta(w *jsonscan.Walker, d int64) error {
+	// While Ints' callback runs, the scanner's offset is the integer's.
+	at := jsonscan.Token{Offset: w.S.Offset()}
+	i := p.deltas
+	p.deltas++
+	if d < 0 {
+		p.negDeltas++
+	}
+	sum := p.deltaSum + d
+	if d > 0 && sum < p.deltaSum {
+		return w.S.Errorf(at, "timeDeltas[%d]: the time since startTime overflows int64 microseconds", i)
+	}
+	if sum < 0 {
+		return w.S.Errorf(at, "timeDeltas[%d] puts sample %d %d µs before startTime", i, i, -sum)
+	}
+	p.deltaSum = sum
 	return nil
 }
 
@@ -619,6 +644,10 @@ func (p *profile) summary(rows, hitMismatch int64) *evidence.Summary {
 	}
 	if p.hasDeltas {
 		s.Metrics["sampled_duration"] = evidence.Metric{Value: float64(p.deltaSum) * 1e-6, Unit: unit.Seconds}
+		s.Metrics["negative_time_deltas"] = evidence.Metric{Value: p.negDeltas, Unit: "count"}
+		if p.negDeltas > 0 {
+			s.Limit(fmt.Sprintf("%d timeDeltas are negative (V8 recorded those samples slightly out of time order); sampled_duration is the net sum, the last sample's time after startTime", p.negDeltas))
+		}
 	}
 	if p.startTime != nil && p.endTime != nil {
 		s.Metrics["profile_duration"] = evidence.Metric{Value: float64(*p.endTime-*p.startTime) * 1e-6, Unit: unit.Seconds}

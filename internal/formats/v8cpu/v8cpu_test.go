@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -520,5 +521,38 @@ func TestInclusiveOncePerSample(t *testing.T) {
 		if w, _ := evidence.AsInt(e["weight"]); w > ref.Samples {
 			t.Errorf("edge %s→%s weight %d exceeds the %d samples", e["caller_function"], e["callee_function"], w, ref.Samples)
 		}
+	}
+}
+
+// timeDeltas: a sum that overflows int64 is a located DECODE_FAILURE, not
+// a wrapped duration; negative deltas (V8 writes samples slightly out of
+// time order) are the format's own and keep the net duration, said in the
+// summary; a sample before startTime is malformed.
+func TestTimeDeltas(t *testing.T) {
+	doc := func(deltas string) []byte {
+		return []byte(`{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"children":[2]},` +
+			`{"id":2,"callFrame":{"functionName":"f","scriptId":"1","url":"a.js","lineNumber":0,"columnNumber":0}}],` +
+			`"startTime":0,"endTime":100,"samples":[2,2,2],"timeDeltas":` + deltas + `}`)
+	}
+	for _, deltas := range []string{`[1,9223372036854775807,1]`, `[5,-9,1]`} {
+		b := doc(deltas)
+		_, err := formatstest.Run(t, Spec, "x.cpuprofile", b, nil, nil)
+		if err == nil {
+			t.Fatalf("%s decoded", deltas)
+		}
+		f := evidence.AsFailure(err, evidence.CodeInternal)
+		if evidence.CodeOf(err) != evidence.CodeDecodeFailure || f.Location.Offset <= int64(bytes.Index(b, []byte(`"timeDeltas"`))) {
+			t.Fatalf("%s: %v (location %+v)", deltas, err, f.Location)
+		}
+	}
+	sink, err := formatstest.Run(t, Spec, "x.cpuprofile", doc(`[10,-3,5]`), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sink.Table(table.CPUFrames.Name).Summary
+	d, _ := evidence.AsFloat(s.Metrics["sampled_duration"].Value)
+	neg, _ := evidence.AsInt(s.Metrics["negative_time_deltas"].Value)
+	if d != 12e-6 || neg != 1 || !s.Complete || !slices.ContainsFunc(s.Limitations, func(l string) bool { return strings.Contains(l, "negative") }) {
+		t.Fatalf("summary %+v", s)
 	}
 }

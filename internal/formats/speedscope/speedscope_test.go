@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 	"testing/iotest"
 
 	"github.com/flameox/flameox/internal/evidence"
@@ -860,6 +861,47 @@ func BenchmarkDecode(b *testing.B) {
 	for b.Loop() {
 		if err := decodeFrom(context.Background(), in, open, verified, formatstest.Discard{}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Row values are bounded (max_value_bytes): a long frame or profile name
+// is cut at a character boundary, marked, and the table says it is
+// incomplete, so no row line outgrows what a block-stream reader takes.
+func TestLongValuesAreBounded(t *testing.T) {
+	long := "x" + strings.Repeat("é", 300_000) // 600,001 bytes, under max_string_bytes; the cut falls inside a rune
+	doc := `{"$schema":"` + SchemaURL + `","shared":{"frames":[{"name":"` + long + `a"},{"name":"` + long + `b","file":"` + long + `"}]},` +
+		`"profiles":[{"type":"sampled","name":"` + long + `","unit":"seconds","startValue":0,"endValue":2,"samples":[[0,1],[0]],"weights":[1,1]}]}`
+	c, err := decodeString(t, doc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{table.CPUFrames.Name, table.CPUEdges.Name} {
+		tab := c.Table(name)
+		if tab.Summary.Complete || !slices.ContainsFunc(tab.Summary.Limitations, func(l string) bool { return strings.Contains(l, formats.OptionValueBytes) }) {
+			t.Fatalf("%s summary %+v", name, tab.Summary)
+		}
+		if n, _ := evidence.AsInt(tab.Summary.Metrics["cut_values"].Value); n == 0 {
+			t.Fatalf("%s: no cut_values metric", name)
+		}
+		for _, r := range tab.Rows {
+			for col, v := range r {
+				s, ok := v.(string)
+				if !ok {
+					continue
+				}
+				if len(s) > formats.DefaultValueBytes+32 || !utf8.ValidString(s) {
+					t.Fatalf("%s.%s: %d bytes, valid UTF-8 %v", name, col, len(s), utf8.ValidString(s))
+				}
+				if strings.HasPrefix(s, "xé") && !strings.HasSuffix(s, " bytes cut]") {
+					t.Fatalf("%s.%s cut without its marker", name, col)
+				}
+			}
+		}
+		for _, p := range tab.Summary.Coverage["profiles"].([]any) {
+			if th := p.(evidence.Object)["thread"].(string); len(th) > formats.DefaultValueBytes+32 {
+				t.Fatalf("coverage thread of %d bytes", len(th))
+			}
 		}
 	}
 }

@@ -7,7 +7,7 @@
 // and only resolved against the tree after the whole document was read, so
 // key order in the file does not matter.
 //
-// It imports formats, evidence, jsonscan, table and unit.
+// It imports formats, evidence, jsonscan, param, table and unit.
 package v8cpu
 
 import (
@@ -22,6 +22,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/jsonscan"
+	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/unit"
 )
@@ -46,6 +47,7 @@ var Spec = formats.CPUProfile(formats.Spec{
 		{Name: LimitNodes, Default: 5_000_000, Unit: "count", Doc: "call-tree nodes"},
 		{Name: LimitSamples, Default: 2_000_000_000, Unit: "samples", Doc: "entries in samples"},
 	},
+	Options:  []param.Param{formats.ValueBytesParam},
 	Producer: "node --cpu-prof / Chrome DevTools",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
@@ -114,7 +116,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err := p.link(); err != nil {
 		return err
 	}
-	return p.emit(out)
+	return p.emit(in, out)
 }
 
 func (p *profile) parse(ctx context.Context, w *jsonscan.Walker, in *formats.Input) error {
@@ -448,7 +450,7 @@ func frameID(cf callFrame, buf []byte) (string, []byte) {
 	return "v8:" + hex.EncodeToString(sum[:8]), buf
 }
 
-func (p *profile) emit(out formats.Sink) error {
+func (p *profile) emit(in *formats.Input, out formats.Sink) error {
 	post, err := p.order()
 	if err != nil {
 		return err
@@ -513,13 +515,14 @@ func (p *profile) emit(out formats.Sink) error {
 		}
 		// One backing array: a sink may keep the rows it is handed.
 		rows := make([]table.Frame, len(p.frames))
+		vals := in.Values()
 		for fi, cf := range p.frames {
 			row := &rows[fi]
 			*row = table.Frame{
 				FrameSite: table.FrameSite{
 					FrameID:       ids[fi],
-					Function:      cf.function,
-					File:          table.NonEmpty(cf.url),
+					Function:      vals.Bound(cf.function),
+					File:          table.NonEmpty(vals.Bound(cf.url)),
 					Line:          cf.line,
 					Column:        cf.column,
 					Symbolization: symbolization(cf),
@@ -532,7 +535,9 @@ func (p *profile) emit(out formats.Sink) error {
 				return err
 			}
 		}
-		if err := tw.End(p.summary(int64(len(p.frames)), hitMismatch)); err != nil {
+		s := p.summary(int64(len(p.frames)), hitMismatch)
+		vals.Summarize(s)
+		if err := tw.End(s); err != nil {
 			return err
 		}
 	}
@@ -544,17 +549,18 @@ func (p *profile) emit(out formats.Sink) error {
 		return err
 	}
 	rows := make([]table.Edge, len(edges))
+	vals := in.Values()
 	for e, k := range edges {
 		caller, callee := &p.frames[k.caller], &p.frames[k.callee]
 		row := &rows[e]
 		*row = table.Edge{
 			CallerID:       ids[k.caller],
-			CallerFunction: caller.function,
-			CallerFile:     table.NonEmpty(caller.url),
+			CallerFunction: vals.Bound(caller.function),
+			CallerFile:     table.NonEmpty(vals.Bound(caller.url)),
 			CallerLine:     caller.line,
 			CalleeID:       ids[k.callee],
-			CalleeFunction: callee.function,
-			CalleeFile:     table.NonEmpty(callee.url),
+			CalleeFunction: vals.Bound(callee.function),
+			CalleeFile:     table.NonEmpty(vals.Bound(callee.url)),
 			CalleeLine:     callee.line,
 			Weight:         table.Some(float64(edgeW[e][0])),
 			SelfWeight:     table.Some(float64(edgeW[e][1])),
@@ -565,6 +571,7 @@ func (p *profile) emit(out formats.Sink) error {
 	}
 	es := p.summary(int64(len(edges)), hitMismatch)
 	es.Limit("sampled caller edges are weights, not invocation counts")
+	vals.Summarize(es)
 	return ew.End(es)
 }
 

@@ -905,3 +905,26 @@ func TestLongValuesAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// A failure names where it happened: the byte offset and the JSON path,
+// also for the samples and weights read in the second pass, whose scanner
+// knows no lines (the message then says "at byte N", never "line 0").
+func TestFailureLocations(t *testing.T) {
+	doc := func(frames, profile string) string {
+		return `{"$schema":"` + SchemaURL + `","shared":{"frames":` + frames + `},"profiles":[` + profile + `]}`
+	}
+	const sampled = `{"type":"sampled","name":"t","unit":"seconds","startValue":0,"endValue":2,`
+	for _, c := range []struct{ doc, field string }{
+		{doc(`[{"name":"a"}]`, sampled+`"samples":[[0],[5]],"weights":[1,1]}`), "profiles[0].samples[1]"},
+		{doc(`[{"name":"a"}]`, sampled+`"samples":[[0],[0]],"weights":[1,"x"]}`), "profiles[0].weights[1]"},
+		{doc(`[{"name":"a"},{"name":"b","line":-3}]`, sampled+`"samples":[],"weights":[]}`), "shared.frames[1]"},
+		{doc(`[{"name":"a"}]`, `{"type":"evented","name":"t","unit":"seconds","startValue":0,"endValue":2,"events":[{"type":"O","frame":0,"at":1},{"type":"X","frame":0,"at":2}]}`), "profiles[0].events[1]"},
+		{doc(`[{"name":"a"}]`, `{"type":"sampled","name":"t","unit":"furlongs","startValue":0,"endValue":2,"samples":[],"weights":[]}`), "profiles[0]"},
+	} {
+		_, err := decodeString(t, c.doc, nil)
+		f := evidence.AsFailure(err, evidence.CodeInternal)
+		if f == nil || f.Code != evidence.CodeDecodeFailure || f.Location.Field != c.field || f.Location.Offset <= 0 || strings.Contains(f.Message, "line 0") {
+			t.Errorf("%s: %+v", c.field, f)
+		}
+	}
+}

@@ -137,6 +137,8 @@ func TestPathsMatchStream(t *testing.T) {
 		{"v8 hotspots", request("", evidence.Object{"top": int64(5)}), []string{fixture("v8", "hotspot.cpuprofile")}},
 		{"two profiles", request("", nil), []string{fixture("v8", "recursive-main.cpuprofile"), fixture("v8", "recursive-worker.cpuprofile")}},
 		{"perf edges", request("summarize_cpu_caller_edges", evidence.Object{"top": int64(5)}), []string{fixture("perf", "hot.perf.txt")}},
+		{"py-spy thread", request("", evidence.Object{"thread": `Thread 32482 "MainThread"`}), []string{fixture("speedscope", "pyspy-0.4.1-two-threads.speedscope.json")}},
+		{"v8 recursion edges", request("summarize_cpu_caller_edges", nil), []string{fixture("v8", "fib.cpuprofile")}},
 		{"pytest failures", request("", nil), []string{fixture("pytest-events", "suite.pytest-events.jsonl")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

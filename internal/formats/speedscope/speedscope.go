@@ -25,6 +25,7 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
@@ -171,6 +172,7 @@ func (e *emitter) group(g *group, out formats.Sink) error {
 	var cov []any
 	var sampled, evented, unitless bool
 	var empty int64
+	var emptyIn []string // the profiles that have empty samples
 	var nframes, nedges int
 	for _, p := range g.profiles {
 		u, _ := unit.Lookup(p.unit)
@@ -179,6 +181,9 @@ func (e *emitter) group(g *group, out formats.Sink) error {
 		samples += p.samples
 		events += p.events
 		empty += p.empty
+		if p.empty > 0 {
+			emptyIn = append(emptyIn, fmt.Sprintf("profile %d: %d", p.index, p.empty))
+		}
 		nframes += len(p.agg.frames)
 		nedges += len(p.agg.edges)
 		entry := evidence.Object{
@@ -187,6 +192,7 @@ func (e *emitter) group(g *group, out formats.Sink) error {
 		}
 		if p.typ == "sampled" {
 			entry["samples"] = p.samples
+			entry["empty_samples"] = p.empty
 			sampled = true
 		} else {
 			entry["events"] = p.events
@@ -229,7 +235,13 @@ func (e *emitter) group(g *group, out formats.Sink) error {
 			s.Limit("evented profiles attribute the time between consecutive events to the stack open between them")
 		}
 		if empty > 0 {
-			s.Limit(fmt.Sprintf("%d samples have no frames: their weight is in total_weight but on no frame", empty))
+			// Per profile, so a consumer that selects profiles can tell
+			// whether the statement concerns its selection.
+			in := emptyIn
+			if len(in) > 5 {
+				in = append(in[:5:5], fmt.Sprintf("%d more profiles", len(emptyIn)-5))
+			}
+			s.Limit(fmt.Sprintf("%d samples have no frames (%s): their weight is in total_weight but on no frame", empty, strings.Join(in, ", ")))
 		}
 		return s
 	}

@@ -397,6 +397,9 @@ func TestSharesOfSelectedPopulation(t *testing.T) {
 		perThread[o["thread"].(string)], _ = evidence.AsFloat(o["total_weight"])
 	}
 	main := perThread[`Thread 32482 "MainThread"`]
+	if !slices.Contains(frames.Summary.Limitations, "9 samples have no frames (profile 0: 9): their weight is in total_weight but on no frame") {
+		t.Fatalf("limitations %q", frames.Summary.Limitations)
+	}
 	if math.Abs(decoded-1.99) > 1e-9 || math.Abs(main-1.18) > 1e-9 {
 		t.Fatalf("fixture totals %v %v", decoded, perThread)
 	}

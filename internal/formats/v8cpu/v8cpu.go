@@ -150,6 +150,14 @@ func (p *profile) parse(ctx context.Context, w *jsonscan.Walker, in *formats.Inp
 	if !p.hasSamples {
 		return errors.New("V8 CPU profile has no samples array")
 	}
+	if p.startTime != nil && p.endTime != nil {
+		// endTime-startTime must neither wrap nor run backwards: a profile
+		// ends after it starts.
+		if d := *p.endTime - *p.startTime; *p.endTime < *p.startTime || (*p.startTime < 0 && d < 0) {
+			return &evidence.Failure{Code: evidence.CodeDecodeFailure, Location: evidence.Location{Field: "endTime"},
+				Message: fmt.Sprintf("V8 CPU profile: endTime %d is before startTime %d, or too far after it for int64 microseconds", *p.endTime, *p.startTime)}
+		}
+	}
 	if p.hasDeltas && p.deltas != p.samples {
 		return fmt.Errorf("V8 CPU profile has %d samples but %d timeDeltas", p.samples, p.deltas)
 	}

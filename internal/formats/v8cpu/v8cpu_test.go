@@ -545,6 +545,14 @@ func TestTimeDeltas(t *testing.T) {
 			t.Fatalf("%s: %v (location %+v)", deltas, err, f.Location)
 		}
 	}
+	// profile_duration = endTime - startTime must not wrap either.
+	for _, times := range [][2]string{{"-9223372036854775807", "9223372036854775807"}, {"100", "50"}} {
+		b := bytes.Replace(doc(`[1,1,1]`), []byte(`"startTime":0,"endTime":100`), []byte(`"startTime":`+times[0]+`,"endTime":`+times[1]), 1)
+		_, err := formatstest.Run(t, Spec, "x.cpuprofile", b, nil, nil)
+		if f := evidence.AsFailure(err, evidence.CodeInternal); f == nil || f.Code != evidence.CodeDecodeFailure || f.Location.Field != "endTime" {
+			t.Fatalf("start %s end %s: %v", times[0], times[1], err)
+		}
+	}
 	sink, err := formatstest.Run(t, Spec, "x.cpuprofile", doc(`[10,-3,5]`), nil, nil)
 	if err != nil {
 		t.Fatal(err)

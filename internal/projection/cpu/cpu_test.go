@@ -468,3 +468,22 @@ func TestFilterMatchedNothing(t *testing.T) {
 		}
 	}
 }
+
+// A table whose decoder lists no per-series totals: a thread filter takes
+// the selected rows' self weight, and the result says so; unfiltered, the
+// summary's total_weight stands.
+func TestSeriesTotalFallback(t *testing.T) {
+	a, b := frame("a", 2, 2), frame("b", 3, 3)
+	a.Thread, b.Thread = table.Some("t1"), table.Some("t2")
+	in := framesOf(frames("x", "perf-script", "samples"), a, b)
+	in.Summary = &evidence.Summary{Complete: true, Metrics: map[string]evidence.Metric{table.MetricTotalWeight: {Value: int64(10), Unit: "samples"}}}
+	r := rank(t, Hotspots, nil, in)
+	if r.Summary.Metrics[table.MetricTotalWeight].Value != 10.0 || r.Summary.Metrics["profile_count"].Value != 2 {
+		t.Fatalf("unfiltered %+v", r.Summary.Metrics)
+	}
+	r = rank(t, Hotspots, evidence.Object{"thread": "t2"}, in)
+	if r.Summary.Metrics[table.MetricTotalWeight].Value != 3.0 || r.Summary.Metrics["profile_count"].Value != 1 ||
+		!slices.ContainsFunc(r.Summary.Limitations, func(l string) bool { return strings.Contains(l, "lists no total per thread or process") }) {
+		t.Fatalf("filtered %+v", r.Summary)
+	}
+}

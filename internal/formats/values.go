@@ -24,7 +24,7 @@ const (
 
 // ValueBytesParam declares OptionValueBytes.
 var ValueBytesParam = param.Param{Name: OptionValueBytes, Type: param.Int, Default: int64(DefaultValueBytes),
-	Min: param.F(64), Max: param.F(MaxValueBytes),
+	Min: param.F(16), Max: param.F(MaxValueBytes),
 	Doc: "bytes kept of one string value of a row (a function name, a file); a longer one is cut at a character boundary, marked, and the table is incomplete"}
 
 // Values bounds the string values a decoder puts in rows and counts what

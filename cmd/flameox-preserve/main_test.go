@@ -104,7 +104,7 @@ func profileStream(t *testing.T) ([]byte, *evidence.Artifact) {
 		return &evidence.Row{TableID: tab.ID, Values: evidence.Object{
 			"artifact_id": a.ID, "frame_id": id, "function": fn, "file": "[eval]", "line": 1, "column": 10,
 			"module": nil, "symbolization": table.Symbolized, "thread": nil, "process": nil,
-			"self_weight": self, "inclusive_weight": incl, "calls": nil, "primitive_calls": nil}}
+			"self_weight": self, "inclusive_weight": incl, "inclusive_occurrence_weight": nil, "calls": nil, "primitive_calls": nil}}
 	}
 	sumBlock := &evidence.Summary{TableID: tab.ID, RowsObserved: 2, RowsEmitted: 2, Complete: true,
 		Metrics: map[string]evidence.Metric{table.MetricSamples: {Value: 41, Unit: "samples"}}}

@@ -207,10 +207,19 @@ func (r *Row) AppendBlock(dst []byte) ([]byte, error) {
 
 // Truncation says that a bound cut rows from a table.
 type Truncation struct {
-	Reason  string // e.g. "row_limit"
+	Reason  string // one of the Reason constants
 	Limit   int64
 	Omitted int64
 }
+
+// Truncation reasons: one vocabulary for every table, so a consumer tests
+// one name whichever projection or decoder cut the rows.
+const (
+	ReasonRowLimit  = "row_limit"  // a bound on rows (--top, max rows)
+	ReasonByteLimit = "byte_limit" // a bound on bytes
+	// ReasonDecoderLimit: the input table was cut by its decoder's bound.
+	ReasonDecoderLimit = "decoder_limit"
+)
 
 // Metric is a scalar with its unit.
 type Metric struct {

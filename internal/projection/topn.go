@@ -47,12 +47,14 @@ func (t *TopN[T]) Sorted() []T {
 }
 
 // Truncation describes what the bound omitted, or nil when nothing was.
-func (t *TopN[T]) Truncation(reason string) *evidence.Truncation {
+// Its reason is always evidence.ReasonRowLimit: every projection's row
+// bound says the same.
+func (t *TopN[T]) Truncation() *evidence.Truncation {
 	kept := int64(t.h.Len())
 	if t.observed == kept {
 		return nil
 	}
-	return &evidence.Truncation{Reason: reason, Limit: int64(t.n), Omitted: t.observed - kept}
+	return &evidence.Truncation{Reason: evidence.ReasonRowLimit, Limit: int64(t.n), Omitted: t.observed - kept}
 }
 
 // topHeap is a heap whose root is the worst kept item.

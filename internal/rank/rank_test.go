@@ -137,6 +137,8 @@ func TestPathsMatchStream(t *testing.T) {
 		{"v8 hotspots", request("", evidence.Object{"top": int64(5)}), []string{fixture("v8", "hotspot.cpuprofile")}},
 		{"two profiles", request("", nil), []string{fixture("v8", "recursive-main.cpuprofile"), fixture("v8", "recursive-worker.cpuprofile")}},
 		{"perf edges", request("summarize_cpu_caller_edges", evidence.Object{"top": int64(5)}), []string{fixture("perf", "hot.perf.txt")}},
+		{"py-spy thread", request("", evidence.Object{"thread": `Thread 32482 "MainThread"`}), []string{fixture("speedscope", "pyspy-0.4.1-two-threads.speedscope.json")}},
+		{"v8 recursion edges", request("summarize_cpu_caller_edges", nil), []string{fixture("v8", "fib.cpuprofile")}},
 		{"pytest failures", request("", nil), []string{fixture("pytest-events", "suite.pytest-events.jsonl")}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -424,6 +426,46 @@ func TestJSONLHoldsTheSchema(t *testing.T) {
 		j.W.Flush()
 		if f := evidence.AsFailure(err, ""); err == nil || f.Code != evidence.CodeInternal || buf.Len() != 0 {
 			t.Errorf("%s: %v, wrote %q", name, err, buf.String())
+		}
+	}
+}
+
+// A V8 function name longer than a block line (30 MB) used to make
+// decode | rank fail where rank FILE succeeded: the decoder bounds row
+// values (max_value_bytes), marks the cut, and both paths agree.
+func TestLongValuesPassTheStream(t *testing.T) {
+	name := strings.Repeat("f", 30<<20)
+	doc := `{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"children":[2]},` +
+		`{"id":2,"callFrame":{"functionName":"` + name + `","scriptId":"1","url":"a.js","lineNumber":0,"columnNumber":0}}],` +
+		`"startTime":0,"endTime":3,"samples":[2,2,2],"timeDeltas":[1,1,1]}`
+	path := filepath.Join(t.TempDir(), "long.cpuprofile")
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []string{"", "summarize_cpu_caller_edges"} {
+		req := request(op, nil)
+		got := paths(t, req, path)
+		if got.err != nil {
+			t.Fatal(got.err)
+		}
+		want := streamOf(t, req, decoded(t, path))
+		if want.err != nil {
+			t.Fatalf("decode | rank: %v", want.err)
+		}
+		if got.raw != want.raw {
+			t.Fatalf("%s: in process and from the stream differ", op)
+		}
+		sum := got.all(evidence.KindSummary)
+		res := sum[len(sum)-1]
+		if res["complete"] != false || !strings.Contains(fmt.Sprint(res["limitations"]), "max_value_bytes") {
+			t.Fatalf("%s: summary %v", op, res)
+		}
+		for _, r := range got.all(evidence.KindRow) {
+			for _, col := range []string{"function", "callee_function"} {
+				if v, _ := r["values"].(evidence.Object)[col].(string); len(v) > formats.MaxValueBytes+64 {
+					t.Fatalf("%s: %s holds %d bytes", op, col, len(v))
+				}
+			}
 		}
 	}
 }

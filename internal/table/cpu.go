@@ -1,5 +1,7 @@
 package table
 
+import "github.com/flameox/flameox/internal/evidence"
+
 // Symbolization states of a CPU frame.
 const (
 	Symbolized = "symbolized" // a named function
@@ -14,6 +16,48 @@ const (
 	MetricTotalWeight = "total_weight" // sum of all samples' weight, in the weight unit
 	MetricSamples     = "samples"      // number of native samples
 )
+
+// CoverageProfiles is the summary coverage key under which a CPU decoder
+// whose table holds several series (threads, processes) lists each one:
+// an object with its "thread" and "process" (absent or null when the
+// format has none) and its "total_weight" in the table's unit, samples
+// with empty stacks included. A projection that selects series takes its
+// denominator from there, since frame rows cannot tell it.
+const CoverageProfiles = "profiles"
+
+// SeriesTotal is one entry of CoverageProfiles.
+type SeriesTotal struct {
+	Thread, Process Null[string]
+	TotalWeight     float64
+}
+
+// SeriesTotals reads the CoverageProfiles entries of a summary's
+// coverage; ok is false when there are none or one is malformed (no
+// number for total_weight, a thread that is not a string).
+func SeriesTotals(coverage evidence.Object) (out []SeriesTotal, ok bool) {
+	list, _ := coverage[CoverageProfiles].([]any)
+	if len(list) == 0 {
+		return nil, false
+	}
+	name := func(v any) (Null[string], bool) {
+		if v == nil {
+			return Null[string]{}, true
+		}
+		s, ok := v.(string)
+		return Some(s), ok
+	}
+	for _, e := range list {
+		o, _ := e.(evidence.Object)
+		w, okW := evidence.AsFloat(o["total_weight"])
+		th, okT := name(o["thread"])
+		pr, okP := name(o["process"])
+		if o == nil || !okW || !okT || !okP {
+			return nil, false
+		}
+		out = append(out, SeriesTotal{Thread: th, Process: pr, TotalWeight: w})
+	}
+	return out, true
+}
 
 // FrameSite is a frame's identity and where it is, in one profile series:
 // the columns a ranked hotspot keeps of the frame it ranks. Line and column
@@ -35,18 +79,23 @@ type FrameSite struct {
 // weights. Every CPU decoder emits it, so one projection ranks them all.
 type Frame struct {
 	FrameSite
-	SelfWeight      float64     `col:"self_weight,unit=*" doc:"weight where the frame is the leaf"`
-	InclusiveWeight float64     `col:"inclusive_weight,unit=*" doc:"weight of stacks containing the frame"`
-	Calls           Null[int64] `col:"calls,unit=calls" doc:"call count when the producer records one; null otherwise"`
-	PrimitiveCalls  Null[int64] `col:"primitive_calls,unit=calls" doc:"non-recursive call count when recorded; null otherwise"`
+	SelfWeight      float64 `col:"self_weight,unit=*" doc:"weight where the frame is the leaf"`
+	InclusiveWeight float64 `col:"inclusive_weight,unit=*" doc:"weight of the samples whose stack holds the frame, each counted once however often the frame recurs in it (pprof's cum); pstats: cumtime, pstats' own rule for recursion"`
+	// InclusiveOccurrenceWeight is kept apart from InclusiveWeight: it is
+	// a different quantity (it repeats recursion), and only a format whose
+	// native data defines it (V8's call tree) fills it.
+	InclusiveOccurrenceWeight Null[float64] `col:"inclusive_occurrence_weight,unit=*" doc:"weight summed over the frame's call-tree occurrences, so a recursive frame counts once per occurrence and can exceed the total; null where the format defines no call tree"`
+	Calls                     Null[int64]   `col:"calls,unit=calls" doc:"call count when the producer records one; null otherwise"`
+	PrimitiveCalls            Null[int64]   `col:"primitive_calls,unit=calls" doc:"non-recursive call count when recorded; null otherwise"`
 }
 
 // CPUFrames is the cpu.frames schema; weights are in the table's unit.
 var CPUFrames = Define[Frame]("cpu.frames", "one row per frame identity with self and inclusive weight", FromArtifact)
 
 // Edge is a row of cpu.edges: one caller→callee pair of one series.
-// Weight is the callee's inclusive weight under this caller, SelfWeight
-// the callee's own weight under it.
+// Weight is the callee's inclusive weight under this caller (each sample
+// once, however often the pair recurs on its stack), SelfWeight the
+// callee's own weight under it.
 type Edge struct {
 	CallerID       string        `col:"caller_id,identity" doc:"caller frame identity"`
 	CallerFunction string        `col:"caller_function" doc:"caller function or symbol name"`
@@ -58,7 +107,7 @@ type Edge struct {
 	CalleeLine     int64         `col:"callee_line,base=*" doc:"callee native line; -1 when unavailable"`
 	Thread         Null[string]  `col:"thread" doc:"thread or profile series; null when the format has one series"`
 	Process        Null[string]  `col:"process" doc:"process series; null when the format has one process"`
-	Weight         Null[float64] `col:"weight,unit=*" doc:"callee inclusive weight under this caller; null when the producer records only calls"`
+	Weight         Null[float64] `col:"weight,unit=*" doc:"weight of the samples whose stack holds this caller→callee pair, each counted once; null when the producer records only calls"`
 	SelfWeight     Null[float64] `col:"self_weight,unit=*" doc:"callee self weight under this caller; null when the producer records only calls"`
 	Calls          Null[int64]   `col:"calls,unit=calls" doc:"calls along this edge when recorded; null for sampled edges"`
 	PrimitiveCalls Null[int64]   `col:"primitive_calls,unit=calls" doc:"non-recursive calls along this edge when recorded; null otherwise"`

@@ -23,10 +23,12 @@ type Hotspot struct {
 	FrameSite
 	SelfWeight      float64       `col:"self_weight,unit=*" doc:"weight where the frame is the leaf"`
 	SelfShare       Null[float64] `col:"self_share,unit=ratio" doc:"self_weight / total weight of the admitted profiles"`
-	InclusiveWeight float64       `col:"inclusive_weight,unit=*" doc:"weight of stacks containing the frame (recursion counted per occurrence where the format does)"`
+	InclusiveWeight float64       `col:"inclusive_weight,unit=*" doc:"weight of the samples whose stack holds the frame, each counted once (pprof's cum); pstats: cumtime"`
 	InclusiveShare  Null[float64] `col:"inclusive_share,unit=ratio" doc:"inclusive_weight / total weight"`
-	Calls           Null[int64]   `col:"calls,unit=calls" doc:"recorded call count; null for sampled formats"`
-	PrimitiveCalls  Null[int64]   `col:"primitive_calls,unit=calls" doc:"recorded non-recursive calls; null for sampled formats"`
+	// No share of the occurrence sum: it can exceed the total.
+	InclusiveOccurrenceWeight Null[float64] `col:"inclusive_occurrence_weight,unit=*" doc:"weight summed over the frame's call-tree occurrences (repeats recursion); null where the format defines no call tree"`
+	Calls                     Null[int64]   `col:"calls,unit=calls" doc:"recorded call count; null for sampled formats"`
+	PrimitiveCalls            Null[int64]   `col:"primitive_calls,unit=calls" doc:"recorded non-recursive calls; null for sampled formats"`
 }
 
 // CPUHotspots is the cpu.hotspots schema; weights are in the table's unit.

@@ -64,7 +64,7 @@ func TestObjectRowsAreChecked(t *testing.T) {
 	good := func() evidence.Object {
 		return evidence.Object{"frame_id": "f", "function": "g", "file": nil, "line": int64(1), "column": int64(-1),
 			"module": nil, "symbolization": Symbolized, "thread": nil, "process": nil, "self_weight": 1.0,
-			"inclusive_weight": json.Number("2"), "calls": nil, "primitive_calls": nil}
+			"inclusive_weight": json.Number("2"), "inclusive_occurrence_weight": nil, "calls": nil, "primitive_calls": nil}
 	}
 	if _, err := CPUFrames.Values(good(), "sha256:a"); err != nil {
 		t.Fatal(err)
@@ -268,5 +268,25 @@ func TestCoordinateBase(t *testing.T) {
 	}
 	if _, _, err := newCodec(reflect.TypeFor[bad](), false); err == nil {
 		t.Error("a doc that contradicts its base is accepted")
+	}
+}
+
+// Every column of every schema says what it holds: docs, MCP schemas and
+// block headers all show the description.
+func TestEveryColumnDescribed(t *testing.T) {
+	for _, s := range All() {
+		if s.Doc == "" {
+			t.Errorf("schema %s has no description", s.Name)
+		}
+		for _, c := range s.Columns {
+			if c.Description == "" {
+				t.Errorf("%s.%s has no description", s.Name, c.Name)
+			}
+		}
+		for _, c := range s.EvidenceColumns("s") {
+			if c.Description == "" {
+				t.Errorf("%s.%s has no description in its header", s.Name, c.Name)
+			}
+		}
 	}
 }

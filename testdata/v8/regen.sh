@@ -11,6 +11,10 @@ node --cpu-prof --cpu-prof-dir=out --cpu-prof-interval 500 recursive.js >/dev/nu
 # thread 0 is the main thread, thread 1 the worker.
 mv out/CPU.*.*.*.0.*.cpuprofile recursive-main.cpuprofile
 mv out/CPU.*.*.*.1.*.cpuprofile recursive-worker.cpuprofile
+node --cpu-prof --cpu-prof-dir=out --cpu-prof-interval 500 fib.js >/dev/null
+mv out/CPU.*.cpuprofile fib.cpuprofile
 rmdir out
+# The reference weights, computed from the samples by an independent script.
+node cum.js fib.cpuprofile > fib.cum.json
 # The two shared fixtures are copied, not regenerated (see PROVENANCE.md).
 echo "node $(node --version)" > VERSION

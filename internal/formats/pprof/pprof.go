@@ -58,7 +58,8 @@ var Spec = formats.CPUProfile(formats.Spec{
 		{Name: LimitLocations, Default: 10_000_000, Unit: "count", Doc: "locations"},
 	},
 	Options: []param.Param{{Name: OptionSampleIndex, Type: param.String,
-		Doc: "sample type to weigh frames by, by name (cpu, samples…) or 0-based index; default: the profile's default sample type, else its last (as pprof -sample_index)"}},
+		Doc: "sample type to weigh frames by, by name (cpu, samples…) or 0-based index; default: the profile's default sample type, else its last (as pprof -sample_index)"},
+		formats.ValueBytesParam},
 	Producer: "Go runtime/pprof, go test -cpuprofile, pprof",
 	Version:  "1",
 	Decoder:  formats.DecoderFunc(decode),
@@ -153,7 +154,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err != nil {
 		return err
 	}
-	return g.emit(p, idx, u, out)
+	return g.emit(in, p, idx, u, out)
 }
 
 // read loads the profile within the byte limits.
@@ -359,13 +360,14 @@ func line(n int64) int64 {
 	return n
 }
 
-func (g *graph) emit(p *profile.Profile, idx int, u unit.Unit, out formats.Sink) error {
+func (g *graph) emit(in *formats.Input, p *profile.Profile, idx int, u unit.Unit, out formats.Sink) error {
 	ids := make([]string, len(g.frames))
 	tw, err := out.Begin(table.CPUFrames.HeaderBased(u.Name, 1))
 	if err != nil {
 		return err
 	}
 	var row table.Frame
+	vals := in.Values()
 	for i := range g.frames {
 		f := &g.frames[i]
 		ids[i] = frameID(f.key)
@@ -379,11 +381,11 @@ func (g *graph) emit(p *profile.Profile, idx int, u unit.Unit, out formats.Sink)
 		row = table.Frame{
 			FrameSite: table.FrameSite{
 				FrameID:       ids[i],
-				Function:      f.key.name,
-				File:          table.NonEmpty(f.key.file),
+				Function:      vals.Bound(f.key.name),
+				File:          table.NonEmpty(vals.Bound(f.key.file)),
 				Line:          line(f.key.start),
 				Column:        -1,
-				Module:        table.NonEmpty(f.key.module),
+				Module:        table.NonEmpty(vals.Bound(f.key.module)),
 				Symbolization: sym,
 			},
 			SelfWeight:      float64(f.self),
@@ -393,7 +395,9 @@ func (g *graph) emit(p *profile.Profile, idx int, u unit.Unit, out formats.Sink)
 			return err
 		}
 	}
-	if err := tw.End(g.summary(p, idx, u, int64(len(g.frames)))); err != nil {
+	fs := g.summary(p, idx, u, int64(len(g.frames)))
+	vals.Summarize(fs)
+	if err := tw.End(fs); err != nil {
 		return err
 	}
 	if !out.Wants(table.CPUEdges.Schema) {
@@ -404,11 +408,12 @@ func (g *graph) emit(p *profile.Profile, idx int, u unit.Unit, out formats.Sink)
 		return err
 	}
 	var er table.Edge
+	vals = in.Values()
 	for _, k := range g.order {
 		e := g.edges[k]
 		caller, callee := &g.frames[k.caller].key, &g.frames[k.callee].key
-		er = table.Edge{CallerID: ids[k.caller], CallerFunction: caller.name, CallerFile: table.NonEmpty(caller.file), CallerLine: line(caller.start),
-			CalleeID: ids[k.callee], CalleeFunction: callee.name, CalleeFile: table.NonEmpty(callee.file), CalleeLine: line(callee.start),
+		er = table.Edge{CallerID: ids[k.caller], CallerFunction: vals.Bound(caller.name), CallerFile: table.NonEmpty(vals.Bound(caller.file)), CallerLine: line(caller.start),
+			CalleeID: ids[k.callee], CalleeFunction: vals.Bound(callee.name), CalleeFile: table.NonEmpty(vals.Bound(callee.file)), CalleeLine: line(callee.start),
 			Weight: table.Some(float64(e.weight)), SelfWeight: table.Some(float64(e.self))}
 		if err := ew.Row(&er); err != nil {
 			return err
@@ -416,6 +421,7 @@ func (g *graph) emit(p *profile.Profile, idx int, u unit.Unit, out formats.Sink)
 	}
 	s := g.summary(p, idx, u, int64(len(g.order)))
 	s.Limit("sampled caller edges are weights, not invocation counts")
+	vals.Summarize(s)
 	return ew.End(s)
 }
 

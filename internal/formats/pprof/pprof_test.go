@@ -17,6 +17,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/formatstest"
+	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
 )
 
@@ -265,6 +266,25 @@ func BenchmarkDecode(b *testing.B) {
 		in := formatstest.MustInput(b, Spec, &evidence.Artifact{Path: "/virtual/cpu.pb.gz", Size: int64(len(data))}, bytes.NewReader(data), nil)
 		if err := Spec.Decoder.Decode(context.Background(), in, formatstest.Discard{}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// max_value_bytes bounds every string of a row (the shared formats.Values
+// bound): file paths and runtime names are cut at 16 bytes, marked,
+// and the tables say they are incomplete.
+func TestValueBound(t *testing.T) {
+	s := decodeFile(t, "cpu.pb.gz", evidence.Object{formats.OptionValueBytes: param.FlagText("16")})
+	for _, tab := range s.Tables {
+		if n, _ := evidence.AsInt(tab.Summary.Metrics["cut_values"].Value); n == 0 || tab.Summary.Complete {
+			t.Fatalf("%s: summary %+v", tab.Header.Name, tab.Summary)
+		}
+		for _, r := range tab.Rows {
+			for _, col := range []string{"function", "file", "module", "caller_function", "callee_function", "caller_file", "callee_file"} {
+				if v, _ := r[col].(string); len(v) > 16+len("…[] bytes cut]")+10 {
+					t.Fatalf("%s.%s: %d bytes", tab.Header.Name, col, len(v))
+				}
+			}
 		}
 	}
 }

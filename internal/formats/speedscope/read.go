@@ -3,6 +3,7 @@ package speedscope
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 
@@ -40,6 +41,7 @@ type profile struct {
 	agg                    *profileAgg
 	top                    int32 // largest frame index used
 	thread                 string
+	failedArray            string // sampled: the array a failure of pass 2 is in
 }
 
 // limits are the effective ceilings (in.Limit), read once for the loops
@@ -111,6 +113,19 @@ func typed(err error) error {
 		code = evidence.CodeIOFailure
 	}
 	return evidence.Wrap(code, err, "speedscope")
+}
+
+// at gives the failure of err the JSON path it happened at, keeping its
+// offset and line; a path set deeper down (the more precise one) stays.
+func at(err error, path string) error {
+	if err == nil {
+		return nil
+	}
+	f := evidence.AsFailure(typed(err), evidence.CodeDecodeFailure)
+	if f.Location.Field == "" {
+		f.Location.Field = path
+	}
+	return f
 }
 
 // index converts a token to a frame index or coordinate: a non-negative
@@ -239,11 +254,11 @@ func (r *reader) readFrames(w *jsonscan.Walker) error {
 			}
 			return err
 		})
-		if err != nil {
-			return err
+		if err == nil && !named {
+			err = w.S.Errorf(tok, "frame %d has no name", i)
 		}
-		if !named {
-			return w.S.Errorf(tok, "frame %d has no name", i)
+		if err != nil {
+			return at(err, fmt.Sprintf("shared.frames[%d]", i))
 		}
 		r.frames = append(r.frames, f)
 		return nil
@@ -261,7 +276,7 @@ func (r *reader) readProfiles(w *jsonscan.Walker) error {
 		}
 		p := &profile{index: i, samplesOff: -1, weightsOff: -1, seen: map[string]bool{}}
 		if err := r.readProfile(w, tok, p); err != nil {
-			return err
+			return at(err, fmt.Sprintf("profiles[%d]", i))
 		}
 		r.profiles = append(r.profiles, p)
 		return nil
@@ -348,7 +363,8 @@ func (r *reader) readEvents(w *jsonscan.Walker, p *profile) error {
 	cur := int32(0)
 	depth := int64(0)
 	last := math.Inf(-1)
-	err := w.Array("events", func(_ int, tok jsonscan.Token) error {
+	// event replays one event; a failure gets the event's JSON path.
+	event := func(tok jsonscan.Token) error {
 		if err := r.tick(); err != nil {
 			return err
 		}
@@ -427,6 +443,9 @@ func (r *reader) readEvents(w *jsonscan.Walker, p *profile) error {
 		p.events++
 		r.events++
 		return nil
+	}
+	err := w.Array("events", func(_ int, tok jsonscan.Token) error {
+		return at(event(tok), fmt.Sprintf("profiles[%d].events[%d]", p.index, p.events))
 	})
 	if err != nil {
 		return err
@@ -446,7 +465,7 @@ func (r *reader) pass2() error {
 			continue
 		}
 		if err := r.readSamples(p); err != nil {
-			return err
+			return at(err, fmt.Sprintf("profiles[%d].%s[%d]", p.index, p.failedArray, p.samples))
 		}
 	}
 	return nil
@@ -456,6 +475,7 @@ func (r *reader) pass2() error {
 // from its own offset: the two arrays pair by position, which the
 // walker's one-array iteration cannot express, so it reads tokens.
 func (r *reader) readSamples(p *profile) error {
+	p.failedArray = "samples"
 	sw, ww := r.walker(p.samplesOff), r.walker(p.weightsOff)
 	if _, err := sw.Expect(jsonscan.ArrayStart, "samples"); err != nil {
 		return err
@@ -490,6 +510,7 @@ func (r *reader) readSamples(p *profile) error {
 		}
 		wtok, err := ww.S.Next()
 		if err != nil {
+			p.failedArray = "weights"
 			return err
 		}
 		if stok.Kind == jsonscan.ArrayEnd || wtok.Kind == jsonscan.ArrayEnd {
@@ -517,10 +538,12 @@ func (r *reader) readSamples(p *profile) error {
 			return err
 		}
 		if wtok.Kind != jsonscan.Number {
+			p.failedArray = "weights"
 			return ww.S.Errorf(wtok, "weight %d must be a number, found %s", p.samples, wtok.Kind)
 		}
 		wt, err := ww.FloatOf(wtok, "weight")
 		if err != nil || wt < 0 {
+			p.failedArray = "weights"
 			return ww.S.Errorf(wtok, "weight %d (%s) must be a finite non-negative number", p.samples, wtok.Bytes)
 		}
 		if cur == 0 {

@@ -15,7 +15,7 @@
 // Memory therefore grows with frames and distinct stacks and edges, never
 // with the number of samples or events.
 //
-// It imports formats, evidence, jsonscan, table and unit.
+// It imports formats, evidence, jsonscan, param, table and unit.
 package speedscope
 
 import (
@@ -25,10 +25,12 @@ import (
 	"io"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/jsonscan"
+	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/unit"
 )
@@ -62,6 +64,7 @@ var Spec = formats.CPUProfile(formats.Spec{
 	Suffixes: []string{".speedscope.json"},
 	Sniff:    Sniff,
 	Limits:   limitList,
+	Options:  []param.Param{formats.ValueBytesParam},
 	Producer: "py-spy record --format speedscope (or any speedscope exporter)",
 	Version:  "1",
 	Decoder:  formats.DecoderFunc(decode),
@@ -161,11 +164,15 @@ type emitter struct {
 }
 
 func (e *emitter) group(g *group, out formats.Sink) error {
+	// Each table bounds its own values; the coverage both share is
+	// bounded by a third and stated in both.
+	covVals, frameVals, edgeVals := e.r.in.Values(), e.r.in.Values(), e.r.in.Values()
 	var total float64
 	var samples, events int64
 	var cov []any
 	var sampled, evented, unitless bool
 	var empty int64
+	var emptyIn []string // the profiles that have empty samples
 	var nframes, nedges int
 	for _, p := range g.profiles {
 		u, _ := unit.Lookup(p.unit)
@@ -174,14 +181,18 @@ func (e *emitter) group(g *group, out formats.Sink) error {
 		samples += p.samples
 		events += p.events
 		empty += p.empty
+		if p.empty > 0 {
+			emptyIn = append(emptyIn, fmt.Sprintf("profile %d: %d", p.index, p.empty))
+		}
 		nframes += len(p.agg.frames)
 		nedges += len(p.agg.edges)
 		entry := evidence.Object{
-			"index": p.index, "name": p.name, "thread": p.thread, "type": p.typ, "unit": p.unit,
+			"index": p.index, "name": covVals.Bound(p.name), "thread": covVals.Bound(p.thread), "type": p.typ, "unit": p.unit,
 			"start_value": p.start, "end_value": p.end, "total_weight": w,
 		}
 		if p.typ == "sampled" {
 			entry["samples"] = p.samples
+			entry["empty_samples"] = p.empty
 			sampled = true
 		} else {
 			entry["events"] = p.events
@@ -198,13 +209,19 @@ func (e *emitter) group(g *group, out formats.Sink) error {
 	}
 	coverage := evidence.Object{"profiles": cov}
 	if e.r.exporter != "" {
-		coverage["exporter"] = e.r.exporter
+		coverage["exporter"] = covVals.Bound(e.r.exporter)
 	}
 	if e.r.name != "" {
-		coverage["name"] = e.r.name
+		coverage["name"] = covVals.Bound(e.r.name)
 	}
-	summary := func(rows int64) *evidence.Summary {
-		s := &evidence.Summary{RowsObserved: rows, Complete: true, Metrics: metrics, Coverage: coverage}
+	summary := func(rows int64, vals *formats.Values) *evidence.Summary {
+		m := make(map[string]evidence.Metric, len(metrics))
+		for k, v := range metrics {
+			m[k] = v
+		}
+		s := &evidence.Summary{RowsObserved: rows, Complete: true, Metrics: m, Coverage: coverage}
+		covVals.Summarize(s)
+		vals.Summarize(s)
 		if e.split {
 			s.Limit("the file's profiles use units of different dimensions; each dimension has its own table and they are never pooled")
 		}
@@ -218,7 +235,13 @@ func (e *emitter) group(g *group, out formats.Sink) error {
 			s.Limit("evented profiles attribute the time between consecutive events to the stack open between them")
 		}
 		if empty > 0 {
-			s.Limit(fmt.Sprintf("%d samples have no frames: their weight is in total_weight but on no frame", empty))
+			// Per profile, so a consumer that selects profiles can tell
+			// whether the statement concerns its selection.
+			in := emptyIn
+			if len(in) > 5 {
+				in = append(in[:5:5], fmt.Sprintf("%d more profiles", len(emptyIn)-5))
+			}
+			s.Limit(fmt.Sprintf("%d samples have no frames (%s): their weight is in total_weight but on no frame", empty, strings.Join(in, ", ")))
 		}
 		return s
 	}
@@ -232,14 +255,14 @@ func (e *emitter) group(g *group, out formats.Sink) error {
 		rows := make([]table.Frame, 0, nframes)
 		for _, p := range g.profiles {
 			u, _ := unit.Lookup(p.unit)
-			thread := table.Some(p.thread)
+			thread := table.Some(frameVals.Bound(p.thread))
 			for _, a := range p.agg.frames {
 				f := &e.r.frames[a.frame]
 				rows = append(rows, table.Frame{
 					FrameSite: table.FrameSite{
 						FrameID:       e.ids[a.frame],
-						Function:      f.name,
-						File:          table.Null[string]{V: f.file, Valid: f.hasFile},
+						Function:      frameVals.Bound(f.name),
+						File:          table.Null[string]{V: frameVals.Bound(f.file), Valid: f.hasFile},
 						Line:          f.line,
 						Column:        f.col,
 						Symbolization: e.syms[a.frame],
@@ -257,7 +280,7 @@ func (e *emitter) group(g *group, out formats.Sink) error {
 				}
 			}
 		}
-		s := summary(int64(len(rows)))
+		s := summary(int64(len(rows)), frameVals)
 		if sampled {
 			s.Limit("sampled profiles record stacks, not calls: calls and primitive_calls are null for them")
 		}
@@ -275,17 +298,17 @@ func (e *emitter) group(g *group, out formats.Sink) error {
 	rows := make([]table.Edge, 0, nedges)
 	for _, p := range g.profiles {
 		u, _ := unit.Lookup(p.unit)
-		thread := table.Some(p.thread)
+		thread := table.Some(edgeVals.Bound(p.thread))
 		for _, a := range p.agg.edges {
 			caller, callee := &e.r.frames[a.caller], &e.r.frames[a.callee]
 			rows = append(rows, table.Edge{
 				CallerID:       e.ids[a.caller],
-				CallerFunction: caller.name,
-				CallerFile:     table.Null[string]{V: caller.file, Valid: caller.hasFile},
+				CallerFunction: edgeVals.Bound(caller.name),
+				CallerFile:     table.Null[string]{V: edgeVals.Bound(caller.file), Valid: caller.hasFile},
 				CallerLine:     caller.line,
 				CalleeID:       e.ids[a.callee],
-				CalleeFunction: callee.name,
-				CalleeFile:     table.Null[string]{V: callee.file, Valid: callee.hasFile},
+				CalleeFunction: edgeVals.Bound(callee.name),
+				CalleeFile:     table.Null[string]{V: edgeVals.Bound(callee.file), Valid: callee.hasFile},
 				CalleeLine:     callee.line,
 				Thread:         thread,
 				Weight:         table.Some(a.weight * u.Factor),
@@ -300,7 +323,7 @@ func (e *emitter) group(g *group, out formats.Sink) error {
 			}
 		}
 	}
-	s := summary(int64(len(rows)))
+	s := summary(int64(len(rows)), edgeVals)
 	if sampled {
 		s.Limit("sampled edges carry weights, not invocation counts: calls is null for them")
 	}

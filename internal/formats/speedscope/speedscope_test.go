@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unicode/utf8"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
@@ -860,6 +861,70 @@ func BenchmarkDecode(b *testing.B) {
 	for b.Loop() {
 		if err := decodeFrom(context.Background(), in, open, verified, formatstest.Discard{}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Row values are bounded (max_value_bytes): a long frame or profile name
+// is cut at a character boundary, marked, and the table says it is
+// incomplete, so no row line outgrows what a block-stream reader takes.
+func TestLongValuesAreBounded(t *testing.T) {
+	long := "x" + strings.Repeat("é", 300_000) // 600,001 bytes, under max_string_bytes; the cut falls inside a rune
+	doc := `{"$schema":"` + SchemaURL + `","shared":{"frames":[{"name":"` + long + `a"},{"name":"` + long + `b","file":"` + long + `"}]},` +
+		`"profiles":[{"type":"sampled","name":"` + long + `","unit":"seconds","startValue":0,"endValue":2,"samples":[[0,1],[0]],"weights":[1,1]}]}`
+	c, err := decodeString(t, doc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{table.CPUFrames.Name, table.CPUEdges.Name} {
+		tab := c.Table(name)
+		if tab.Summary.Complete || !slices.ContainsFunc(tab.Summary.Limitations, func(l string) bool { return strings.Contains(l, formats.OptionValueBytes) }) {
+			t.Fatalf("%s summary %+v", name, tab.Summary)
+		}
+		if n, _ := evidence.AsInt(tab.Summary.Metrics["cut_values"].Value); n == 0 {
+			t.Fatalf("%s: no cut_values metric", name)
+		}
+		for _, r := range tab.Rows {
+			for col, v := range r {
+				s, ok := v.(string)
+				if !ok {
+					continue
+				}
+				if len(s) > formats.DefaultValueBytes+32 || !utf8.ValidString(s) {
+					t.Fatalf("%s.%s: %d bytes, valid UTF-8 %v", name, col, len(s), utf8.ValidString(s))
+				}
+				if strings.HasPrefix(s, "xé") && !strings.HasSuffix(s, " bytes cut]") {
+					t.Fatalf("%s.%s cut without its marker", name, col)
+				}
+			}
+		}
+		for _, p := range tab.Summary.Coverage["profiles"].([]any) {
+			if th := p.(evidence.Object)["thread"].(string); len(th) > formats.DefaultValueBytes+32 {
+				t.Fatalf("coverage thread of %d bytes", len(th))
+			}
+		}
+	}
+}
+
+// A failure names where it happened: the byte offset and the JSON path,
+// also for the samples and weights read in the second pass, whose scanner
+// knows no lines (the message then says "at byte N", never "line 0").
+func TestFailureLocations(t *testing.T) {
+	doc := func(frames, profile string) string {
+		return `{"$schema":"` + SchemaURL + `","shared":{"frames":` + frames + `},"profiles":[` + profile + `]}`
+	}
+	const sampled = `{"type":"sampled","name":"t","unit":"seconds","startValue":0,"endValue":2,`
+	for _, c := range []struct{ doc, field string }{
+		{doc(`[{"name":"a"}]`, sampled+`"samples":[[0],[5]],"weights":[1,1]}`), "profiles[0].samples[1]"},
+		{doc(`[{"name":"a"}]`, sampled+`"samples":[[0],[0]],"weights":[1,"x"]}`), "profiles[0].weights[1]"},
+		{doc(`[{"name":"a"},{"name":"b","line":-3}]`, sampled+`"samples":[],"weights":[]}`), "shared.frames[1]"},
+		{doc(`[{"name":"a"}]`, `{"type":"evented","name":"t","unit":"seconds","startValue":0,"endValue":2,"events":[{"type":"O","frame":0,"at":1},{"type":"X","frame":0,"at":2}]}`), "profiles[0].events[1]"},
+		{doc(`[{"name":"a"}]`, `{"type":"sampled","name":"t","unit":"furlongs","startValue":0,"endValue":2,"samples":[],"weights":[]}`), "profiles[0]"},
+	} {
+		_, err := decodeString(t, c.doc, nil)
+		f := evidence.AsFailure(err, evidence.CodeInternal)
+		if f == nil || f.Code != evidence.CodeDecodeFailure || f.Location.Field != c.field || f.Location.Offset <= 0 || strings.Contains(f.Message, "line 0") {
+			t.Errorf("%s: %+v", c.field, f)
 		}
 	}
 }

@@ -7,7 +7,7 @@
 // and only resolved against the tree after the whole document was read, so
 // key order in the file does not matter.
 //
-// It imports formats, evidence, jsonscan, table and unit.
+// It imports formats, evidence, jsonscan, param, table and unit.
 package v8cpu
 
 import (
@@ -22,6 +22,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/jsonscan"
+	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/unit"
 )
@@ -46,6 +47,7 @@ var Spec = formats.CPUProfile(formats.Spec{
 		{Name: LimitNodes, Default: 5_000_000, Unit: "count", Doc: "call-tree nodes"},
 		{Name: LimitSamples, Default: 2_000_000_000, Unit: "samples", Doc: "entries in samples"},
 	},
+	Options:  []param.Param{formats.ValueBytesParam},
 	Producer: "node --cpu-prof / Chrome DevTools",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
@@ -93,7 +95,8 @@ type profile struct {
 	sparse     map[int64]int64 // samples per node id, for the rest
 	samples    int64
 	deltas     int64
-	deltaSum   int64
+	deltaSum   int64 // microseconds from startTime to the last sample read
+	negDeltas  int64
 	startTime  *int64
 	endTime    *int64
 	hasSamples bool
@@ -113,7 +116,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err := p.link(); err != nil {
 		return err
 	}
-	return p.emit(out)
+	return p.emit(in, out)
 }
 
 func (p *profile) parse(ctx context.Context, w *jsonscan.Walker, in *formats.Input) error {
@@ -129,9 +132,7 @@ func (p *profile) parse(ctx context.Context, w *jsonscan.Walker, in *formats.Inp
 		case "timeDeltas":
 			p.hasDeltas = true
 			return w.Ints("timeDeltas", func(d int64) error {
-				p.deltas++
-				p.deltaSum += d
-				return nil
+				return p.delta(w, d)
 			})
 		case "startTime":
 			return optionalInt(w, "startTime", &p.startTime)
@@ -149,9 +150,43 @@ func (p *profile) parse(ctx context.Context, w *jsonscan.Walker, in *formats.Inp
 	if !p.hasSamples {
 		return errors.New("V8 CPU profile has no samples array")
 	}
+	if p.startTime != nil && p.endTime != nil {
+		// endTime-startTime must neither wrap nor run backwards: a profile
+		// ends after it starts.
+		if d := *p.endTime - *p.startTime; *p.endTime < *p.startTime || (*p.startTime < 0 && d < 0) {
+			return &evidence.Failure{Code: evidence.CodeDecodeFailure, Location: evidence.Location{Field: "endTime"},
+				Message: fmt.Sprintf("V8 CPU profile: endTime %d is before startTime %d, or too far after it for int64 microseconds", *p.endTime, *p.startTime)}
+		}
+	}
 	if p.hasDeltas && p.deltas != p.samples {
 		return fmt.Errorf("V8 CPU profile has %d samples but %d timeDeltas", p.samples, p.deltas)
 	}
+	return nil
+}
+
+// delta adds one entry of timeDeltas. A delta is the time from the
+// previous sample (the first: from startTime), in microseconds. V8 writes
+// a few small negative ones when it records samples slightly out of time
+// order, so a negative delta is the format's own: it is counted and the
+// duration stays the net sum. A running sum below zero (a sample before
+// the profile started) or past int64 is no V8 profile: a failure at the
+// delta, never a wrapped duration.
+func (p *profile) delta(w *jsonscan.Walker, d int64) error {
+	// While Ints' callback runs, the scanner's offset is the integer's.
+	at := jsonscan.Token{Offset: w.S.Offset()}
+	i := p.deltas
+	p.deltas++
+	if d < 0 {
+		p.negDeltas++
+	}
+	sum := p.deltaSum + d
+	if d > 0 && sum < p.deltaSum {
+		return w.S.Errorf(at, "timeDeltas[%d]: the time since startTime overflows int64 microseconds", i)
+	}
+	if sum < 0 {
+		return w.S.Errorf(at, "timeDeltas[%d] puts sample %d %d µs before startTime", i, i, -sum)
+	}
+	p.deltaSum = sum
 	return nil
 }
 
@@ -423,7 +458,7 @@ func frameID(cf callFrame, buf []byte) (string, []byte) {
 	return "v8:" + hex.EncodeToString(sum[:8]), buf
 }
 
-func (p *profile) emit(out formats.Sink) error {
+func (p *profile) emit(in *formats.Input, out formats.Sink) error {
 	post, err := p.order()
 	if err != nil {
 		return err
@@ -455,7 +490,7 @@ func (p *profile) emit(out formats.Sink) error {
 	}
 	subtree := make([]int64, len(p.nodes))
 	self := make([]int64, len(p.frames))
-	incl := make([]int64, len(p.frames))
+	occ := make([]int64, len(p.frames))   // summed over call-tree occurrences
 	edgeW := make([][2]int64, len(edges)) // callee inclusive, callee self
 	var hitMismatch int64
 	for _, i := range post {
@@ -466,16 +501,15 @@ func (p *profile) emit(out formats.Sink) error {
 		}
 		subtree[i] += c
 		self[n.frame] += c
-		incl[n.frame] += subtree[i]
+		occ[n.frame] += subtree[i]
 		if n.parent >= 0 {
 			subtree[n.parent] += subtree[i]
 			if wantEdges {
-				w := &edgeW[edgeOf[i]]
-				w[0] += subtree[i]
-				w[1] += c
+				edgeW[edgeOf[i]][1] += c
 			}
 		}
 	}
+	incl := p.onceInclusive(subtree, edgeOf, edgeW)
 
 	ids := make([]string, len(p.frames))
 	var buf []byte
@@ -489,25 +523,29 @@ func (p *profile) emit(out formats.Sink) error {
 		}
 		// One backing array: a sink may keep the rows it is handed.
 		rows := make([]table.Frame, len(p.frames))
+		vals := in.Values()
 		for fi, cf := range p.frames {
 			row := &rows[fi]
 			*row = table.Frame{
 				FrameSite: table.FrameSite{
 					FrameID:       ids[fi],
-					Function:      cf.function,
-					File:          table.NonEmpty(cf.url),
+					Function:      vals.Bound(cf.function),
+					File:          table.NonEmpty(vals.Bound(cf.url)),
 					Line:          cf.line,
 					Column:        cf.column,
 					Symbolization: symbolization(cf),
 				},
-				SelfWeight:      float64(self[fi]),
-				InclusiveWeight: float64(incl[fi]),
+				SelfWeight:                float64(self[fi]),
+				InclusiveWeight:           float64(incl[fi]),
+				InclusiveOccurrenceWeight: table.Some(float64(occ[fi])),
 			}
 			if err := tw.Row(row); err != nil {
 				return err
 			}
 		}
-		if err := tw.End(p.summary(int64(len(p.frames)), hitMismatch)); err != nil {
+		s := p.summary(int64(len(p.frames)), hitMismatch)
+		vals.Summarize(s)
+		if err := tw.End(s); err != nil {
 			return err
 		}
 	}
@@ -519,17 +557,18 @@ func (p *profile) emit(out formats.Sink) error {
 		return err
 	}
 	rows := make([]table.Edge, len(edges))
+	vals := in.Values()
 	for e, k := range edges {
 		caller, callee := &p.frames[k.caller], &p.frames[k.callee]
 		row := &rows[e]
 		*row = table.Edge{
 			CallerID:       ids[k.caller],
-			CallerFunction: caller.function,
-			CallerFile:     table.NonEmpty(caller.url),
+			CallerFunction: vals.Bound(caller.function),
+			CallerFile:     table.NonEmpty(vals.Bound(caller.url)),
 			CallerLine:     caller.line,
 			CalleeID:       ids[k.callee],
-			CalleeFunction: callee.function,
-			CalleeFile:     table.NonEmpty(callee.url),
+			CalleeFunction: vals.Bound(callee.function),
+			CalleeFile:     table.NonEmpty(vals.Bound(callee.url)),
 			CalleeLine:     callee.line,
 			Weight:         table.Some(float64(edgeW[e][0])),
 			SelfWeight:     table.Some(float64(edgeW[e][1])),
@@ -540,7 +579,65 @@ func (p *profile) emit(out formats.Sink) error {
 	}
 	es := p.summary(int64(len(edges)), hitMismatch)
 	es.Limit("sampled caller edges are weights, not invocation counts")
+	vals.Summarize(es)
 	return ew.End(es)
+}
+
+// onceInclusive returns each frame's once-per-sample inclusive weight
+// and adds each edge's to edgeW[e][0] (edgeOf nil: no edges). A node's
+// subtree counts for its frame only at the frame's outermost occurrence
+// on the root path, so a sample under a recursive frame counts once, as
+// pprof's cum does; edges likewise count a caller→callee pair once per
+// root path. One depth-first walk tracks what is on the path.
+func (p *profile) onceInclusive(subtree []int64, edgeOf []int32, edgeW [][2]int64) []int64 {
+	incl := make([]int64, len(p.frames))
+	onPath := make([]int32, len(p.frames))
+	var edgeOnPath []int32
+	if edgeOf != nil {
+		edgeOnPath = make([]int32, len(edgeW))
+	}
+	// A negative entry leaves node ^entry.
+	var stack []int32
+	for i := range p.nodes {
+		if p.nodes[i].parent == -1 {
+			stack = append(stack, int32(i))
+		}
+	}
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		leave := i < 0
+		if leave {
+			i = ^i
+		}
+		n := &p.nodes[i]
+		e := int32(-1)
+		if edgeOf != nil {
+			e = edgeOf[i]
+		}
+		if leave {
+			onPath[n.frame]--
+			if e >= 0 {
+				edgeOnPath[e]--
+			}
+			continue
+		}
+		if onPath[n.frame] == 0 {
+			incl[n.frame] += subtree[i]
+		}
+		onPath[n.frame]++
+		if e >= 0 {
+			if edgeOnPath[e] == 0 {
+				edgeW[e][0] += subtree[i]
+			}
+			edgeOnPath[e]++
+		}
+		stack = append(stack, ^i)
+		for _, c := range n.children {
+			stack = append(stack, p.byID[c])
+		}
+	}
+	return incl
 }
 
 func (p *profile) summary(rows, hitMismatch int64) *evidence.Summary {
@@ -557,11 +654,15 @@ func (p *profile) summary(rows, hitMismatch int64) *evidence.Summary {
 		Limitations: []string{
 			"source maps are not resolved",
 			"counts come from the samples array; hitCount is not used",
-			"inclusive weight sums call-tree occurrences, so recursive frames can exceed the total",
+			"inclusive_weight counts each sample once per frame on its stack; inclusive_occurrence_weight sums the frame's call-tree occurrences, so a recursive frame's can exceed the total",
 		},
 	}
 	if p.hasDeltas {
 		s.Metrics["sampled_duration"] = evidence.Metric{Value: float64(p.deltaSum) * 1e-6, Unit: unit.Seconds}
+		s.Metrics["negative_time_deltas"] = evidence.Metric{Value: p.negDeltas, Unit: "count"}
+		if p.negDeltas > 0 {
+			s.Limit(fmt.Sprintf("%d timeDeltas are negative (V8 recorded those samples slightly out of time order); sampled_duration is the net sum, the last sample's time after startTime", p.negDeltas))
+		}
 	}
 	if p.startTime != nil && p.endTime != nil {
 		s.Metrics["profile_duration"] = evidence.Metric{Value: float64(*p.endTime-*p.startTime) * 1e-6, Unit: unit.Seconds}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -157,7 +158,8 @@ func TestHotFunctionAndCoordinates(t *testing.T) {
 func TestRecursionInclusiveRepeats(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(testdata, "recursive-main.cpuprofile"))
 	// Count independently: per sample, walk to the root and count fib
-	// occurrences (what inclusive weight sums) and stacks containing fib.
+	// occurrences (what the occurrence weight sums) and stacks containing
+	// fib (what inclusive weight counts).
 	var p struct {
 		Nodes []struct {
 			ID        int64
@@ -198,11 +200,12 @@ func TestRecursionInclusiveRepeats(t *testing.T) {
 		t.Fatal("no fib frame")
 	}
 	incl, _ := evidence.AsInt(fib["inclusive_weight"])
-	if incl != occurrences {
-		t.Errorf("fib inclusive %d, independent occurrence count %d", incl, occurrences)
+	occ, _ := evidence.AsInt(fib["inclusive_occurrence_weight"])
+	if incl != stacks {
+		t.Errorf("fib inclusive %d, independent count of stacks holding fib %d", incl, stacks)
 	}
-	if incl <= stacks {
-		t.Errorf("fib inclusive %d should exceed the %d stacks holding fib: recursion repeats", incl, stacks)
+	if occ != occurrences || occ <= stacks {
+		t.Errorf("fib occurrence weight %d, independent occurrence count %d (over the %d stacks: recursion repeats)", occ, occurrences, stacks)
 	}
 	edges := sink.Table(table.CPUEdges.Name)
 	self := 0
@@ -464,5 +467,100 @@ func BenchmarkDecode(b *testing.B) {
 		if _, err := decodeReader(b, bytes.NewReader(data), int64(len(data)), nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// inclusive_weight counts each sample once per frame on its stack (pprof's
+// cum) and inclusive_occurrence_weight keeps the call tree's occurrence
+// sum; both checked per frame against fib.cum.json, which node computed
+// from the samples alone (testdata/v8/cum.js).
+func TestInclusiveOncePerSample(t *testing.T) {
+	var ref struct {
+		Samples int64
+		Frames  []struct {
+			Function, URL          string
+			Line, Column           int64
+			Self, Cum, Occurrences int64
+		}
+	}
+	if err := json.Unmarshal(formatstest.Read(t, "v8/fib.cum.json"), &ref); err != nil {
+		t.Fatal(err)
+	}
+	sink, err := decodeBytes(t, formatstest.Read(t, "v8/fib.cpuprofile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := sink.Table(table.CPUFrames.Name).Rows
+	if len(rows) != len(ref.Frames) {
+		t.Fatalf("%d frames, reference %d", len(rows), len(ref.Frames))
+	}
+	for _, f := range ref.Frames {
+		var row evidence.Object
+		for _, r := range rows {
+			file, _ := r["file"].(string)
+			if r["function"] == f.Function && file == f.URL && r["line"] == f.Line && r["column"] == f.Column {
+				row = r
+			}
+		}
+		if row == nil {
+			t.Fatalf("no row for %+v", f)
+		}
+		self, _ := evidence.AsInt(row["self_weight"])
+		incl, _ := evidence.AsInt(row["inclusive_weight"])
+		occ, _ := evidence.AsInt(row["inclusive_occurrence_weight"])
+		if self != f.Self || incl != f.Cum || occ != f.Occurrences {
+			t.Errorf("%s:%d:%d self/inclusive/occurrence %d/%d/%d, reference %d/%d/%d", f.Function, f.Line, f.Column, self, incl, occ, f.Self, f.Cum, f.Occurrences)
+		}
+		if incl > ref.Samples {
+			t.Errorf("%s inclusive %d exceeds the %d samples", f.Function, incl, ref.Samples)
+		}
+	}
+	// An edge's weight counts a sample once too, however often the pair
+	// recurs on its stack.
+	for _, e := range sink.Table(table.CPUEdges.Name).Rows {
+		if w, _ := evidence.AsInt(e["weight"]); w > ref.Samples {
+			t.Errorf("edge %s→%s weight %d exceeds the %d samples", e["caller_function"], e["callee_function"], w, ref.Samples)
+		}
+	}
+}
+
+// timeDeltas: a sum that overflows int64 is a located DECODE_FAILURE, not
+// a wrapped duration; negative deltas (V8 writes samples slightly out of
+// time order) are the format's own and keep the net duration, said in the
+// summary; a sample before startTime is malformed.
+func TestTimeDeltas(t *testing.T) {
+	doc := func(deltas string) []byte {
+		return []byte(`{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"children":[2]},` +
+			`{"id":2,"callFrame":{"functionName":"f","scriptId":"1","url":"a.js","lineNumber":0,"columnNumber":0}}],` +
+			`"startTime":0,"endTime":100,"samples":[2,2,2],"timeDeltas":` + deltas + `}`)
+	}
+	for _, deltas := range []string{`[1,9223372036854775807,1]`, `[5,-9,1]`} {
+		b := doc(deltas)
+		_, err := formatstest.Run(t, Spec, "x.cpuprofile", b, nil, nil)
+		if err == nil {
+			t.Fatalf("%s decoded", deltas)
+		}
+		f := evidence.AsFailure(err, evidence.CodeInternal)
+		if evidence.CodeOf(err) != evidence.CodeDecodeFailure || f.Location.Offset <= int64(bytes.Index(b, []byte(`"timeDeltas"`))) {
+			t.Fatalf("%s: %v (location %+v)", deltas, err, f.Location)
+		}
+	}
+	// profile_duration = endTime - startTime must not wrap either.
+	for _, times := range [][2]string{{"-9223372036854775807", "9223372036854775807"}, {"100", "50"}} {
+		b := bytes.Replace(doc(`[1,1,1]`), []byte(`"startTime":0,"endTime":100`), []byte(`"startTime":`+times[0]+`,"endTime":`+times[1]), 1)
+		_, err := formatstest.Run(t, Spec, "x.cpuprofile", b, nil, nil)
+		if f := evidence.AsFailure(err, evidence.CodeInternal); f == nil || f.Code != evidence.CodeDecodeFailure || f.Location.Field != "endTime" {
+			t.Fatalf("start %s end %s: %v", times[0], times[1], err)
+		}
+	}
+	sink, err := formatstest.Run(t, Spec, "x.cpuprofile", doc(`[10,-3,5]`), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sink.Table(table.CPUFrames.Name).Summary
+	d, _ := evidence.AsFloat(s.Metrics["sampled_duration"].Value)
+	neg, _ := evidence.AsInt(s.Metrics["negative_time_deltas"].Value)
+	if d != 12e-6 || neg != 1 || !s.Complete || !slices.ContainsFunc(s.Limitations, func(l string) bool { return strings.Contains(l, "negative") }) {
+		t.Fatalf("summary %+v", s)
 	}
 }

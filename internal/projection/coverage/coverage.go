@@ -236,7 +236,7 @@ func (p *projector) Finish(w projection.Emitter) error {
 			return err
 		}
 	}
-	s := p.Summarize(top.Observed(), top.Truncation("row_limit"))
+	s := p.Summarize(top.Observed(), top.Truncation())
 	s.Coverage["ranked_format"], s.Coverage["rank_by"] = ranked.Table.Format, rank
 	// Native totals pass through unchanged from the decoders' summaries.
 	for _, in := range []*projection.Input[*selected]{ranked, other} {

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/pstats"
+	"github.com/flameox/flameox/internal/formats/speedscope"
 	"github.com/flameox/flameox/internal/formats/v8cpu"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/projection/projectiontest"
@@ -379,4 +381,109 @@ func FuzzHotspots(f *testing.F) {
 func FuzzEdges(f *testing.F) {
 	in := projectiontest.Decode(f, pstats.Spec, fixtures+"pstats/profile-workload.pstats", nil)[1]
 	projectiontest.FuzzRows(f, Edges, in, nil, evidence.Object{"top": int64(3), "callee_pattern": "a"})
+}
+
+// Shares describe the selected population: the decoder's total (empty
+// stacks included), narrowed by --thread to the selected profiles' totals,
+// and profile_count counts profiles, not artifacts (py-spy 0.4.1 fixture:
+// two threads, 9 empty-stack samples in MainThread).
+func TestSharesOfSelectedPopulation(t *testing.T) {
+	in := projectiontest.Decode(t, speedscope.Spec, fixtures+"speedscope/pyspy-0.4.1-two-threads.speedscope.json", nil)
+	frames := in[0]
+	decoded, _ := evidence.AsFloat(frames.Summary.Metrics[table.MetricTotalWeight].Value)
+	perThread := map[string]float64{}
+	for _, p := range frames.Summary.Coverage["profiles"].([]any) {
+		o := p.(evidence.Object)
+		perThread[o["thread"].(string)], _ = evidence.AsFloat(o["total_weight"])
+	}
+	main := perThread[`Thread 32482 "MainThread"`]
+	if !slices.Contains(frames.Summary.Limitations, "9 samples have no frames (profile 0: 9): their weight is in total_weight but on no frame") {
+		t.Fatalf("limitations %q", frames.Summary.Limitations)
+	}
+	if math.Abs(decoded-1.99) > 1e-9 || math.Abs(main-1.18) > 1e-9 {
+		t.Fatalf("fixture totals %v %v", decoded, perThread)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+	for _, tc := range []struct {
+		args     evidence.Object
+		total    float64
+		profiles int
+	}{
+		{nil, decoded, 2},
+		{evidence.Object{"thread": `Thread 32482 "MainThread"`}, main, 1},
+	} {
+		r := rank(t, Hotspots, tc.args, frames)
+		got := r.Summary.Metrics[table.MetricTotalWeight].Value.(float64)
+		if !near(got, tc.total) || r.Summary.Metrics["profile_count"].Value != tc.profiles {
+			t.Fatalf("%v: total %v profiles %v, want %v %v", tc.args, got, r.Summary.Metrics["profile_count"].Value, tc.total, tc.profiles)
+		}
+		self := r.Rows[0]["self_weight"].(float64)
+		if share := r.Rows[0]["self_share"].(float64); !near(share, self/tc.total) {
+			t.Fatalf("%v: self_share %v, want %v/%v", tc.args, share, self, tc.total)
+		}
+		e := rank(t, Edges, tc.args, in[1])
+		if got := e.Summary.Metrics[table.MetricTotalWeight].Value.(float64); !near(got, tc.total) {
+			t.Fatalf("%v: edges total %v, want %v", tc.args, got, tc.total)
+		}
+	}
+}
+
+// A CPU ranking cut by --top says row_limit, as every other projection's
+// row bound does.
+func TestTruncationReason(t *testing.T) {
+	in := framesOf(frames("a", "v8-cpuprofile", "samples"), frame("f", 2, 2), frame("g", 1, 1))
+	r := rank(t, Hotspots, evidence.Object{"top": int64(1)}, in)
+	if tr := r.Summary.Truncation; tr == nil || tr.Reason != "row_limit" || tr.Omitted != 1 {
+		t.Fatalf("truncation %+v", tr)
+	}
+}
+
+// A filter that selects nothing says so in the summary and names the
+// nearest values it was tested against.
+func TestFilterMatchedNothing(t *testing.T) {
+	in := projectiontest.Decode(t, v8cpu.Spec, fixtures+"v8/hotspot.cpuprofile", nil)
+	hint := func(r *projectiontest.Result, arg, near string) {
+		t.Helper()
+		for _, l := range r.Summary.Limitations {
+			if strings.Contains(l, arg) && strings.Contains(l, "matched nothing") && strings.Contains(l, near) {
+				return
+			}
+		}
+		t.Fatalf("no hint naming %s for %s: %q", near, arg, r.Summary.Limitations)
+	}
+	r := rank(t, Hotspots, evidence.Object{"function_pattern": "^crunchPrime$"}, in[0])
+	if len(r.Rows) != 0 || r.Summary.RowsObserved != 0 {
+		t.Fatalf("rows %v", r.Column("function"))
+	}
+	hint(r, "function_pattern", `"crunchPrimes"`)
+	e := rank(t, Edges, evidence.Object{"callee_pattern": "^crunchPrime$"}, in[1])
+	hint(e, "callee_pattern", `"crunchPrimes"`)
+	th := rank(t, Hotspots, evidence.Object{"thread": "main"}, projectiontest.Decode(t, speedscope.Spec, fixtures+"speedscope/pyspy-0.4.1-two-threads.speedscope.json", nil)[0])
+	hint(th, "thread", `MainThread`)
+	// A filter that matches says nothing of the kind.
+	ok := rank(t, Hotspots, evidence.Object{"function_pattern": "^crunchPrimes$"}, in[0])
+	for _, l := range ok.Summary.Limitations {
+		if strings.Contains(l, "matched nothing") {
+			t.Fatalf("hint on a filter that matched: %q", l)
+		}
+	}
+}
+
+// A table whose decoder lists no per-series totals: a thread filter takes
+// the selected rows' self weight, and the result says so; unfiltered, the
+// summary's total_weight stands.
+func TestSeriesTotalFallback(t *testing.T) {
+	a, b := frame("a", 2, 2), frame("b", 3, 3)
+	a.Thread, b.Thread = table.Some("t1"), table.Some("t2")
+	in := framesOf(frames("x", "perf-script", "samples"), a, b)
+	in.Summary = &evidence.Summary{Complete: true, Metrics: map[string]evidence.Metric{table.MetricTotalWeight: {Value: int64(10), Unit: "samples"}}}
+	r := rank(t, Hotspots, nil, in)
+	if r.Summary.Metrics[table.MetricTotalWeight].Value != 10.0 || r.Summary.Metrics["profile_count"].Value != 2 {
+		t.Fatalf("unfiltered %+v", r.Summary.Metrics)
+	}
+	r = rank(t, Hotspots, evidence.Object{"thread": "t2"}, in)
+	if r.Summary.Metrics[table.MetricTotalWeight].Value != 3.0 || r.Summary.Metrics["profile_count"].Value != 1 ||
+		!slices.ContainsFunc(r.Summary.Limitations, func(l string) bool { return strings.Contains(l, "lists no total per thread or process") }) {
+		t.Fatalf("filtered %+v", r.Summary)
+	}
 }

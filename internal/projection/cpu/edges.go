@@ -40,6 +40,8 @@ type edges struct {
 	args           evidence.Object
 	ranked         *projection.TopN[edgeRow]
 	unweighted     int64 // edges without recorded weights
+
+	callerMiss, calleeMiss *miss
 }
 
 func newEdges(args evidence.Object, _ map[string]bool) (projection.Projector, error) {
@@ -48,6 +50,10 @@ func newEdges(args evidence.Object, _ map[string]bool) (projection.Projector, er
 		return nil, err
 	}
 	e := &edges{profiles: newProfiles(table.CPUEdges.Schema, "weight", "self_weight"), common: commonOf(args), caller: re[0], callee: re[1], args: args}
+	e.seriesFilters()
+	e.callerMiss = e.filter("caller_pattern", str(args, "caller_pattern"), "caller function names")
+	e.calleeMiss = e.filter("callee_pattern", str(args, "callee_pattern"), "callee function names")
+	e.fallback = "the callee self weight of its selected edges; the own weight of root frames and samples with empty stacks are not in it"
 	// Weighted edges rank first by weight; edges whose producer recorded
 	// only call counts (the profile module's pstats) follow, by calls.
 	e.ranked = projection.NewTopN(e.top, func(a, b edgeRow) bool {
@@ -82,11 +88,15 @@ func (e *edges) Row(t *evidence.Table, row any) error {
 	}
 	w := r.Weight.V * x.State.factor
 	s := r.SelfWeight.V * x.State.factor
-	x.State.total += s
-	switch {
-	case !e.series(r.Thread, r.Process),
-		e.caller != nil && !e.caller.MatchString(r.CallerFunction),
-		e.callee != nil && !e.callee.MatchString(r.CalleeFunction):
+	if !e.inSeries(r.Thread, r.Process) {
+		return nil
+	}
+	x.State.seen(r.Thread, r.Process, s)
+	caller := e.caller == nil || e.caller.MatchString(r.CallerFunction)
+	callee := e.callee == nil || e.callee.MatchString(r.CalleeFunction)
+	e.callerMiss.saw(r.CallerFunction, caller)
+	e.calleeMiss.saw(r.CalleeFunction, callee)
+	if !caller || !callee {
 		return nil
 	}
 	e.ranked.Add(edgeRow{edge: *r, weighted: weighted, weight: w, self: s,
@@ -113,7 +123,7 @@ func (e *edges) Finish(w projection.Emitter) error {
 			return err
 		}
 	}
-	sum := e.summary(e.ranked.Observed(), e.ranked.Truncation("top"))
+	sum := e.summary(e.population(&e.common), &e.misses, e.ranked.Observed(), e.ranked.Truncation())
 	if e.unweighted > 0 {
 		sum.Metrics["unweighted_edges"] = evidence.Metric{Value: e.unweighted, Unit: "count"}
 		sum.Limit("some edges carry call counts but no weights (the producer recorded none); they rank after weighted edges, by calls")

@@ -39,6 +39,10 @@ var commonParams = []param.Param{
 type common struct {
 	top             int
 	thread, process string
+
+	// The filters given, for the hint of a selection that kept nothing.
+	misses
+	threadMiss, processMiss *miss
 }
 
 func commonOf(args evidence.Object) common {
@@ -53,6 +57,33 @@ func commonOf(args evidence.Object) common {
 // selected series.
 func (c *common) series(thread, process table.Null[string]) bool {
 	return (c.thread == "" || thread == table.Some(c.thread)) && (c.process == "" || process == table.Some(c.process))
+}
+
+// seriesFilters registers the thread and process filters for their
+// hints.
+func (c *common) seriesFilters() {
+	c.threadMiss = c.filter("thread", c.thread, "threads")
+	c.processMiss = c.filter("process", c.process, "processes")
+}
+
+// inSeries is series, remembering the values the filters were tested
+// against.
+func (c *common) inSeries(thread, process table.Null[string]) bool {
+	th := c.thread == "" || thread == table.Some(c.thread)
+	pr := c.process == "" || process == table.Some(c.process)
+	if thread.Valid {
+		c.threadMiss.saw(thread.V, th)
+	}
+	if process.Valid {
+		c.processMiss.saw(process.V, pr)
+	}
+	return th && pr
+}
+
+// str is a string argument; "" when not given.
+func str(args evidence.Object, name string) string {
+	s, _ := args[name].(string)
+	return s
 }
 
 // Hotspots is the cpu-hotspots projection.
@@ -77,6 +108,8 @@ type frameRow struct {
 	id    identity
 	self  float64
 	incl  float64
+	// factor converts the row's other weights to the result unit.
+	factor float64
 }
 
 type hotspots struct {
@@ -90,6 +123,8 @@ type hotspots struct {
 
 	args   evidence.Object
 	ranked *projection.TopN[frameRow]
+
+	fnMiss, fileMiss *miss
 }
 
 func newHotspots(args evidence.Object, given map[string]bool) (projection.Projector, error) {
@@ -106,6 +141,9 @@ func newHotspots(args evidence.Object, given map[string]bool) (projection.Projec
 		h.synthetic = b
 	}
 	h.ranked = projection.NewTopN(h.top, h.before)
+	h.seriesFilters()
+	h.fnMiss = h.filter("function_pattern", str(args, "function_pattern"), "function names")
+	h.fileMiss = h.filter("file_pattern", str(args, "file_pattern"), "files")
 	return h, nil
 }
 
@@ -157,24 +195,28 @@ func (h *hotspots) Row(t *evidence.Table, row any) error {
 	}
 	self := f.SelfWeight * x.State.factor
 	incl := f.InclusiveWeight * x.State.factor
-	x.State.total += self
+	if h.series(f.Thread, f.Process) {
+		x.State.seen(f.Thread, f.Process, self)
+	}
 	if !h.selected(f) {
 		return nil
 	}
-	h.ranked.Add(frameRow{frame: *f, self: self, incl: incl,
+	h.ranked.Add(frameRow{frame: *f, self: self, incl: incl, factor: x.State.factor,
 		id: identity{artifact: artifact, table: x.Index, a: f.FrameID, thread: f.Thread, process: f.Process}})
 	return nil
 }
 
 func (h *hotspots) selected(f *table.Frame) bool {
-	switch {
-	case !h.synthetic && f.Symbolization == table.Synthetic,
-		!h.series(f.Thread, f.Process),
-		h.fn != nil && !h.fn.MatchString(f.Function),
-		h.file != nil && !h.file.MatchString(f.File.V):
+	if !h.inSeries(f.Thread, f.Process) || !h.synthetic && f.Symbolization == table.Synthetic {
 		return false
 	}
-	return true
+	fn := h.fn == nil || h.fn.MatchString(f.Function)
+	file := h.file == nil || h.file.MatchString(f.File.V)
+	h.fnMiss.saw(f.Function, fn)
+	if f.File.Valid {
+		h.fileMiss.saw(f.File.V, file)
+	}
+	return fn && file
 }
 
 func (h *hotspots) Finish(w projection.Emitter) error {
@@ -187,16 +229,26 @@ func (h *hotspots) Finish(w projection.Emitter) error {
 	if err != nil {
 		return err
 	}
-	total := h.totalWeight()
+	pop := h.population(&h.common)
+	total := pop.total
 	for i, r := range h.ranked.Sorted() {
 		f := &r.frame
 		if err := res.Row(&table.Hotspot{Rank: int64(i + 1), ArtifactID: r.id.artifact, FrameSite: f.FrameSite,
 			SelfWeight: r.self, SelfShare: share(r.self, total), InclusiveWeight: r.incl, InclusiveShare: share(r.incl, total),
-			Calls: f.Calls, PrimitiveCalls: f.PrimitiveCalls}, ""); err != nil {
+			InclusiveOccurrenceWeight: scaled(f.InclusiveOccurrenceWeight, r.factor),
+			Calls:                     f.Calls, PrimitiveCalls: f.PrimitiveCalls}, ""); err != nil {
 			return err
 		}
 	}
-	return res.End(h.summary(h.ranked.Observed(), h.ranked.Truncation("top")))
+	return res.End(h.summary(pop, &h.misses, h.ranked.Observed(), h.ranked.Truncation()))
+}
+
+// scaled is v converted by factor; null stays null.
+func scaled(v table.Null[float64], factor float64) table.Null[float64] {
+	if !v.Valid {
+		return v
+	}
+	return table.Some(v.V * factor)
 }
 
 // share is v's share of total; null when there is no total weight.

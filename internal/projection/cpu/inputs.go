@@ -18,7 +18,20 @@ const MaxProfiles = 32
 // profile is what a CPU projection keeps of one admitted table.
 type profile struct {
 	factor float64 // converts the table's weights to the result unit
-	total  float64 // self weight of every row, before selection, in the result unit
+	// What the rows of the selected series tell, for a table whose
+	// summary gives no total to take: their self weight, in the result
+	// unit, and the series themselves.
+	self   float64
+	series map[[2]table.Null[string]]bool
+}
+
+// seen records a row of the selected series.
+func (x *profile) seen(thread, process table.Null[string], self float64) {
+	x.self += self
+	if x.series == nil {
+		x.series = map[[2]table.Null[string]]bool{}
+	}
+	x.series[[2]table.Null[string]{thread, process}] = true
 }
 
 // profiles admits the tables of a CPU projection: weights of one
@@ -27,10 +40,13 @@ type profiles struct {
 	projection.Inputs[profile]
 	weights []string // the schema's weight columns
 	unit    string   // the result unit
+	// fallback says what a table's total is when its summary gives none.
+	fallback string
 }
 
 func newProfiles(s *table.Schema, weights ...string) profiles {
-	p := profiles{Inputs: projection.NewInputs[profile](s), weights: weights}
+	p := profiles{Inputs: projection.NewInputs[profile](s), weights: weights,
+		fallback: "the self weight of its selected frames; samples with empty stacks are not in it"}
 	p.Bound(projection.ArtifactBound{Name: "max_profiles", Max: MaxProfiles, Unit: "profiles"})
 	return p
 }
@@ -77,19 +93,80 @@ func (p *profiles) Table(t *evidence.Table, caps formats.Caps) error {
 	return nil
 }
 
-func (p *profiles) totalWeight() float64 {
-	var t float64
-	for _, x := range p.List() {
-		t += x.State.total
-	}
-	return t
+// population is the selected series of the admitted tables: their total
+// weight in the result unit (the denominator of every share), how many
+// profiles they are, and how each total was found when a table's
+// summary could not give it.
+type population struct {
+	total    float64
+	profiles int
+	limits   []string
 }
 
-// summary is the result summary with the CPU metrics.
-func (p *profiles) summary(observed int64, trunc *evidence.Truncation) *evidence.Summary {
+// population takes each table's total from its decoder, samples with
+// empty stacks included: the summary's total_weight, or, when c selects
+// a thread or process, the totals of the selected series the summary
+// lists (table.CoverageProfiles). A table whose summary gives neither
+// counts the self weight of its selected rows, and the result says so.
+func (p *profiles) population(c *common) population {
+	var pop population
+	filtered := c.thread != "" || c.process != ""
+	for _, x := range p.List() {
+		var cov evidence.Object
+		var total *evidence.Metric
+		if x.Summary != nil {
+			cov = x.Summary.Coverage
+			if m, ok := x.Summary.Metrics[table.MetricTotalWeight]; ok {
+				total = &m
+			}
+		}
+		if series, ok := table.SeriesTotals(cov); ok {
+			for _, st := range series {
+				if c.series(st.Thread, st.Process) {
+					pop.total += st.TotalWeight * x.State.factor
+					pop.profiles++
+				}
+			}
+			continue
+		}
+		if v, ok := evidence.AsFloat(metricValue(total)); ok && !filtered {
+			pop.total += v * x.State.factor
+			pop.profiles += max(1, len(x.State.series))
+			continue
+		}
+		pop.total += x.State.self
+		pop.profiles += len(x.State.series)
+		if len(x.State.series) == 0 {
+			continue
+		}
+		why := "its summary has no total_weight"
+		if filtered {
+			why = "its decoder lists no total per thread or process"
+		}
+		pop.limits = append(pop.limits, fmt.Sprintf("table %s: %s, so its total is %s", x.Table.ID, why, p.fallback))
+	}
+	return pop
+}
+
+func metricValue(m *evidence.Metric) any {
+	if m == nil {
+		return nil
+	}
+	return m.Value
+}
+
+// summary is the result summary with the CPU metrics of the selected
+// population.
+func (p *profiles) summary(pop population, m *misses, observed int64, trunc *evidence.Truncation) *evidence.Summary {
 	s := p.Summarize(observed, trunc)
-	s.Metrics["profile_count"] = evidence.Metric{Value: len(p.Artifacts()), Unit: "count"}
-	s.Metrics[table.MetricTotalWeight] = evidence.Metric{Value: p.totalWeight(), Unit: p.unit}
+	for _, l := range m.limitations(observed) {
+		s.Limit(l)
+	}
+	s.Metrics["profile_count"] = evidence.Metric{Value: pop.profiles, Unit: "count"}
+	s.Metrics[table.MetricTotalWeight] = evidence.Metric{Value: pop.total, Unit: p.unit}
+	for _, l := range pop.limits {
+		s.Limit(l)
+	}
 	return s
 }
 

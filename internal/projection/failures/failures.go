@@ -158,7 +158,7 @@ func (p *projector) Finish(w projection.Emitter) error {
 // complete only when every input is: its session finished, was not
 // interrupted, lost no worker and was not truncated.
 func (p *projector) summary() *evidence.Summary {
-	s := p.Summarize(p.top.Observed(), p.top.Truncation("row_limit"))
+	s := p.Summarize(p.top.Observed(), p.top.Truncation())
 	for _, o := range []string{table.OutcomePassed, table.OutcomeFailed, table.OutcomeError, table.OutcomeSkipped,
 		table.OutcomeXFailed, table.OutcomeXPassed, table.OutcomeCrashed, table.OutcomeInterrupted,
 		table.OutcomeUnexecuted, table.MetricCollectionErrors, table.MetricCollectionSkipped} {

@@ -235,7 +235,7 @@ func (p *projector) summary(x *projection.One[stream, *table.TextLine]) *evidenc
 			"first_offset": first.Offset, "end_offset": last.Offset + last.Bytes + termLen(last.Terminator)}
 	}
 	if s.selected > int64(len(kept)) {
-		sum.Truncation = &evidence.Truncation{Reason: "byte_limit", Limit: p.budget, Omitted: s.selected - int64(len(kept))}
+		sum.Truncation = &evidence.Truncation{Reason: evidence.ReasonByteLimit, Limit: p.budget, Omitted: s.selected - int64(len(kept))}
 		sum.Complete = false
 	}
 	if s.partial > 0 {

@@ -277,14 +277,14 @@ func (p *projector) Finish(w projection.Emitter) error {
 				return err
 			}
 		}
-		observed, trunc = p.raw.Observed(), p.raw.Truncation("row_limit")
+		observed, trunc = p.raw.Observed(), p.raw.Truncation()
 	case ModePhases:
 		for _, r := range p.phases.Sorted() {
 			if err := res.Row(&r.row, ""); err != nil {
 				return err
 			}
 		}
-		observed, trunc = p.phases.Observed(), p.phases.Truncation("row_limit")
+		observed, trunc = p.phases.Observed(), p.phases.Truncation()
 	default:
 		top := projection.NewTopN(p.top, func(a, b *series) bool { return compareSeries(a.key, b.key) < 0 })
 		for _, s := range p.series {
@@ -295,7 +295,7 @@ func (p *projector) Finish(w projection.Emitter) error {
 				return err
 			}
 		}
-		observed, trunc = top.Observed(), top.Truncation("row_limit")
+		observed, trunc = top.Observed(), top.Truncation()
 	}
 	sum := p.Summarize(observed, trunc)
 	sum.Metrics["observations"] = evidence.Metric{Value: p.records}

@@ -131,9 +131,9 @@ func (p *projector) Row(t *evidence.Table, row any) error {
 	}
 	switch {
 	case int64(len(x.Kept)) >= p.rows:
-		s.cut = "row_limit"
+		s.cut = evidence.ReasonRowLimit
 	case s.size+int64(len(p.buf)) > p.bytes:
-		s.cut = "byte_limit"
+		s.cut = evidence.ReasonByteLimit
 	default:
 		x.Kept = append(x.Kept, kept)
 		s.size += int64(len(p.buf))
@@ -260,16 +260,16 @@ func (p *projector) summary(x *projection.One[stream, any]) *evidence.Summary {
 	if omitted := sum.RowsObserved - sum.RowsEmitted; omitted > 0 {
 		sum.Complete = false
 		switch {
-		case s.cut == "row_limit":
-			sum.Truncation = &evidence.Truncation{Reason: "row_limit", Limit: p.rows, Omitted: omitted}
-		case s.cut == "byte_limit":
-			sum.Truncation = &evidence.Truncation{Reason: "byte_limit", Limit: p.bytes, Omitted: omitted}
+		case s.cut == evidence.ReasonRowLimit:
+			sum.Truncation = &evidence.Truncation{Reason: evidence.ReasonRowLimit, Limit: p.rows, Omitted: omitted}
+		case s.cut == evidence.ReasonByteLimit:
+			sum.Truncation = &evidence.Truncation{Reason: evidence.ReasonByteLimit, Limit: p.bytes, Omitted: omitted}
 		case src.Truncation != nil:
 			sum.Truncation = &evidence.Truncation{Reason: src.Truncation.Reason, Limit: src.Truncation.Limit, Omitted: omitted}
 		default:
-			sum.Truncation = &evidence.Truncation{Reason: "decoder_limit", Limit: src.RowsEmitted, Omitted: omitted}
+			sum.Truncation = &evidence.Truncation{Reason: evidence.ReasonDecoderLimit, Limit: src.RowsEmitted, Omitted: omitted}
 		}
-	} else if src.Truncation != nil && src.Truncation.Reason == "byte_limit" {
+	} else if src.Truncation != nil && src.Truncation.Reason == evidence.ReasonByteLimit {
 		sum.Truncation = src.Truncation // the decoder stopped reading early
 	}
 	records := s.schema == table.PreviewRecords.Schema

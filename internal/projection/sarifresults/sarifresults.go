@@ -229,7 +229,7 @@ func (p *projector) Finish(w projection.Emitter) error {
 			return err
 		}
 	}
-	s := p.Summarize(p.top.Observed(), p.top.Truncation("row_limit"))
+	s := p.Summarize(p.top.Observed(), p.top.Truncation())
 	s.Coverage["results_read"] = p.read
 	s.Metrics["results_read"] = evidence.Metric{Value: p.read, Unit: "results"}
 	s.Metrics["results_selected"] = evidence.Metric{Value: p.top.Observed(), Unit: "results"}

@@ -34,7 +34,7 @@ import (
 )
 
 // LimitValueBytes bounds one SQLite value before it is read.
-const LimitValueBytes = "max_value_bytes"
+const LimitValueBytes = "max_sqlite_value_bytes"
 
 // Spec is the registry entry for coverage.py data files.
 var Spec = coveragepy.Spec(formats.Spec{
@@ -158,7 +158,7 @@ type sqliteRead struct {
 	contexts map[int64]string
 	lineRows int64
 	arcRows  int64
-	maxValue int64 // max_value_bytes
+	maxValue int64 // max_sqlite_value_bytes
 }
 
 func (d *sqliteRead) query(q string, each func(*sql.Rows) error) error {
@@ -255,7 +255,7 @@ func (d *sqliteRead) checkSchema() error {
 
 // cell selects a column bounded: its type and size come first, and the
 // value itself only when it is of the expected type and within the
-// max_value_bytes limit, so no value is materialised before it is checked.
+// max_sqlite_value_bytes limit, so no value is materialised before it is checked.
 func (d *sqliteRead) cell(col, typ string) string {
 	return fmt.Sprintf("typeof(%[1]s), octet_length(%[1]s), CASE WHEN typeof(%[1]s) = '%[2]s' AND octet_length(%[1]s) <= %[3]d THEN %[1]s END", col, typ, d.maxValue)
 }

@@ -103,6 +103,9 @@ func nearest(pattern string, names map[string]bool, k int) []string {
 	}
 	cands := make([]cand, 0, len(names))
 	for n := range names {
+		if n == "" {
+			continue // an anonymous function's empty name is no hint
+		}
 		low := strings.ToLower(n)
 		c := cand{name: n, contains: needle != "" && (strings.Contains(low, needle) || strings.Contains(needle, low) && low != "")}
 		c.dist = distance(needle, low)

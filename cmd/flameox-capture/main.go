@@ -122,13 +122,13 @@ func description() string {
 func parser(stdout, stderr io.Writer, exit func(int)) (*kong.Kong, *cli, map[string]*providerCmd, error) {
 	var root cli
 	cmds := map[string]*providerCmd{}
-	opts := []kong.Option{
+	opts := append(command.VersionOptions("flameox-capture"),
 		kong.Name("flameox-capture"),
 		kong.Description(description()),
 		kong.Writers(stdout, stderr),
 		kong.Exit(exit),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-	}
+	)
 	for _, p := range registry.Providers() {
 		c := newProviderCmd(p)
 		cmds[p.Name] = c
@@ -154,9 +154,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	w := wire.NewWriter(stdout)
 	fail := func(err error) int {
 		f := evidence.AsFailure(err, evidence.CodeInternal)
-		_ = w.Write(f)
-		_ = w.Flush()
-		fmt.Fprintf(stderr, "flameox-capture: %s: %s\n", f.Code, strings.Join(strings.Fields(f.Message), " "))
+		// On a terminal the stderr line is the report; the block is for
+		// the program reading a pipe.
+		if o, ok := stdout.(*os.File); !ok || !isTerminal(o) {
+			_ = w.Write(f)
+			_ = w.Flush()
+		}
+		fmt.Fprint(stderr, command.FailureText("flameox-capture", f))
 		return evidence.ExitCode(f.Code)
 	}
 	defer func() {

@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 
 	"github.com/flameox/flameox/internal/bundle"
@@ -41,20 +42,26 @@ func main() {
 
 func run(ctx context.Context, env *command.Env) error {
 	var c cli
-	if _, err := command.Parse(&c, "flameox-decode", description, os.Args[1:]); err != nil {
+	kctx, err := command.Parse(&c, "flameox-decode", description, os.Args[1:])
+	if err != nil {
 		return err
+	}
+	if len(c.Paths) == 0 && c.Bundle == "" && env.StdinTerminal {
+		return command.NoInput(kctx, env.Stderr, "give PATH arguments or --bundle DIR, or pipe flameox-capture's output in")
 	}
 	r := &decode.Run{Opts: decode.Options{Specs: registry.Formats(), Format: c.Format, Limits: c.Limits, Options: command.OptionValues(c.Option)}}
 	if err := r.Opts.Check(); err != nil {
 		return err
 	}
-	t := decode.StreamTarget{W: env.W}
-	var err error
+	var t decode.Target = decode.StreamTarget{W: env.W}
+	if env.StdoutTerminal {
+		t = terminalTarget{StreamTarget: decode.StreamTarget{W: env.W}, stderr: env.Stderr}
+	}
 	switch {
 	case c.Bundle != "" && len(c.Paths) > 0:
 		return evidence.Failf(evidence.CodeInvalidArgument, "--bundle and PATH arguments are exclusive")
 	case c.Bundle != "":
-		err = decodeBundle(ctx, r, c.Bundle, env.W)
+		err = decodeBundle(ctx, r, c.Bundle, env.W, t)
 	case len(c.Paths) > 0:
 		for _, p := range c.Paths {
 			if err = r.Path(ctx, p, t); err != nil {
@@ -68,15 +75,27 @@ func run(ctx context.Context, env *command.Env) error {
 		return err
 	}
 	if f := r.First(); f != nil {
-		return &command.Reported{First: f}
+		return &command.Reported{First: f, Shown: env.StdoutTerminal}
 	}
 	return nil
+}
+
+// terminalTarget shows an artifact's failure as its stderr line, not as a
+// JSON block among the tables, when a person reads stdout.
+type terminalTarget struct {
+	decode.StreamTarget
+	stderr io.Writer
+}
+
+func (t terminalTarget) Failure(f *evidence.Failure) error {
+	_, err := io.WriteString(t.stderr, command.FailureText("flameox-decode", f))
+	return err
 }
 
 // decodeBundle re-emits a verified bundle's capture and artifact blocks and
 // decodes its native bytes in place. The analysis failures preserved with
 // it are history, not part of this analysis, so they are not repeated.
-func decodeBundle(ctx context.Context, r *decode.Run, dir string, w *wire.Writer) error {
+func decodeBundle(ctx context.Context, r *decode.Run, dir string, w *wire.Writer, t decode.Target) error {
 	b, err := bundle.Open(dir)
 	if err != nil {
 		return err
@@ -86,7 +105,6 @@ func decodeBundle(ctx context.Context, r *decode.Run, dir string, w *wire.Writer
 			return err
 		}
 	}
-	t := decode.StreamTarget{W: w}
 	for _, a := range b.Artifacts() {
 		if err := w.Write(a); err != nil {
 			return err

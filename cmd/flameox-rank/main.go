@@ -72,8 +72,12 @@ func run(ctx context.Context, env *command.Env) error {
 		return "[" + strings.Join(ops[p.Name], ", ") + "]"
 	}, "Operation arguments")
 	c := cli{Params: kong.Plugins{flags.Plugin()}}
-	if _, err := command.Parse(&c, "flameox-rank", description, os.Args[1:]); err != nil {
+	kctx, err := command.Parse(&c, "flameox-rank", description, os.Args[1:])
+	if err != nil {
 		return err
+	}
+	if len(c.Paths) == 0 && env.StdinTerminal {
+		return command.NoInput(kctx, env.Stderr, "give PATH arguments, or pipe decoded tables in (flameox-decode PATH | flameox-rank)")
 	}
 	given, err := flags.Args()
 	if err != nil {

@@ -1,7 +1,10 @@
 // Package command runs the body of a flameox binary: a context cancelled by
 // SIGINT/SIGTERM, canonical output on stdout, and one rule for failures —
-// a failure block on stdout, one line on stderr, and the exit status of the
-// failure's code. A panic becomes an INTERNAL failure, never a trace dump.
+// a failure block on stdout, one line on stderr (and the fix, when the
+// failure has one), and the exit status of the failure's code. When stdout
+// is a terminal the block is left out: a person reads the stderr line, and
+// a JSON block beside it says the same thing twice. A panic becomes an
+// INTERNAL failure, never a trace dump.
 // Its flags come from declarations: an operation's or provider's params,
 // and the decoder options listed in the help of --option. It imports
 // registry and below; only commands import it.
@@ -15,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,7 +29,12 @@ import (
 // Reported is returned by a body that already wrote its failure blocks
 // (for example one per artifact, or one passed on from upstream): the
 // command exits with the first failure's status and names it on stderr.
-type Reported struct{ First *evidence.Failure }
+type Reported struct {
+	First *evidence.Failure
+	// Shown: the body has already shown every failure on stderr (its
+	// stdout is a terminal), so nothing more is printed.
+	Shown bool
+}
 
 func (r *Reported) Error() string { return "failure reported: " + r.First.Error() }
 
@@ -36,13 +45,18 @@ type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	W      *wire.Writer
+	// StdinTerminal and StdoutTerminal say whether the streams are
+	// terminals: no input is coming on a terminal stdin that nobody types
+	// into, and a failure on a terminal stdout is the stderr line only.
+	StdinTerminal, StdoutTerminal bool
 }
 
 // Main runs body and returns the process exit status.
 func Main(name string, body func(ctx context.Context, env *Env) error) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, W: wire.NewWriter(os.Stdout)}
+	env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, W: wire.NewWriter(os.Stdout),
+		StdinTerminal: IsTerminal(os.Stdin), StdoutTerminal: IsTerminal(os.Stdout)}
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
@@ -86,7 +100,9 @@ func Run(ctx context.Context, name string, env *Env, body func(ctx context.Conte
 	}
 	var rep *Reported
 	if errors.As(err, &rep) {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", name, rep.First.Error())
+		if !rep.Shown {
+			fmt.Fprint(env.Stderr, FailureText(name, rep.First))
+		}
 		return evidence.ExitCode(rep.First.Code)
 	}
 	fc := evidence.CodeInternal
@@ -97,13 +113,49 @@ func Run(ctx context.Context, name string, env *Env, body func(ctx context.Conte
 }
 
 func report(name string, env *Env, f *evidence.Failure) int {
-	_ = env.W.Write(f)
-	_ = env.W.Flush()
-	fmt.Fprintf(env.Stderr, "%s: %s\n", name, f.Error())
-	if f.Retry != nil {
-		fmt.Fprintf(env.Stderr, "%s: to fix: %s\n", name, f.Retry.Action)
+	if !env.StdoutTerminal {
+		_ = env.W.Write(f)
+		_ = env.W.Flush()
 	}
+	fmt.Fprint(env.Stderr, FailureText(name, f))
 	return evidence.ExitCode(f.Code)
+}
+
+// FailureText is what a person reads of a failure on stderr: one line,
+// `NAME: CODE: message (location)`, then `NAME: to fix: ...` when the
+// failure carries a retry action, with the exact command when it has one.
+// Whitespace in the message (a multi-line cause) is folded so the failure
+// stays one line.
+func FailureText(name string, f *evidence.Failure) string {
+	s := fmt.Sprintf("%s: %s\n", name, oneLine(f.Error()))
+	if f.Retry != nil {
+		fix := oneLine(f.Retry.Action)
+		if argv := shellQuote(f.Retry.Argv); argv != "" && !strings.Contains(fix, argv) {
+			if fix != "" {
+				fix += ": "
+			}
+			fix += argv
+		}
+		if fix != "" {
+			s += fmt.Sprintf("%s: to fix: %s\n", name, fix)
+		}
+	}
+	return s
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// shellQuote renders argv as a command a shell runs as given.
+func shellQuote(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+			q[i] = a
+		} else {
+			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(q, " ")
 }
 
 // IsTerminal reports whether f is a character device (a terminal).

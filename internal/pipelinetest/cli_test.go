@@ -1,0 +1,166 @@
+package pipelinetest
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The command-line surface as a person meets it: a terminal on stdin or
+// stdout, --version, the examples of README.md and of every --help.
+
+var commands = []string{"flameox-capture", "flameox-decode", "flameox-rank", "flameox-preserve", "flameox-mcp"}
+
+// openPTY opens a pseudo-terminal: the child gets tty, a real terminal,
+// and what it writes there is read from ptm.
+func openPTY(t *testing.T) (ptm, tty *os.File) {
+	t.Helper()
+	ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatalf("open a pseudo-terminal: %v", err)
+	}
+	if err := unix.IoctlSetPointerInt(int(ptm.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(ptm.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty, err = os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ptm.Close(); tty.Close() })
+	return ptm, tty
+}
+
+// runWithin runs cmd, killing it after d; it reports the exit status, or
+// -1 when cmd had to be killed.
+func runWithin(t *testing.T, d time.Duration, cmd *exec.Cmd) int {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(d):
+		_ = cmd.Process.Kill()
+		<-done
+		return -1
+	}
+}
+
+// A command that would read stdin, started on a terminal with nothing
+// piped in, prints its usage and exits 2 at once instead of waiting for
+// Ctrl-D.
+func TestNoInputOnTerminal(t *testing.T) {
+	for _, argv := range [][]string{
+		{"flameox-rank"},
+		{"flameox-rank", "--top", "5"},
+		{"flameox-decode"},
+		{"flameox-preserve", "--store", t.TempDir()},
+	} {
+		t.Run(strings.Join(argv, " "), func(t *testing.T) {
+			_, tty := openPTY(t)
+			var stdout, stderr bytes.Buffer
+			cmd := exec.Command(filepath.Join(binDir, argv[0]), argv[1:]...)
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, &stdout, &stderr
+			code := runWithin(t, 10*time.Second, cmd)
+			if code == -1 {
+				t.Fatalf("still waiting on the terminal after 10s")
+			}
+			if code != 2 {
+				t.Errorf("exit %d, want 2\nstderr: %s", code, stderr.String())
+			}
+			if !strings.HasPrefix(stderr.String(), "Usage: "+argv[0]) || !strings.Contains(stderr.String(), argv[0]+": INVALID_ARGUMENT: no input") {
+				t.Errorf("stderr %q: want the usage, then the failure", stderr.String())
+			}
+		})
+	}
+}
+
+// On a terminal a failure is one line (and the fix, when there is one),
+// not a JSON block beside a stderr line.
+func TestFailureOnTerminal(t *testing.T) {
+	dir := t.TempDir()
+	blob := filepath.Join(dir, "blob.bin")
+	if err := os.WriteFile(blob, []byte{0, 1, 2}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hotspot, _ := filepath.Abs("../../testdata/v8/hotspot.cpuprofile")
+	for _, tc := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"flameox-rank", blob}, `^flameox-rank: UNSUPPORTED_FORMAT: [^\n{]+ \(` + regexp.QuoteMeta(blob) + `\)\n$`},
+		{[]string{"flameox-rank", "--top", "0", hotspot}, `^flameox-rank: INVALID_ARGUMENT: [^\n{]*--top[^\n{]*\n$`},
+		{[]string{"flameox-decode", filepath.Join(dir, "missing.cpuprofile")}, `^flameox-decode: IO_FAILURE: [^\n{]+\n$`},
+		{[]string{"flameox-decode", blob, filepath.Join(dir, "missing.cpuprofile")}, `^flameox-decode: UNSUPPORTED_FORMAT: [^\n{]+\nflameox-decode: IO_FAILURE: [^\n{]+\n$`},
+		{[]string{"flameox-capture", "setup", "--provider", "nope"}, `^flameox-capture: INVALID_ARGUMENT: unknown provider "nope"[^\n{]*\n$`},
+		{[]string{"flameox-preserve"}, `^flameox-preserve: INVALID_ARGUMENT: [^\n{]*--store[^\n{]*\n$`},
+	} {
+		t.Run(strings.Join(tc.argv, " "), func(t *testing.T) {
+			ptm, tty := openPTY(t)
+			cmd := exec.Command(filepath.Join(binDir, tc.argv[0]), tc.argv[1:]...)
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), tty, tty
+			out := make(chan string, 1)
+			go func() {
+				b, _ := io.ReadAll(ptm) // ends with EIO once no one holds the terminal
+				out <- strings.ReplaceAll(string(b), "\r\n", "\n")
+			}()
+			code := runWithin(t, 20*time.Second, cmd)
+			tty.Close()
+			got := <-out
+			if code <= 0 {
+				t.Errorf("exit %d, want a failure's status", code)
+			}
+			// Tables and artifact blocks are decode's output; the failures
+			// are the lines for people.
+			var text strings.Builder
+			for l := range strings.Lines(got) {
+				if !strings.HasPrefix(l, "{") {
+					text.WriteString(l)
+				}
+			}
+			if !regexp.MustCompile(tc.want).MatchString(text.String()) || strings.Contains(got, `"kind":"failure"`) {
+				t.Errorf("the terminal shows %q, want no failure block and lines matching %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// Every binary says what it is: version, commit and Go version.
+func TestVersion(t *testing.T) {
+	for _, name := range commands {
+		out, err := exec.Command(filepath.Join(binDir, name), "--version").CombinedOutput()
+		if err != nil {
+			t.Errorf("%s --version: %v\n%s", name, err, out)
+			continue
+		}
+		want := `^` + name + ` \S+, commit [^\n]+, ` + regexp.QuoteMeta(runtime.Version()) + `\n$`
+		if !regexp.MustCompile(want).Match(out) {
+			t.Errorf("%s --version printed %q, want %s", name, out, want)
+		}
+	}
+}

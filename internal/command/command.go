@@ -45,6 +45,10 @@ type Env struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	W      *wire.Writer
+	// Spell names a request field as this command's arguments spell it
+	// (Flag, unless the body knows better); failures about arguments are
+	// respelled with it before they are reported.
+	Spell func(field string) string
 	// StdinTerminal and StdoutTerminal say whether the streams are
 	// terminals: no input is coming on a terminal stdin that nobody types
 	// into, and a failure on a terminal stdout is the stderr line only.
@@ -56,7 +60,7 @@ func Main(name string, body func(ctx context.Context, env *Env) error) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, W: wire.NewWriter(os.Stdout),
-		StdinTerminal: IsTerminal(os.Stdin), StdoutTerminal: IsTerminal(os.Stdout)}
+		Spell: Flag, StdinTerminal: IsTerminal(os.Stdin), StdoutTerminal: IsTerminal(os.Stdout)}
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
@@ -101,7 +105,7 @@ func Run(ctx context.Context, name string, env *Env, body func(ctx context.Conte
 	var rep *Reported
 	if errors.As(err, &rep) {
 		if !rep.Shown {
-			fmt.Fprint(env.Stderr, FailureText(name, rep.First))
+			fmt.Fprint(env.Stderr, FailureText(name, evidence.AsFailure(Respell(rep.First, env.Spell), rep.First.Code)))
 		}
 		return evidence.ExitCode(rep.First.Code)
 	}
@@ -109,7 +113,7 @@ func Run(ctx context.Context, name string, env *Env, body func(ctx context.Conte
 	if ctx.Err() != nil {
 		fc = evidence.CodeCancelled
 	}
-	return report(name, env, evidence.AsFailure(err, fc))
+	return report(name, env, evidence.AsFailure(Respell(err, env.Spell), fc))
 }
 
 func report(name string, env *Env, f *evidence.Failure) int {

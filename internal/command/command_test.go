@@ -316,3 +316,31 @@ func TestVersionText(t *testing.T) {
 		t.Errorf("versionText = %q, want %q", got, want)
 	}
 }
+
+// A failure about an argument names it as the command line spells it;
+// the location keeps the request model's name for programs.
+func TestRespell(t *testing.T) {
+	for _, tc := range []struct {
+		f     *evidence.Failure
+		spell func(string) string
+		want  string
+	}{
+		{&evidence.Failure{Code: evidence.CodeInvalidArgument, Message: "summarize_cpu_hotspots: argument top: 0 is below the minimum 1", Location: evidence.Location{Field: "top"}},
+			Flag, "summarize_cpu_hotspots: --top: 0 is below the minimum 1"},
+		{&evidence.Failure{Code: evidence.CodeInvalidArgument, Message: "argument start_line: want an integer", Location: evidence.Location{Field: "start_line"}},
+			Flag, "--start-line: want an integer"},
+		{&evidence.Failure{Code: evidence.CodeInvalidArgument, Message: "format text: decoder option: argument max_lines: want an integer, got x", Location: evidence.Location{Field: "options.max_lines"}},
+			Flag, "format text: decoder option: --option max_lines: want an integer, got x"},
+		{&evidence.Failure{Code: evidence.CodeUnsupportedFormat, Message: "no known format matches this file; name one with argument format", Location: evidence.Location{Path: "x"}},
+			Flag, "no known format matches this file; name one with --artifact-format"},
+		{&evidence.Failure{Code: evidence.CodeInvalidArgument, Message: "argument top: too small", Location: evidence.Location{Field: "top"}},
+			func(f string) string { return f + " (in --request)" }, "top (in --request): too small"},
+		// Not about arguments: left as it is.
+		{&evidence.Failure{Code: evidence.CodeDecodeFailure, Message: "argument top: x"}, Flag, "argument top: x"},
+	} {
+		got := evidence.AsFailure(Respell(tc.f, tc.spell), evidence.CodeInternal)
+		if got.Message != tc.want || got.Location != tc.f.Location {
+			t.Errorf("Respell(%q) = %q at %v, want %q", tc.f.Message, got.Message, got.Location, tc.want)
+		}
+	}
+}

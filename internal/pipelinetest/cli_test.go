@@ -113,7 +113,7 @@ func TestFailureOnTerminal(t *testing.T) {
 		argv []string
 		want string
 	}{
-		{[]string{"flameox-rank", blob}, `^flameox-rank: UNSUPPORTED_FORMAT: [^\n{]+ \(` + regexp.QuoteMeta(blob) + `\)\n$`},
+		{[]string{"flameox-rank", blob}, `^flameox-rank: UNSUPPORTED_FORMAT: [^\n{]+ name one with --artifact-format \(` + regexp.QuoteMeta(blob) + `\)\n$`},
 		{[]string{"flameox-rank", "--top", "0", hotspot}, `^flameox-rank: INVALID_ARGUMENT: [^\n{]*--top[^\n{]*\n$`},
 		{[]string{"flameox-decode", filepath.Join(dir, "missing.cpuprofile")}, `^flameox-decode: IO_FAILURE: [^\n{]+\n$`},
 		{[]string{"flameox-decode", blob, filepath.Join(dir, "missing.cpuprofile")}, `^flameox-decode: UNSUPPORTED_FORMAT: [^\n{]+\nflameox-decode: IO_FAILURE: [^\n{]+\n$`},
@@ -162,5 +162,30 @@ func TestVersion(t *testing.T) {
 		if !regexp.MustCompile(want).Match(out) {
 			t.Errorf("%s --version printed %q, want %s", name, out, want)
 		}
+	}
+}
+
+// The input format is --artifact-format on every command that decodes;
+// flameox-decode's former --format is refused with the new name, not
+// taken silently.
+func TestArtifactFormatFlag(t *testing.T) {
+	hotspot, _ := filepath.Abs("../../testdata/v8/hotspot.cpuprofile")
+	for _, name := range []string{"flameox-decode", "flameox-rank"} {
+		out, err := exec.Command(filepath.Join(binDir, name), "--artifact-format", "v8-cpuprofile", hotspot).Output()
+		if err != nil || !strings.Contains(string(out), `"kind":"summary"`) {
+			t.Errorf("%s --artifact-format v8-cpuprofile: %v\n%s", name, err, out)
+		}
+		help, _ := exec.Command(filepath.Join(binDir, name), "--help").Output()
+		if !strings.Contains(string(help), "--artifact-format=NAME") {
+			t.Errorf("%s --help does not list --artifact-format", name)
+		}
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(filepath.Join(binDir, "flameox-decode"), "--format", "v8-cpuprofile", hotspot)
+	cmd.Stderr = &stderr
+	out, _ := cmd.Output()
+	if cmd.ProcessState.ExitCode() != 2 || !strings.Contains(stderr.String(), "--artifact-format v8-cpuprofile") || strings.Contains(string(out), `"kind":"table"`) {
+		t.Errorf("flameox-decode --format: exit %d, stderr %q, stdout %q; want exit 2 naming --artifact-format and no tables",
+			cmd.ProcessState.ExitCode(), stderr.String(), out)
 	}
 }

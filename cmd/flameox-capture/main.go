@@ -78,14 +78,10 @@ func (c *providerCmd) args() (evidence.Object, error) { return c.flags.Args() }
 
 // example is a command line for p; flags go before the "--".
 func example(p *capture.Provider, flags string) string {
-	argv := p.Example
-	if len(argv) == 0 {
-		argv = []string{"ARGV..."}
-	}
 	if flags != "" {
 		flags += " "
 	}
-	return "flameox-capture " + p.Name + " " + flags + "-- " + strings.Join(argv, " ")
+	return "flameox-capture " + p.Name + " " + flags + "-- " + command.ShellQuote(p.Example)
 }
 
 func describe(p *capture.Provider) string {
@@ -112,9 +108,13 @@ func description() string {
 	for _, p := range registry.Providers() {
 		b.WriteString("  " + example(p, "") + " | flameox-decode | flameox-rank\n")
 	}
-	b.WriteString("  flameox-capture PROVIDER --workload-budget timeout_seconds=60,max_memory_bytes=4294967296 -- ARGV...\n")
-	b.WriteString("  flameox-capture setup --provider NAME\n")
-	b.WriteString("\nA failure is a failure block on stdout, one line on stderr and a typed exit status.")
+	for _, p := range registry.Providers() {
+		if p.Binding.Managed {
+			b.WriteString("  flameox-capture setup --provider " + p.Name + "\n")
+		}
+	}
+	b.WriteString("  " + example(registry.Providers()[0], "--workload-budget timeout_seconds=60,max_memory_bytes=4294967296") + "\n")
+	b.WriteString("\nA failure is a failure block on stdout, one line on stderr (with the fix, when there is one) and a\ntyped exit status; on a terminal the stderr line alone.")
 	return b.String()
 }
 

@@ -26,7 +26,7 @@ Examples:
   flameox-decode app.cpuprofile
   flameox-capture node-cpu-profile -- node app.js | flameox-decode | flameox-rank
   flameox-decode --artifact-format v8-cpuprofile --limits max_nodes=100000 profile.json
-  flameox-decode --bundle ~/.flameox/store/bundles/sha256:...`
+  flameox-decode --bundle ./evidence/bundles/<hex id>   # the id of the bundle block flameox-preserve prints`
 
 type cli struct {
 	ArtifactFormat string            `help:"Decode every artifact as this format (default: recorded format, else detect by suffix and content). It is --artifact-format on every command; flameox-decode's former --format is refused, because --format names flameox-rank's output." placeholder:"NAME"`

@@ -134,7 +134,7 @@ func FailureText(name string, f *evidence.Failure) string {
 	s := fmt.Sprintf("%s: %s\n", name, oneLine(f.Error()))
 	if f.Retry != nil {
 		fix := oneLine(f.Retry.Action)
-		if argv := shellQuote(f.Retry.Argv); argv != "" && !strings.Contains(fix, argv) {
+		if argv := ShellQuote(f.Retry.Argv); argv != "" && !strings.Contains(fix, argv) {
 			if fix != "" {
 				fix += ": "
 			}
@@ -149,8 +149,8 @@ func FailureText(name string, f *evidence.Failure) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// shellQuote renders argv as a command a shell runs as given.
-func shellQuote(argv []string) string {
+// ShellQuote renders argv as a command a shell runs as given.
+func ShellQuote(argv []string) string {
 	q := make([]string, len(argv))
 	for i, a := range argv {
 		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {

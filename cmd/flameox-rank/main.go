@@ -87,11 +87,13 @@ func run(ctx context.Context, env *command.Env) error {
 	if err != nil {
 		return err
 	}
-	env.Spell = func(field string) string {
-		if _, flag := given[field]; !flag && args[field] != nil {
-			return field + " (in --request)"
+	if env.Spell != nil {
+		env.Spell = func(field string) string {
+			if _, flag := given[field]; !flag && args[field] != nil {
+				return field + " (in --request)"
+			}
+			return command.Flag(field)
 		}
-		return command.Flag(field)
 	}
 	req := rank.Request{Operation: c.Operation, Args: args, Decode: decode.Options{
 		Specs: registry.Formats(), Format: c.ArtifactFormat, Limits: c.Limits, Options: command.OptionValues(c.Option)}}

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/wire"
 )
 
@@ -47,7 +48,8 @@ type Env struct {
 	W      *wire.Writer
 	// Spell names a request field as this command's arguments spell it
 	// (Flag, unless the body knows better); failures about arguments are
-	// respelled with it before they are reported.
+	// respelled with it before they are reported. Nil keeps the request
+	// model's names (param.EnvSpelling).
 	Spell func(field string) string
 	// StdinTerminal and StdoutTerminal say whether the streams are
 	// terminals: no input is coming on a terminal stdin that nobody types
@@ -61,6 +63,9 @@ func Main(name string, body func(ctx context.Context, env *Env) error) int {
 	defer stop()
 	env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, W: wire.NewWriter(os.Stdout),
 		Spell: Flag, StdinTerminal: IsTerminal(os.Stdin), StdoutTerminal: IsTerminal(os.Stdout)}
+	if os.Getenv(param.EnvSpelling) == param.SpellingRequest {
+		env.Spell = nil
+	}
 	done := make(chan struct{})
 	defer close(done)
 	go func() {

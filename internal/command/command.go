@@ -69,9 +69,9 @@ func Main(name string, body func(ctx context.Context, env *Env) error) int {
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
-		// A body blocked in a read that no context reaches (stdin from a
-		// terminal or a silent pipe) must still end on Ctrl-C. Capture
-		// needs a few seconds to end its workload's process group.
+		// A body blocked in a read that no context reaches (a silent
+		// pipe on stdin) must still end on Ctrl-C, promptly: decode and
+		// rank have no workload to end, only output to flush.
 		select {
 		case <-done:
 			return
@@ -89,7 +89,7 @@ func Main(name string, body func(ctx context.Context, env *Env) error) int {
 
 // CancelGrace is how long a cancelled command may take to clean up before
 // it exits regardless.
-const CancelGrace = 10 * time.Second
+const CancelGrace = time.Second
 
 // Run is Main with injectable streams, for tests.
 func Run(ctx context.Context, name string, env *Env, body func(ctx context.Context, env *Env) error) (code int) {

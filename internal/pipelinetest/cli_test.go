@@ -189,3 +189,37 @@ func TestArtifactFormatFlag(t *testing.T) {
 			cmd.ProcessState.ExitCode(), stderr.String(), out)
 	}
 }
+
+// Ctrl-C ends a command waiting on a silent pipe within moments, with
+// CANCELLED's status.
+func TestInterruptWhileWaiting(t *testing.T) {
+	for _, name := range []string{"flameox-decode", "flameox-rank"} {
+		t.Run(name, func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close() // held open: the pipe is silent, not ended
+			cmd := exec.Command(filepath.Join(binDir, name))
+			cmd.Stdin = r
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			r.Close()
+			time.Sleep(300 * time.Millisecond)
+			start := time.Now()
+			_ = cmd.Process.Signal(os.Interrupt)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(8 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatalf("%s still waiting 8s after Ctrl-C", name)
+			}
+			if d := time.Since(start); d > 3*time.Second || cmd.ProcessState.ExitCode() != 130 {
+				t.Errorf("ended %s after Ctrl-C with exit %d, want within 3s and 130", d, cmd.ProcessState.ExitCode())
+			}
+		})
+	}
+}

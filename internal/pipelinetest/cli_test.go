@@ -119,11 +119,15 @@ func TestFailureOnTerminal(t *testing.T) {
 		{[]string{"flameox-decode", blob, filepath.Join(dir, "missing.cpuprofile")}, `^flameox-decode: UNSUPPORTED_FORMAT: [^\n{]+\nflameox-decode: IO_FAILURE: [^\n{]+\n$`},
 		{[]string{"flameox-capture", "setup", "--provider", "nope"}, `^flameox-capture: INVALID_ARGUMENT: unknown provider "nope"[^\n{]*\n$`},
 		{[]string{"flameox-preserve"}, `^flameox-preserve: INVALID_ARGUMENT: [^\n{]*--store[^\n{]*\n$`},
+		// A fresh FLAMEOX_HOME has no managed py-spy: the fix is the exact command.
+		{[]string{"flameox-capture", "py-spy", "--", "python3", "-c", "pass"},
+			`^flameox-capture: PROVIDER_UNAVAILABLE: [^\n{]+\nflameox-capture: to fix: [^\n{]*: flameox-capture setup --provider py-spy\n$`},
 	} {
 		t.Run(strings.Join(tc.argv, " "), func(t *testing.T) {
 			ptm, tty := openPTY(t)
 			cmd := exec.Command(filepath.Join(binDir, tc.argv[0]), tc.argv[1:]...)
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), tty, tty
+			cmd.Env = append(os.Environ(), "FLAMEOX_HOME="+filepath.Join(dir, "home"))
 			out := make(chan string, 1)
 			go func() {
 				b, _ := io.ReadAll(ptm) // ends with EIO once no one holds the terminal

@@ -20,6 +20,7 @@ import (
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/command"
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/registry"
 	"github.com/flameox/flameox/internal/wire"
 )
@@ -152,7 +153,13 @@ type helpExit struct{ code int }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
 	w := wire.NewWriter(stdout)
+	// spell names an argument as this command line took it; set once the
+	// provider's flags are parsed.
+	var spell func(string) string
 	fail := func(err error) int {
+		if os.Getenv(param.EnvSpelling) != param.SpellingRequest {
+			err = command.Respell(err, spell)
+		}
 		f := evidence.AsFailure(err, evidence.CodeInternal)
 		// On a terminal the stderr line is the report; the block is for
 		// the program reading a pipe.
@@ -191,6 +198,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	if !ok {
 		return fail(evidence.Failf(evidence.CodeInternal, "command %s has no provider", cmd.Name))
 	}
+	spell = c.spell
 	req, opt, err := c.request()
 	if err != nil {
 		return fail(err)
@@ -206,6 +214,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		return fail(err)
 	}
 	return 0
+}
+
+// spell names a field of the capture request as the command line gives
+// it: a budget limit inside --workload-budget, a provider argument as its
+// flag, or inside --request when it came from there.
+func (c *providerCmd) spell(field string) string {
+	for _, p := range capture.BudgetParams {
+		if p.Name == field {
+			return "--workload-budget " + field
+		}
+	}
+	given, _ := c.args()
+	for _, p := range c.p.Params {
+		if p.Name == field {
+			if _, flag := given[field]; !flag && c.common().Request != "" {
+				return field + " (in --request)"
+			}
+			return "--" + p.Flag()
+		}
+	}
+	return field
 }
 
 // request assembles the capture request and options from the flags.

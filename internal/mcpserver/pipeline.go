@@ -163,7 +163,11 @@ func (r *runner) run(ctx context.Context, j *job, c *collector) *outcome {
 		s.cmd = exec.Command(s.path, s.spec.args...)
 		s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		// Failures name arguments as MCP does (format, top), not as flags.
-		s.cmd.Env = append(os.Environ(), param.EnvSpelling+"="+param.SpellingRequest)
+		// Not for capture, whose environment its workload inherits; the
+		// server has validated a capture's arguments before it runs.
+		if s.spec.bin != binCapture {
+			s.cmd.Env = append(os.Environ(), param.EnvSpelling+"="+param.SpellingRequest)
+		}
 		if in != nil {
 			s.cmd.Stdin = in
 		}

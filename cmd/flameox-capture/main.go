@@ -15,7 +15,6 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
-	"golang.org/x/sys/unix"
 
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/command"
@@ -163,7 +162,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		f := evidence.AsFailure(err, evidence.CodeInternal)
 		// On a terminal the stderr line is the report; the block is for
 		// the program reading a pipe.
-		if o, ok := stdout.(*os.File); !ok || !isTerminal(o) {
+		if o, ok := stdout.(*os.File); !ok || !command.IsTerminal(o) {
 			_ = w.Write(f)
 			_ = w.Flush()
 		}
@@ -203,7 +202,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	if err != nil {
 		return fail(err)
 	}
-	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
+	if f, ok := stderr.(*os.File); ok && command.IsTerminal(f) {
 		opt.Progress = stderr
 	}
 	_, err = capture.Run(ctx, c.p, req, opt, w)
@@ -321,9 +320,4 @@ func setup(ctx context.Context, name string, stderr io.Writer, fail func(error) 
 	}
 	fmt.Fprintf(stderr, "flameox-capture: %s ready: %s %s at %s (sha256 %s)\n", name, p.Binding.Setup.Package, r.Version, r.Executable.Path, r.Executable.SHA256)
 	return 0
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }

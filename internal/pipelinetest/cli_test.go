@@ -227,3 +227,20 @@ func TestInterruptWhileWaiting(t *testing.T) {
 		})
 	}
 }
+
+// /dev/null is a character device but not a terminal: stdin from it is
+// an empty input, answered as one, not with the usage.
+func TestDevNullIsNotATerminal(t *testing.T) {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	var stderr bytes.Buffer
+	cmd := exec.Command(filepath.Join(binDir, "flameox-rank"))
+	cmd.Stdin, cmd.Stderr = null, &stderr
+	_ = cmd.Run()
+	if strings.Contains(stderr.String(), "stdin is a terminal") || !strings.Contains(stderr.String(), "no decoded table") {
+		t.Errorf("flameox-rank < /dev/null: %q; want the empty input's failure", stderr.String())
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flameox/flameox/internal/command"
 	"github.com/flameox/flameox/internal/decode"
+	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/rank"
 	"github.com/flameox/flameox/internal/registry"
@@ -102,6 +103,7 @@ func run(ctx context.Context, env *command.Env) error {
 	if c.Format == "table" || (c.Format == "auto" && command.IsTerminal(os.Stdout)) {
 		out = &render.Text{W: env.Stdout}
 	}
+	out = spelled{out, env.Spell}
 	if len(c.Paths) > 0 {
 		err = rank.Paths(ctx, req, c.Paths, out)
 	} else {
@@ -111,4 +113,19 @@ func run(ctx context.Context, env *command.Env) error {
 		return &command.Reported{First: f}
 	}
 	return err
+}
+
+// spelled passes this command's own failures (decoding PATH arguments)
+// with their arguments named as its flags; blocks read from stdin are
+// another command's words and pass unchanged.
+type spelled struct {
+	rank.Output
+	spell func(string) string
+}
+
+func (s spelled) Pass(b evidence.Block) error {
+	if f, ok := b.(*evidence.Failure); ok {
+		b = evidence.AsFailure(command.Respell(f, s.spell), f.Code)
+	}
+	return s.Output.Pass(b)
 }

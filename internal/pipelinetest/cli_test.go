@@ -244,3 +244,15 @@ func TestDevNullIsNotATerminal(t *testing.T) {
 		t.Errorf("flameox-rank < /dev/null: %q; want the empty input's failure", stderr.String())
 	}
 }
+
+// In a pipe too, a command's failure block names the flag that was given,
+// and keeps the request model's name in its location.
+func TestFailureBlockNamesFlags(t *testing.T) {
+	readme, _ := filepath.Abs("../../README.md")
+	for _, name := range []string{"flameox-decode", "flameox-rank"} {
+		out, _ := exec.Command(filepath.Join(binDir, name), "--artifact-format", "text", "--option", "max_lines=x", readme).Output()
+		if !strings.Contains(string(out), `"field":"options.max_lines"`) || !strings.Contains(string(out), `decoder option: --option max_lines: want an integer`) {
+			t.Errorf("%s: failure block %q; want --option max_lines in the message, options.max_lines in the location", name, out)
+		}
+	}
+}

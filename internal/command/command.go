@@ -138,7 +138,19 @@ func report(name string, env *Env, f *evidence.Failure) int {
 // Whitespace in the message (a multi-line cause) is folded so the failure
 // stays one line.
 func FailureText(name string, f *evidence.Failure) string {
-	s := fmt.Sprintf("%s: %s\n", name, oneLine(f.Error()))
+	// The field of the location is for programs; a person reads the
+	// argument in the message, spelled as they gave it, so it is not
+	// repeated in the request model's spelling.
+	loc := f.Location
+	if leaf := loc.Field[strings.LastIndexByte(loc.Field, '.')+1:]; leaf != "" &&
+		(strings.Contains(f.Message, leaf) || strings.Contains(f.Message, strings.ReplaceAll(leaf, "_", "-"))) {
+		loc.Field = ""
+	}
+	line := string(f.Code) + ": " + f.Message
+	if l := loc.String(); l != "" {
+		line += " (" + l + ")"
+	}
+	s := fmt.Sprintf("%s: %s\n", name, oneLine(line))
 	if f.Retry != nil {
 		fix := oneLine(f.Retry.Action)
 		if argv := ShellQuote(f.Retry.Argv); argv != "" && !strings.Contains(fix, argv) {

@@ -298,6 +298,11 @@ func TestFailureText(t *testing.T) {
 			"x: CAPTURE_FAILED: no\nx: to fix: pip install 'pytest>=7' 'it'\\''s'\n"},
 		{&evidence.Failure{Code: evidence.CodeIOFailure, Message: "gone", Location: evidence.Location{Path: "p", Offset: 9, Field: "f"}},
 			"x: IO_FAILURE: gone (p, byte 9, field f)\n"},
+		// The message names the argument as given: the field is not repeated.
+		{&evidence.Failure{Code: evidence.CodeInvalidArgument, Message: "--start-line: want an integer", Location: evidence.Location{Path: "p", Field: "start_line"}},
+			"x: INVALID_ARGUMENT: --start-line: want an integer (p)\n"},
+		{&evidence.Failure{Code: evidence.CodeInvalidArgument, Message: "decoder option: --option max_lines: bad", Location: evidence.Location{Field: "options.max_lines"}},
+			"x: INVALID_ARGUMENT: decoder option: --option max_lines: bad\n"},
 	} {
 		if got := FailureText("x", tc.f); got != tc.want {
 			t.Errorf("FailureText = %q, want %q", got, tc.want)

@@ -17,12 +17,21 @@ export GOSEC             := $(abspath .cache/bin/gosec)
 
 SHELL := /bin/bash
 
-.PHONY: all build venv tools test demo bench bench-report bench-base fuzz fuzz-long check docs clean
+PREFIX    ?= /usr/local
+COMMANDS  := flameox-capture flameox-decode flameox-rank flameox-preserve flameox-mcp
+
+.PHONY: all build install venv tools test demo bench bench-report bench-base fuzz fuzz-long check docs clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
+
+# The five commands into $(DESTDIR)$(PREFIX)/bin, side by side: flameox-mcp
+# runs the others from its own directory.
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(addprefix $(BIN)/,$(COMMANDS)) $(DESTDIR)$(PREFIX)/bin/
 
 # The project virtualenv holds the pinned Python collectors (py-spy, pytest,
 # coverage.py, ...) that tests and captures use.

@@ -21,6 +21,7 @@ import (
 	"github.com/flameox/flameox/internal/capture"
 	"github.com/flameox/flameox/internal/command"
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/registry"
 	"github.com/flameox/flameox/internal/wire"
 )
@@ -80,14 +81,10 @@ func (c *providerCmd) args() (evidence.Object, error) { return c.flags.Args() }
 
 // example is a command line for p; flags go before the "--".
 func example(p *capture.Provider, flags string) string {
-	argv := p.Example
-	if len(argv) == 0 {
-		argv = []string{"ARGV..."}
-	}
 	if flags != "" {
 		flags += " "
 	}
-	return "flameox-capture " + p.Name + " " + flags + "-- " + strings.Join(argv, " ")
+	return "flameox-capture " + p.Name + " " + flags + "-- " + command.ShellQuote(p.Example)
 }
 
 func describe(p *capture.Provider) string {
@@ -114,9 +111,13 @@ func description() string {
 	for _, p := range registry.Providers() {
 		b.WriteString("  " + example(p, "") + " | flameox-decode | flameox-rank\n")
 	}
-	b.WriteString("  flameox-capture PROVIDER --workload-budget timeout_seconds=60,max_memory_bytes=4294967296 -- ARGV...\n")
-	b.WriteString("  flameox-capture setup --provider NAME\n")
-	b.WriteString("\nA failure is a failure block on stdout, one line on stderr and a typed exit status.")
+	for _, p := range registry.Providers() {
+		if p.Binding.Managed {
+			b.WriteString("  flameox-capture setup --provider " + p.Name + "\n")
+		}
+	}
+	b.WriteString("  " + example(registry.Providers()[0], "--workload-budget timeout_seconds=60,max_memory_bytes=4294967296") + "\n")
+	b.WriteString("\nA failure is a failure block on stdout, one line on stderr (with the fix, when there is one) and a\ntyped exit status; on a terminal the stderr line alone.")
 	return b.String()
 }
 
@@ -124,13 +125,13 @@ func description() string {
 func parser(stdout, stderr io.Writer, exit func(int)) (*kong.Kong, *cli, map[string]*providerCmd, error) {
 	var root cli
 	cmds := map[string]*providerCmd{}
-	opts := []kong.Option{
+	opts := append(command.VersionOptions("flameox-capture"),
 		kong.Name("flameox-capture"),
 		kong.Description(description()),
 		kong.Writers(stdout, stderr),
 		kong.Exit(exit),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-	}
+	)
 	for _, p := range registry.Providers() {
 		c := newProviderCmd(p)
 		cmds[p.Name] = c
@@ -154,11 +155,21 @@ type helpExit struct{ code int }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
 	w := wire.NewWriter(stdout)
+	// spell names an argument as this command line took it; set once the
+	// provider's flags are parsed.
+	var spell func(string) string
 	fail := func(err error) int {
+		if os.Getenv(param.EnvSpelling) != param.SpellingRequest {
+			err = command.Respell(err, spell)
+		}
 		f := evidence.AsFailure(err, evidence.CodeInternal)
-		_ = w.Write(f)
-		_ = w.Flush()
-		fmt.Fprintf(stderr, "flameox-capture: %s: %s\n", f.Code, strings.Join(strings.Fields(f.Message), " "))
+		// On a terminal the stderr line is the report; the block is for
+		// the program reading a pipe.
+		if o, ok := stdout.(*os.File); !ok || !command.IsTerminal(o) {
+			_ = w.Write(f)
+			_ = w.Flush()
+		}
+		fmt.Fprint(stderr, command.FailureText("flameox-capture", f))
 		return evidence.ExitCode(f.Code)
 	}
 	defer func() {
@@ -189,11 +200,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	if !ok {
 		return fail(evidence.Failf(evidence.CodeInternal, "command %s has no provider", cmd.Name))
 	}
+	spell = c.spell
 	req, opt, err := c.request()
 	if err != nil {
 		return fail(err)
 	}
-	if f, ok := stderr.(*os.File); ok && isTerminal(f) {
+	if f, ok := stderr.(*os.File); ok && command.IsTerminal(f) {
 		opt.Progress = stderr
 		// Both workload streams go to the terminal on stderr, never to
 		// stdout: stdout is the block stream even on a terminal, and a
@@ -220,6 +232,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		return fail(err)
 	}
 	return 0
+}
+
+// spell names a field of the capture request as the command line gives
+// it: a budget limit inside --workload-budget, a provider argument as its
+// flag, or inside --request when it came from there.
+func (c *providerCmd) spell(field string) string {
+	for _, p := range capture.BudgetParams {
+		if p.Name == field {
+			return "--workload-budget " + field
+		}
+	}
+	given, _ := c.args()
+	for _, p := range c.p.Params {
+		if p.Name == field {
+			if _, flag := given[field]; !flag && c.common().Request != "" {
+				return field + " (in --request)"
+			}
+			return "--" + p.Flag()
+		}
+	}
+	return field
 }
 
 // request assembles the capture request and options from the flags.
@@ -337,9 +370,4 @@ func watchReader(f *os.File, cancel context.CancelCauseFunc) {
 			return // POLLNVAL: the descriptor is gone, nothing more to watch
 		}
 	}
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }

@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 
 	"github.com/flameox/flameox/internal/bundle"
@@ -24,15 +25,16 @@ each artifact's recorded digest is verified as it is decoded.
 Examples:
   flameox-decode app.cpuprofile
   flameox-capture node-cpu-profile -- node app.js | flameox-decode | flameox-rank
-  flameox-decode --format v8-cpuprofile --limits max_nodes=100000 profile.json
-  flameox-decode --bundle ~/.flameox/store/bundles/sha256:...`
+  flameox-decode --artifact-format v8-cpuprofile --limits max_nodes=100000 profile.json
+  flameox-decode --bundle ./evidence/bundles/<hex id>   # the id of the bundle block flameox-preserve prints`
 
 type cli struct {
-	Format string            `help:"Decode every artifact as this format (default: recorded format, else detect by suffix and content)." placeholder:"NAME"`
-	Limits map[string]int64  `help:"Raw parser ceilings, e.g. max_nodes=100000,max_bytes=1073741824 (see docs/support.md)." mapsep:"," placeholder:"K=V,..."`
-	Option map[string]string `help:"Decoder options, e.g. source_root=/abs/src." mapsep:"," placeholder:"K=V,..."`
-	Bundle string            `help:"Re-analyse the native artifacts of a preserved bundle directory (verified before use) without recapturing." placeholder:"DIR" type:"path"`
-	Paths  []string          `arg:"" optional:"" help:"Artifact files. Without them, artifact blocks are read from stdin." type:"path"`
+	ArtifactFormat string            `help:"Decode every artifact as this format (default: recorded format, else detect by suffix and content). It is --artifact-format on every command; flameox-decode's former --format is refused, because --format names flameox-rank's output." placeholder:"NAME"`
+	Format         string            `hidden:"" help:"Refused: renamed --artifact-format."`
+	Limits         map[string]int64  `help:"Raw parser ceilings, e.g. max_nodes=100000,max_bytes=1073741824 (see docs/support.md)." mapsep:"," placeholder:"K=V,..."`
+	Option         map[string]string `help:"Decoder options, e.g. source_root=/abs/src." mapsep:"," placeholder:"K=V,..."`
+	Bundle         string            `help:"Re-analyse the native artifacts of a preserved bundle directory (verified before use) without recapturing." placeholder:"DIR" type:"path"`
+	Paths          []string          `arg:"" optional:"" help:"Artifact files. Without them, artifact blocks are read from stdin." type:"path"`
 }
 
 func main() {
@@ -41,20 +43,30 @@ func main() {
 
 func run(ctx context.Context, env *command.Env) error {
 	var c cli
-	if _, err := command.Parse(&c, "flameox-decode", description, os.Args[1:]); err != nil {
+	kctx, err := command.Parse(&c, "flameox-decode", description, os.Args[1:])
+	if err != nil {
 		return err
 	}
-	r := &decode.Run{Opts: decode.Options{Specs: registry.Formats(), Format: c.Format, Limits: c.Limits, Options: command.OptionValues(c.Option)}}
+	if len(c.Paths) == 0 && c.Bundle == "" && env.StdinTerminal {
+		return command.NoInput(kctx, env.Stderr, "give PATH arguments or --bundle DIR, or pipe flameox-capture's output in")
+	}
+	if c.Format != "" {
+		return &evidence.Failure{Code: evidence.CodeInvalidArgument, Location: evidence.Location{Field: "format"},
+			Message: "flameox-decode has no --format: the artifact's format is --artifact-format " + c.Format + " (on every command; --format names flameox-rank's output)"}
+	}
+	r := &decode.Run{Opts: decode.Options{Specs: registry.Formats(), Format: c.ArtifactFormat, Limits: c.Limits, Options: command.OptionValues(c.Option)}}
 	if err := r.Opts.Check(); err != nil {
 		return err
 	}
-	t := decode.StreamTarget{W: env.W}
-	var err error
+	var t decode.Target = spelledTarget{decode.StreamTarget{W: env.W}, env.Spell}
+	if env.StdoutTerminal {
+		t = terminalTarget{StreamTarget: decode.StreamTarget{W: env.W}, stderr: env.Stderr, spell: env.Spell}
+	}
 	switch {
 	case c.Bundle != "" && len(c.Paths) > 0:
 		return evidence.Failf(evidence.CodeInvalidArgument, "--bundle and PATH arguments are exclusive")
 	case c.Bundle != "":
-		err = decodeBundle(ctx, r, c.Bundle, env.W)
+		err = decodeBundle(ctx, r, c.Bundle, env.W, t)
 	case len(c.Paths) > 0:
 		for _, p := range c.Paths {
 			if err = r.Path(ctx, p, t); err != nil {
@@ -68,15 +80,40 @@ func run(ctx context.Context, env *command.Env) error {
 		return err
 	}
 	if f := r.First(); f != nil {
-		return &command.Reported{First: f}
+		return &command.Reported{First: f, Shown: env.StdoutTerminal}
 	}
 	return nil
+}
+
+// terminalTarget shows an artifact's failure as its stderr line, not as a
+// JSON block among the tables, when a person reads stdout.
+type terminalTarget struct {
+	decode.StreamTarget
+	stderr io.Writer
+	spell  func(string) string
+}
+
+func (t terminalTarget) Failure(f *evidence.Failure) error {
+	f = evidence.AsFailure(command.Respell(f, t.spell), f.Code)
+	_, err := io.WriteString(t.stderr, command.FailureText("flameox-decode", f))
+	return err
+}
+
+// spelledTarget writes an artifact's failure block with its arguments
+// named as this command's flags.
+type spelledTarget struct {
+	decode.StreamTarget
+	spell func(string) string
+}
+
+func (t spelledTarget) Failure(f *evidence.Failure) error {
+	return t.StreamTarget.Failure(evidence.AsFailure(command.Respell(f, t.spell), f.Code))
 }
 
 // decodeBundle re-emits a verified bundle's capture and artifact blocks and
 // decodes its native bytes in place. The analysis failures preserved with
 // it are history, not part of this analysis, so they are not repeated.
-func decodeBundle(ctx context.Context, r *decode.Run, dir string, w *wire.Writer) error {
+func decodeBundle(ctx context.Context, r *decode.Run, dir string, w *wire.Writer, t decode.Target) error {
 	b, err := bundle.Open(dir)
 	if err != nil {
 		return err
@@ -86,7 +123,6 @@ func decodeBundle(ctx context.Context, r *decode.Run, dir string, w *wire.Writer
 			return err
 		}
 	}
-	t := decode.StreamTarget{W: w}
 	for _, a := range b.Artifacts() {
 		if err := w.Write(a); err != nil {
 			return err

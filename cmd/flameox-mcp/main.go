@@ -89,13 +89,24 @@ func run() int {
 
 func fail(err error) int {
 	f := evidence.AsFailure(err, evidence.CodeInternal)
-	fmt.Fprintf(os.Stderr, "flameox-mcp: %s\n", f.Error())
+	fmt.Fprint(os.Stderr, command.FailureText("flameox-mcp", f))
 	return evidence.ExitCode(f.Code)
 }
 
+// version is what the server reports to clients: the module version, else
+// the commit it was built from.
 func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
+	}
+	for _, kv := range bi.Settings {
+		if kv.Key == "vcs.revision" {
+			return "dev+" + kv.Value
+		}
 	}
 	return "dev"
 }

@@ -562,3 +562,18 @@ func BenchmarkRankDirect(b *testing.B) {
 		}
 	}
 }
+
+// A failure reported through MCP names arguments as MCP does: the
+// composed flameox-rank keeps "argument format", not its own flag.
+func TestFailureNamesMCPArguments(t *testing.T) {
+	blob := filepath.Join(t.TempDir(), "blob.bin")
+	if err := os.WriteFile(blob, []byte{0, 1, 2}, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := connect(t, filepath.Join(binDir, "flameox-mcp"))
+	f := mustCall(t, c, "summarize_cpu_hotspots", map[string]any{"paths": []string{blob}}).failure(t)
+	msg := fmt.Sprint(f["message"])
+	if f["code"] != "UNSUPPORTED_FORMAT" || !strings.Contains(msg, "argument format") || strings.Contains(msg, "--") {
+		t.Errorf("failure %v: want UNSUPPORTED_FORMAT naming the MCP argument format, no flag", f)
+	}
+}

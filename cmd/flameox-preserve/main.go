@@ -13,6 +13,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/flameox/flameox/internal/bundle"
+	"github.com/flameox/flameox/internal/command"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/wire"
 )
@@ -44,9 +45,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	out := wire.NewWriter(stdout)
 	fail := func(err error) int {
 		f := evidence.AsFailure(err, evidence.CodeInternal)
-		out.Write(f)
-		out.Flush()
-		fmt.Fprintln(stderr, "flameox-preserve:", f.Error())
+		if !isTerminal(stdout) {
+			out.Write(f)
+			out.Flush()
+		}
+		fmt.Fprint(stderr, command.FailureText("flameox-preserve", f))
 		return evidence.ExitCode(f.Code)
 	}
 	defer func() {
@@ -56,20 +59,23 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	}()
 	var c cli
 	exited := -1
-	parser, err := kong.New(&c,
+	parser, err := kong.New(&c, append(command.VersionOptions("flameox-preserve"),
 		kong.Name("flameox-preserve"),
 		kong.Description(description),
 		kong.Writers(stdout, stderr),
-		kong.Exit(func(status int) { exited = status }))
+		kong.Exit(func(status int) { exited = status }))...)
 	if err != nil {
 		return fail(evidence.Wrap(evidence.CodeInternal, err, "command line model"))
 	}
-	_, err = parser.Parse(args)
-	if exited >= 0 { // --help
+	kctx, err := parser.Parse(args)
+	if exited >= 0 { // --help, --version
 		return exited
 	}
 	if err != nil {
 		return fail(evidence.Wrap(evidence.CodeInvalidArgument, err, ""))
+	}
+	if isTerminal(stdin) {
+		return fail(command.NoInput(kctx, stderr, "pipe the output of flameox-capture or flameox-decode in"))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -86,4 +92,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return fail(err)
 	}
 	return 0
+}
+
+// isTerminal reports whether s is a terminal: a person, not a program,
+// is on the other end.
+func isTerminal(s any) bool {
+	f, ok := s.(*os.File)
+	return ok && command.IsTerminal(f)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flameox/flameox/internal/command"
 	"github.com/flameox/flameox/internal/decode"
+	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/rank"
 	"github.com/flameox/flameox/internal/registry"
@@ -72,8 +73,12 @@ func run(ctx context.Context, env *command.Env) error {
 		return "[" + strings.Join(ops[p.Name], ", ") + "]"
 	}, "Operation arguments")
 	c := cli{Params: kong.Plugins{flags.Plugin()}}
-	if _, err := command.Parse(&c, "flameox-rank", description, os.Args[1:]); err != nil {
+	kctx, err := command.Parse(&c, "flameox-rank", description, os.Args[1:])
+	if err != nil {
 		return err
+	}
+	if len(c.Paths) == 0 && env.StdinTerminal {
+		return command.NoInput(kctx, env.Stderr, "give PATH arguments, or pipe decoded tables in (flameox-decode PATH | flameox-rank)")
 	}
 	given, err := flags.Args()
 	if err != nil {
@@ -83,6 +88,14 @@ func run(ctx context.Context, env *command.Env) error {
 	if err != nil {
 		return err
 	}
+	if env.Spell != nil {
+		env.Spell = func(field string) string {
+			if _, flag := given[field]; !flag && args[field] != nil {
+				return field + " (in --request)"
+			}
+			return command.Flag(field)
+		}
+	}
 	req := rank.Request{Operation: c.Operation, Args: args, Decode: decode.Options{
 		Specs: registry.Formats(), Format: c.ArtifactFormat, Limits: c.Limits, Options: command.OptionValues(c.Option)}}
 
@@ -90,6 +103,7 @@ func run(ctx context.Context, env *command.Env) error {
 	if c.Format == "table" || (c.Format == "auto" && command.IsTerminal(os.Stdout)) {
 		out = &render.Text{W: env.Stdout}
 	}
+	out = spelled{out, env.Spell}
 	if len(c.Paths) > 0 {
 		err = rank.Paths(ctx, req, c.Paths, out)
 	} else {
@@ -99,4 +113,19 @@ func run(ctx context.Context, env *command.Env) error {
 		return &command.Reported{First: f}
 	}
 	return err
+}
+
+// spelled passes this command's own failures (decoding PATH arguments)
+// with their arguments named as its flags; blocks read from stdin are
+// another command's words and pass unchanged.
+type spelled struct {
+	rank.Output
+	spell func(string) string
+}
+
+func (s spelled) Pass(b evidence.Block) error {
+	if f, ok := b.(*evidence.Failure); ok {
+		b = evidence.AsFailure(command.Respell(f, s.spell), f.Code)
+	}
+	return s.Output.Pass(b)
 }

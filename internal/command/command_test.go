@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -262,5 +263,89 @@ func TestMergeRequest(t *testing.T) {
 	var f *evidence.Failure
 	if !errors.As(err, &f) || f.Code != evidence.CodeInvalidArgument {
 		t.Errorf("a flag contradicting --request: %v", err)
+	}
+}
+
+// On a terminal stdout a failure is its stderr text alone: no block.
+func TestRunFailureOnTerminal(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, W: wire.NewWriter(&stdout), StdoutTerminal: true}
+	code := Run(context.Background(), "flameox-test", env, func(context.Context, *Env) error {
+		return &evidence.Failure{Code: evidence.CodeDecodeFailure, Message: "bad\nbyte", Location: evidence.Location{Path: "a.cpuprofile", Line: 3}}
+	})
+	if code != evidence.ExitCode(evidence.CodeDecodeFailure) || stdout.Len() != 0 {
+		t.Errorf("exit %d, stdout %q: want exit 4 and nothing on the terminal's stdout", code, stdout.String())
+	}
+	if want := "flameox-test: DECODE_FAILURE: bad byte (a.cpuprofile, line 3)\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}
+
+// The fix names the exact command when the failure carries one.
+func TestFailureText(t *testing.T) {
+	for _, tc := range []struct {
+		f    *evidence.Failure
+		want string
+	}{
+		{&evidence.Failure{Code: evidence.CodeProviderUnavailable, Message: "py-spy is not set up",
+			Retry: &evidence.Retry{Action: "prepare the pinned collector", Argv: []string{"flameox-capture", "setup", "--provider", "py-spy"}}},
+			"x: PROVIDER_UNAVAILABLE: py-spy is not set up\nx: to fix: prepare the pinned collector: flameox-capture setup --provider py-spy\n"},
+		{&evidence.Failure{Code: evidence.CodeProviderUnavailable, Message: "no",
+			Retry: &evidence.Retry{Action: "run `flameox-capture setup --provider py-spy`", Argv: []string{"flameox-capture", "setup", "--provider", "py-spy"}}},
+			"x: PROVIDER_UNAVAILABLE: no\nx: to fix: run `flameox-capture setup --provider py-spy`\n"},
+		{&evidence.Failure{Code: evidence.CodeCaptureFailed, Message: "no",
+			Retry: &evidence.Retry{Argv: []string{"pip", "install", "pytest>=7", "it's"}}},
+			"x: CAPTURE_FAILED: no\nx: to fix: pip install 'pytest>=7' 'it'\\''s'\n"},
+		{&evidence.Failure{Code: evidence.CodeIOFailure, Message: "gone", Location: evidence.Location{Path: "p", Offset: 9, Field: "f"}},
+			"x: IO_FAILURE: gone (p, byte 9, field f)\n"},
+		// The message names the argument as given: the field is not repeated.
+		{&evidence.Failure{Code: evidence.CodeInvalidArgument, Message: "--start-line: want an integer", Location: evidence.Location{Path: "p", Field: "start_line"}},
+			"x: INVALID_ARGUMENT: --start-line: want an integer (p)\n"},
+		{&evidence.Failure{Code: evidence.CodeInvalidArgument, Message: "decoder option: --option max_lines: bad", Location: evidence.Location{Field: "options.max_lines"}},
+			"x: INVALID_ARGUMENT: decoder option: --option max_lines: bad\n"},
+	} {
+		if got := FailureText("x", tc.f); got != tc.want {
+			t.Errorf("FailureText = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestVersionText(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "0123abcd"}, {Key: "vcs.time", Value: "2026-12-01T12:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	if got, want := versionText("flameox-rank", bi), "flameox-rank (devel), commit 0123abcd (2026-12-01T12:00:00Z), modified, go1.26.0"; got != want {
+		t.Errorf("versionText = %q, want %q", got, want)
+	}
+	bi = &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v1.2.3"}}
+	if got, want := versionText("flameox-rank", bi), "flameox-rank v1.2.3, commit unknown (not built from a git checkout), go1.26.0"; got != want {
+		t.Errorf("versionText = %q, want %q", got, want)
+	}
+}
+
+// A failure about an argument names it as the command line spells it;
+// the location keeps the request model's name for programs.
+func TestRespell(t *testing.T) {
+	for _, tc := range []struct {
+		f     *evidence.Failure
+		spell func(string) string
+		want  string
+	}{
+		{&evidence.Failure{Code: evidence.CodeInvalidArgument, Message: "summarize_cpu_hotspots: argument top: 0 is below the minimum 1", Location: evidence.Location{Field: "top"}},
+			Flag, "summarize_cpu_hotspots: --top: 0 is below the minimum 1"},
+		{&evidence.Failure{Code: evidence.CodeInvalidArgument, Message: "argument start_line: want an integer", Location: evidence.Location{Field: "start_line"}},
+			Flag, "--start-line: want an integer"},
+		{&evidence.Failure{Code: evidence.CodeInvalidArgument, Message: "format text: decoder option: argument max_lines: want an integer, got x", Location: evidence.Location{Field: "options.max_lines"}},
+			Flag, "format text: decoder option: --option max_lines: want an integer, got x"},
+		{&evidence.Failure{Code: evidence.CodeUnsupportedFormat, Message: "no known format matches this file; name one with argument format", Location: evidence.Location{Path: "x"}},
+			Flag, "no known format matches this file; name one with --artifact-format"},
+		{&evidence.Failure{Code: evidence.CodeInvalidArgument, Message: "argument top: too small", Location: evidence.Location{Field: "top"}},
+			func(f string) string { return f + " (in --request)" }, "top (in --request): too small"},
+		// Not about arguments: left as it is.
+		{&evidence.Failure{Code: evidence.CodeDecodeFailure, Message: "argument top: x"}, Flag, "argument top: x"},
+	} {
+		got := evidence.AsFailure(Respell(tc.f, tc.spell), evidence.CodeInternal)
+		if got.Message != tc.want || got.Location != tc.f.Location {
+			t.Errorf("Respell(%q) = %q at %v, want %q", tc.f.Message, got.Message, got.Location, tc.want)
+		}
 	}
 }

@@ -2,7 +2,9 @@ package command
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -29,7 +31,7 @@ func Parse(cli any, name, description string, args []string, opts ...kong.Option
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true, NoExpandSubcommands: true}),
 		kong.Exit(os.Exit),
 		kong.Help(helpWithOptions(registry.Formats())),
-	}, opts...)
+	}, append(VersionOptions(name), opts...)...)
 	p, err := kong.New(cli, opts...)
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeInternal, err, "build command line")
@@ -39,6 +41,67 @@ func Parse(cli any, name, description string, args []string, opts ...kong.Option
 		return nil, evidence.Wrap(evidence.CodeInvalidArgument, err, "")
 	}
 	return ctx, nil
+}
+
+// NoInput is the failure of a command that would read stdin when stdin is
+// a terminal: nothing is piped in, so rather than wait silently for
+// Ctrl-D it prints its usage on stderr and fails INVALID_ARGUMENT (exit 2).
+func NoInput(kctx *kong.Context, stderr io.Writer, hint string) error {
+	kctx.Stdout = stderr
+	_ = kong.DefaultShortHelpPrinter(kong.HelpOptions{}, kctx)
+	return evidence.Failf(evidence.CodeInvalidArgument, "no input: stdin is a terminal; %s", hint)
+}
+
+// versionFlag is --version on every command.
+type versionFlag struct {
+	Version kong.VersionFlag `help:"Print the version, the commit it was built from and the Go version, then exit."`
+}
+
+// VersionOptions add --version to a kong parser; Parse adds them itself.
+func VersionOptions(name string) []kong.Option {
+	return []kong.Option{kong.Embed(&versionFlag{}), kong.Vars{"version": Version(name)}}
+}
+
+// Version says what this binary is: its module version, the commit it was
+// built from (with "modified" when the tree had uncommitted changes) and
+// the Go version, from the build information the go command records.
+func Version(name string) string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return name + " (no build information)"
+	}
+	return versionText(name, bi)
+}
+
+func versionText(name string, bi *debug.BuildInfo) string {
+	s := name + " " + bi.Main.Version
+	if bi.Main.Version == "" {
+		s += "(devel)"
+	}
+	var rev, modified, at string
+	for _, kv := range bi.Settings {
+		switch kv.Key {
+		case "vcs.revision":
+			rev = kv.Value
+		case "vcs.modified":
+			modified = kv.Value
+		case "vcs.time":
+			at = kv.Value
+		}
+	}
+	switch {
+	case rev == "":
+		s += ", commit unknown (not built from a git checkout)"
+	default:
+		s += ", commit " + rev
+		if at != "" {
+			s += " (" + at + ")"
+		}
+		if modified == "true" {
+			s += ", modified"
+		}
+	}
+	return s + ", " + bi.GoVersion
 }
 
 // helpWithOptions prints kong's help, then the decoder options of specs

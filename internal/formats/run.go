@@ -323,11 +323,11 @@ func Detect(specs []*Spec, path string, prefix []byte, hint string) (*Spec, erro
 		}
 	default:
 		return nil, (&evidence.Failure{Code: evidence.CodeUnsupportedFormat,
-			Message: "no known format matches this file; name one with --format",
+			Message: "no known format matches this file; name one with argument format",
 			Details: evidence.Object{"known_formats": Names(specs)}}).At(path, "")
 	}
 	return nil, (&evidence.Failure{Code: evidence.CodeUnsupportedFormat,
-		Message: "several formats match this file; name one with --format",
+		Message: "several formats match this file; name one with argument format",
 		Details: evidence.Object{"candidates": Names(tied)}}).At(path, "")
 }
 

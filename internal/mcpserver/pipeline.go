@@ -15,6 +15,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/lines"
+	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/wire"
 )
 
@@ -161,6 +162,12 @@ func (r *runner) run(ctx context.Context, j *job, c *collector) *outcome {
 		}
 		s.cmd = exec.Command(s.path, s.spec.args...)
 		s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		// Failures name arguments as MCP does (format, top), not as flags.
+		// Not for capture, whose environment its workload inherits; the
+		// server has validated a capture's arguments before it runs.
+		if s.spec.bin != binCapture {
+			s.cmd.Env = append(os.Environ(), param.EnvSpelling+"="+param.SpellingRequest)
+		}
 		if in != nil {
 			s.cmd.Stdin = in
 		}

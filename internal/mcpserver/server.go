@@ -9,6 +9,7 @@
 package mcpserver
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -52,6 +53,11 @@ type Server struct {
 	run   *runner
 	mcp   *server.MCPServer
 	tools []mcp.Tool
+	// slots bounds the calls that run at once (ServeStdio's concurrency).
+	// A call waits for a slot inside its handler, where its context is
+	// already registered for notifications/cancelled, so a call cancelled
+	// while it waits ends there and starts nothing. Nil: no bound.
+	slots chan struct{}
 }
 
 // BinDir is where the flameox commands are: $FLAMEOX_BIN_DIR when set,
@@ -180,6 +186,16 @@ func (s *Server) add(t mcp.Tool, ident *job, prepare func(evidence.Object) (*job
 			return newCollector(s.opts.ResultBound).result(ident, o, s.opts.TextBound), nil
 		}
 		c := newCollector(s.opts.ResultBound)
+		if s.slots != nil {
+			select {
+			case s.slots <- struct{}{}:
+				defer func() { <-s.slots }()
+			case <-ctx.Done():
+				o := &outcome{start: &evidence.Failure{Code: evidence.CodeCancelled,
+					Message: "the request was cancelled while it waited for a free slot (--concurrency); nothing was started"}}
+				return c.result(j, o, s.opts.TextBound), nil
+			}
+		}
 		o := s.run.run(ctx, j, c)
 		return c.result(j, o, s.opts.TextBound), nil
 	})
@@ -190,15 +206,25 @@ func (s *Server) Tools() []mcp.Tool { return s.tools }
 
 // ServeStdio serves one client on in/out until in ends or ctx is
 // cancelled; either cancels every request in flight. Up to concurrency
-// tool calls run at once.
+// tool calls run at once; the others wait, cancellable, for a slot.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, concurrency int, logw io.Writer) error {
+	s.slots = make(chan struct{}, max(concurrency, 1))
 	ss := server.NewStdioServer(s.mcp)
-	server.WithWorkerPoolSize(concurrency)(ss)
+	// mcp-go's workers take a call off its queue before the call's context
+	// exists, so a call waiting in that queue cannot be cancelled. Its
+	// largest pool hands each call to a handler at once, and the handler
+	// waits for one of s.slots; only beyond poolSize calls in flight does
+	// a call wait uncancellably in mcp-go's queue.
+	server.WithWorkerPoolSize(poolSize)(ss)
 	if logw != nil {
 		server.WithErrorLogger(log.New(logw, "flameox-mcp: ", log.LstdFlags))(ss)
 	}
-	return ss.Listen(ctx, in, out)
+	w := &lockedWriter{w: out}
+	return ss.Listen(ctx, &batchFilter{in: bufio.NewReader(in), out: w}, w)
 }
+
+// poolSize is mcp-go's largest worker pool.
+const poolSize = 100
 
 // BinaryNames lists the commands the server composes.
 func BinaryNames() []string { return []string{binRank, binDecode, binCapture} }

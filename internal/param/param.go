@@ -305,3 +305,12 @@ func ParseFlagValue(p Param, s string) (any, error) {
 	}
 	return s, nil
 }
+
+// EnvSpelling, set to SpellingRequest in a command's environment, keeps
+// the request model's argument names ("argument top") in its failures
+// instead of its flags: flameox-mcp sets it for the commands it composes,
+// whose failures its clients read in MCP's terms.
+const (
+	EnvSpelling     = "FLAMEOX_ARGUMENT_SPELLING"
+	SpellingRequest = "request"
+)

@@ -160,7 +160,7 @@ var previewArtifact = &Operation{
 		"schema (CSV header, Parquet columns with physical and logical types, JSON keys and outline) and its " +
 		"first records with their native line and byte locations. Bounded by rows and bytes; it says how far " +
 		"it read and never claims counts for what it did not read. Not a substitute for a specific decoder: " +
-		"a speedscope, SARIF or coverage file is previewed only when asked for with --format.",
+		"a speedscope, SARIF or coverage file is previewed only when asked for with --artifact-format (MCP: format).",
 	Examples: []Example{
 		{Title: "first 10 records and the schema", Args: evidence.Object{"rows": 10}},
 		{Title: "only the records that failed to parse", Args: evidence.Object{"status": "problems"}},

@@ -285,7 +285,7 @@ func headerFields(rec []string) ([]*table.Field, error) {
 	for i, name := range rec {
 		if !utf8.ValidString(name) {
 			return nil, &evidence.Failure{Code: evidence.CodeDecodeFailure,
-				Message:  fmt.Sprintf("CSV header field %d is not valid UTF-8; preview the file with --format text", i+1),
+				Message:  fmt.Sprintf("CSV header field %d is not valid UTF-8; preview the file with --artifact-format text", i+1),
 				Location: evidence.Location{Line: 1}}
 		}
 		fields[i] = &table.Field{Position: int64(i), Name: name, Path: []string{name}, Type: "string"}

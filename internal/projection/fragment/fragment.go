@@ -123,7 +123,7 @@ type stream struct {
 func (p *projector) Table(t *evidence.Table, _ formats.Caps) error {
 	if t.Name != table.TextLines.Name {
 		return &evidence.Failure{Code: evidence.CodeUnsupportedFormat,
-			Message: fmt.Sprintf("the text-fragment projection reads %s tables, not %s (decode the artifact with --format text)", table.TextLines.Name, t.Name)}
+			Message: fmt.Sprintf("the text-fragment projection reads %s tables, not %s (decode the artifact with --artifact-format text)", table.TextLines.Name, t.Name)}
 	}
 	return p.Add(t, stream{})
 }

@@ -50,9 +50,10 @@ print(json.dumps({"executable": sys.executable, "python": sys.version.split()[0]
 
 // Provider is the registry entry.
 var Provider = &capture.Provider{
-	Name:   "coverage",
-	Title:  "coverage.py line and branch coverage",
-	Family: "Reliability",
+	Name:    "coverage",
+	Example: []string{".venv/bin/python", "app.py"},
+	Title:   "coverage.py line and branch coverage",
+	Family:  "Reliability",
 	Selection: "Measure which lines (and, with branch, which branches) of a Python workload execute. " +
 		"The workload argv must start with its Python interpreter: `python script.py ...` or `python -m pytest ...`. " +
 		"coverage.py must be installed in that interpreter. Writes the native .coverage data file and coverage.py's JSON report.",

@@ -39,9 +39,10 @@ var sdkZip = sync.OnceValues(func() ([]byte, error) {
 
 // Provider is the observations capture provider's contract.
 var Provider = &capture.Provider{
-	Name:   Name,
-	Title:  "workload observations (flameox SDK)",
-	Family: "Reliability",
+	Name:    Name,
+	Title:   "workload observations (flameox SDK)",
+	Example: []string{"go", "test", "-run", "TestLoad", "./..."},
+	Family:  "Reliability",
 	Selection: "Run ARGV with " + observe.EnvVar + " naming the artifact, so that values and phases the workload " +
 		"records itself through flameox's SDK (Python `import flameox_observe`, which this provider puts on " +
 		"PYTHONPATH; Go `pkg/observe`) become evidence. Use when the program knows what to measure (loss, " +

@@ -47,6 +47,7 @@ const permissionGuidance = "allow perf sampling for this user: run as root, gran
 // Provider is the perf capture provider.
 var Provider = &capture.Provider{
 	Name:      "perf",
+	Example:   []string{"./bench"},
 	Title:     "Linux perf record (sampled CPU callchains)",
 	Family:    "CPU profiles",
 	Selection: "Sample native CPU time with callchains for any Linux process (C, C++, Rust, Go, JIT runtimes with perf maps). Needs the perf tool and permission to open perf events; frame-pointer callchains need binaries built with frame pointers, dwarf works without them at a higher cost.",

@@ -33,9 +33,10 @@ const guidance = "argv[0] must name an executable file: a path (absolute, or rel
 
 // Provider is the process provider's contract.
 var Provider = &capture.Provider{
-	Name:   "process",
-	Title:  "Process output",
-	Family: "Generic previews",
+	Name:    "process",
+	Example: []string{"make", "build"},
+	Title:   "Process output",
+	Family:  "Generic previews",
 	Selection: "Run any command and keep its complete stdout and stderr as text artifacts, to read " +
 		"bounded fragments of them. Use it when the evidence is what a program prints; it records no " +
 		"profile, trace or timing beyond the capture's own provenance.",

@@ -56,9 +56,10 @@ var pluginZip = sync.OnceValues(func() ([]byte, error) {
 
 // Provider is the pytest capture provider's contract.
 var Provider = &capture.Provider{
-	Name:   Name,
-	Title:  "pytest test events",
-	Family: "Reliability",
+	Name:    Name,
+	Title:   "pytest test events",
+	Example: []string{".venv/bin/python", "-m", "pytest", "tests"},
+	Family:  "Reliability",
 	Selection: "Run an explicit `python -m pytest TARGET…` with flameox's event plugin to find which tests " +
 		"failed, errored, were interrupted or never ran, with bounded failure text. The interpreter in ARGV " +
 		"must import pytest >= " + MinVersion + " itself. Exit statuses 0, 1 (tests failed) and 5 (no tests " +

@@ -3,7 +3,7 @@
 // Parquet, and a canonical manifest whose SHA-256 is the bundle's id.
 // docs/bundles.md describes the on-disk model.
 //
-// It imports evidence, wire and durable.
+// It imports evidence, wire, durable and formats (the one path check).
 package bundle
 
 import (

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flameox/flameox/internal/durable"
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 )
 
 // copyBuffer is the read size for native copies and digest checks.
@@ -20,18 +21,15 @@ const copyBuffer = 1 << 20
 // most a.Size+1 bytes, so a file that is still growing cannot keep it busy,
 // and removes dst unless the bytes match the artifact's id and size.
 func copyNative(a *evidence.Artifact, dst string) (err error) {
-	src, err := os.Open(a.Path)
+	// The one path check: a FIFO named by a forged block must not hang the
+	// open, nor a device be copied forever.
+	src, _, err := formats.OpenRegular(a.Path, a.ID)
 	if err != nil {
-		return (&evidence.Failure{Code: evidence.CodeIOFailure, Message: "open native artifact: " + err.Error(), Err: err}).At(a.Path, a.ID)
+		f := evidence.AsFailure(err, evidence.CodeIOFailure)
+		f.Message = "native artifact: " + f.Message
+		return f
 	}
 	defer src.Close()
-	st, err := src.Stat()
-	if err != nil {
-		return evidence.Wrap(evidence.CodeIOFailure, err, "stat native artifact").At(a.Path, a.ID)
-	}
-	if !st.Mode().IsRegular() {
-		return evidence.Failf(evidence.CodeInvalidArgument, "native artifact is not a regular file").At(a.Path, a.ID)
-	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return evidence.Wrap(evidence.CodeIOFailure, err, "create native copy").At(a.Path, a.ID)
@@ -69,9 +67,9 @@ func copyNative(a *evidence.Artifact, dst string) (err error) {
 // verifyFile checks that path is a regular file of size bytes whose
 // SHA-256 is sum (hex), reading at most size+1 bytes.
 func verifyFile(path string, size int64, sum string) error {
-	f, err := os.Open(path)
+	f, _, err := formats.OpenRegular(path, "")
 	if err != nil {
-		return err
+		return errors.New(evidence.AsFailure(err, evidence.CodeIOFailure).Message)
 	}
 	defer f.Close()
 	return verifyOpen(f, size, sum)

@@ -13,6 +13,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 )
 
 // Reader is an opened, verified bundle.
@@ -190,9 +191,9 @@ func (r *Reader) Rows(i int) iter.Seq2[evidence.Object, error] {
 				mb = m
 			}
 		}
-		f, err := os.Open(p)
+		f, _, err := formats.OpenRegular(p, "")
 		if err != nil {
-			yield(nil, evidence.Wrap(evidence.CodeIOFailure, err, "open table").At(p, ""))
+			yield(nil, evidence.AsFailure(err, evidence.CodeIOFailure))
 			return
 		}
 		defer f.Close()

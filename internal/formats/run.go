@@ -106,28 +106,50 @@ func OpenArtifact(a *evidence.Artifact) (*Source, error) {
 }
 
 func openFile(path, id string) (*Source, error) {
+	f, st, err := openRegular(path, id)
+	if err != nil {
+		return nil, err
+	}
+	// The buffer only serves the peek: larger reads bypass it.
+	return &Source{f: f, br: bufio.NewReaderSize(f, SniffBytes), open: st}, nil
+}
+
+// OpenRegular is the one path check for every file flameox reads by a
+// path it was given or found in a block (decode, rank, preserve, bundle
+// members): it opens without blocking, so that a FIFO cannot hang the
+// open, fstats the descriptor it opened (no race with a rename) and
+// refuses anything but a regular file, so that a character device such
+// as /dev/zero cannot be read forever. It returns the file and its size.
+func OpenRegular(path, id string) (*os.File, int64, error) {
+	f, st, err := openRegular(path, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	return f, st.size, nil
+}
+
+func openRegular(path, id string) (*os.File, fileState, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		pe := &os.PathError{Op: "open", Path: path, Err: err}
-		return nil, (&evidence.Failure{Code: evidence.CodeIOFailure, Message: pe.Error(), Err: pe}).At(path, id)
+		return nil, fileState{}, (&evidence.Failure{Code: evidence.CodeIOFailure, Message: pe.Error(), Err: pe}).At(path, id)
 	}
 	f := os.NewFile(uintptr(fd), path)
 	st, mode, err := fstat(f)
 	if err != nil {
 		f.Close()
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "fstat").At(path, id)
+		return nil, fileState{}, evidence.Wrap(evidence.CodeIOFailure, err, "fstat").At(path, id)
 	}
 	if mode&unix.S_IFMT != unix.S_IFREG {
 		f.Close()
-		return nil, evidence.Failf(evidence.CodeInvalidArgument, "not a regular file").At(path, id)
+		return nil, fileState{}, evidence.Failf(evidence.CodeInvalidArgument, "not a regular file").At(path, id)
 	}
 	// O_NONBLOCK only guarded the open; reads of a regular file block.
 	if err := unix.SetNonblock(fd, false); err != nil {
 		f.Close()
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "open").At(path, id)
+		return nil, fileState{}, evidence.Wrap(evidence.CodeIOFailure, err, "open").At(path, id)
 	}
-	// The buffer only serves the peek: larger reads bypass it.
-	return &Source{f: f, br: bufio.NewReaderSize(f, SniffBytes), open: st}, nil
+	return f, st, nil
 }
 
 // Close releases the descriptor and anything a Hold spilled. Closing

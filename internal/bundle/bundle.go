@@ -140,13 +140,10 @@ func (b *Builder) AddArtifact(a *evidence.Artifact) error {
 	if a == nil {
 		return evidence.Failf(evidence.CodeInvalidArgument, "nil artifact")
 	}
-	digest, err := artifactDigest(a.ID)
-	if err != nil {
+	if err := a.Check(); err != nil {
 		return err
 	}
-	if a.Size < 0 {
-		return evidence.Failf(evidence.CodeInvalidArgument, "artifact %s: negative size %d", a.ID, a.Size)
-	}
+	digest := a.Digest()
 	if m, ok := b.natives[digest]; ok {
 		if m.Size != a.Size {
 			return (&evidence.Failure{Code: evidence.CodeIntegrity,
@@ -154,9 +151,6 @@ func (b *Builder) AddArtifact(a *evidence.Artifact) error {
 				Details: evidence.Object{"sizes": []int64{m.Size, a.Size}}}).At(a.Path, a.ID)
 		}
 	} else {
-		if !filepath.IsAbs(a.Path) {
-			return evidence.Failf(evidence.CodeInvalidArgument, "artifact %s: path %q is not absolute", a.ID, a.Path).At(a.Path, a.ID)
-		}
 		rel := nativeDir + "/" + digest
 		if err := copyNative(a, filepath.Join(b.tmp, filepath.FromSlash(rel))); err != nil {
 			return err

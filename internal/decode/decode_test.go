@@ -442,3 +442,49 @@ func TestStream(t *testing.T) {
 		t.Fatalf("got %v", r.err)
 	}
 }
+
+// TestForgedArtifactBlocks: decode refuses in artifact blocks what preserve
+// refuses (one validator, evidence.Artifact.Check, and one path check,
+// formats.OpenRegular), each as INVALID_ARGUMENT, never decoding a row.
+func TestForgedArtifactBlocks(t *testing.T) {
+	good := fixture("v8", "hotspot.cpuprofile")
+	a, err := formats.ArtifactFromPath(good, "cpu-profile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "pipe.cpuprofile")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rel := good // fixture paths are relative to the package directory
+	cases := []struct {
+		name string
+		edit func(*evidence.Artifact)
+	}{
+		{"relative path", func(b *evidence.Artifact) { b.Path = rel }},
+		{"negative size", func(b *evidence.Artifact) { b.Size = -1 }},
+		{"directory", func(b *evidence.Artifact) { b.Path = t.TempDir() }},
+		{"fifo", func(b *evidence.Artifact) { b.Path = fifo }},
+		{"dev zero", func(b *evidence.Artifact) { b.Path, b.Size = "/dev/zero", 0 }},
+		{"upper-case digest", func(b *evidence.Artifact) { b.ID = strings.ToUpper(b.ID[:7]) + b.ID[7:] }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := *a
+			c.edit(&b)
+			r := stream(t, decode.Options{}, encode(t, &b))
+			code := evidence.CodeOf(r.err)
+			if f := r.run.First(); r.err == nil && f != nil {
+				code = f.Code
+			}
+			if code != evidence.CodeInvalidArgument || r.count(evidence.KindRow) != 0 {
+				t.Fatalf("got %v / %v, blocks %s; want INVALID_ARGUMENT and no rows", r.err, r.run.First(), r.kinds())
+			}
+		})
+	}
+	// An unknown kind is refused where it is read, as preserve refuses it.
+	r := stream(t, decode.Options{}, encode(t, a)+`{"kind":"artefact","schema":"flameox/1"}`+"\n")
+	if evidence.CodeOf(r.err) != evidence.CodeInvalidArgument {
+		t.Fatalf("unknown kind: %v", r.err)
+	}
+}

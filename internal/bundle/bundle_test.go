@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -784,5 +785,45 @@ func TestEmptyTable(t *testing.T) {
 	}
 	if s := r.Manifest.Tables[0].Summary; s == nil || s.RowsEmitted != 0 || !s.Complete {
 		t.Errorf("summary %+v", s)
+	}
+}
+
+// TestOpenWrongPath: a bundle path that names nothing is IO_FAILURE (the
+// argument is wrong, no bundle was damaged), a file is INVALID_ARGUMENT,
+// and a manifest that is a FIFO is refused without blocking.
+func TestOpenWrongPath(t *testing.T) {
+	store := t.TempDir()
+	id := strings.Repeat("a", 64)
+	file := filepath.Join(store, "file")
+	must(t, os.WriteFile(file, nil, 0o644))
+	cases := []struct {
+		name, dir string
+		code      evidence.Code
+	}{
+		{"missing, named like a bundle", filepath.Join(store, "bundles", id), evidence.CodeIOFailure},
+		{"missing, any name", filepath.Join(store, "nope"), evidence.CodeIOFailure},
+		{"a file", file, evidence.CodeInvalidArgument},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Open(c.dir)
+			var f *evidence.Failure
+			if !errors.As(err, &f) || f.Code != c.code || f.Location.Path != c.dir {
+				t.Fatalf("got %v, want %s located at %s", err, c.code, c.dir)
+			}
+		})
+	}
+	dir := filepath.Join(store, id)
+	must(t, os.Mkdir(dir, 0o755))
+	must(t, syscall.Mkfifo(filepath.Join(dir, manifestName), 0o600))
+	done := make(chan error, 1)
+	go func() { _, err := Open(dir); done <- err }()
+	select {
+	case err := <-done:
+		if evidence.CodeOf(err) != evidence.CodeIntegrity {
+			t.Fatalf("manifest FIFO: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Open blocked on a manifest FIFO")
 	}
 }

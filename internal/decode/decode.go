@@ -110,7 +110,7 @@ func (r *Run) Path(ctx context.Context, path string, t Target) error {
 // Open opens an explicit path (the one path check: a regular file, its
 // size from fstat). The caller closes the source.
 func (r *Run) Open(path string) (*formats.Source, error) {
-	return formats.Open(path, "explicit")
+	return formats.Open(path, formats.RoleExplicit)
 }
 
 // Artifact decodes an artifact announced by a block (already passed on by

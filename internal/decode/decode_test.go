@@ -432,7 +432,7 @@ func TestStream(t *testing.T) {
 		t.Fatalf("first failure %v", f)
 	}
 	tb := r.first(evidence.KindTable)
-	if ids := tb["artifact_ids"].([]any); len(ids) != 1 || ids[0] != a.ID || tb["table_id"] != a.Digest()[:12]+".cpu.frames" {
+	if ids := tb["artifact_ids"].([]any); len(ids) != 1 || ids[0] != a.ID || tb["table_id"] != a.Digest()[:12]+".cpu-profile.cpu.frames" {
 		t.Fatalf("table header %v", tb)
 	}
 	// A malformed block is located at its input line.

@@ -69,6 +69,10 @@ func fstat(f *os.File) (fileState, uint32, error) {
 	return fileState{size: st.Size, dev: st.Dev, ino: st.Ino, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}, st.Mode, nil
 }
 
+// RoleExplicit is the role of an artifact named by a path argument rather
+// than staged by a capture.
+const RoleExplicit = "explicit"
+
 // Open is the one path check for an explicit path: it resolves path to an
 // absolute path, opens it without blocking (a FIFO must not hang the
 // open), refuses anything but a regular file and takes the size from the

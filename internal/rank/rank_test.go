@@ -427,3 +427,61 @@ func TestJSONLHoldsTheSchema(t *testing.T) {
 		}
 	}
 }
+
+// decodedBlocks is what flameox-decode writes for artifact blocks.
+func decodedBlocks(t *testing.T, arts ...*evidence.Artifact) (string, *decode.Run) {
+	t.Helper()
+	var in bytes.Buffer
+	iw := wire.NewWriter(&in)
+	for _, a := range arts {
+		if err := iw.Write(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	iw.Flush()
+	var out bytes.Buffer
+	ow := wire.NewWriter(&out)
+	run := &decode.Run{Opts: decode.Options{Specs: registry.Formats()}}
+	if err := run.Stream(context.Background(), wire.NewReader(&in), decode.StreamTarget{W: ow}, func(raw *evidence.Raw) error { return ow.Write(raw) }); err != nil {
+		t.Fatal(err)
+	}
+	ow.Flush()
+	return out.String(), run
+}
+
+// TestEqualBytesTwoRoles: a process capture whose stdout and stderr hold
+// the same bytes (both empty, typically) gives two tables that must not
+// collide ("appears twice", exit 2) and must say which is which.
+func TestEqualBytesTwoRoles(t *testing.T) {
+	dir := t.TempDir()
+	var arts []*evidence.Artifact
+	for _, role := range []string{"console-stdout", "console-stderr"} {
+		p := filepath.Join(dir, role)
+		if err := os.WriteFile(p, []byte("same\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		a, err := formats.ArtifactFromPath(p, role)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Format = "text"
+		arts = append(arts, a)
+	}
+	input, run := decodedBlocks(t, arts...)
+	if f := run.First(); f != nil {
+		t.Fatal(f)
+	}
+	r := streamOf(t, request("", nil), input)
+	if r.err != nil {
+		t.Fatalf("ranking stdout and stderr of equal bytes: %v", r.err)
+	}
+	tables := r.all(evidence.KindTable)
+	if len(tables) != 2 {
+		t.Fatalf("%d result tables: %s", len(tables), r.kinds())
+	}
+	for i, role := range []string{"console-stdout", "console-stderr"} {
+		if id, _ := tables[i]["table_id"].(string); !strings.Contains(id, "."+role+".") {
+			t.Errorf("result table %q does not say it is %s", id, role)
+		}
+	}
+}

@@ -23,7 +23,7 @@ func Preserve(ctx context.Context, store string, in io.Reader, out *wire.Writer)
 		return nil, err
 	}
 	defer b.Abort()
-	p := &preserver{b: b, tables: map[string]*streamTable{}}
+	p := &preserver{b: b, tables: map[string]*TableWriter{}}
 	rd := wire.NewReader(in)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -58,12 +58,8 @@ func Preserve(ctx context.Context, store string, in io.Reader, out *wire.Writer)
 
 type preserver struct {
 	b      *Builder
-	tables map[string]*streamTable
-}
-
-type streamTable struct {
-	w     *TableWriter
-	ended bool
+	tables map[string]*TableWriter
+	check  wire.Tables // the stream's table structure, checked as rank checks it
 }
 
 func (p *preserver) block(raw *evidence.Raw) error {
@@ -81,36 +77,33 @@ func (p *preserver) block(raw *evidence.Raw) error {
 		if err != nil {
 			return err
 		}
+		if err := p.check.Header(t); err != nil {
+			return err
+		}
 		w, err := p.b.BeginTable(t)
 		if err != nil {
 			return err
 		}
-		p.tables[t.ID] = &streamTable{w: w}
+		p.tables[t.ID] = w
 		return nil
 	case evidence.KindRow:
 		r, err := evidence.RowFrom(raw.Obj)
 		if err != nil {
 			return err
 		}
-		st, err := p.table(r.TableID, "row")
-		if err != nil {
+		if err := p.check.Row(r.TableID); err != nil {
 			return err
 		}
-		return st.w.Row(r.Values)
+		return p.tables[r.TableID].Row(r.Values)
 	case evidence.KindSummary:
 		s, err := evidence.SummaryFrom(raw.Obj)
 		if err != nil {
 			return err
 		}
-		st, err := p.table(s.TableID, "summary")
-		if err != nil {
+		if err := p.check.Summary(s); err != nil {
 			return err
 		}
-		if s.RowsEmitted != st.w.rows {
-			return evidence.Failf(evidence.CodeInvalidArgument, "summary of table %s says %d rows emitted; the stream carried %d", s.TableID, s.RowsEmitted, st.w.rows)
-		}
-		st.ended = true
-		return st.w.End(s)
+		return p.tables[s.TableID].End(s)
 	case evidence.KindFailure:
 		f, err := evidence.FailureFrom(raw.Obj)
 		if err != nil {
@@ -121,18 +114,6 @@ func (p *preserver) block(raw *evidence.Raw) error {
 		return nil
 	}
 	return evidence.Failf(evidence.CodeInvalidArgument, "unknown block kind %q", raw.Kind())
-}
-
-// table returns the open table a row or summary belongs to.
-func (p *preserver) table(id, what string) (*streamTable, error) {
-	st := p.tables[id]
-	switch {
-	case st == nil:
-		return nil, evidence.Failf(evidence.CodeInvalidArgument, "%s for table %q, whose header never came", what, id)
-	case st.ended:
-		return nil, evidence.Failf(evidence.CodeInvalidArgument, "%s for table %q after its summary", what, id)
-	}
-	return st, nil
 }
 
 // atLine locates a failure at an input line. A failure already located in

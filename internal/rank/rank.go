@@ -164,6 +164,7 @@ func Upstream(err error) *evidence.Failure {
 func Stream(ctx context.Context, req Request, in *wire.Reader, out Output) error {
 	s := &session{req: req}
 	skipping := map[string]bool{}
+	var tables wire.Tables
 	for {
 		raw, err := in.Next()
 		if errors.Is(err, io.EOF) {
@@ -181,6 +182,9 @@ func Stream(ctx context.Context, req Request, in *wire.Reader, out Output) error
 			if err != nil {
 				return located(err, in.Line())
 			}
+			if err := tables.Header(t); err != nil {
+				return located(err, in.Line())
+			}
 			ok, err := s.choose(t.Name)
 			if err != nil {
 				return err
@@ -188,9 +192,6 @@ func Stream(ctx context.Context, req Request, in *wire.Reader, out Output) error
 			if !ok {
 				skipping[t.ID] = true
 				continue
-			}
-			if s.admitted[t.ID] != nil {
-				return located(evidence.Failf(evidence.CodeInvalidArgument, "table %s appears twice", t.ID), in.Line())
 			}
 			if err := s.admit(t); err != nil {
 				return err
@@ -200,13 +201,13 @@ func Stream(ctx context.Context, req Request, in *wire.Reader, out Output) error
 			if err != nil {
 				return located(err, in.Line())
 			}
+			if err := tables.Row(r.TableID); err != nil {
+				return located(err, in.Line())
+			}
 			if skipping[r.TableID] {
 				continue
 			}
 			t := s.admitted[r.TableID]
-			if t == nil {
-				return located(evidence.Failf(evidence.CodeInvalidArgument, "row for table %s before its header", r.TableID), in.Line())
-			}
 			if err := s.proj.Row(t, r.Values); err != nil {
 				return located(err, in.Line())
 			}
@@ -215,13 +216,13 @@ func Stream(ctx context.Context, req Request, in *wire.Reader, out Output) error
 			if err != nil {
 				return located(err, in.Line())
 			}
+			if err := tables.Summary(sm); err != nil {
+				return located(err, in.Line())
+			}
 			if skipping[sm.TableID] {
 				continue
 			}
 			t := s.admitted[sm.TableID]
-			if t == nil {
-				return located(evidence.Failf(evidence.CodeInvalidArgument, "summary for table %s before its header", sm.TableID), in.Line())
-			}
 			if err := s.proj.Summary(t, sm); err != nil {
 				return err
 			}

@@ -485,3 +485,58 @@ func TestEqualBytesTwoRoles(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryContradictsStream: a summary that claims rows the stream did
+// not carry, or completeness its counts deny, is refused by rank as
+// preserve refuses it (one validator, wire.Tables), not ranked as complete.
+func TestSummaryContradictsStream(t *testing.T) {
+	input := decoded(t, fixture("v8", "hotspot.cpuprofile"))
+	lines := strings.SplitAfter(input, "\n")
+	// Keep the first frames table with only its first row.
+	var kept []string
+	var tableID string
+	rows := 0
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l, `"kind":"table"`) && tableID == "":
+			v, _ := evidence.ParseValue([]byte(l), 0)
+			tableID = v.(evidence.Object)["table_id"].(string)
+			kept = append(kept, l)
+		case strings.Contains(l, `"kind":"row"`) && strings.Contains(l, `"table_id":"`+tableID+`"`):
+			if rows++; rows == 1 {
+				kept = append(kept, l)
+			}
+		case strings.Contains(l, `"kind":"artifact"`):
+			kept = append(kept, l)
+		}
+	}
+	forged := func(observed, emitted int64) string {
+		var buf bytes.Buffer
+		w := wire.NewWriter(&buf)
+		w.Write(&evidence.Summary{TableID: tableID, RowsObserved: observed, RowsEmitted: emitted, Complete: true})
+		w.Flush()
+		return strings.Join(kept, "") + buf.String()
+	}
+	for _, c := range []struct {
+		name              string
+		observed, emitted int64
+	}{
+		{"rows claimed but absent", 5, 5},
+		{"complete with rows unobserved", 5, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := streamOf(t, request("", nil), forged(c.observed, c.emitted))
+			f := failureOf(t, r.err, evidence.CodeInvalidArgument)
+			if f.Location.Path != "<stdin>" || f.Location.Line != len(kept)+1 {
+				t.Errorf("location %+v, want the summary's line %d", f.Location, len(kept)+1)
+			}
+			if len(r.all(evidence.KindTable)) != 0 {
+				t.Errorf("a result was ranked from a contradicted summary: %s", r.kinds())
+			}
+		})
+	}
+	// The honest summary passes.
+	if r := streamOf(t, request("", nil), forged(1, 1)); r.err != nil {
+		t.Fatalf("honest summary: %v", r.err)
+	}
+}

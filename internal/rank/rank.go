@@ -135,6 +135,11 @@ func (s *session) finish(out Output) error {
 		return evidence.Failf(evidence.CodeInvalidArgument, "the input holds no decoded table for %s", what)
 	}
 	if err := s.proj.Finish(&stamped{Output: out, s: s}); err != nil {
+		if s.upstream != nil {
+			// The first failure decides: an input emptied by an earlier
+			// failure is that failure, not an argument error of ours.
+			return &upstreamFailure{s.upstream}
+		}
 		return err
 	}
 	if s.upstream != nil {

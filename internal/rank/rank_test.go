@@ -540,3 +540,30 @@ func TestSummaryContradictsStream(t *testing.T) {
 		t.Fatalf("honest summary: %v", r.err)
 	}
 }
+
+// TestFirstFailureDecides: ranking a path whose only artifact fails to
+// decode exits with that DECODE_FAILURE, as the piped form does, not with
+// an INVALID_ARGUMENT "no decoded table" added behind it.
+func TestFirstFailureDecides(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.cpuprofile")
+	if err := os.WriteFile(bad, []byte(`{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"children":[2]},{"id":2,"callFrame":{"functionName":"f"`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := paths(t, request("", nil), bad)
+	if f := rank.Upstream(r.err); f == nil || f.Code != evidence.CodeDecodeFailure {
+		t.Fatalf("in process: %v", r.err)
+	}
+	if fs := r.all(evidence.KindFailure); len(fs) != 1 {
+		t.Fatalf("%d failure blocks, want the decode failure alone: %s", len(fs), r.raw)
+	}
+	var buf bytes.Buffer
+	w := wire.NewWriter(&buf)
+	run := &decode.Run{Opts: decode.Options{Specs: registry.Formats()}}
+	if err := run.Path(context.Background(), bad, decode.StreamTarget{W: w}); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	if f := rank.Upstream(streamOf(t, request("", nil), buf.String()).err); f == nil || f.Code != evidence.CodeDecodeFailure {
+		t.Fatalf("piped: %v", f)
+	}
+}

@@ -24,8 +24,13 @@ import (
 
 // Reported is returned by a body that already wrote its failure blocks
 // (for example one per artifact, or one passed on from upstream): the
-// command exits with the first failure's status and names it on stderr.
-type Reported struct{ First *evidence.Failure }
+// command exits with the first failure's status and names it on stderr,
+// unless Passed: the failure came from an upstream stage, which already
+// named it there, so a pipeline reports each failure once.
+type Reported struct {
+	First  *evidence.Failure
+	Passed bool
+}
 
 func (r *Reported) Error() string { return "failure reported: " + r.First.Error() }
 
@@ -86,7 +91,9 @@ func Run(ctx context.Context, name string, env *Env, body func(ctx context.Conte
 	}
 	var rep *Reported
 	if errors.As(err, &rep) {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", name, rep.First.Error())
+		if !rep.Passed {
+			fmt.Fprintf(env.Stderr, "%s: %s\n", name, rep.First.Error())
+		}
 		return evidence.ExitCode(rep.First.Code)
 	}
 	fc := evidence.CodeInternal

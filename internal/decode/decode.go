@@ -80,12 +80,18 @@ type Target interface {
 type Run struct {
 	Opts  Options
 	first *evidence.Failure
-	held  int64
-	spilt int64
+	// passed: the first failure came in the input from an upstream stage.
+	passed bool
+	held   int64
+	spilt  int64
 }
 
 // First is the first failure seen, or nil.
 func (r *Run) First() *evidence.Failure { return r.first }
+
+// FirstPassed reports whether the first failure came from upstream (its
+// block was passed on, and the stage that found it reported it).
+func (r *Run) FirstPassed() bool { return r.passed }
 
 // Held reports the bytes of tables held for explicit artifacts until their
 // digests were known, and how many of them spilled to disk.
@@ -276,7 +282,7 @@ func (r *Run) Stream(ctx context.Context, in *wire.Reader, t Target, pass func(*
 		case evidence.KindFailure:
 			if r.first == nil {
 				if f, err := evidence.FailureFrom(raw.Obj); err == nil {
-					r.first = f
+					r.first, r.passed = f, true
 				}
 			}
 		}

@@ -46,6 +46,7 @@ type session struct {
 	proj     projection.Projector
 	admitted map[string]*evidence.Table
 	upstream *evidence.Failure
+	passed   bool // upstream came in the input, from an earlier stage
 	formats  []string
 }
 
@@ -126,7 +127,7 @@ func (s *session) admit(t *evidence.Table) error {
 func (s *session) finish(out Output) error {
 	if s.op == nil {
 		if s.upstream != nil {
-			return &upstreamFailure{s.upstream}
+			return &upstreamFailure{s.upstream, s.passed}
 		}
 		what := "any operation"
 		if s.req.Operation != "" {
@@ -138,19 +139,23 @@ func (s *session) finish(out Output) error {
 		if s.upstream != nil {
 			// The first failure decides: an input emptied by an earlier
 			// failure is that failure, not an argument error of ours.
-			return &upstreamFailure{s.upstream}
+			return &upstreamFailure{s.upstream, s.passed}
 		}
 		return err
 	}
 	if s.upstream != nil {
-		return &upstreamFailure{s.upstream}
+		return &upstreamFailure{s.upstream, s.passed}
 	}
 	return nil
 }
 
-// upstreamFailure reports that an earlier stage failed; its failure block
-// was already passed through.
-type upstreamFailure struct{ f *evidence.Failure }
+// upstreamFailure reports that an earlier failure (an earlier stage's, or
+// an artifact's decoded in process) decides the run; its failure block was
+// already passed through.
+type upstreamFailure struct {
+	f      *evidence.Failure
+	passed bool
+}
 
 func (u *upstreamFailure) Error() string { return "upstream: " + u.f.Error() }
 
@@ -163,6 +168,14 @@ func Upstream(err error) *evidence.Failure {
 		return u.f
 	}
 	return nil
+}
+
+// Passed reports whether the failure err reports came in the input from an
+// earlier stage, which already reported it (on stderr): this stage
+// forwards its block and exits with its status without naming it again.
+func Passed(err error) bool {
+	var u *upstreamFailure
+	return errors.As(err, &u) && u.passed
 }
 
 // Stream ranks the decoded tables of a block stream.
@@ -234,7 +247,7 @@ func Stream(ctx context.Context, req Request, in *wire.Reader, out Output) error
 		case evidence.KindFailure:
 			if s.upstream == nil {
 				if f, err := evidence.FailureFrom(raw.Obj); err == nil {
-					s.upstream = f
+					s.upstream, s.passed = f, true
 				}
 			}
 			if err := out.Pass(raw); err != nil {

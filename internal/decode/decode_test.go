@@ -488,3 +488,36 @@ func TestForgedArtifactBlocks(t *testing.T) {
 		t.Fatalf("unknown kind: %v", r.err)
 	}
 }
+
+// TestTokenBoundIsALimit: a string longer than the token bound is one
+// rule in every JSON decoder: LIMIT_EXCEEDED (exit 5) with the limit's
+// receipt, located at the token, never DECODE_FAILURE.
+func TestTokenBoundIsALimit(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	cases := []struct {
+		format, name, doc, limit string
+	}{
+		{"v8-cpuprofile", "p.cpuprofile", `{"nodes":[{"id":1,"callFrame":{"functionName":"` + long + `","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1}}],"samples":[1],"timeDeltas":[1]}`, formats.LimitToken},
+		{"speedscope", "p.speedscope.json", `{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[{"name":"` + long + `"}]},"profiles":[]}`, "max_string_bytes"},
+		{"sarif", "p.sarif", `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"` + long + `"}},"results":[]}]}`, formats.LimitToken},
+		{"coverage-json", "coverage.json", `{"meta":{"version":"7.3.2","format":2,"show_contexts":false,"branch_coverage":false,"timestamp":"` + long + `"},"files":{},"totals":{}}`, formats.LimitToken},
+		{"json", "p.json", `{"a":"` + long + `"}`, formats.LimitToken},
+	}
+	for _, c := range cases {
+		t.Run(c.format, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), c.name)
+			if err := os.WriteFile(p, []byte(c.doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := paths(t, decode.Options{Format: c.format, Limits: map[string]int64{c.limit: 10}}, p)
+			f := r.run.First()
+			if f == nil || f.Code != evidence.CodeLimitExceeded || evidence.ExitCode(f.Code) != 5 {
+				t.Fatalf("got %v, want LIMIT_EXCEEDED", f)
+			}
+			lim, _ := f.Details["limit"].(evidence.Object)
+			if lim["name"] != c.limit || lim["value"] != int64(10) || f.Location.Offset == 0 {
+				t.Fatalf("receipt %v at %+v", f.Details, f.Location)
+			}
+		})
+	}
+}

@@ -521,3 +521,139 @@ func TestTokenBoundIsALimit(t *testing.T) {
 		})
 	}
 }
+
+// firstLine ends its table after one line, claiming completeness, and
+// leaves the rest of the file unread: its summary is written before the
+// digest is known.
+func firstLine() *formats.Spec {
+	return &formats.Spec{Name: "first-line", Title: "first line", Tables: []*table.Schema{table.ObservationRecords.Schema}, Version: "1",
+		Decoder: formats.DecoderFunc(func(ctx context.Context, in *formats.Input, out formats.Sink) error {
+			tw, err := out.Begin(&evidence.Table{Name: table.ObservationRecords.Name, Columns: table.ObservationRecords.EvidenceColumns("")})
+			if err != nil {
+				return err
+			}
+			line, err := bufio.NewReader(in.R).ReadString('\n')
+			if err != nil {
+				return err
+			}
+			if err := tw.Row(&table.ObservationRecord{Line: 1, Kind: "observation", Value: line}); err != nil {
+				return err
+			}
+			return tw.End(&evidence.Summary{RowsObserved: 1, Complete: true})
+		})}
+}
+
+// TestForgedDigest (9.4): an artifact block naming another file of the
+// same size. The size matches, so the bytes are read; the digest is known
+// only at the end, so rows are already written: their summary must say
+// complete:false with the integrity failure, and rank must not rank them.
+func TestForgedDigest(t *testing.T) {
+	dir := t.TempDir()
+	recorded := filepath.Join(dir, "recorded.txt")
+	other := filepath.Join(dir, "secret.txt")
+	if err := os.WriteFile(recorded, []byte("public line\nmore\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, []byte("secret line\nmore\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := formats.ArtifactFromPath(recorded, "result")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Path, a.Format = other, "first-line"
+	specs := append([]*formats.Spec{firstLine()}, registry.Formats()...)
+	r := stream(t, decode.Options{Specs: specs}, encode(t, a))
+	if f := r.run.First(); f == nil || f.Code != evidence.CodeIntegrity {
+		t.Fatalf("first failure %v", f)
+	}
+	if got := r.kinds(); got != "artifact table row summary failure" {
+		t.Fatalf("blocks %s", got)
+	}
+	sum := r.first(evidence.KindSummary)
+	lims, _ := sum["limitations"].([]any)
+	if sum["complete"] != false || len(lims) == 0 || !strings.Contains(lims[len(lims)-1].(string), "failed verification") {
+		t.Fatalf("rows of unverified bytes closed as %v", sum)
+	}
+}
+
+// verifying reads its artifact through the descriptor (as the isolated
+// workers do), after VerifyFile; then act changes the file, and the
+// decoder either fails (it found the file malformed) or ends its table.
+func verifying(act func(path string) error, fail bool) *formats.Spec {
+	return &formats.Spec{Name: "verifying", Title: "verifying", Tables: []*table.Schema{table.ObservationRecords.Schema}, Version: "1",
+		Decoder: formats.DecoderFunc(func(ctx context.Context, in *formats.Input, out formats.Sink) error {
+			if err := in.VerifyFile(); err != nil {
+				return err
+			}
+			tw, err := out.Begin(&evidence.Table{Name: table.ObservationRecords.Name, Columns: table.ObservationRecords.EvidenceColumns("")})
+			if err != nil {
+				return err
+			}
+			if err := tw.Row(&table.ObservationRecord{Line: 1, Kind: "observation", Value: "x"}); err != nil {
+				return err
+			}
+			if err := act(in.Artifact.Path); err != nil {
+				return err
+			}
+			if fail {
+				return errors.New("record 2 is cut short")
+			}
+			return tw.End(&evidence.Summary{RowsObserved: 1, Complete: true})
+		})}
+}
+
+// TestChangedDuringDecode (9.17): a file truncated while a decoder reads
+// it is INTEGRITY_FAILURE (exit 9), not a DECODE_FAILURE that blames the
+// file; one appended to is exit 9 with its table closed incomplete, never
+// written as complete first.
+func TestChangedDuringDecode(t *testing.T) {
+	truncate := func(p string) error { return os.Truncate(p, 3) }
+	appendTo := func(p string) error {
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = f.WriteString("appended\n")
+		return err
+	}
+	cases := []struct {
+		name     string
+		act      func(string) error
+		fail     bool
+		recorded bool
+	}{
+		{"truncated, recorded", truncate, true, true},
+		{"truncated, explicit", truncate, true, false},
+		{"appended, recorded", appendTo, false, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "data.txt")
+			if err := os.WriteFile(p, []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			specs := append([]*formats.Spec{verifying(c.act, c.fail)}, registry.Formats()...)
+			var r *result
+			if c.recorded {
+				a, err := formats.ArtifactFromPath(p, "result")
+				if err != nil {
+					t.Fatal(err)
+				}
+				a.Format = "verifying"
+				r = stream(t, decode.Options{Specs: specs}, encode(t, a))
+			} else {
+				r = paths(t, decode.Options{Specs: specs, Format: "verifying"}, p)
+			}
+			if f := r.run.First(); f == nil || f.Code != evidence.CodeIntegrity {
+				t.Fatalf("first failure %v, want INTEGRITY_FAILURE", f)
+			}
+			for _, s := range r.blocks {
+				if s["kind"] == evidence.KindSummary && s["complete"] != false {
+					t.Fatalf("a table of a changed file closed complete: %v", s)
+				}
+			}
+		})
+	}
+}

@@ -47,7 +47,10 @@ type session struct {
 	admitted map[string]*evidence.Table
 	upstream *evidence.Failure
 	passed   bool // upstream came in the input, from an earlier stage
-	formats  []string
+	// unverified: artifacts whose bytes failed verification; rows read
+	// from them are not evidence, so no result is ranked from them.
+	unverified map[string]bool
+	formats    []string
 }
 
 // choose fixes the operation for a table name and validates arguments.
@@ -124,7 +127,38 @@ func (s *session) admit(t *evidence.Table) error {
 	return nil
 }
 
+// failed records a failure of the input (passed on, or found in process).
+func (s *session) failed(f *evidence.Failure, passed bool) {
+	if s.upstream == nil {
+		s.upstream, s.passed = f, passed
+	}
+	if f.Code == evidence.CodeIntegrity && f.Location.ArtifactID != "" {
+		if s.unverified == nil {
+			s.unverified = map[string]bool{}
+		}
+		s.unverified[f.Location.ArtifactID] = true
+	}
+}
+
+// tainted reports whether an admitted table was read from an artifact that
+// failed verification.
+func (s *session) tainted() bool {
+	for _, t := range s.admitted {
+		for _, id := range t.ArtifactIDs {
+			if s.unverified[id] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (s *session) finish(out Output) error {
+	if s.tainted() {
+		// Ranking would present the rows of bytes that are not the
+		// artifact's as evidence: the integrity failure is the result.
+		return &upstreamFailure{s.upstream, s.passed}
+	}
 	if s.op == nil {
 		if s.upstream != nil {
 			return &upstreamFailure{s.upstream, s.passed}
@@ -245,10 +279,8 @@ func Stream(ctx context.Context, req Request, in *wire.Reader, out Output) error
 				return err
 			}
 		case evidence.KindFailure:
-			if s.upstream == nil {
-				if f, err := evidence.FailureFrom(raw.Obj); err == nil {
-					s.upstream, s.passed = f, true
-				}
+			if f, err := evidence.FailureFrom(raw.Obj); err == nil {
+				s.failed(f, true)
 			}
 			if err := out.Pass(raw); err != nil {
 				return err
@@ -363,7 +395,7 @@ func Paths(ctx context.Context, req Request, paths []string, out Output) error {
 		}
 		it.src.Close()
 	}
-	if f := run.First(); f != nil {
+	if f := run.First(); f != nil && s.upstream == nil {
 		s.upstream = f
 	}
 	return s.finish(out)
@@ -386,7 +418,10 @@ type feedTarget struct {
 func targetFor(f *feed, out Output) decode.Target { return &feedTarget{f, out} }
 
 func (ft *feedTarget) Artifact(a *evidence.Artifact) error { return ft.out.Pass(a) }
-func (ft *feedTarget) Failure(f *evidence.Failure) error   { return ft.out.Pass(f) }
+func (ft *feedTarget) Failure(f *evidence.Failure) error {
+	ft.f.s.failed(f, false)
+	return ft.out.Pass(f)
+}
 func (ft *feedTarget) Sink(spec *formats.Spec, a *evidence.Artifact, args evidence.Object) formats.Sink {
 	return &feedSink{s: ft.f.s, stamp: formats.Stamper{Spec: spec, Artifact: a, Arguments: args}}
 }

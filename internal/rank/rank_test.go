@@ -567,3 +567,39 @@ func TestFirstFailureDecides(t *testing.T) {
 		t.Fatalf("piped: %v", f)
 	}
 }
+
+// TestUnverifiedRowsNotRanked (9.4): an artifact block that names another
+// file of the recorded size decodes, fails verification at the end (exit
+// 9), and rank presents none of its rows as a result.
+func TestUnverifiedRowsNotRanked(t *testing.T) {
+	dir := t.TempDir()
+	recorded := filepath.Join(dir, "recorded.txt")
+	other := filepath.Join(dir, "passwd")
+	if err := os.WriteFile(recorded, []byte("public:x:1:1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, []byte("secret:x:0:0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := formats.ArtifactFromPath(recorded, "explicit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Path, a.Format = other, "text"
+	input, run := decodedBlocks(t, a)
+	if f := run.First(); f == nil || f.Code != evidence.CodeIntegrity {
+		t.Fatalf("decode: %v", f)
+	}
+	r := streamOf(t, request("", nil), input)
+	if f := rank.Upstream(r.err); f == nil || f.Code != evidence.CodeIntegrity {
+		t.Fatalf("rank: %v", r.err)
+	}
+	for _, tb := range r.all(evidence.KindTable) {
+		if tb["operation"] != "decode" {
+			t.Fatalf("a result was ranked from unverified bytes: %s", r.raw)
+		}
+	}
+	if strings.Contains(r.raw, `"table_id":"rank.`) {
+		t.Fatalf("result rows of unverified bytes: %s", r.raw)
+	}
+}

@@ -67,12 +67,12 @@ func NewBuilder(store string) (*Builder, error) {
 	}
 	tmp, err := os.MkdirTemp(filepath.Join(abs, tmpDir), "build-")
 	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "create work directory in %s", abs)
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "create work directory in %s", abs).At(filepath.Join(abs, tmpDir), "")
 	}
 	for _, d := range []string{nativeDir, tablesDir} {
 		if err := os.Mkdir(filepath.Join(tmp, d), 0o755); err != nil {
 			os.RemoveAll(tmp)
-			return nil, evidence.Wrap(evidence.CodeIOFailure, err, "create work directory")
+			return nil, evidence.Wrap(evidence.CodeIOFailure, err, "create work directory").At(filepath.Join(tmp, d), "")
 		}
 	}
 	return &Builder{
@@ -255,7 +255,7 @@ func (b *Builder) Publish(ctx context.Context) (*evidence.Bundle, error) {
 	}
 	id := Hash(data)
 	if err := durable.WriteFile(filepath.Join(b.tmp, manifestName), data, 0o644); err != nil {
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "write manifest")
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "write manifest").At(filepath.Join(b.tmp, manifestName), "")
 	}
 	if err := b.seal(); err != nil {
 		return nil, err
@@ -271,10 +271,10 @@ func (b *Builder) Publish(ctx context.Context) (*evidence.Bundle, error) {
 		if errors.Is(err, os.ErrExist) || errors.Is(err, syscall.ENOTEMPTY) {
 			return existing(target, id) // a concurrent publish of the same evidence won
 		}
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "publish bundle %s", id)
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "publish bundle %s", id).At(target, "")
 	}
 	if err := durable.SyncDir(filepath.Dir(target)); err != nil {
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "publish bundle %s", id)
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "publish bundle %s", id).At(filepath.Dir(target), "")
 	}
 	return m.block(id, target), nil
 }
@@ -291,12 +291,12 @@ func (b *Builder) seal() error {
 	}
 	for _, f := range files {
 		if err := os.Chmod(filepath.Join(b.tmp, filepath.FromSlash(f)), 0o444); err != nil {
-			return evidence.Wrap(evidence.CodeIOFailure, err, "seal %s", f)
+			return evidence.Wrap(evidence.CodeIOFailure, err, "seal %s", f).At(filepath.Join(b.tmp, filepath.FromSlash(f)), "")
 		}
 	}
 	// MkdirTemp made the work directory private; a bundle is readable.
 	if err := os.Chmod(b.tmp, 0o755); err != nil {
-		return evidence.Wrap(evidence.CodeIOFailure, err, "seal bundle directory")
+		return evidence.Wrap(evidence.CodeIOFailure, err, "seal bundle directory").At(b.tmp, "")
 	}
 	for _, d := range []string{nativeDir, tablesDir, "."} {
 		if err := durable.SyncDir(filepath.Join(b.tmp, d)); err != nil {

@@ -827,3 +827,20 @@ func TestOpenWrongPath(t *testing.T) {
 		t.Fatal("Open blocked on a manifest FIFO")
 	}
 }
+
+// TestUnwritableStoreLocated: a store where no work directory can be made
+// (read-only for other users; here a procfs directory, which refuses even
+// root) fails with IO_FAILURE located at the directory, not with an empty
+// location (9.21).
+func TestUnwritableStoreLocated(t *testing.T) {
+	store := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(store, bundlesDir), 0o755))
+	if err := os.Symlink("/proc/self/fdinfo", filepath.Join(store, tmpDir)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewBuilder(store)
+	var f *evidence.Failure
+	if !errors.As(err, &f) || f.Code != evidence.CodeIOFailure || f.Location.Path != filepath.Join(store, tmpDir) {
+		t.Fatalf("got %v, want IO_FAILURE located at the work directory", err)
+	}
+}

@@ -68,7 +68,7 @@ func run(ctx context.Context, env *command.Env) error {
 		return err
 	}
 	if f := r.First(); f != nil {
-		return &command.Reported{First: f, Passed: r.FirstPassed()}
+		return &command.Reported{First: f, Passed: r.FirstPassed(), Own: r.FirstOwn()}
 	}
 	return nil
 }

@@ -26,10 +26,12 @@ import (
 // (for example one per artifact, or one passed on from upstream): the
 // command exits with the first failure's status and names it on stderr,
 // unless Passed: the failure came from an upstream stage, which already
-// named it there, so a pipeline reports each failure once.
+// named it there, so a pipeline reports each failure once. Then Own, when
+// set, is the first failure this stage found itself, and is named instead.
 type Reported struct {
 	First  *evidence.Failure
 	Passed bool
+	Own    *evidence.Failure
 }
 
 func (r *Reported) Error() string { return "failure reported: " + r.First.Error() }
@@ -91,8 +93,11 @@ func Run(ctx context.Context, name string, env *Env, body func(ctx context.Conte
 	}
 	var rep *Reported
 	if errors.As(err, &rep) {
-		if !rep.Passed {
+		switch {
+		case !rep.Passed:
 			fmt.Fprintf(env.Stderr, "%s: %s\n", name, rep.First.Error())
+		case rep.Own != nil:
+			fmt.Fprintf(env.Stderr, "%s: %s\n", name, rep.Own.Error())
 		}
 		return evidence.ExitCode(rep.First.Code)
 	}

@@ -82,6 +82,7 @@ type Run struct {
 	first *evidence.Failure
 	// passed: the first failure came in the input from an upstream stage.
 	passed bool
+	own    *evidence.Failure // the first failure this run found itself
 	held   int64
 	spilt  int64
 }
@@ -92,6 +93,9 @@ func (r *Run) First() *evidence.Failure { return r.first }
 // FirstPassed reports whether the first failure came from upstream (its
 // block was passed on, and the stage that found it reported it).
 func (r *Run) FirstPassed() bool { return r.passed }
+
+// FirstOwn is the first failure this run found itself, or nil.
+func (r *Run) FirstOwn() *evidence.Failure { return r.own }
 
 // Held reports the bytes of tables held for explicit artifacts until their
 // digests were known, and how many of them spilled to disk.
@@ -235,6 +239,9 @@ func (r *Run) refuse(t Target, src *formats.Source, f *evidence.Failure) error {
 func (r *Run) fail(t Target, f *evidence.Failure) error {
 	if r.first == nil {
 		r.first = f
+	}
+	if r.own == nil {
+		r.own = f
 	}
 	if err := t.Failure(f); err != nil {
 		return err

@@ -118,7 +118,10 @@ func TestPreserve(t *testing.T) {
 	in, a := profileStream(t)
 	store := t.TempDir()
 	r := runBinary(t, in, "--store", store)
-	if r.code != 0 || r.stderr != "" {
+	// The stream carries a DECODE_FAILURE: it is preserved and forwarded
+	// once, the bundle is published, and the status is that failure's,
+	// without naming it on stderr again (decode did).
+	if r.code != evidence.ExitCode(evidence.CodeDecodeFailure) || r.stderr != "" {
 		t.Fatalf("exit %d, stderr %q, stdout %s", r.code, r.stderr, r.stdout)
 	}
 	if !strings.HasPrefix(r.stdout, string(in)) {
@@ -159,7 +162,7 @@ func TestPreserve(t *testing.T) {
 
 	// The same stream again: the same bundle, reused.
 	again := runBinary(t, in, "--store", store)
-	if again.code != 0 || again.stdout != r.stdout {
+	if again.code != r.code || again.stdout != r.stdout {
 		t.Errorf("second run: exit %d, output differs:\n%s", again.code, again.stdout)
 	}
 }

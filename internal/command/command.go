@@ -26,8 +26,9 @@ import (
 // (for example one per artifact, or one passed on from upstream): the
 // command exits with the first failure's status and names it on stderr,
 // unless Passed: the failure came from an upstream stage, which already
-// named it there, so a pipeline reports each failure once. Then Own, when
-// set, is the first failure this stage found itself, and is named instead.
+// named it there, so a pipeline reports each failure once. Own, when set,
+// is the first failure this stage found itself after First; it is named
+// too, while First sets the status.
 type Reported struct {
 	First  *evidence.Failure
 	Passed bool
@@ -93,10 +94,10 @@ func Run(ctx context.Context, name string, env *Env, body func(ctx context.Conte
 	}
 	var rep *Reported
 	if errors.As(err, &rep) {
-		switch {
-		case !rep.Passed:
+		if !rep.Passed {
 			fmt.Fprintf(env.Stderr, "%s: %s\n", name, rep.First.Error())
-		case rep.Own != nil:
+		}
+		if rep.Own != nil && rep.Own != rep.First {
 			fmt.Fprintf(env.Stderr, "%s: %s\n", name, rep.Own.Error())
 		}
 		return evidence.ExitCode(rep.First.Code)

@@ -157,11 +157,11 @@ func (s *session) finish(out Output) error {
 	if s.tainted() {
 		// Ranking would present the rows of bytes that are not the
 		// artifact's as evidence: the integrity failure is the result.
-		return &upstreamFailure{s.upstream, s.passed}
+		return &upstreamFailure{f: s.upstream, passed: s.passed}
 	}
 	if s.op == nil {
 		if s.upstream != nil {
-			return &upstreamFailure{s.upstream, s.passed}
+			return &upstreamFailure{f: s.upstream, passed: s.passed}
 		}
 		what := "any operation"
 		if s.req.Operation != "" {
@@ -173,14 +173,29 @@ func (s *session) finish(out Output) error {
 		if s.upstream != nil {
 			// The first failure decides: an input emptied by an earlier
 			// failure is that failure, not an argument error of ours.
-			return &upstreamFailure{s.upstream, s.passed}
+			return &upstreamFailure{f: s.upstream, passed: s.passed}
 		}
 		return err
 	}
 	if s.upstream != nil {
-		return &upstreamFailure{s.upstream, s.passed}
+		return &upstreamFailure{f: s.upstream, passed: s.passed}
 	}
 	return nil
+}
+
+// after keeps the first failure deciding the run: a failure of this stage
+// that follows an earlier one (passed on, or an artifact's) is written as
+// its block and reported as Own, while the earlier one sets the status.
+func (s *session) after(err error, out Output) error {
+	var u *upstreamFailure
+	if err == nil || s.upstream == nil || errors.As(err, &u) {
+		return err
+	}
+	own := evidence.AsFailure(err, evidence.CodeInternal)
+	if perr := out.Pass(own); perr != nil {
+		return perr
+	}
+	return &upstreamFailure{f: s.upstream, passed: s.passed, own: own}
 }
 
 // upstreamFailure reports that an earlier failure (an earlier stage's, or
@@ -189,6 +204,7 @@ func (s *session) finish(out Output) error {
 type upstreamFailure struct {
 	f      *evidence.Failure
 	passed bool
+	own    *evidence.Failure // this stage's failure after it, if any
 }
 
 func (u *upstreamFailure) Error() string { return "upstream: " + u.f.Error() }
@@ -212,9 +228,23 @@ func Passed(err error) bool {
 	return errors.As(err, &u) && u.passed
 }
 
+// Own returns this stage's own failure that followed the upstream one err
+// reports (its block was written), or nil.
+func Own(err error) *evidence.Failure {
+	var u *upstreamFailure
+	if errors.As(err, &u) {
+		return u.own
+	}
+	return nil
+}
+
 // Stream ranks the decoded tables of a block stream.
 func Stream(ctx context.Context, req Request, in *wire.Reader, out Output) error {
 	s := &session{req: req}
+	return s.after(s.stream(ctx, in, out), out)
+}
+
+func (s *session) stream(ctx context.Context, in *wire.Reader, out Output) error {
 	skipping := map[string]bool{}
 	var tables wire.Tables
 	for {
@@ -311,6 +341,10 @@ func located(err error, line int) error {
 // tables reach the projection.
 func Paths(ctx context.Context, req Request, paths []string, out Output) error {
 	s := &session{req: req}
+	return s.after(s.paths(ctx, req, paths, out), out)
+}
+
+func (s *session) paths(ctx context.Context, req Request, paths []string, out Output) error {
 	run := &decode.Run{Opts: req.Decode}
 	if err := run.Opts.Check(); err != nil {
 		return err

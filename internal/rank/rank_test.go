@@ -603,3 +603,26 @@ func TestUnverifiedRowsNotRanked(t *testing.T) {
 		t.Fatalf("result rows of unverified bytes: %s", r.raw)
 	}
 }
+
+// TestEarlierFailureSetsStatus (8.4): when rank fails itself after an
+// upstream failure came in, the upstream failure (the first) sets the
+// status; rank's own failure is still written as its block and reported.
+func TestEarlierFailureSetsStatus(t *testing.T) {
+	upstream := evidence.Failf(evidence.CodeCaptureFailed, "the workload exited 1")
+	var buf bytes.Buffer
+	w := wire.NewWriter(&buf)
+	w.Write(upstream)
+	w.Flush()
+	input := buf.String() + `{"kind":"row","schema":"flameox/1","table_id":"nope","values":{}}` + "\n"
+	r := streamOf(t, request("", nil), input)
+	if f := rank.Upstream(r.err); f == nil || f.Code != evidence.CodeCaptureFailed || !rank.Passed(r.err) {
+		t.Fatalf("status from %v, want the upstream CAPTURE_FAILED", r.err)
+	}
+	own := rank.Own(r.err)
+	if own == nil || own.Code != evidence.CodeInvalidArgument {
+		t.Fatalf("own failure %v", own)
+	}
+	if fs := r.all(evidence.KindFailure); len(fs) != 2 || fs[1]["code"] != string(evidence.CodeInvalidArgument) {
+		t.Fatalf("failure blocks %v", fs)
+	}
+}

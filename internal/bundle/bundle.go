@@ -52,7 +52,13 @@ type Builder struct {
 	tableIDs  map[string]bool
 	failures  []*evidence.Failure
 	done      bool
+	// ctx, when set (WithContext), ends a native copy part way: a large
+	// artifact must not keep an interrupted preserve running.
+	ctx context.Context
 }
+
+// WithContext makes the builder's native copies stop when ctx ends.
+func (b *Builder) WithContext(ctx context.Context) *Builder { b.ctx = ctx; return b }
 
 // NewBuilder starts a bundle in store (created if absent).
 func NewBuilder(store string) (*Builder, error) {
@@ -152,7 +158,7 @@ func (b *Builder) AddArtifact(a *evidence.Artifact) error {
 		}
 	} else {
 		rel := nativeDir + "/" + digest
-		if err := copyNative(a, filepath.Join(b.tmp, filepath.FromSlash(rel))); err != nil {
+		if err := copyNative(b.ctx, a, filepath.Join(b.tmp, filepath.FromSlash(rel))); err != nil {
 			return err
 		}
 		b.natives[digest] = &evidence.Member{Path: rel, SHA256: digest, Size: a.Size, Role: roleNative}

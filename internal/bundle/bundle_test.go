@@ -844,3 +844,23 @@ func TestUnwritableStoreLocated(t *testing.T) {
 		t.Fatalf("got %v, want IO_FAILURE located at the work directory", err)
 	}
 }
+
+// TestCopyStopsWhenCancelled (9.3): an interrupted preserve stops copying
+// a native artifact part way instead of finishing a large copy, and
+// leaves no partial copy behind.
+func TestCopyStopsWhenCancelled(t *testing.T) {
+	a := native(t, t.TempDir(), "big.cpuprofile", bytes.Repeat([]byte("x"), 3*copyBuffer))
+	b, err := NewBuilder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Abort()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := b.WithContext(ctx).AddArtifact(a); evidence.CodeOf(err) != evidence.CodeCancelled {
+		t.Fatalf("got %v, want CANCELLED", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(b.tmp, nativeDir)); len(entries) != 0 {
+		t.Fatalf("a cancelled copy left %v", entries)
+	}
+}

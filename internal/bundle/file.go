@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -20,7 +21,7 @@ const copyBuffer = 1 << 20
 // copyNative copies a's bytes to dst, hashing them on the way. It reads at
 // most a.Size+1 bytes, so a file that is still growing cannot keep it busy,
 // and removes dst unless the bytes match the artifact's id and size.
-func copyNative(a *evidence.Artifact, dst string) (err error) {
+func copyNative(ctx context.Context, a *evidence.Artifact, dst string) (err error) {
 	// The one path check: a FIFO named by a forged block must not hang the
 	// open, nor a device be copied forever.
 	src, _, err := formats.OpenRegular(a.Path, a.ID)
@@ -41,7 +42,11 @@ func copyNative(a *evidence.Artifact, dst string) (err error) {
 		}
 	}()
 	dw := durable.NewWriter(out)
-	n, err := io.CopyBuffer(dw, io.LimitReader(src, a.Size+1), make([]byte, copyBuffer))
+	var r io.Reader = io.LimitReader(src, a.Size+1)
+	if ctx != nil {
+		r = &ctxReader{ctx: ctx, r: r}
+	}
+	n, err := io.CopyBuffer(dw, r, make([]byte, copyBuffer))
 	if err != nil {
 		return evidence.Wrap(evidence.CodeIOFailure, err, "copy native artifact").At(a.Path, a.ID)
 	}
@@ -62,6 +67,19 @@ func copyNative(a *evidence.Artifact, dst string) (err error) {
 		return evidence.Wrap(evidence.CodeIOFailure, err, "write native copy").At(a.Path, a.ID)
 	}
 	return nil
+}
+
+// ctxReader ends a read when its context ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, evidence.Wrap(evidence.CodeCancelled, err, "copy native artifact")
+	}
+	return c.r.Read(p)
 }
 
 // verifyFile checks that path is a regular file of size bytes whose

@@ -33,6 +33,7 @@ func preserve(ctx context.Context, store string, in io.Reader, out *wire.Writer)
 	if err != nil {
 		return nil, nil, err
 	}
+	b.WithContext(ctx)
 	defer b.Abort()
 	p := &preserver{b: b, tables: map[string]*TableWriter{}}
 	rd := wire.NewReader(in)

@@ -76,11 +76,22 @@ func run(ctx context.Context, env *command.Env) error {
 	default:
 		err = r.Stream(ctx, wire.NewReader(env.Stdin), t, func(raw *evidence.Raw) error { return env.W.Write(raw) })
 	}
+	if f := r.First(); err != nil && f != nil {
+		// The first failure sets the status; one of this run's own that
+		// ended it later is written and named as well.
+		own := evidence.AsFailure(err, evidence.CodeInternal)
+		if own != f {
+			if werr := env.W.Write(own); werr != nil {
+				return werr
+			}
+		}
+		return &command.Reported{First: f, Passed: r.FirstPassed(), Own: own}
+	}
 	if err != nil {
 		return err
 	}
 	if f := r.First(); f != nil {
-		return &command.Reported{First: f, Shown: env.StdoutTerminal}
+		return &command.Reported{First: f, Shown: env.StdoutTerminal, Passed: r.FirstPassed(), Own: r.FirstOwn()}
 	}
 	return nil
 }

@@ -20,7 +20,7 @@ import (
 
 const description = `Preserve evidence as an immutable, content-addressed bundle.
 
-Reads flameox blocks (capture, artifact, table, row, summary, failure) on stdin and forwards each one unchanged to stdout. Then it copies every artifact's native bytes into the bundle, checking them against the artifact id and size as it copies, writes each table's rows as Parquet, publishes DIR/bundles/<hex id>/ atomically and prints the bundle block last. Preserving the same evidence again prints the same bundle id and leaves the existing bundle as it is. Failures print a failure block on stdout and one line on stderr, and exit with the failure code's status (INVALID_ARGUMENT 2, IO_FAILURE 8, INTEGRITY_FAILURE 9, ...).
+Reads flameox blocks (capture, artifact, table, row, summary, failure) on stdin and forwards each one unchanged to stdout. Then it copies every artifact's native bytes into the bundle, checking them against the artifact id and size as it copies, writes each table's rows as Parquet, publishes DIR/bundles/<hex id>/ atomically and prints the bundle block last. Preserving the same evidence again prints the same bundle id and leaves the existing bundle as it is. Failures print a failure block on stdout and one line on stderr, and exit with the failure code's status (INVALID_ARGUMENT 2, IO_FAILURE 8, INTEGRITY_FAILURE 9, ...). A failure block in the input is preserved and forwarded and the bundle published; then the command exits with that failure's status without naming it again.
 
 Examples:
 
@@ -85,11 +85,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	pr, pw := io.Pipe()
 	go func() { _, err := io.Copy(pw, stdin); pw.CloseWithError(err) }()
 	defer context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })()
-	if _, err := bundle.Preserve(ctx, c.Store, pr, out); err != nil {
+	_, upstream, err := bundle.Preserve(ctx, c.Store, pr, out)
+	if err != nil {
 		return fail(err)
 	}
 	if err := out.Flush(); err != nil {
 		return fail(err)
+	}
+	if upstream != nil {
+		// The failure block was forwarded (and preserved); the stage that
+		// wrote it named it on stderr. The status is the first failure's.
+		return evidence.ExitCode(upstream.Code)
 	}
 	return 0
 }

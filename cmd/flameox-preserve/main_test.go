@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -117,7 +118,10 @@ func TestPreserve(t *testing.T) {
 	in, a := profileStream(t)
 	store := t.TempDir()
 	r := runBinary(t, in, "--store", store)
-	if r.code != 0 || r.stderr != "" {
+	// The stream carries a DECODE_FAILURE: it is preserved and forwarded
+	// once, the bundle is published, and the status is that failure's,
+	// without naming it on stderr again (decode did).
+	if r.code != evidence.ExitCode(evidence.CodeDecodeFailure) || r.stderr != "" {
 		t.Fatalf("exit %d, stderr %q, stdout %s", r.code, r.stderr, r.stdout)
 	}
 	if !strings.HasPrefix(r.stdout, string(in)) {
@@ -158,7 +162,7 @@ func TestPreserve(t *testing.T) {
 
 	// The same stream again: the same bundle, reused.
 	again := runBinary(t, in, "--store", store)
-	if again.code != 0 || again.stdout != r.stdout {
+	if again.code != r.code || again.stdout != r.stdout {
 		t.Errorf("second run: exit %d, output differs:\n%s", again.code, again.stdout)
 	}
 }
@@ -267,5 +271,57 @@ func TestInterrupt(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Join(store, "bundles")); len(entries) != 0 {
 		t.Errorf("an interrupted run published %v", entries)
+	}
+}
+
+// TestForgedArtifactPaths: artifact blocks are input, so the path check of
+// explicit paths applies to theirs too. A FIFO must not hang preserve (it
+// used to block in open, deaf to SIGINT, leaving tmp/build-*), a device
+// must not be copied forever, and what decode refuses preserve refuses.
+func TestForgedArtifactPaths(t *testing.T) {
+	_, a := profileStream(t)
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		edit func(*evidence.Artifact)
+		code evidence.Code
+	}{
+		{"fifo", func(b *evidence.Artifact) { b.Path = fifo }, evidence.CodeInvalidArgument},
+		{"dev zero", func(b *evidence.Artifact) { b.Path = "/dev/zero" }, evidence.CodeInvalidArgument},
+		{"directory", func(b *evidence.Artifact) { b.Path = t.TempDir() }, evidence.CodeInvalidArgument},
+		{"relative", func(b *evidence.Artifact) { b.Path = "fib.cpuprofile" }, evidence.CodeInvalidArgument},
+		{"negative size", func(b *evidence.Artifact) { b.Size = -1 }, evidence.CodeInvalidArgument},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := *a
+			tt.edit(&b)
+			store := t.TempDir()
+			cmd := exec.Command(binary, "--store", store)
+			cmd.Stdin = bytes.NewReader(encode(t, &b))
+			var out bytes.Buffer
+			cmd.Stdout = &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			timer := time.AfterFunc(10*time.Second, func() { cmd.Process.Kill() })
+			err := cmd.Wait()
+			if !timer.Stop() {
+				t.Fatalf("flameox-preserve still ran after 10 s on %s", b.Path)
+			}
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != evidence.ExitCode(tt.code) {
+				t.Fatalf("ended with %v, want exit %d (%s); stdout %s", err, evidence.ExitCode(tt.code), tt.code, out.String())
+			}
+			if !strings.Contains(out.String(), `"code":"`+string(tt.code)+`"`) {
+				t.Errorf("no %s failure block: %s", tt.code, out.String())
+			}
+			if entries, _ := os.ReadDir(filepath.Join(store, "tmp")); len(entries) != 0 {
+				t.Errorf("a refused run left %v", entries)
+			}
+		})
 	}
 }

@@ -110,7 +110,7 @@ func run(ctx context.Context, env *command.Env) error {
 		err = rank.Stream(ctx, req, wire.NewReader(env.Stdin), out)
 	}
 	if f := rank.Upstream(err); f != nil {
-		return &command.Reported{First: f}
+		return &command.Reported{First: f, Passed: rank.Passed(err), Own: rank.Own(err)}
 	}
 	return err
 }

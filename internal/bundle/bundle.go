@@ -3,7 +3,7 @@
 // Parquet, and a canonical manifest whose SHA-256 is the bundle's id.
 // docs/bundles.md describes the on-disk model.
 //
-// It imports evidence, wire and durable.
+// It imports evidence, wire, durable and formats (the one path check).
 package bundle
 
 import (
@@ -52,7 +52,13 @@ type Builder struct {
 	tableIDs  map[string]bool
 	failures  []*evidence.Failure
 	done      bool
+	// ctx, when set (WithContext), ends a native copy part way: a large
+	// artifact must not keep an interrupted preserve running.
+	ctx context.Context
 }
+
+// WithContext makes the builder's native copies stop when ctx ends.
+func (b *Builder) WithContext(ctx context.Context) *Builder { b.ctx = ctx; return b }
 
 // NewBuilder starts a bundle in store (created if absent).
 func NewBuilder(store string) (*Builder, error) {
@@ -67,12 +73,12 @@ func NewBuilder(store string) (*Builder, error) {
 	}
 	tmp, err := os.MkdirTemp(filepath.Join(abs, tmpDir), "build-")
 	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "create work directory in %s", abs)
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "create work directory in %s", abs).At(filepath.Join(abs, tmpDir), "")
 	}
 	for _, d := range []string{nativeDir, tablesDir} {
 		if err := os.Mkdir(filepath.Join(tmp, d), 0o755); err != nil {
 			os.RemoveAll(tmp)
-			return nil, evidence.Wrap(evidence.CodeIOFailure, err, "create work directory")
+			return nil, evidence.Wrap(evidence.CodeIOFailure, err, "create work directory").At(filepath.Join(tmp, d), "")
 		}
 	}
 	return &Builder{
@@ -140,13 +146,10 @@ func (b *Builder) AddArtifact(a *evidence.Artifact) error {
 	if a == nil {
 		return evidence.Failf(evidence.CodeInvalidArgument, "nil artifact")
 	}
-	digest, err := artifactDigest(a.ID)
-	if err != nil {
+	if err := a.Check(); err != nil {
 		return err
 	}
-	if a.Size < 0 {
-		return evidence.Failf(evidence.CodeInvalidArgument, "artifact %s: negative size %d", a.ID, a.Size)
-	}
+	digest := a.Digest()
 	if m, ok := b.natives[digest]; ok {
 		if m.Size != a.Size {
 			return (&evidence.Failure{Code: evidence.CodeIntegrity,
@@ -154,11 +157,8 @@ func (b *Builder) AddArtifact(a *evidence.Artifact) error {
 				Details: evidence.Object{"sizes": []int64{m.Size, a.Size}}}).At(a.Path, a.ID)
 		}
 	} else {
-		if !filepath.IsAbs(a.Path) {
-			return evidence.Failf(evidence.CodeInvalidArgument, "artifact %s: path %q is not absolute", a.ID, a.Path).At(a.Path, a.ID)
-		}
 		rel := nativeDir + "/" + digest
-		if err := copyNative(a, filepath.Join(b.tmp, filepath.FromSlash(rel))); err != nil {
+		if err := copyNative(b.ctx, a, filepath.Join(b.tmp, filepath.FromSlash(rel))); err != nil {
 			return err
 		}
 		b.natives[digest] = &evidence.Member{Path: rel, SHA256: digest, Size: a.Size, Role: roleNative}
@@ -261,7 +261,7 @@ func (b *Builder) Publish(ctx context.Context) (*evidence.Bundle, error) {
 	}
 	id := Hash(data)
 	if err := durable.WriteFile(filepath.Join(b.tmp, manifestName), data, 0o644); err != nil {
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "write manifest")
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "write manifest").At(filepath.Join(b.tmp, manifestName), "")
 	}
 	if err := b.seal(); err != nil {
 		return nil, err
@@ -277,10 +277,10 @@ func (b *Builder) Publish(ctx context.Context) (*evidence.Bundle, error) {
 		if errors.Is(err, os.ErrExist) || errors.Is(err, syscall.ENOTEMPTY) {
 			return existing(target, id) // a concurrent publish of the same evidence won
 		}
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "publish bundle %s", id)
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "publish bundle %s", id).At(target, "")
 	}
 	if err := durable.SyncDir(filepath.Dir(target)); err != nil {
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "publish bundle %s", id)
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "publish bundle %s", id).At(filepath.Dir(target), "")
 	}
 	return m.block(id, target), nil
 }
@@ -297,12 +297,12 @@ func (b *Builder) seal() error {
 	}
 	for _, f := range files {
 		if err := os.Chmod(filepath.Join(b.tmp, filepath.FromSlash(f)), 0o444); err != nil {
-			return evidence.Wrap(evidence.CodeIOFailure, err, "seal %s", f)
+			return evidence.Wrap(evidence.CodeIOFailure, err, "seal %s", f).At(filepath.Join(b.tmp, filepath.FromSlash(f)), "")
 		}
 	}
 	// MkdirTemp made the work directory private; a bundle is readable.
 	if err := os.Chmod(b.tmp, 0o755); err != nil {
-		return evidence.Wrap(evidence.CodeIOFailure, err, "seal bundle directory")
+		return evidence.Wrap(evidence.CodeIOFailure, err, "seal bundle directory").At(b.tmp, "")
 	}
 	for _, d := range []string{nativeDir, tablesDir, "."} {
 		if err := durable.SyncDir(filepath.Join(b.tmp, d)); err != nil {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -784,5 +785,82 @@ func TestEmptyTable(t *testing.T) {
 	}
 	if s := r.Manifest.Tables[0].Summary; s == nil || s.RowsEmitted != 0 || !s.Complete {
 		t.Errorf("summary %+v", s)
+	}
+}
+
+// TestOpenWrongPath: a bundle path that names nothing is IO_FAILURE (the
+// argument is wrong, no bundle was damaged), a file is INVALID_ARGUMENT,
+// and a manifest that is a FIFO is refused without blocking.
+func TestOpenWrongPath(t *testing.T) {
+	store := t.TempDir()
+	id := strings.Repeat("a", 64)
+	file := filepath.Join(store, "file")
+	must(t, os.WriteFile(file, nil, 0o644))
+	cases := []struct {
+		name, dir string
+		code      evidence.Code
+	}{
+		{"missing, named like a bundle", filepath.Join(store, "bundles", id), evidence.CodeIOFailure},
+		{"missing, any name", filepath.Join(store, "nope"), evidence.CodeIOFailure},
+		{"a file", file, evidence.CodeInvalidArgument},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Open(c.dir)
+			var f *evidence.Failure
+			if !errors.As(err, &f) || f.Code != c.code || f.Location.Path != c.dir {
+				t.Fatalf("got %v, want %s located at %s", err, c.code, c.dir)
+			}
+		})
+	}
+	dir := filepath.Join(store, id)
+	must(t, os.Mkdir(dir, 0o755))
+	must(t, syscall.Mkfifo(filepath.Join(dir, manifestName), 0o600))
+	done := make(chan error, 1)
+	go func() { _, err := Open(dir); done <- err }()
+	select {
+	case err := <-done:
+		if evidence.CodeOf(err) != evidence.CodeIntegrity {
+			t.Fatalf("manifest FIFO: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Open blocked on a manifest FIFO")
+	}
+}
+
+// TestUnwritableStoreLocated: a store where no work directory can be made
+// (read-only for other users; here a procfs directory, which refuses even
+// root) fails with IO_FAILURE located at the directory, not with an empty
+// location (9.21).
+func TestUnwritableStoreLocated(t *testing.T) {
+	store := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(store, bundlesDir), 0o755))
+	if err := os.Symlink("/proc/self/fdinfo", filepath.Join(store, tmpDir)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewBuilder(store)
+	var f *evidence.Failure
+	if !errors.As(err, &f) || f.Code != evidence.CodeIOFailure || f.Location.Path != filepath.Join(store, tmpDir) {
+		t.Fatalf("got %v, want IO_FAILURE located at the work directory", err)
+	}
+}
+
+// TestCopyStopsWhenCancelled (9.3): an interrupted preserve stops copying
+// a native artifact part way instead of finishing a large copy, and
+// leaves no partial copy behind.
+func TestCopyStopsWhenCancelled(t *testing.T) {
+	a := native(t, t.TempDir(), "big.cpuprofile", bytes.Repeat([]byte("x"), 3*copyBuffer))
+	b, err := NewBuilder(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Abort()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := b.WithContext(ctx).AddArtifact(a); evidence.CodeOf(err) != evidence.CodeCancelled {
+		t.Fatalf("got %v, want CANCELLED", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(b.tmp, nativeDir)); len(entries) != 0 {
+		t.Fatalf("a cancelled copy left %v", entries)
 	}
 }

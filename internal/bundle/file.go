@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/flameox/flameox/internal/durable"
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 )
 
 // copyBuffer is the read size for native copies and digest checks.
@@ -19,19 +21,16 @@ const copyBuffer = 1 << 20
 // copyNative copies a's bytes to dst, hashing them on the way. It reads at
 // most a.Size+1 bytes, so a file that is still growing cannot keep it busy,
 // and removes dst unless the bytes match the artifact's id and size.
-func copyNative(a *evidence.Artifact, dst string) (err error) {
-	src, err := os.Open(a.Path)
+func copyNative(ctx context.Context, a *evidence.Artifact, dst string) (err error) {
+	// The one path check: a FIFO named by a forged block must not hang the
+	// open, nor a device be copied forever.
+	src, _, err := formats.OpenRegular(a.Path, a.ID)
 	if err != nil {
-		return (&evidence.Failure{Code: evidence.CodeIOFailure, Message: "open native artifact: " + err.Error(), Err: err}).At(a.Path, a.ID)
+		f := evidence.AsFailure(err, evidence.CodeIOFailure)
+		f.Message = "native artifact: " + f.Message
+		return f
 	}
 	defer src.Close()
-	st, err := src.Stat()
-	if err != nil {
-		return evidence.Wrap(evidence.CodeIOFailure, err, "stat native artifact").At(a.Path, a.ID)
-	}
-	if !st.Mode().IsRegular() {
-		return evidence.Failf(evidence.CodeInvalidArgument, "native artifact is not a regular file").At(a.Path, a.ID)
-	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return evidence.Wrap(evidence.CodeIOFailure, err, "create native copy").At(a.Path, a.ID)
@@ -43,7 +42,11 @@ func copyNative(a *evidence.Artifact, dst string) (err error) {
 		}
 	}()
 	dw := durable.NewWriter(out)
-	n, err := io.CopyBuffer(dw, io.LimitReader(src, a.Size+1), make([]byte, copyBuffer))
+	var r io.Reader = io.LimitReader(src, a.Size+1)
+	if ctx != nil {
+		r = &ctxReader{ctx: ctx, r: r}
+	}
+	n, err := io.CopyBuffer(dw, r, make([]byte, copyBuffer))
 	if err != nil {
 		return evidence.Wrap(evidence.CodeIOFailure, err, "copy native artifact").At(a.Path, a.ID)
 	}
@@ -66,12 +69,25 @@ func copyNative(a *evidence.Artifact, dst string) (err error) {
 	return nil
 }
 
+// ctxReader ends a read when its context ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, evidence.Wrap(evidence.CodeCancelled, err, "copy native artifact")
+	}
+	return c.r.Read(p)
+}
+
 // verifyFile checks that path is a regular file of size bytes whose
 // SHA-256 is sum (hex), reading at most size+1 bytes.
 func verifyFile(path string, size int64, sum string) error {
-	f, err := os.Open(path)
+	f, _, err := formats.OpenRegular(path, "")
 	if err != nil {
-		return err
+		return errors.New(evidence.AsFailure(err, evidence.CodeIOFailure).Message)
 	}
 	defer f.Close()
 	return verifyOpen(f, size, sum)

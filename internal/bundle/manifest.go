@@ -141,7 +141,7 @@ func decodeManifest(data []byte) (*Manifest, error) {
 		return nil, err
 	}
 	if err := eachObject(o, "artifacts", func(i int, a evidence.Object) error {
-		art, err := blockOf(a, evidence.KindArtifact, evidence.ArtifactFrom)
+		art, err := blockOf(a, evidence.KindArtifact, evidence.BundledArtifactFrom)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 )
 
 // Reader is an opened, verified bundle.
@@ -31,6 +32,15 @@ func Open(dir string) (*Reader, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeInvalidArgument, err, "bundle %s", dir)
+	}
+	// A path that names nothing is a wrong argument to read, not a damaged
+	// bundle: IO_FAILURE, as for any file that cannot be opened.
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, (&evidence.Failure{Code: evidence.CodeIOFailure, Message: "bundle: " + err.Error(), Err: err}).At(abs, "")
+	}
+	if !st.IsDir() {
+		return nil, evidence.Failf(evidence.CodeInvalidArgument, "%s is not a bundle directory: not a directory", abs).At(abs, "")
 	}
 	id, err := ParseID(filepath.Base(abs))
 	if err != nil {
@@ -83,12 +93,14 @@ func integrity(path, format string, args ...any) *evidence.Failure {
 }
 
 func readManifest(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	f, _, err := formats.OpenRegular(path, "")
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil, integrity(path, "bundle has no manifest")
-	}
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "open manifest").At(path, "")
+	case evidence.CodeOf(err) == evidence.CodeInvalidArgument:
+		return nil, integrity(path, "the manifest is not a regular file")
+	case err != nil:
+		return nil, err
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxManifest+1))
@@ -190,9 +202,9 @@ func (r *Reader) Rows(i int) iter.Seq2[evidence.Object, error] {
 				mb = m
 			}
 		}
-		f, err := os.Open(p)
+		f, _, err := formats.OpenRegular(p, "")
 		if err != nil {
-			yield(nil, evidence.Wrap(evidence.CodeIOFailure, err, "open table").At(p, ""))
+			yield(nil, evidence.AsFailure(err, evidence.CodeIOFailure))
 			return
 		}
 		defer f.Close()

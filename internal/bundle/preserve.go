@@ -17,17 +17,29 @@ import (
 // Bundle blocks in the stream are forwarded but not preserved: they refer
 // to other bundles. A block that cannot be preserved fails the whole run
 // with a typed failure located at its input line; nothing is published.
-func Preserve(ctx context.Context, store string, in io.Reader, out *wire.Writer) (*evidence.Bundle, error) {
+// upstream is the first failure block the stream carried (preserved with
+// the rest): the stage that wrote it failed, and a pipeline's status is
+// that failure's, so the caller exits with it once the bundle is out.
+func Preserve(ctx context.Context, store string, in io.Reader, out *wire.Writer) (_ *evidence.Bundle, upstream *evidence.Failure, err error) {
+	bl, p, err := preserve(ctx, store, in, out)
+	if p != nil {
+		upstream = p.upstream
+	}
+	return bl, upstream, err
+}
+
+func preserve(ctx context.Context, store string, in io.Reader, out *wire.Writer) (*evidence.Bundle, *preserver, error) {
 	b, err := NewBuilder(store)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	b.WithContext(ctx)
 	defer b.Abort()
-	p := &preserver{b: b, tables: map[string]*streamTable{}}
+	p := &preserver{b: b, tables: map[string]*TableWriter{}}
 	rd := wire.NewReader(in)
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, evidence.Wrap(evidence.CodeCancelled, err, "preserve")
+			return nil, p, evidence.Wrap(evidence.CodeCancelled, err, "preserve")
 		}
 		raw, err := rd.Next()
 		if err == io.EOF {
@@ -35,35 +47,32 @@ func Preserve(ctx context.Context, store string, in io.Reader, out *wire.Writer)
 		}
 		if err != nil {
 			if ctx.Err() != nil { // the read was interrupted on purpose
-				return nil, evidence.Wrap(evidence.CodeCancelled, ctx.Err(), "preserve")
+				return nil, p, evidence.Wrap(evidence.CodeCancelled, ctx.Err(), "preserve")
 			}
-			return nil, err
+			return nil, p, err
 		}
 		if err := out.Write(raw); err != nil {
-			return nil, err
+			return nil, p, err
 		}
 		if err := p.block(raw); err != nil {
-			return nil, atLine(err, raw.Line)
+			return nil, p, atLine(err, raw.Line)
 		}
 	}
 	bl, err := b.Publish(ctx)
 	if err != nil {
-		return nil, err
+		return nil, p, err
 	}
 	if err := out.Write(bl); err != nil {
-		return nil, err
+		return nil, p, err
 	}
-	return bl, nil
+	return bl, p, nil
 }
 
 type preserver struct {
-	b      *Builder
-	tables map[string]*streamTable
-}
-
-type streamTable struct {
-	w     *TableWriter
-	ended bool
+	b        *Builder
+	upstream *evidence.Failure // the first failure block of the stream
+	tables   map[string]*TableWriter
+	check    wire.Tables // the stream's table structure, checked as rank checks it
 }
 
 func (p *preserver) block(raw *evidence.Raw) error {
@@ -81,58 +90,46 @@ func (p *preserver) block(raw *evidence.Raw) error {
 		if err != nil {
 			return err
 		}
+		if err := p.check.Header(t); err != nil {
+			return err
+		}
 		w, err := p.b.BeginTable(t)
 		if err != nil {
 			return err
 		}
-		p.tables[t.ID] = &streamTable{w: w}
+		p.tables[t.ID] = w
 		return nil
 	case evidence.KindRow:
 		r, err := evidence.RowFrom(raw.Obj)
 		if err != nil {
 			return err
 		}
-		st, err := p.table(r.TableID, "row")
-		if err != nil {
+		if err := p.check.Row(r.TableID); err != nil {
 			return err
 		}
-		return st.w.Row(r.Values)
+		return p.tables[r.TableID].Row(r.Values)
 	case evidence.KindSummary:
 		s, err := evidence.SummaryFrom(raw.Obj)
 		if err != nil {
 			return err
 		}
-		st, err := p.table(s.TableID, "summary")
-		if err != nil {
+		if err := p.check.Summary(s); err != nil {
 			return err
 		}
-		if s.RowsEmitted != st.w.rows {
-			return evidence.Failf(evidence.CodeInvalidArgument, "summary of table %s says %d rows emitted; the stream carried %d", s.TableID, s.RowsEmitted, st.w.rows)
-		}
-		st.ended = true
-		return st.w.End(s)
+		return p.tables[s.TableID].End(s)
 	case evidence.KindFailure:
 		f, err := evidence.FailureFrom(raw.Obj)
 		if err != nil {
 			return err
+		}
+		if p.upstream == nil {
+			p.upstream = f
 		}
 		return p.b.AddFailure(f)
 	case evidence.KindBundle:
 		return nil
 	}
 	return evidence.Failf(evidence.CodeInvalidArgument, "unknown block kind %q", raw.Kind())
-}
-
-// table returns the open table a row or summary belongs to.
-func (p *preserver) table(id, what string) (*streamTable, error) {
-	st := p.tables[id]
-	switch {
-	case st == nil:
-		return nil, evidence.Failf(evidence.CodeInvalidArgument, "%s for table %q, whose header never came", what, id)
-	case st.ended:
-		return nil, evidence.Failf(evidence.CodeInvalidArgument, "%s for table %q after its summary", what, id)
-	}
-	return st, nil
 }
 
 // atLine locates a failure at an input line. A failure already located in

@@ -45,7 +45,7 @@ func TestPreserveStream(t *testing.T) {
 	var out bytes.Buffer
 	w := wire.NewWriter(&out)
 	store := t.TempDir()
-	bl, err := Preserve(context.Background(), store, bytes.NewReader(in), w)
+	bl, _, err := Preserve(context.Background(), store, bytes.NewReader(in), w)
 	must(t, err)
 	must(t, w.Flush())
 
@@ -63,7 +63,7 @@ func TestPreserveStream(t *testing.T) {
 		t.Errorf("preserved %d artifacts, %d captures, %d failures, %d tables", len(r.Artifacts()), len(r.Captures()), len(r.Failures()), len(r.Manifest.Tables))
 	}
 	// The same stream again: same id, no second bundle.
-	again, err := Preserve(context.Background(), store, bytes.NewReader(in), wire.NewWriter(&bytes.Buffer{}))
+	again, _, err := Preserve(context.Background(), store, bytes.NewReader(in), wire.NewWriter(&bytes.Buffer{}))
 	must(t, err)
 	if again.ID != bl.ID {
 		t.Errorf("second preserve gave %s, want %s", again.ID, bl.ID)
@@ -103,7 +103,7 @@ func TestPreserveStreamFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			store := t.TempDir()
-			_, err := Preserve(context.Background(), store, bytes.NewReader(tt.in), wire.NewWriter(&bytes.Buffer{}))
+			_, _, err := Preserve(context.Background(), store, bytes.NewReader(tt.in), wire.NewWriter(&bytes.Buffer{}))
 			f := failureOf(t, err, tt.code)
 			if tt.line > 0 && (f.Location.Line != tt.line || f.Location.Path != "<stdin>") {
 				t.Errorf("located at %+v, want <stdin> line %d: %v", f.Location, tt.line, f)
@@ -121,7 +121,7 @@ func TestPreserveStreamFailures(t *testing.T) {
 	}
 
 	t.Run("artifact failure keeps its file location", func(t *testing.T) {
-		_, err := Preserve(context.Background(), t.TempDir(), bytes.NewReader(stream(t, e.capture, &badDigest)), wire.NewWriter(&bytes.Buffer{}))
+		_, _, err := Preserve(context.Background(), t.TempDir(), bytes.NewReader(stream(t, e.capture, &badDigest)), wire.NewWriter(&bytes.Buffer{}))
 		f := failureOf(t, err, evidence.CodeIntegrity)
 		if f.Location.Path != badDigest.Path || f.Location.ArtifactID != badDigest.ID || f.Details["input_line"] != 2 {
 			t.Errorf("location %+v details %v", f.Location, f.Details)
@@ -131,7 +131,7 @@ func TestPreserveStreamFailures(t *testing.T) {
 	t.Run("cancelled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		_, err := Preserve(ctx, t.TempDir(), bytes.NewReader(stream(t, e.blocks()...)), wire.NewWriter(&bytes.Buffer{}))
+		_, _, err := Preserve(ctx, t.TempDir(), bytes.NewReader(stream(t, e.blocks()...)), wire.NewWriter(&bytes.Buffer{}))
 		failureOf(t, err, evidence.CodeCancelled)
 	})
 }

@@ -31,9 +31,15 @@ import (
 
 // Reported is returned by a body that already wrote its failure blocks
 // (for example one per artifact, or one passed on from upstream): the
-// command exits with the first failure's status and names it on stderr.
+// command exits with the first failure's status and names it on stderr,
+// unless Passed: the failure came from an upstream stage, which already
+// named it there, so a pipeline reports each failure once. Own, when set,
+// is the first failure this stage found itself after First; it is named
+// too, while First sets the status.
 type Reported struct {
-	First *evidence.Failure
+	First  *evidence.Failure
+	Passed bool
+	Own    *evidence.Failure
 	// Shown: the body has already shown every failure on stderr (its
 	// stdout is a terminal), so nothing more is printed.
 	Shown bool
@@ -111,8 +117,11 @@ func Run(ctx context.Context, name string, env *Env, body func(ctx context.Conte
 	}
 	var rep *Reported
 	if errors.As(err, &rep) {
-		if !rep.Shown {
+		if !rep.Shown && !rep.Passed {
 			fmt.Fprint(env.Stderr, FailureText(name, evidence.AsFailure(Respell(rep.First, env.Spell), rep.First.Code)))
+		}
+		if !rep.Shown && rep.Own != nil && rep.Own != rep.First {
+			fmt.Fprint(env.Stderr, FailureText(name, evidence.AsFailure(Respell(rep.Own, env.Spell), rep.Own.Code)))
 		}
 		return evidence.ExitCode(rep.First.Code)
 	}

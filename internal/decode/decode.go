@@ -80,12 +80,22 @@ type Target interface {
 type Run struct {
 	Opts  Options
 	first *evidence.Failure
-	held  int64
-	spilt int64
+	// passed: the first failure came in the input from an upstream stage.
+	passed bool
+	own    *evidence.Failure // the first failure this run found itself
+	held   int64
+	spilt  int64
 }
 
 // First is the first failure seen, or nil.
 func (r *Run) First() *evidence.Failure { return r.first }
+
+// FirstPassed reports whether the first failure came from upstream (its
+// block was passed on, and the stage that found it reported it).
+func (r *Run) FirstPassed() bool { return r.passed }
+
+// FirstOwn is the first failure this run found itself, or nil.
+func (r *Run) FirstOwn() *evidence.Failure { return r.own }
 
 // Held reports the bytes of tables held for explicit artifacts until their
 // digests were known, and how many of them spilled to disk.
@@ -110,7 +120,7 @@ func (r *Run) Path(ctx context.Context, path string, t Target) error {
 // Open opens an explicit path (the one path check: a regular file, its
 // size from fstat). The caller closes the source.
 func (r *Run) Open(path string) (*formats.Source, error) {
-	return formats.Open(path, "explicit")
+	return formats.Open(path, formats.RoleExplicit)
 }
 
 // Artifact decodes an artifact announced by a block (already passed on by
@@ -230,6 +240,9 @@ func (r *Run) fail(t Target, f *evidence.Failure) error {
 	if r.first == nil {
 		r.first = f
 	}
+	if r.own == nil {
+		r.own = f
+	}
 	if err := t.Failure(f); err != nil {
 		return err
 	}
@@ -276,7 +289,7 @@ func (r *Run) Stream(ctx context.Context, in *wire.Reader, t Target, pass func(*
 		case evidence.KindFailure:
 			if r.first == nil {
 				if f, err := evidence.FailureFrom(raw.Obj); err == nil {
-					r.first = f
+					r.first, r.passed = f, true
 				}
 			}
 		}

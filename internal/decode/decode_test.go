@@ -432,7 +432,7 @@ func TestStream(t *testing.T) {
 		t.Fatalf("first failure %v", f)
 	}
 	tb := r.first(evidence.KindTable)
-	if ids := tb["artifact_ids"].([]any); len(ids) != 1 || ids[0] != a.ID || tb["table_id"] != a.Digest()[:12]+".cpu.frames" {
+	if ids := tb["artifact_ids"].([]any); len(ids) != 1 || ids[0] != a.ID || tb["table_id"] != a.Digest()[:12]+".cpu-profile.cpu.frames" {
 		t.Fatalf("table header %v", tb)
 	}
 	// A malformed block is located at its input line.
@@ -440,5 +440,220 @@ func TestStream(t *testing.T) {
 	var f *evidence.Failure
 	if !errors.As(r.err, &f) || f.Location.Line != 2 || f.Location.Path != "<stdin>" {
 		t.Fatalf("got %v", r.err)
+	}
+}
+
+// TestForgedArtifactBlocks: decode refuses in artifact blocks what preserve
+// refuses (one validator, evidence.Artifact.Check, and one path check,
+// formats.OpenRegular), each as INVALID_ARGUMENT, never decoding a row.
+func TestForgedArtifactBlocks(t *testing.T) {
+	good := fixture("v8", "hotspot.cpuprofile")
+	a, err := formats.ArtifactFromPath(good, "cpu-profile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "pipe.cpuprofile")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rel := good // fixture paths are relative to the package directory
+	cases := []struct {
+		name string
+		edit func(*evidence.Artifact)
+	}{
+		{"relative path", func(b *evidence.Artifact) { b.Path = rel }},
+		{"negative size", func(b *evidence.Artifact) { b.Size = -1 }},
+		{"directory", func(b *evidence.Artifact) { b.Path = t.TempDir() }},
+		{"fifo", func(b *evidence.Artifact) { b.Path = fifo }},
+		{"dev zero", func(b *evidence.Artifact) { b.Path, b.Size = "/dev/zero", 0 }},
+		{"upper-case digest", func(b *evidence.Artifact) { b.ID = strings.ToUpper(b.ID[:7]) + b.ID[7:] }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := *a
+			c.edit(&b)
+			r := stream(t, decode.Options{}, encode(t, &b))
+			code := evidence.CodeOf(r.err)
+			if f := r.run.First(); r.err == nil && f != nil {
+				code = f.Code
+			}
+			if code != evidence.CodeInvalidArgument || r.count(evidence.KindRow) != 0 {
+				t.Fatalf("got %v / %v, blocks %s; want INVALID_ARGUMENT and no rows", r.err, r.run.First(), r.kinds())
+			}
+		})
+	}
+	// An unknown kind is refused where it is read, as preserve refuses it.
+	r := stream(t, decode.Options{}, encode(t, a)+`{"kind":"artefact","schema":"flameox/1"}`+"\n")
+	if evidence.CodeOf(r.err) != evidence.CodeInvalidArgument {
+		t.Fatalf("unknown kind: %v", r.err)
+	}
+}
+
+// TestTokenBoundIsALimit: a string longer than the token bound is one
+// rule in every JSON decoder: LIMIT_EXCEEDED (exit 5) with the limit's
+// receipt, located at the token, never DECODE_FAILURE.
+func TestTokenBoundIsALimit(t *testing.T) {
+	long := strings.Repeat("x", 100)
+	cases := []struct {
+		format, name, doc, limit string
+	}{
+		{"v8-cpuprofile", "p.cpuprofile", `{"nodes":[{"id":1,"callFrame":{"functionName":"` + long + `","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1}}],"samples":[1],"timeDeltas":[1]}`, formats.LimitToken},
+		{"speedscope", "p.speedscope.json", `{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[{"name":"` + long + `"}]},"profiles":[]}`, "max_string_bytes"},
+		{"sarif", "p.sarif", `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"` + long + `"}},"results":[]}]}`, formats.LimitToken},
+		{"coverage-json", "coverage.json", `{"meta":{"version":"7.3.2","format":2,"show_contexts":false,"branch_coverage":false,"timestamp":"` + long + `"},"files":{},"totals":{}}`, formats.LimitToken},
+		{"json", "p.json", `{"a":"` + long + `"}`, formats.LimitToken},
+	}
+	for _, c := range cases {
+		t.Run(c.format, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), c.name)
+			if err := os.WriteFile(p, []byte(c.doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := paths(t, decode.Options{Format: c.format, Limits: map[string]int64{c.limit: 10}}, p)
+			f := r.run.First()
+			if f == nil || f.Code != evidence.CodeLimitExceeded || evidence.ExitCode(f.Code) != 5 {
+				t.Fatalf("got %v, want LIMIT_EXCEEDED", f)
+			}
+			lim, _ := f.Details["limit"].(evidence.Object)
+			if lim["name"] != c.limit || lim["value"] != int64(10) || f.Location.Offset == 0 {
+				t.Fatalf("receipt %v at %+v", f.Details, f.Location)
+			}
+		})
+	}
+}
+
+// firstLine ends its table after one line, claiming completeness, and
+// leaves the rest of the file unread: its summary is written before the
+// digest is known.
+func firstLine() *formats.Spec {
+	return &formats.Spec{Name: "first-line", Title: "first line", Tables: []*table.Schema{table.ObservationRecords.Schema}, Version: "1",
+		Decoder: formats.DecoderFunc(func(ctx context.Context, in *formats.Input, out formats.Sink) error {
+			tw, err := out.Begin(&evidence.Table{Name: table.ObservationRecords.Name, Columns: table.ObservationRecords.EvidenceColumns("")})
+			if err != nil {
+				return err
+			}
+			line, err := bufio.NewReader(in.R).ReadString('\n')
+			if err != nil {
+				return err
+			}
+			if err := tw.Row(&table.ObservationRecord{Line: 1, Kind: "observation", Value: line}); err != nil {
+				return err
+			}
+			return tw.End(&evidence.Summary{RowsObserved: 1, Complete: true})
+		})}
+}
+
+// TestForgedDigest (9.4): an artifact block naming another file of the
+// same size. The size matches, so the bytes are read; the digest is known
+// only at the end, so rows are already written: their summary must say
+// complete:false with the integrity failure, and rank must not rank them.
+func TestForgedDigest(t *testing.T) {
+	dir := t.TempDir()
+	recorded := filepath.Join(dir, "recorded.txt")
+	other := filepath.Join(dir, "secret.txt")
+	if err := os.WriteFile(recorded, []byte("public line\nmore\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, []byte("secret line\nmore\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := formats.ArtifactFromPath(recorded, "result")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Path, a.Format = other, "first-line"
+	specs := append([]*formats.Spec{firstLine()}, registry.Formats()...)
+	r := stream(t, decode.Options{Specs: specs}, encode(t, a))
+	if f := r.run.First(); f == nil || f.Code != evidence.CodeIntegrity {
+		t.Fatalf("first failure %v", f)
+	}
+	if got := r.kinds(); got != "artifact table row summary failure" {
+		t.Fatalf("blocks %s", got)
+	}
+	sum := r.first(evidence.KindSummary)
+	lims, _ := sum["limitations"].([]any)
+	if sum["complete"] != false || len(lims) == 0 || !strings.Contains(lims[len(lims)-1].(string), "failed verification") {
+		t.Fatalf("rows of unverified bytes closed as %v", sum)
+	}
+}
+
+// verifying reads its artifact through the descriptor (as the isolated
+// workers do), after VerifyFile; then act changes the file, and the
+// decoder either fails (it found the file malformed) or ends its table.
+func verifying(act func(path string) error, fail bool) *formats.Spec {
+	return &formats.Spec{Name: "verifying", Title: "verifying", Tables: []*table.Schema{table.ObservationRecords.Schema}, Version: "1",
+		Decoder: formats.DecoderFunc(func(ctx context.Context, in *formats.Input, out formats.Sink) error {
+			if err := in.VerifyFile(); err != nil {
+				return err
+			}
+			tw, err := out.Begin(&evidence.Table{Name: table.ObservationRecords.Name, Columns: table.ObservationRecords.EvidenceColumns("")})
+			if err != nil {
+				return err
+			}
+			if err := tw.Row(&table.ObservationRecord{Line: 1, Kind: "observation", Value: "x"}); err != nil {
+				return err
+			}
+			if err := act(in.Artifact.Path); err != nil {
+				return err
+			}
+			if fail {
+				return errors.New("record 2 is cut short")
+			}
+			return tw.End(&evidence.Summary{RowsObserved: 1, Complete: true})
+		})}
+}
+
+// TestChangedDuringDecode (9.17): a file truncated while a decoder reads
+// it is INTEGRITY_FAILURE (exit 9), not a DECODE_FAILURE that blames the
+// file; one appended to is exit 9 with its table closed incomplete, never
+// written as complete first.
+func TestChangedDuringDecode(t *testing.T) {
+	truncate := func(p string) error { return os.Truncate(p, 3) }
+	appendTo := func(p string) error {
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = f.WriteString("appended\n")
+		return err
+	}
+	cases := []struct {
+		name     string
+		act      func(string) error
+		fail     bool
+		recorded bool
+	}{
+		{"truncated, recorded", truncate, true, true},
+		{"truncated, explicit", truncate, true, false},
+		{"appended, recorded", appendTo, false, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "data.txt")
+			if err := os.WriteFile(p, []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			specs := append([]*formats.Spec{verifying(c.act, c.fail)}, registry.Formats()...)
+			var r *result
+			if c.recorded {
+				a, err := formats.ArtifactFromPath(p, "result")
+				if err != nil {
+					t.Fatal(err)
+				}
+				a.Format = "verifying"
+				r = stream(t, decode.Options{Specs: specs}, encode(t, a))
+			} else {
+				r = paths(t, decode.Options{Specs: specs, Format: "verifying"}, p)
+			}
+			if f := r.run.First(); f == nil || f.Code != evidence.CodeIntegrity {
+				t.Fatalf("first failure %v, want INTEGRITY_FAILURE", f)
+			}
+			for _, s := range r.blocks {
+				if s["kind"] == evidence.KindSummary && s["complete"] != false {
+					t.Fatalf("a table of a changed file closed complete: %v", s)
+				}
+			}
+		})
 	}
 }

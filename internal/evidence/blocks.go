@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -19,6 +20,15 @@ const (
 	KindFailure  = "failure"
 	KindBundle   = "bundle"
 )
+
+// KnownKind reports whether kind is one of the block kinds of Schema.
+func KnownKind(kind string) bool {
+	switch kind {
+	case KindCapture, KindArtifact, KindTable, KindRow, KindSummary, KindFailure, KindBundle:
+		return true
+	}
+	return false
+}
 
 // Block is one line of a flameox stream.
 type Block interface {
@@ -88,6 +98,30 @@ func (a *Artifact) CanonicalValue() any {
 		"producer":    a.Producer.value(),
 		"capture_id":  nullable(a.CaptureID),
 	}
+}
+
+// Check is the one validator of an artifact, whether it came as a block or
+// was built in process: an id of the form sha256:<64 lower-case hex>, an
+// absolute path (a relative one would name different bytes from another
+// directory) and a size that is not negative. Every reader of artifact
+// blocks (decode, rank, preserve) refuses what it refuses.
+func (a *Artifact) Check() error { return a.check(true) }
+
+func (a *Artifact) check(absolute bool) error {
+	h, ok := strings.CutPrefix(a.ID, "sha256:")
+	if !ok || len(h) != 64 || strings.Trim(h, "0123456789abcdef") != "" {
+		return (&Failure{Code: CodeInvalidArgument, Message: fmt.Sprintf("artifact id %q: want sha256:<64 lower-case hex digits>", a.ID),
+			Location: Location{Field: "artifact_id"}})
+	}
+	if absolute && !filepath.IsAbs(a.Path) {
+		return (&Failure{Code: CodeInvalidArgument, Message: fmt.Sprintf("artifact %s: path %q is not absolute", a.ID, a.Path),
+			Location: Location{Field: "path"}}).At(a.Path, a.ID)
+	}
+	if a.Size < 0 {
+		return (&Failure{Code: CodeInvalidArgument, Message: fmt.Sprintf("artifact %s: negative size %d", a.ID, a.Size),
+			Location: Location{Field: "size"}}).At(a.Path, a.ID)
+	}
+	return nil
 }
 
 // Digest returns the hex SHA-256 part of the artifact id.
@@ -383,13 +417,18 @@ func done[T any](v *T, f *fields) (*T, error) {
 	return v, nil
 }
 
-// ArtifactFrom reads an artifact block.
-func ArtifactFrom(o Object) (*Artifact, error) {
+// ArtifactFrom reads an artifact block of a stream and validates it
+// (Check).
+func ArtifactFrom(o Object) (*Artifact, error) { return artifactFrom(o, true) }
+
+// BundledArtifactFrom reads an artifact record of a bundle manifest, whose
+// path is relative to the bundle (the bundle reader checks it); the rest
+// is validated as in a stream.
+func BundledArtifactFrom(o Object) (*Artifact, error) { return artifactFrom(o, false) }
+
+func artifactFrom(o Object, absolute bool) (*Artifact, error) {
 	f := fields{o: o, kind: KindArtifact}
 	a := Artifact{ID: f.str("artifact_id", true)}
-	if f.err == nil && (!strings.HasPrefix(a.ID, "sha256:") || len(a.ID) != 71) {
-		f.fail("artifact_id", "sha256:<64 hex digits>")
-	}
 	a.Path = f.str("path", true)
 	a.Size = f.integer("size")
 	a.Name = f.str("name", false)
@@ -397,6 +436,9 @@ func ArtifactFrom(o Object) (*Artifact, error) {
 	a.Format = f.str("format", false)
 	a.CaptureID = f.str("capture_id", false)
 	a.Producer = f.producer("producer")
+	if f.err == nil {
+		f.err = a.check(absolute)
+	}
 	return done(&a, &f)
 }
 

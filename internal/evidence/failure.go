@@ -167,7 +167,8 @@ func Failf(code Code, format string, args ...any) *Failure {
 
 // Wrap builds a Failure around a cause. When err already is (or wraps) a
 // Failure, that failure is returned unchanged, so the most specific code
-// wins. A jsonscan error contributes its line and byte offset.
+// wins. A jsonscan error contributes its line and byte offset, and a
+// crossed token bound makes the failure LIMIT_EXCEEDED.
 func Wrap(code Code, err error, format string, args ...any) *Failure {
 	var f *Failure
 	if errors.As(err, &f) {
@@ -188,6 +189,14 @@ func Wrap(code Code, err error, format string, args ...any) *Failure {
 	if errors.As(err, &se) {
 		out.Location.Line = se.Line
 		out.Location.Offset = se.Offset
+		if errors.Is(se, jsonscan.ErrTokenTooLong) && code != CodeCancelled {
+			// A crossed token bound is a parser ceiling, whichever decoder
+			// met it: LIMIT_EXCEEDED with its receipt, never a malformed
+			// document.
+			out.Code = CodeLimitExceeded
+			r := LimitReceipt{Name: jsonscan.TokenLimit, Value: se.Bound, Unit: "bytes"}
+			out.Details = Object{"limit": r.value()}
+		}
 	}
 	return out
 }

@@ -125,7 +125,7 @@ const LimitBytes = "max_bytes"
 
 // LimitToken names the ceiling on the bytes of one JSON string or number
 // (jsonscan's Scanner.MaxToken) that JSON formats declare.
-const LimitToken = "max_token_bytes"
+const LimitToken = jsonscan.TokenLimit
 
 // Caps are what a format's tables can tell beyond their schema. Projections
 // and pre-execution checks ask for a capability, never for a format name.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // The read path (docs/read-path.md): every artifact is opened once. Open
@@ -46,7 +47,11 @@ type Source struct {
 	// complete: the digest is known and checked; an explicit artifact's
 	// ID is set.
 	complete bool
-	failed   *evidence.Failure // the integrity failure, once found
+	// settled: every check of the read is done (complete, and for a
+	// descriptor read directly, its final fstat), so a table may be
+	// closed as complete.
+	settled bool
+	failed  *evidence.Failure // the integrity failure, once found
 }
 
 // fileState is what fstat says about the descriptor; a file that changes
@@ -68,6 +73,10 @@ func fstat(f *os.File) (fileState, uint32, error) {
 	}
 	return fileState{size: st.Size, dev: st.Dev, ino: st.Ino, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}, st.Mode, nil
 }
+
+// RoleExplicit is the role of an artifact named by a path argument rather
+// than staged by a capture.
+const RoleExplicit = "explicit"
 
 // Open is the one path check for an explicit path: it resolves path to an
 // absolute path, opens it without blocking (a FIFO must not hang the
@@ -106,28 +115,50 @@ func OpenArtifact(a *evidence.Artifact) (*Source, error) {
 }
 
 func openFile(path, id string) (*Source, error) {
+	f, st, err := openRegular(path, id)
+	if err != nil {
+		return nil, err
+	}
+	// The buffer only serves the peek: larger reads bypass it.
+	return &Source{f: f, br: bufio.NewReaderSize(f, SniffBytes), open: st}, nil
+}
+
+// OpenRegular is the one path check for every file flameox reads by a
+// path it was given or found in a block (decode, rank, preserve, bundle
+// members): it opens without blocking, so that a FIFO cannot hang the
+// open, fstats the descriptor it opened (no race with a rename) and
+// refuses anything but a regular file, so that a character device such
+// as /dev/zero cannot be read forever. It returns the file and its size.
+func OpenRegular(path, id string) (*os.File, int64, error) {
+	f, st, err := openRegular(path, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	return f, st.size, nil
+}
+
+func openRegular(path, id string) (*os.File, fileState, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		pe := &os.PathError{Op: "open", Path: path, Err: err}
-		return nil, (&evidence.Failure{Code: evidence.CodeIOFailure, Message: pe.Error(), Err: pe}).At(path, id)
+		return nil, fileState{}, (&evidence.Failure{Code: evidence.CodeIOFailure, Message: pe.Error(), Err: pe}).At(path, id)
 	}
 	f := os.NewFile(uintptr(fd), path)
 	st, mode, err := fstat(f)
 	if err != nil {
 		f.Close()
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "fstat").At(path, id)
+		return nil, fileState{}, evidence.Wrap(evidence.CodeIOFailure, err, "fstat").At(path, id)
 	}
 	if mode&unix.S_IFMT != unix.S_IFREG {
 		f.Close()
-		return nil, evidence.Failf(evidence.CodeInvalidArgument, "not a regular file").At(path, id)
+		return nil, fileState{}, evidence.Failf(evidence.CodeInvalidArgument, "not a regular file").At(path, id)
 	}
 	// O_NONBLOCK only guarded the open; reads of a regular file block.
 	if err := unix.SetNonblock(fd, false); err != nil {
 		f.Close()
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "open").At(path, id)
+		return nil, fileState{}, evidence.Wrap(evidence.CodeIOFailure, err, "open").At(path, id)
 	}
-	// The buffer only serves the peek: larger reads bypass it.
-	return &Source{f: f, br: bufio.NewReaderSize(f, SniffBytes), open: st}, nil
+	return f, st, nil
 }
 
 // Close releases the descriptor and anything a Hold spilled. Closing
@@ -429,14 +460,28 @@ func (s *Source) Run(ctx context.Context, spec *Spec, limits map[string]int64, o
 	}
 	rd := s.reader()
 	in.Artifact, in.R, in.File, in.src = art, rd, s.f, s
-	derr := s.decode(ctx, spec, in, sink)
+	g := &gate{src: s, next: sink}
+	return g.settle(s.run(ctx, spec, in, g))
+}
+
+// run is Run's decode and checks, through the gate.
+func (s *Source) run(ctx context.Context, spec *Spec, in *Input, g *gate) error {
+	art := s.Artifact
+	at := func(f *evidence.Failure) error { return f.At(art.Path, art.ID) }
+	rd := s.rd
+	derr := s.decode(ctx, spec, in, g)
 	if s.failed != nil {
 		// The bytes changed: nothing decoded from them is evidence.
 		return s.failed
 	}
 	if derr != nil {
 		if ctx.Err() != nil {
-			return at(evidence.Wrap(evidence.CodeCancelled, ctx.Err(), "decode %s", spec.Name))
+			return at(evidence.Wrap(evidence.CodeCancelled, ctx.Err(), "decode %s", spec.Title))
+		}
+		// A file cut or grown under the decoder looks malformed to it; the
+		// descriptor tells, and then it is the file that changed.
+		if f := s.changed(); f != nil {
+			return f
 		}
 		f := evidence.Wrap(evidence.CodeDecodeFailure, derr, "%s", spec.Title)
 		if s.hold != nil {
@@ -469,6 +514,107 @@ func (s *Source) Run(ctx context.Context, spec *Spec, limits map[string]int64, o
 		return s.hold.flush()
 	}
 	return nil
+}
+
+// changed is the integrity failure of a descriptor whose fstat no longer
+// says what it said at open, or nil.
+func (s *Source) changed() *evidence.Failure {
+	if s.failed != nil {
+		return s.failed
+	}
+	now, _, err := fstat(s.f)
+	if err != nil || now == s.open {
+		return nil
+	}
+	return s.fail(&evidence.Failure{Code: evidence.CodeIntegrity,
+		Message: "artifact changed while it was read",
+		Details: evidence.Object{"at_open": s.open.value(), "now": now.value()}})
+}
+
+// gate stands between a decoder and its sink until the artifact's bytes
+// are checked. Rows pass at once (memory stays flat), but a table's
+// summary, which may say complete, waits while the check is pending: a
+// decoder may end a table before the digest is known (a window that ends
+// early, a table ended before EOF, random access after VerifyFile, whose
+// file may still change). When the check fails, every table that reached
+// the sink is closed incomplete, with the integrity failure as its
+// limitation, so rows already written are never left looking complete.
+type gate struct {
+	src  *Source
+	next Sink
+	open []*gatedTable // begun, in order
+}
+
+type gatedTable struct {
+	g       *gate
+	tw      TableWriter
+	name    string
+	rows    int64
+	pending *evidence.Summary // an End that waits for the check
+	ended   bool              // End reached the sink
+}
+
+func (g *gate) Wants(s *table.Schema) bool { return g.next.Wants(s) }
+
+func (g *gate) Begin(t *evidence.Table) (TableWriter, error) {
+	tw, err := g.next.Begin(t)
+	if err != nil {
+		return nil, err
+	}
+	gt := &gatedTable{g: g, tw: tw, name: t.Name}
+	g.open = append(g.open, gt)
+	return gt, nil
+}
+
+func (gt *gatedTable) Row(row any) error {
+	gt.rows++
+	return gt.tw.Row(row)
+}
+
+func (gt *gatedTable) End(s *evidence.Summary) error {
+	if gt.ended || gt.pending != nil {
+		return evidence.Failf(evidence.CodeInternal, "table %s ended twice", gt.name)
+	}
+	if !gt.g.src.settled {
+		gt.pending = s
+		return nil
+	}
+	gt.ended = true
+	return gt.tw.End(s)
+}
+
+// settle passes the waiting summaries on once the run's checks are done
+// (err is their outcome): as they were when the bytes checked out, else
+// incomplete, with the tables the decoder left open.
+func (g *gate) settle(err error) error {
+	g.src.settled = true
+	bad := g.src.failed
+	if bad != nil && g.src.hold != nil && !g.src.hold.released {
+		// An explicit artifact's tables were held and are dropped: none
+		// of them reached a stream.
+		return err
+	}
+	for _, gt := range g.open {
+		if gt.ended {
+			continue
+		}
+		s := gt.pending
+		if bad != nil {
+			if s == nil {
+				s = &evidence.Summary{RowsObserved: gt.rows}
+			}
+			s.Complete = false
+			s.Limit("the artifact failed verification after these rows were read: " + bad.Message + "; they are not evidence of the recorded artifact")
+		}
+		if s == nil {
+			continue // the decoder left it open; its failure says why
+		}
+		gt.ended = true
+		if eerr := gt.tw.End(s); eerr != nil && err == nil {
+			err = eerr
+		}
+	}
+	return err
 }
 
 func (s *Source) decode(ctx context.Context, spec *Spec, in *Input, sink Sink) (err error) {
@@ -633,6 +779,8 @@ func (rd *reader) fill() {
 		rd.end = io.EOF
 		if ferr := rd.s.finish(rd.n, rd.sum()); ferr != nil {
 			rd.end = ferr
+		} else if !rd.s.verified {
+			rd.s.settled = true
 		}
 	default:
 		rd.stop()

@@ -41,7 +41,14 @@ func (s *Stamper) Stamp(t *evidence.Table) {
 	if len(d) > 12 {
 		d = d[:12]
 	}
-	t.ID = d + "." + t.Name
+	// Two artifacts of one capture may hold the same bytes (an empty
+	// stdout and an empty stderr): the role keeps their tables apart and
+	// says which is which. An explicit path's role says nothing more.
+	t.ID = d + "."
+	if r := s.Artifact.Role; r != "" && r != RoleExplicit {
+		t.ID += r + "."
+	}
+	t.ID += t.Name
 	if n := s.names[t.Name]; n > 1 {
 		t.ID += "#" + strconv.Itoa(n)
 	}

@@ -65,8 +65,15 @@ type Error struct {
 	Line   int
 	Msg    string
 	Err    error
-	read   bool // the reader failed; Err is its error
+	// Bound is the value of the bound crossed (bytes for ErrTokenTooLong,
+	// levels for ErrDepth); 0 for other errors.
+	Bound int64
+	read  bool // the reader failed; Err is its error
 }
+
+// TokenLimit names the token bound (MaxToken) where a crossed bound is
+// reported as a parser limit.
+const TokenLimit = "max_token_bytes"
 
 func (e *Error) Error() string {
 	if e.Line == 0 {
@@ -183,13 +190,15 @@ func (s *Scanner) errorf(off int64, err error, format string, args ...any) error
 }
 
 // boundf is errorf for a crossed bound, through the Bound hook.
-func (s *Scanner) boundf(off int64, err error, format string, args ...any) error {
+func (s *Scanner) boundf(off int64, err error, bound int64, format string, args ...any) error {
 	if s.Bound != nil {
 		if e := s.Bound(err, off); e != nil {
 			return e
 		}
 	}
-	return s.errorf(off, err, format, args...)
+	e := s.errorf(off, err, format, args...).(*Error)
+	e.Bound = bound
+	return e
 }
 
 // fill makes at least n bytes available from pos, if the input has them.
@@ -393,7 +402,7 @@ func (s *Scanner) push(object bool) error {
 		max = 512
 	}
 	if len(s.stack) >= max {
-		return s.boundf(s.Offset(), ErrDepth, "more than %d levels", max)
+		return s.boundf(s.Offset(), ErrDepth, int64(max), "more than %d levels", max)
 	}
 	// Reuse key storage of a previous frame at this depth.
 	if len(s.stack) < cap(s.stack) {
@@ -541,7 +550,7 @@ func (s *Scanner) readString() ([]byte, error) {
 		if j := bytes.IndexByte(s.buf[start:s.end], '"'); j >= 0 {
 			seg := s.buf[start : start+j]
 			if j > s.maxToken() {
-				return nil, s.boundf(off, ErrTokenTooLong, "string")
+				return nil, s.boundf(off, ErrTokenTooLong, int64(s.maxToken()), "string")
 			}
 			if bytes.IndexByte(seg, '\\') < 0 && !hasControl(seg) {
 				if !utf8.Valid(seg) {
@@ -573,7 +582,7 @@ func (s *Scanner) maxToken() int {
 
 func (s *Scanner) checkTokenSize(off int64) error {
 	if s.Offset()-off > int64(s.maxToken()) || s.end-s.pos > s.maxToken() {
-		return s.boundf(off, ErrTokenTooLong, "token")
+		return s.boundf(off, ErrTokenTooLong, int64(s.maxToken()), "token")
 	}
 	return nil
 }
@@ -606,7 +615,7 @@ func (s *Scanner) readStringSlow(off int64) ([]byte, error) {
 			return nil, s.errorf(s.Offset(), nil, "control character in string")
 		case c != '\\':
 			if len(out) > s.maxToken() {
-				return nil, s.boundf(off, ErrTokenTooLong, "string")
+				return nil, s.boundf(off, ErrTokenTooLong, int64(s.maxToken()), "string")
 			}
 			out = append(out, c)
 			s.pos++

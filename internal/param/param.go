@@ -217,12 +217,21 @@ func typed[T any](v any, what string) (any, error) {
 
 func inRange(p Param, f float64) error {
 	if p.Min != nil && f < *p.Min {
-		return fmt.Errorf("%v is below the minimum %v", f, *p.Min)
+		return fmt.Errorf("%s is below the minimum %s", number(f), number(*p.Min))
 	}
 	if p.Max != nil && f > *p.Max {
-		return fmt.Errorf("%v is above the maximum %v", f, *p.Max)
+		return fmt.Errorf("%s is above the maximum %s", number(f), number(*p.Max))
 	}
 	return nil
+}
+
+// number writes a bound or value as a person wrote it: an integer in
+// digits (1000000, not 1e+06), a fraction in its shortest exact form.
+func number(f float64) string {
+	if math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 // Names lists parameter names.

@@ -168,3 +168,17 @@ func TestTextForPeople(t *testing.T) {
 		}
 	}
 }
+
+// Bounds and values in messages are written in digits: an integer limit
+// of a million is "1000000", never "1e+06" (9.21).
+func TestRangeMessagesInDigits(t *testing.T) {
+	big := []Param{{Name: "max_lines", Type: Int, Min: F(1), Max: F(1_000_000), Doc: "lines"}, {Name: "ratio", Type: Number, Max: F(0.5), Doc: "r"}}
+	_, _, err := Validate(big, evidence.Object{"max_lines": int64(100_000_000_000_000)})
+	if err == nil || !strings.Contains(err.Error(), "100000000000000 is above the maximum 1000000") {
+		t.Fatalf("got %v", err)
+	}
+	_, _, err = Validate(big, evidence.Object{"ratio": 0.75})
+	if err == nil || !strings.Contains(err.Error(), "0.75 is above the maximum 0.5") {
+		t.Fatalf("got %v", err)
+	}
+}

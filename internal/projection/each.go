@@ -78,7 +78,9 @@ func (e *Each[S, R]) Finish(w Emitter, args evidence.Object, summarize func(*One
 		if in.Arguments != nil {
 			a["decode"] = in.Arguments
 		}
-		h := &evidence.Table{Name: in.Name, Projection: e.Name, Format: in.Format, Columns: in.Columns,
+		// The result is named after its input, so that results of inputs
+		// with the same name (stdout and stderr) say which is which.
+		h := &evidence.Table{ID: "rank." + in.ID, Name: in.Name, Projection: e.Name, Format: in.Format, Columns: in.Columns,
 			Evidence: in.Evidence, ArtifactIDs: in.ArtifactIDs, Decoder: in.Decoder, Arguments: a}
 		if e.Result != nil {
 			h.Name, h.Columns = e.Result.Name, e.Result.EvidenceColumns("")

@@ -46,7 +46,11 @@ type session struct {
 	proj     projection.Projector
 	admitted map[string]*evidence.Table
 	upstream *evidence.Failure
-	formats  []string
+	passed   bool // upstream came in the input, from an earlier stage
+	// unverified: artifacts whose bytes failed verification; rows read
+	// from them are not evidence, so no result is ranked from them.
+	unverified map[string]bool
+	formats    []string
 }
 
 // choose fixes the operation for a table name and validates arguments.
@@ -123,10 +127,41 @@ func (s *session) admit(t *evidence.Table) error {
 	return nil
 }
 
+// failed records a failure of the input (passed on, or found in process).
+func (s *session) failed(f *evidence.Failure, passed bool) {
+	if s.upstream == nil {
+		s.upstream, s.passed = f, passed
+	}
+	if f.Code == evidence.CodeIntegrity && f.Location.ArtifactID != "" {
+		if s.unverified == nil {
+			s.unverified = map[string]bool{}
+		}
+		s.unverified[f.Location.ArtifactID] = true
+	}
+}
+
+// tainted reports whether an admitted table was read from an artifact that
+// failed verification.
+func (s *session) tainted() bool {
+	for _, t := range s.admitted {
+		for _, id := range t.ArtifactIDs {
+			if s.unverified[id] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (s *session) finish(out Output) error {
+	if s.tainted() {
+		// Ranking would present the rows of bytes that are not the
+		// artifact's as evidence: the integrity failure is the result.
+		return &upstreamFailure{f: s.upstream, passed: s.passed}
+	}
 	if s.op == nil {
 		if s.upstream != nil {
-			return &upstreamFailure{s.upstream}
+			return &upstreamFailure{f: s.upstream, passed: s.passed}
 		}
 		what := "any operation"
 		if s.req.Operation != "" {
@@ -135,17 +170,42 @@ func (s *session) finish(out Output) error {
 		return evidence.Failf(evidence.CodeInvalidArgument, "the input holds no decoded table for %s", what)
 	}
 	if err := s.proj.Finish(&stamped{Output: out, s: s}); err != nil {
+		if s.upstream != nil {
+			// The first failure decides: an input emptied by an earlier
+			// failure is that failure, not an argument error of ours.
+			return &upstreamFailure{f: s.upstream, passed: s.passed}
+		}
 		return err
 	}
 	if s.upstream != nil {
-		return &upstreamFailure{s.upstream}
+		return &upstreamFailure{f: s.upstream, passed: s.passed}
 	}
 	return nil
 }
 
-// upstreamFailure reports that an earlier stage failed; its failure block
-// was already passed through.
-type upstreamFailure struct{ f *evidence.Failure }
+// after keeps the first failure deciding the run: a failure of this stage
+// that follows an earlier one (passed on, or an artifact's) is written as
+// its block and reported as Own, while the earlier one sets the status.
+func (s *session) after(err error, out Output) error {
+	var u *upstreamFailure
+	if err == nil || s.upstream == nil || errors.As(err, &u) {
+		return err
+	}
+	own := evidence.AsFailure(err, evidence.CodeInternal)
+	if perr := out.Pass(own); perr != nil {
+		return perr
+	}
+	return &upstreamFailure{f: s.upstream, passed: s.passed, own: own}
+}
+
+// upstreamFailure reports that an earlier failure (an earlier stage's, or
+// an artifact's decoded in process) decides the run; its failure block was
+// already passed through.
+type upstreamFailure struct {
+	f      *evidence.Failure
+	passed bool
+	own    *evidence.Failure // this stage's failure after it, if any
+}
 
 func (u *upstreamFailure) Error() string { return "upstream: " + u.f.Error() }
 
@@ -160,10 +220,33 @@ func Upstream(err error) *evidence.Failure {
 	return nil
 }
 
+// Passed reports whether the failure err reports came in the input from an
+// earlier stage, which already reported it (on stderr): this stage
+// forwards its block and exits with its status without naming it again.
+func Passed(err error) bool {
+	var u *upstreamFailure
+	return errors.As(err, &u) && u.passed
+}
+
+// Own returns this stage's own failure that followed the upstream one err
+// reports (its block was written), or nil.
+func Own(err error) *evidence.Failure {
+	var u *upstreamFailure
+	if errors.As(err, &u) {
+		return u.own
+	}
+	return nil
+}
+
 // Stream ranks the decoded tables of a block stream.
 func Stream(ctx context.Context, req Request, in *wire.Reader, out Output) error {
 	s := &session{req: req}
+	return s.after(s.stream(ctx, in, out), out)
+}
+
+func (s *session) stream(ctx context.Context, in *wire.Reader, out Output) error {
 	skipping := map[string]bool{}
+	var tables wire.Tables
 	for {
 		raw, err := in.Next()
 		if errors.Is(err, io.EOF) {
@@ -181,6 +264,9 @@ func Stream(ctx context.Context, req Request, in *wire.Reader, out Output) error
 			if err != nil {
 				return located(err, in.Line())
 			}
+			if err := tables.Header(t); err != nil {
+				return located(err, in.Line())
+			}
 			ok, err := s.choose(t.Name)
 			if err != nil {
 				return err
@@ -188,9 +274,6 @@ func Stream(ctx context.Context, req Request, in *wire.Reader, out Output) error
 			if !ok {
 				skipping[t.ID] = true
 				continue
-			}
-			if s.admitted[t.ID] != nil {
-				return located(evidence.Failf(evidence.CodeInvalidArgument, "table %s appears twice", t.ID), in.Line())
 			}
 			if err := s.admit(t); err != nil {
 				return err
@@ -200,13 +283,13 @@ func Stream(ctx context.Context, req Request, in *wire.Reader, out Output) error
 			if err != nil {
 				return located(err, in.Line())
 			}
+			if err := tables.Row(r.TableID); err != nil {
+				return located(err, in.Line())
+			}
 			if skipping[r.TableID] {
 				continue
 			}
 			t := s.admitted[r.TableID]
-			if t == nil {
-				return located(evidence.Failf(evidence.CodeInvalidArgument, "row for table %s before its header", r.TableID), in.Line())
-			}
 			if err := s.proj.Row(t, r.Values); err != nil {
 				return located(err, in.Line())
 			}
@@ -215,21 +298,19 @@ func Stream(ctx context.Context, req Request, in *wire.Reader, out Output) error
 			if err != nil {
 				return located(err, in.Line())
 			}
+			if err := tables.Summary(sm); err != nil {
+				return located(err, in.Line())
+			}
 			if skipping[sm.TableID] {
 				continue
 			}
 			t := s.admitted[sm.TableID]
-			if t == nil {
-				return located(evidence.Failf(evidence.CodeInvalidArgument, "summary for table %s before its header", sm.TableID), in.Line())
-			}
 			if err := s.proj.Summary(t, sm); err != nil {
 				return err
 			}
 		case evidence.KindFailure:
-			if s.upstream == nil {
-				if f, err := evidence.FailureFrom(raw.Obj); err == nil {
-					s.upstream = f
-				}
+			if f, err := evidence.FailureFrom(raw.Obj); err == nil {
+				s.failed(f, true)
 			}
 			if err := out.Pass(raw); err != nil {
 				return err
@@ -260,6 +341,10 @@ func located(err error, line int) error {
 // tables reach the projection.
 func Paths(ctx context.Context, req Request, paths []string, out Output) error {
 	s := &session{req: req}
+	return s.after(s.paths(ctx, req, paths, out), out)
+}
+
+func (s *session) paths(ctx context.Context, req Request, paths []string, out Output) error {
 	run := &decode.Run{Opts: req.Decode}
 	if err := run.Opts.Check(); err != nil {
 		return err
@@ -344,7 +429,7 @@ func Paths(ctx context.Context, req Request, paths []string, out Output) error {
 		}
 		it.src.Close()
 	}
-	if f := run.First(); f != nil {
+	if f := run.First(); f != nil && s.upstream == nil {
 		s.upstream = f
 	}
 	return s.finish(out)
@@ -367,7 +452,10 @@ type feedTarget struct {
 func targetFor(f *feed, out Output) decode.Target { return &feedTarget{f, out} }
 
 func (ft *feedTarget) Artifact(a *evidence.Artifact) error { return ft.out.Pass(a) }
-func (ft *feedTarget) Failure(f *evidence.Failure) error   { return ft.out.Pass(f) }
+func (ft *feedTarget) Failure(f *evidence.Failure) error {
+	ft.f.s.failed(f, false)
+	return ft.out.Pass(f)
+}
 func (ft *feedTarget) Sink(spec *formats.Spec, a *evidence.Artifact, args evidence.Object) formats.Sink {
 	return &feedSink{s: ft.f.s, stamp: formats.Stamper{Spec: spec, Artifact: a, Arguments: args}}
 }

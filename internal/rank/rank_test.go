@@ -469,3 +469,202 @@ func TestLongValuesPassTheStream(t *testing.T) {
 		}
 	}
 }
+
+// decodedBlocks is what flameox-decode writes for artifact blocks.
+func decodedBlocks(t *testing.T, arts ...*evidence.Artifact) (string, *decode.Run) {
+	t.Helper()
+	var in bytes.Buffer
+	iw := wire.NewWriter(&in)
+	for _, a := range arts {
+		if err := iw.Write(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	iw.Flush()
+	var out bytes.Buffer
+	ow := wire.NewWriter(&out)
+	run := &decode.Run{Opts: decode.Options{Specs: registry.Formats()}}
+	if err := run.Stream(context.Background(), wire.NewReader(&in), decode.StreamTarget{W: ow}, func(raw *evidence.Raw) error { return ow.Write(raw) }); err != nil {
+		t.Fatal(err)
+	}
+	ow.Flush()
+	return out.String(), run
+}
+
+// TestEqualBytesTwoRoles: a process capture whose stdout and stderr hold
+// the same bytes (both empty, typically) gives two tables that must not
+// collide ("appears twice", exit 2) and must say which is which.
+func TestEqualBytesTwoRoles(t *testing.T) {
+	dir := t.TempDir()
+	var arts []*evidence.Artifact
+	for _, role := range []string{"console-stdout", "console-stderr"} {
+		p := filepath.Join(dir, role)
+		if err := os.WriteFile(p, []byte("same\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		a, err := formats.ArtifactFromPath(p, role)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.Format = "text"
+		arts = append(arts, a)
+	}
+	input, run := decodedBlocks(t, arts...)
+	if f := run.First(); f != nil {
+		t.Fatal(f)
+	}
+	r := streamOf(t, request("", nil), input)
+	if r.err != nil {
+		t.Fatalf("ranking stdout and stderr of equal bytes: %v", r.err)
+	}
+	tables := r.all(evidence.KindTable)
+	if len(tables) != 2 {
+		t.Fatalf("%d result tables: %s", len(tables), r.kinds())
+	}
+	for i, role := range []string{"console-stdout", "console-stderr"} {
+		if id, _ := tables[i]["table_id"].(string); !strings.Contains(id, "."+role+".") {
+			t.Errorf("result table %q does not say it is %s", id, role)
+		}
+	}
+}
+
+// TestSummaryContradictsStream: a summary that claims rows the stream did
+// not carry, or completeness its counts deny, is refused by rank as
+// preserve refuses it (one validator, wire.Tables), not ranked as complete.
+func TestSummaryContradictsStream(t *testing.T) {
+	input := decoded(t, fixture("v8", "hotspot.cpuprofile"))
+	lines := strings.SplitAfter(input, "\n")
+	// Keep the first frames table with only its first row.
+	var kept []string
+	var tableID string
+	rows := 0
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l, `"kind":"table"`) && tableID == "":
+			v, _ := evidence.ParseValue([]byte(l), 0)
+			tableID = v.(evidence.Object)["table_id"].(string)
+			kept = append(kept, l)
+		case strings.Contains(l, `"kind":"row"`) && strings.Contains(l, `"table_id":"`+tableID+`"`):
+			if rows++; rows == 1 {
+				kept = append(kept, l)
+			}
+		case strings.Contains(l, `"kind":"artifact"`):
+			kept = append(kept, l)
+		}
+	}
+	forged := func(observed, emitted int64) string {
+		var buf bytes.Buffer
+		w := wire.NewWriter(&buf)
+		w.Write(&evidence.Summary{TableID: tableID, RowsObserved: observed, RowsEmitted: emitted, Complete: true})
+		w.Flush()
+		return strings.Join(kept, "") + buf.String()
+	}
+	for _, c := range []struct {
+		name              string
+		observed, emitted int64
+	}{
+		{"rows claimed but absent", 5, 5},
+		{"complete with rows unobserved", 5, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := streamOf(t, request("", nil), forged(c.observed, c.emitted))
+			f := failureOf(t, r.err, evidence.CodeInvalidArgument)
+			if f.Location.Path != "<stdin>" || f.Location.Line != len(kept)+1 {
+				t.Errorf("location %+v, want the summary's line %d", f.Location, len(kept)+1)
+			}
+			if len(r.all(evidence.KindTable)) != 0 {
+				t.Errorf("a result was ranked from a contradicted summary: %s", r.kinds())
+			}
+		})
+	}
+	// The honest summary passes.
+	if r := streamOf(t, request("", nil), forged(1, 1)); r.err != nil {
+		t.Fatalf("honest summary: %v", r.err)
+	}
+}
+
+// TestFirstFailureDecides: ranking a path whose only artifact fails to
+// decode exits with that DECODE_FAILURE, as the piped form does, not with
+// an INVALID_ARGUMENT "no decoded table" added behind it.
+func TestFirstFailureDecides(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.cpuprofile")
+	if err := os.WriteFile(bad, []byte(`{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"children":[2]},{"id":2,"callFrame":{"functionName":"f"`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := paths(t, request("", nil), bad)
+	if f := rank.Upstream(r.err); f == nil || f.Code != evidence.CodeDecodeFailure {
+		t.Fatalf("in process: %v", r.err)
+	}
+	if fs := r.all(evidence.KindFailure); len(fs) != 1 {
+		t.Fatalf("%d failure blocks, want the decode failure alone: %s", len(fs), r.raw)
+	}
+	var buf bytes.Buffer
+	w := wire.NewWriter(&buf)
+	run := &decode.Run{Opts: decode.Options{Specs: registry.Formats()}}
+	if err := run.Path(context.Background(), bad, decode.StreamTarget{W: w}); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	if f := rank.Upstream(streamOf(t, request("", nil), buf.String()).err); f == nil || f.Code != evidence.CodeDecodeFailure {
+		t.Fatalf("piped: %v", f)
+	}
+}
+
+// TestUnverifiedRowsNotRanked (9.4): an artifact block that names another
+// file of the recorded size decodes, fails verification at the end (exit
+// 9), and rank presents none of its rows as a result.
+func TestUnverifiedRowsNotRanked(t *testing.T) {
+	dir := t.TempDir()
+	recorded := filepath.Join(dir, "recorded.txt")
+	other := filepath.Join(dir, "passwd")
+	if err := os.WriteFile(recorded, []byte("public:x:1:1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, []byte("secret:x:0:0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := formats.ArtifactFromPath(recorded, "explicit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Path, a.Format = other, "text"
+	input, run := decodedBlocks(t, a)
+	if f := run.First(); f == nil || f.Code != evidence.CodeIntegrity {
+		t.Fatalf("decode: %v", f)
+	}
+	r := streamOf(t, request("", nil), input)
+	if f := rank.Upstream(r.err); f == nil || f.Code != evidence.CodeIntegrity {
+		t.Fatalf("rank: %v", r.err)
+	}
+	for _, tb := range r.all(evidence.KindTable) {
+		if tb["operation"] != "decode" {
+			t.Fatalf("a result was ranked from unverified bytes: %s", r.raw)
+		}
+	}
+	if strings.Contains(r.raw, `"table_id":"rank.`) {
+		t.Fatalf("result rows of unverified bytes: %s", r.raw)
+	}
+}
+
+// TestEarlierFailureSetsStatus (8.4): when rank fails itself after an
+// upstream failure came in, the upstream failure (the first) sets the
+// status; rank's own failure is still written as its block and reported.
+func TestEarlierFailureSetsStatus(t *testing.T) {
+	upstream := evidence.Failf(evidence.CodeCaptureFailed, "the workload exited 1")
+	var buf bytes.Buffer
+	w := wire.NewWriter(&buf)
+	w.Write(upstream)
+	w.Flush()
+	input := buf.String() + `{"kind":"row","schema":"flameox/1","table_id":"nope","values":{}}` + "\n"
+	r := streamOf(t, request("", nil), input)
+	if f := rank.Upstream(r.err); f == nil || f.Code != evidence.CodeCaptureFailed || !rank.Passed(r.err) {
+		t.Fatalf("status from %v, want the upstream CAPTURE_FAILED", r.err)
+	}
+	own := rank.Own(r.err)
+	if own == nil || own.Code != evidence.CodeInvalidArgument {
+		t.Fatalf("own failure %v", own)
+	}
+	if fs := r.all(evidence.KindFailure); len(fs) != 2 || fs[1]["code"] != string(evidence.CodeInvalidArgument) {
+		t.Fatalf("failure blocks %v", fs)
+	}
+}

@@ -66,8 +66,14 @@ func (r *Reader) Next() (*evidence.Raw, error) {
 		if s, _ := o["schema"].(string); s != evidence.Schema {
 			return nil, r.fail("unsupported block schema %q (want %q)", o["schema"], evidence.Schema)
 		}
-		if _, ok := o["kind"].(string); !ok {
+		k, ok := o["kind"].(string)
+		if !ok {
 			return nil, r.fail("block has no kind")
+		}
+		// A kind this schema does not define is refused by every reader
+		// alike, not passed on by one stage and rejected by the next.
+		if !evidence.KnownKind(k) {
+			return nil, r.fail("unknown block kind %q", k)
 		}
 		return &evidence.Raw{Line: r.line, Obj: o}, nil
 	}

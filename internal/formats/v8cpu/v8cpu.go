@@ -46,6 +46,7 @@ var Spec = formats.CPUProfile(formats.Spec{
 		{Name: formats.LimitBytes, Default: 16 << 30, Unit: "bytes", Doc: "bytes in the profile file"},
 		{Name: LimitNodes, Default: 5_000_000, Unit: "count", Doc: "call-tree nodes"},
 		{Name: LimitSamples, Default: 2_000_000_000, Unit: "samples", Doc: "entries in samples"},
+		{Name: formats.LimitToken, Default: 64 << 20, Unit: "bytes", Doc: "bytes in one JSON string or number"},
 	},
 	Options:  []param.Param{formats.ValueBytesParam},
 	Producer: "node --cpu-prof / Chrome DevTools",
@@ -107,8 +108,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err := in.CheckSize(); err != nil {
 		return err
 	}
-	s := jsonscan.New(in.R)
-	s.MaxDepth = 64
+	s := in.JSONScanner(in.R, 64, formats.LimitToken)
 	p := &profile{byID: map[int64]int32{}, frameIdx: map[callFrame]int32{}, sparse: map[int64]int64{}}
 	if err := p.parse(ctx, &jsonscan.Walker{S: s}, in); err != nil {
 		return err

@@ -85,7 +85,7 @@ func run(ctx context.Context, env *command.Env) error {
 				return werr
 			}
 		}
-		return &command.Reported{First: f, Passed: r.FirstPassed(), Own: own}
+		return &command.Reported{First: f, Shown: env.StdoutTerminal, Passed: r.FirstPassed(), Own: own}
 	}
 	if err != nil {
 		return err

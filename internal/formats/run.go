@@ -308,7 +308,7 @@ func Detect(specs []*Spec, path string, prefix []byte, hint string) (*Spec, erro
 		s      *Spec
 		suffix int // length of the longest matching suffix; 0 for none
 	}
-	var yes, maybe []cand
+	var yes, maybe, refused []cand
 	for _, s := range specs {
 		suffix := 0
 		for _, suf := range s.Suffixes {
@@ -325,6 +325,17 @@ func Detect(specs []*Spec, path string, prefix []byte, hint string) (*Spec, erro
 			yes = append(yes, cand{s, suffix})
 		case v == NeedMore && suffix > 0:
 			maybe = append(maybe, cand{s, suffix})
+		case suffix > 0 && s.Family != FamilyPreviews:
+			refused = append(refused, cand{s, suffix})
+		}
+	}
+	// A name that claims one specific format (app.cpuprofile) whose bytes
+	// no format accepts is that format, malformed: decoding it says what
+	// is wrong, where "no known format" would hide it.
+	if len(yes) == 0 && len(maybe) == 0 && len(refused) > 0 {
+		sort.SliceStable(refused, func(i, j int) bool { return refused[i].suffix > refused[j].suffix })
+		if len(refused) == 1 || refused[0].suffix > refused[1].suffix {
+			return refused[0].s, nil
 		}
 	}
 	pick := func(cs []cand) (*Spec, []*Spec) {

@@ -190,3 +190,24 @@ func TestSpecificWinsOverGenericSuffix(t *testing.T) {
 		t.Errorf("a plain JSON file stays generic: %v", got)
 	}
 }
+
+// A name that claims one specific format, on bytes no format accepts (a
+// .cpuprofile cut after ten bytes), is that format, malformed: it fails
+// as V8 with its location, not as "no known format matches".
+func TestNameClaimsFormat(t *testing.T) {
+	dir := t.TempDir()
+	for name, want := range map[string]string{
+		"cut.cpuprofile":      "v8-cpuprofile",
+		"cut.speedscope.json": "speedscope",
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(`{"nodes":[`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		prefix, _ := formats.ReadPrefix(path)
+		got, err := formats.Detect(registry.Formats(), path, prefix, "")
+		if err != nil || got.Name != want {
+			t.Errorf("%s: detected %v (%v), want %s", name, got, err, want)
+		}
+	}
+}

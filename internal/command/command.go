@@ -26,6 +26,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/render"
 	"github.com/flameox/flameox/internal/wire"
 )
 
@@ -159,14 +160,14 @@ func FailureText(name string, f *evidence.Failure) string {
 	if l := loc.String(); l != "" {
 		line += " (" + l + ")"
 	}
-	s := fmt.Sprintf("%s: %s\n", name, oneLine(line))
+	s := fmt.Sprintf("%s: %s\n", name, render.Safe(oneLine(line)))
 	if f.Retry != nil {
-		fix := oneLine(f.Retry.Action)
+		fix := render.Safe(oneLine(f.Retry.Action))
 		if argv := ShellQuote(f.Retry.Argv); argv != "" && !strings.Contains(fix, argv) {
 			if fix != "" {
 				fix += ": "
 			}
-			fix += argv
+			fix += render.Safe(argv)
 		}
 		if fix != "" {
 			s += fmt.Sprintf("%s: to fix: %s\n", name, fix)

@@ -303,6 +303,10 @@ func TestFailureText(t *testing.T) {
 			"x: INVALID_ARGUMENT: --start-line: want an integer (p)\n"},
 		{&evidence.Failure{Code: evidence.CodeInvalidArgument, Message: "decoder option: --option max_lines: bad", Location: evidence.Location{Field: "options.max_lines"}},
 			"x: INVALID_ARGUMENT: decoder option: --option max_lines: bad\n"},
+		// Native text in a message (a function name, a path) cannot act on
+		// the terminal: controls and bidi overrides are escaped (9.8).
+		{&evidence.Failure{Code: evidence.CodeDecodeFailure, Message: "bad name \x1b[2J\x1b]0;owned\a\u202eevil\r", Location: evidence.Location{Path: "/tmp/\x1b[31mx"}},
+			"x: DECODE_FAILURE: bad name \\x1b[2J\\x1b]0;owned\\x07\\u202eevil (/tmp/\\x1b[31mx)\n"},
 	} {
 		if got := FailureText("x", tc.f); got != tc.want {
 			t.Errorf("FailureText = %q, want %q", got, tc.want)

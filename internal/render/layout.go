@@ -392,7 +392,7 @@ func plural(n int, one, many string) string {
 // producer's "unavailable" and is left out.
 func location(file, line any, lineBase int, col any, colBase int, hasCol bool) string {
 	f, _ := file.(string)
-	f = safe(f)
+	f = Safe(f)
 	l, ok := evidence.AsInt(line)
 	if !ok || l < int64(lineBase) {
 		if f == "" {
@@ -451,7 +451,7 @@ func (t *Text) cell(c evidence.Column, r evidence.Object, base int, based bool) 
 	default:
 		b, err := evidence.Canonical(v)
 		if err != nil {
-			return safe(fmt.Sprint(v))
+			return Safe(fmt.Sprint(v))
 		}
 		s = string(b)
 	}
@@ -475,7 +475,7 @@ func (t *Text) cell(c evidence.Column, r evidence.Object, base int, based bool) 
 			}
 		}
 	}
-	return safe(s)
+	return Safe(s)
 }
 
 // artifactName tells a row's artifact by its file name, less the
@@ -491,9 +491,9 @@ func (t *Text) artifactName(id string) string {
 		o := t.artifacts[other].name
 		e := o[max(0, strings.LastIndex(o, ".")):]
 		if !strings.Contains(o, ".") || (i > 0 && e != ext) {
-			return safe(a.name)
+			return Safe(a.name)
 		}
 		ext = e
 	}
-	return safe(strings.TrimSuffix(a.name, ext))
+	return Safe(strings.TrimSuffix(a.name, ext))
 }

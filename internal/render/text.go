@@ -7,13 +7,13 @@ import (
 	"unicode/utf8"
 )
 
-// safe makes native text printable on a terminal without letting it act
+// Safe makes native text printable on a terminal without letting it act
 // on the terminal: C0 and C1 controls (ESC, CR, BEL…), DEL, bidi
 // overrides and isolates, line separators and invalid UTF-8 are written
 // as escapes, so a function name or a log line can neither clear the
 // screen, retitle the window, overwrite a row nor reorder what follows.
 // The JSONL keeps the exact text; only this view escapes.
-func safe(s string) string {
+func Safe(s string) string {
 	clean := true
 	for _, r := range s {
 		if r == utf8.RuneError || unsafeRune(r) {
@@ -145,7 +145,7 @@ func cutMiddle(s string, w, part int) string {
 // can (a word longer than a line is cut); continuation lines are indented
 // by two spaces.
 func wrap(s string, w int) []string {
-	s = safe(s)
+	s = Safe(s)
 	if Width(s) <= w || w < 8 {
 		return []string{s}
 	}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 	"strings"
 
@@ -100,17 +101,26 @@ func run(ctx context.Context, env *command.Env) error {
 		Specs: registry.Formats(), Format: c.ArtifactFormat, Limits: c.Limits, Options: command.OptionValues(c.Option)}}
 
 	var out rank.Output = &rank.JSONL{W: env.W}
+	sp := spelled{spell: env.Spell, shown: map[*evidence.Failure]bool{}}
 	if c.Format == "table" || (c.Format == "auto" && command.IsTerminal(os.Stdout)) {
 		out = &render.Text{W: env.Stdout}
+		sp.stderr = env.Stderr
 	}
-	out = spelled{out, env.Spell}
+	sp.Output = out
+	out = sp
 	if len(c.Paths) > 0 {
 		err = rank.Paths(ctx, req, c.Paths, out)
 	} else {
 		err = rank.Stream(ctx, req, wire.NewReader(env.Stdin), out)
 	}
 	if f := rank.Upstream(err); f != nil {
-		return &command.Reported{First: f, Passed: rank.Passed(err), Own: rank.Own(err)}
+		// A failure already shown on stderr by the table view is not
+		// named again.
+		own := rank.Own(err)
+		if sp.shown[own] {
+			own = nil
+		}
+		return &command.Reported{First: f, Passed: rank.Passed(err) || sp.shown[f], Own: own}
 	}
 	return err
 }
@@ -118,14 +128,25 @@ func run(ctx context.Context, env *command.Env) error {
 // spelled passes this command's own failures (decoding PATH arguments)
 // with their arguments named as its flags; blocks read from stdin are
 // another command's words and pass unchanged.
+//
+// In the table view (stderr set) an own failure is its one stderr line,
+// with location and fix, as it happens, not also a note in the table; a
+// failure read from stdin stays a note, as its stage already named it.
 type spelled struct {
 	rank.Output
-	spell func(string) string
+	spell  func(string) string
+	stderr io.Writer
+	shown  map[*evidence.Failure]bool // failures written to stderr
 }
 
 func (s spelled) Pass(b evidence.Block) error {
 	if f, ok := b.(*evidence.Failure); ok {
 		b = evidence.AsFailure(command.Respell(f, s.spell), f.Code)
+		if s.stderr != nil {
+			s.shown[f] = true
+			_, err := io.WriteString(s.stderr, command.FailureText("flameox-rank", b.(*evidence.Failure)))
+			return err
+		}
 	}
 	return s.Output.Pass(b)
 }

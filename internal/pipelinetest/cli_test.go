@@ -154,6 +154,36 @@ func TestFailureOnTerminal(t *testing.T) {
 	}
 }
 
+// flameox-rank on a terminal with one good and one bad path: the table of
+// the good one, and the bad one's failure once, as its stderr line with
+// its location, not again as a note inside the table.
+func TestRankFailureShownOnce(t *testing.T) {
+	dir := t.TempDir()
+	blob := filepath.Join(dir, "cut.cpuprofile")
+	if err := os.WriteFile(blob, []byte(`{"nodes":[`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hotspot, _ := filepath.Abs("../../testdata/v8/hotspot.cpuprofile")
+	ptm, tty := openPTY(t)
+	cmd := exec.Command(filepath.Join(binDir, "flameox-rank"), hotspot, blob)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(""), tty, tty
+	out := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(ptm)
+		out <- strings.ReplaceAll(string(b), "\r\n", "\n")
+	}()
+	code := runWithin(t, 20*time.Second, cmd)
+	tty.Close()
+	got := <-out
+	if code != 4 {
+		t.Errorf("exit %d, want 4 (DECODE_FAILURE)", code)
+	}
+	if n := strings.Count(got, "DECODE_FAILURE"); n != 1 || !strings.Contains(got, "flameox-rank: DECODE_FAILURE: ") ||
+		!strings.Contains(got, "("+blob+", line 1, byte 10)") || !strings.Contains(got, "crunchPrimes") {
+		t.Errorf("the failure shows %d times (want once, with its path, beside the table):\n%s", n, got)
+	}
+}
+
 // Every binary says what it is: version, commit and Go version.
 func TestVersion(t *testing.T) {
 	for _, name := range commands {

@@ -98,33 +98,20 @@ func Sniff(prefix []byte) formats.Verdict {
 		if _, err := s.Next(); err != nil {
 			return formats.NeedMore
 		}
-		for {
-			k, err := s.Next()
-			if err != nil {
-				return formats.NeedMore
-			}
-			if k.Kind == jsonscan.ObjectEnd {
-				return formats.No
-			}
-			v, err := s.Next()
-			if err != nil {
-				return formats.NeedMore
-			}
-			switch string(k.Bytes) {
+		return sniffMembers(s, func(key string, v jsonscan.Token) (formats.Verdict, bool) {
+			switch key {
 			case "$schema":
 				if v.Kind == jsonscan.String && bytes.Contains(bytes.ToLower(v.Bytes), []byte("sarif")) {
-					return formats.Yes
+					return formats.Yes, true
 				}
 			case "runs":
 				if v.Kind != jsonscan.ArrayStart {
-					return formats.No
+					return formats.No, true
 				}
-				return sniffRun(s)
+				return sniffRun(s), true
 			}
-			if err := s.Skip(v); err != nil {
-				return formats.NeedMore
-			}
-		}
+			return 0, false
+		})
 	})
 }
 
@@ -139,6 +126,22 @@ func sniffRun(s *jsonscan.Scanner) formats.Verdict {
 	case run.Kind != jsonscan.ObjectStart:
 		return formats.No
 	}
+	return sniffMembers(s, func(key string, v jsonscan.Token) (formats.Verdict, bool) {
+		switch {
+		case key == "tool" && v.Kind == jsonscan.ObjectStart, key == "results" && v.Kind == jsonscan.ArrayStart:
+			return formats.Yes, true
+		case key == "tool", key == "results":
+			return formats.No, true
+		}
+		return 0, false
+	})
+}
+
+// sniffMembers walks the members of an object whose '{' was read, handing
+// each key and the first token of its value to decide until it decides;
+// a member it passes over is skipped. An object that ends undecided is
+// No; a prefix that ends first is NeedMore.
+func sniffMembers(s *jsonscan.Scanner, decide func(key string, v jsonscan.Token) (formats.Verdict, bool)) formats.Verdict {
 	for {
 		k, err := s.Next()
 		if err != nil {
@@ -151,12 +154,8 @@ func sniffRun(s *jsonscan.Scanner) formats.Verdict {
 		if err != nil {
 			return formats.NeedMore
 		}
-		switch string(k.Bytes) {
-		case "tool", "results":
-			if v.Kind == jsonscan.ObjectStart && string(k.Bytes) == "tool" || v.Kind == jsonscan.ArrayStart && string(k.Bytes) == "results" {
-				return formats.Yes
-			}
-			return formats.No
+		if verdict, ok := decide(string(k.Bytes), v); ok {
+			return verdict
 		}
 		if err := s.Skip(v); err != nil {
 			return formats.NeedMore

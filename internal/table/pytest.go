@@ -1,5 +1,7 @@
 package table
 
+import "github.com/flameox/flameox/internal/evidence"
+
 // Row kinds of pytest.outcomes.
 const (
 	KindTest      = "test"
@@ -73,3 +75,34 @@ const (
 	// both passed and an error there, one error row here.
 	MetricPytestPassed = "pytest_passed"
 )
+
+// MetricArtifacts counts the artifacts a failures summary pooled.
+const MetricArtifacts = "artifacts"
+
+// pytestUnits is the unit of every pytest summary metric, one table for
+// the decoder and the failures projection: a count says what it counts.
+var pytestUnits = map[string]string{
+	OutcomePassed: "tests", OutcomeFailed: "tests", OutcomeError: "tests", OutcomeSkipped: "tests",
+	OutcomeXFailed: "tests", OutcomeXPassed: "tests", OutcomeCrashed: "tests", OutcomeInterrupted: "tests",
+	OutcomeUnexecuted: "tests", MetricPytestPassed: "tests",
+	MetricCollectionErrors: "collectors", MetricCollectionSkipped: "collectors",
+	MetricCollected: "items", MetricDeselected: "items",
+	MetricExitStatus:      "exit_status",
+	MetricSessionFinished: "boolean", MetricSessionInterrupt: "boolean",
+	MetricCrashedWorkers: "workers", MetricWorkers: "workers",
+	MetricInternalErrors: "errors",
+	MetricTruncatedBytes: "bytes",
+	MetricFixtureSetups:  "setups", MetricFixtureSeconds: "s", MetricSessionSeconds: "s",
+	MetricArtifacts: "artifacts",
+}
+
+// PytestMetric is the metric name's value in its unit. A name without a
+// unit here is a programming error: the tests of both users read every
+// metric they write back through this table.
+func PytestMetric(name string, v any) evidence.Metric {
+	u, ok := pytestUnits[name]
+	if !ok {
+		panic("table: pytest metric " + name + " has no unit")
+	}
+	return evidence.Metric{Value: v, Unit: u}
+}

@@ -690,35 +690,35 @@ func (d *decoder) finish() error {
 	// Every metric states its unit: a count says what it counts.
 	for _, o := range []string{table.OutcomePassed, table.OutcomeFailed, table.OutcomeError, table.OutcomeSkipped,
 		table.OutcomeXFailed, table.OutcomeXPassed, table.OutcomeCrashed, table.OutcomeInterrupted, table.OutcomeUnexecuted} {
-		sum.Metrics[o] = evidence.Metric{Value: d.counts[o], Unit: "tests"}
+		sum.Metrics[o] = table.PytestMetric(o, d.counts[o])
 	}
 	for _, o := range []string{table.MetricCollectionErrors, table.MetricCollectionSkipped} {
-		sum.Metrics[o] = evidence.Metric{Value: d.counts[o], Unit: "collectors"}
+		sum.Metrics[o] = table.PytestMetric(o, d.counts[o])
 	}
-	sum.Metrics[table.MetricCollected] = evidence.Metric{Value: int64(len(d.order)), Unit: "items"}
+	sum.Metrics[table.MetricCollected] = table.PytestMetric(table.MetricCollected, int64(len(d.order)))
 	if d.deselectedUnknown {
-		sum.Metrics[table.MetricDeselected] = evidence.Metric{Value: nil, Unit: "items"}
+		sum.Metrics[table.MetricDeselected] = table.PytestMetric(table.MetricDeselected, nil)
 	} else {
-		sum.Metrics[table.MetricDeselected] = evidence.Metric{Value: d.deselected, Unit: "items"}
+		sum.Metrics[table.MetricDeselected] = table.PytestMetric(table.MetricDeselected, d.deselected)
 	}
 	if d.exitStatus != nil {
-		sum.Metrics[table.MetricExitStatus] = evidence.Metric{Value: *d.exitStatus, Unit: "exit_status"}
+		sum.Metrics[table.MetricExitStatus] = table.PytestMetric(table.MetricExitStatus, *d.exitStatus)
 	} else {
-		sum.Metrics[table.MetricExitStatus] = evidence.Metric{Value: nil, Unit: "exit_status"}
+		sum.Metrics[table.MetricExitStatus] = table.PytestMetric(table.MetricExitStatus, nil)
 	}
-	sum.Metrics[table.MetricSessionFinished] = evidence.Metric{Value: d.sessionFinished, Unit: "boolean"}
-	sum.Metrics[table.MetricSessionInterrupt] = evidence.Metric{Value: len(d.interrupts) > 0, Unit: "boolean"}
-	sum.Metrics[table.MetricCrashedWorkers] = evidence.Metric{Value: int64(len(d.crashed)), Unit: "workers"}
-	sum.Metrics[table.MetricWorkers] = evidence.Metric{Value: int64(len(d.workers)), Unit: "workers"}
-	sum.Metrics[table.MetricInternalErrors] = evidence.Metric{Value: d.internalErrors, Unit: "errors"}
-	sum.Metrics[table.MetricTruncatedBytes] = evidence.Metric{Value: d.unterminated, Unit: "bytes"}
-	sum.Metrics[table.MetricFixtureSetups] = evidence.Metric{Value: d.fixtures, Unit: "setups"}
-	sum.Metrics[table.MetricFixtureSeconds] = evidence.Metric{Value: d.fixtureSeconds, Unit: "s"}
-	sum.Metrics[table.MetricPytestPassed] = evidence.Metric{Value: d.counts[table.OutcomePassed] + d.passedBeforeTeardown, Unit: "tests"}
+	sum.Metrics[table.MetricSessionFinished] = table.PytestMetric(table.MetricSessionFinished, d.sessionFinished)
+	sum.Metrics[table.MetricSessionInterrupt] = table.PytestMetric(table.MetricSessionInterrupt, len(d.interrupts) > 0)
+	sum.Metrics[table.MetricCrashedWorkers] = table.PytestMetric(table.MetricCrashedWorkers, int64(len(d.crashed)))
+	sum.Metrics[table.MetricWorkers] = table.PytestMetric(table.MetricWorkers, int64(len(d.workers)))
+	sum.Metrics[table.MetricInternalErrors] = table.PytestMetric(table.MetricInternalErrors, d.internalErrors)
+	sum.Metrics[table.MetricTruncatedBytes] = table.PytestMetric(table.MetricTruncatedBytes, d.unterminated)
+	sum.Metrics[table.MetricFixtureSetups] = table.PytestMetric(table.MetricFixtureSetups, d.fixtures)
+	sum.Metrics[table.MetricFixtureSeconds] = table.PytestMetric(table.MetricFixtureSeconds, d.fixtureSeconds)
+	sum.Metrics[table.MetricPytestPassed] = table.PytestMetric(table.MetricPytestPassed, d.counts[table.OutcomePassed]+d.passedBeforeTeardown)
 	if d.sessionSeconds != nil {
-		sum.Metrics[table.MetricSessionSeconds] = evidence.Metric{Value: *d.sessionSeconds, Unit: "s"}
+		sum.Metrics[table.MetricSessionSeconds] = table.PytestMetric(table.MetricSessionSeconds, *d.sessionSeconds)
 	} else {
-		sum.Metrics[table.MetricSessionSeconds] = evidence.Metric{Value: nil, Unit: "s"}
+		sum.Metrics[table.MetricSessionSeconds] = table.PytestMetric(table.MetricSessionSeconds, nil)
 	}
 	sum.RowsObserved = d.rows
 	sum.Complete = d.runFinished && d.sessionFinished && len(d.interrupts) == 0 && len(d.crashed) == 0 &&

@@ -162,7 +162,7 @@ func (p *projector) summary() *evidence.Summary {
 	for _, o := range []string{table.OutcomePassed, table.OutcomeFailed, table.OutcomeError, table.OutcomeSkipped,
 		table.OutcomeXFailed, table.OutcomeXPassed, table.OutcomeCrashed, table.OutcomeInterrupted,
 		table.OutcomeUnexecuted, table.MetricCollectionErrors, table.MetricCollectionSkipped} {
-		s.Metrics[o] = evidence.Metric{Value: p.counts[o]}
+		s.Metrics[o] = table.PytestMetric(o, p.counts[o])
 	}
 	sums := []string{table.MetricCollected, table.MetricDeselected, table.MetricCrashedWorkers,
 		table.MetricWorkers, table.MetricInternalErrors, table.MetricPytestPassed}
@@ -203,9 +203,9 @@ func (p *projector) summary() *evidence.Summary {
 	}
 	for _, m := range sums {
 		if unknown[m] {
-			s.Metrics[m] = evidence.Metric{Value: nil}
+			s.Metrics[m] = table.PytestMetric(m, nil)
 		} else {
-			s.Metrics[m] = evidence.Metric{Value: totals[m]}
+			s.Metrics[m] = table.PytestMetric(m, totals[m])
 		}
 	}
 	// One exit status describes the inputs only when they all agree.
@@ -218,16 +218,16 @@ func (p *projector) summary() *evidence.Summary {
 			}
 		}
 	}
-	s.Metrics[table.MetricExitStatus] = evidence.Metric{Value: exit}
+	s.Metrics[table.MetricExitStatus] = table.PytestMetric(table.MetricExitStatus, exit)
 	// A session's duration is one session's: several inputs may have run
 	// side by side, so their durations do not add up.
 	var secs any
 	if len(inputs) == 1 && inputs[0].Summary != nil {
 		secs = inputs[0].Summary.Metrics[table.MetricSessionSeconds].Value
 	}
-	s.Metrics[table.MetricSessionSeconds] = evidence.Metric{Value: secs, Unit: "s"}
-	s.Metrics[table.MetricSessionFinished] = evidence.Metric{Value: finished && len(inputs) > 0}
-	s.Metrics[table.MetricSessionInterrupt] = evidence.Metric{Value: interrupted}
-	s.Metrics["artifacts"] = evidence.Metric{Value: int64(len(p.Artifacts()))}
+	s.Metrics[table.MetricSessionSeconds] = table.PytestMetric(table.MetricSessionSeconds, secs)
+	s.Metrics[table.MetricSessionFinished] = table.PytestMetric(table.MetricSessionFinished, finished && len(inputs) > 0)
+	s.Metrics[table.MetricSessionInterrupt] = table.PytestMetric(table.MetricSessionInterrupt, interrupted)
+	s.Metrics[table.MetricArtifacts] = table.PytestMetric(table.MetricArtifacts, int64(len(p.Artifacts())))
 	return s
 }

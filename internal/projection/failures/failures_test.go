@@ -286,3 +286,19 @@ func FuzzFailures(f *testing.F) {
 	in := projectiontest.Decode(f, pytestevents.Spec, filepath.Join(fixtures, "suite.pytest-events.jsonl"), nil)[0]
 	projectiontest.FuzzRows(f, Spec, in, nil, evidence.Object{"top": int64(2), "nodeid_glob": "*fail*", "outcomes": []any{"failed", "unexecuted"}})
 }
+
+// Every metric of the failures summary states its unit, as the decoder's
+// do (8.9: pytest metrics had unit null), one input or several.
+func TestMetricUnits(t *testing.T) {
+	for _, files := range [][]string{{"suite.pytest-events.jsonl"}, {"suite.pytest-events.jsonl", "no-tests.pytest-events.jsonl"}} {
+		r := project(t, nil, files...)
+		if len(r.Summary.Metrics) == 0 {
+			t.Fatal("no metrics")
+		}
+		for name, m := range r.Summary.Metrics {
+			if m.Unit == "" {
+				t.Errorf("%v: metric %s has no unit", files, name)
+			}
+		}
+	}
+}

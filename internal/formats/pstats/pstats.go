@@ -616,6 +616,17 @@ func classify(k *function) (file table.Null[string], sym string) {
 	return table.Some(k.file), table.Symbolized
 }
 
+// siteLine is a function's line for the line columns: pstats counts lines
+// from 1 and writes 0 for built-ins and the profile module's fake frames,
+// which have no line, so 0 is the schema's -1 (unavailable). Frame ids
+// keep the key as written.
+func siteLine(f *function) int64 {
+	if f.line <= 0 {
+		return -1
+	}
+	return f.line
+}
+
 // rows hands out rows allocated rowBlock at a time: each row given to the
 // sink is its own (a sink may keep it), without an allocation each.
 type rows[T any] []T
@@ -679,8 +690,8 @@ func (p *parser) emit(out formats.Sink) error {
 				}
 				r := block.next()
 				*r = table.Edge{
-					CallerID: string(buf), CallerFunction: from.name, CallerFile: callerFile, CallerLine: from.line,
-					CalleeID: calleeID, CalleeFunction: f.name, CalleeFile: calleeFile, CalleeLine: f.line,
+					CallerID: string(buf), CallerFunction: from.name, CallerFile: callerFile, CallerLine: siteLine(from),
+					CalleeID: calleeID, CalleeFunction: f.name, CalleeFile: calleeFile, CalleeLine: siteLine(f),
 					Calls: table.Some(c.nc),
 				}
 				if c.timed {
@@ -720,7 +731,7 @@ func (p *parser) frames(out formats.Sink, metrics map[string]evidence.Metric) er
 					FrameID:       string(buf),
 					Function:      f.name,
 					File:          file,
-					Line:          f.line,
+					Line:          siteLine(f),
 					Column:        -1,
 					Symbolization: sym,
 				},

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -60,6 +61,7 @@ type providerCmd struct {
 	p     *capture.Provider
 	flags *command.ParamFlags
 	value *providerFlags
+	raw   []string // the words after --, unparsed
 }
 
 type providerFlags struct {
@@ -201,6 +203,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		return fail(evidence.Failf(evidence.CodeInternal, "command %s has no provider", cmd.Name))
 	}
 	spell = c.spell
+	// The workload's words as the kernel gave them: kong turns bytes that
+	// are not UTF-8 into U+FFFD, and the workload must get what was asked
+	// (capture refuses such a word rather than record it wrongly).
+	if i := slices.Index(args, "--"); i >= 0 {
+		c.raw = args[i+1:]
+	}
 	req, opt, err := c.request()
 	if err != nil {
 		return fail(err)
@@ -262,6 +270,9 @@ func (c *providerCmd) request() (*capture.Request, capture.Options, error) {
 	argv := cm.Argv
 	if len(argv) > 0 && argv[0] == "--" {
 		argv = argv[1:]
+	}
+	if len(c.raw) == len(argv) {
+		argv = c.raw
 	}
 	if len(argv) == 0 {
 		return nil, opt, evidence.Failf(evidence.CodeInvalidArgument, "no workload command: give it after --, e.g. %s", example(c.p, ""))

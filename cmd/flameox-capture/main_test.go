@@ -382,3 +382,19 @@ func TestPdeathsigWhenShepherdAndCaptureDie(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A workload word that is not UTF-8 is refused before anything runs:
+// kong would hand the workload U+FFFD in its place, and the capture block
+// would record a command that was not the one asked for.
+func TestArgvNotUTF8(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"process", "--cwd", dir, "--", "sh", "-c", "touch " + marker, "\xff"}, &out, &errb)
+	if code != 2 || !strings.Contains(errb.String(), `workload argument 3 is not valid UTF-8 ("\xff")`) {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the workload ran")
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
@@ -93,6 +94,16 @@ func validate(p *Provider, req *Request, opt Options) (*Request, error) {
 	}
 	if len(req.Argv) == 0 || req.Argv[0] == "" {
 		return nil, bad("no workload command (give it after --)")
+	}
+	// The capture block records argv as text, and the workload must get
+	// the bytes asked for: a word that is not UTF-8 can be neither
+	// recorded exactly nor replaced silently.
+	for i, a := range req.Argv {
+		if !utf8.ValidString(a) {
+			return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
+				Message:  fmt.Sprintf("capture %s: workload argument %d is not valid UTF-8 (%q); evidence records the command as text", p.Name, i, a),
+				Location: evidence.Location{Field: fmt.Sprintf("argv[%d]", i)}}
+		}
 	}
 	if !filepath.IsAbs(req.Cwd) {
 		return nil, bad("working directory %q is not absolute", req.Cwd)

@@ -48,10 +48,10 @@ func (in *Input) Values() *Values {
 
 // Bound returns s, or, when it is longer than the bound, its first bytes
 // up to a UTF-8 character boundary followed by a marker saying how many
-// bytes were cut. Identities (frame ids) are the decoder's to compute
+// bytes were cut; a nil bound keeps s. Identities (frame ids) are the decoder's to compute
 // from the full value, before it is bounded.
 func (v *Values) Bound(s string) string {
-	if len(s) <= v.max {
+	if v == nil || len(s) <= v.max {
 		return s
 	}
 	n := v.max
@@ -67,7 +67,7 @@ func (v *Values) Bound(s string) string {
 // complete=false (a cut value is not the native one). Nothing when
 // nothing was cut.
 func (v *Values) Summarize(s *evidence.Summary) {
-	if v.cut == 0 {
+	if v == nil || v.cut == 0 {
 		return
 	}
 	if s.Metrics == nil {

@@ -55,6 +55,7 @@ const OptionUnit = "unit"
 const UnitUnstated = "unstated"
 
 var options = []param.Param{
+	formats.ValueBytesParam,
 	{Name: OptionUnit, Type: param.Enum, Default: UnitUnstated,
 		Enum: []string{UnitUnstated, unit.Samples, unit.Events, "ns", "us", "ms", "s"},
 		Doc:  "the unit of the weights, which folded stacks do not state: samples, events (a period such as cycles), or a time unit; unstated keeps them as written and says so"},
@@ -144,6 +145,7 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		return err
 	}
 	o := EmitOptions{
+		In:       in,
 		Complete: true,
 		Unit:     unit.Unstated,
 		Limitations: []string{

@@ -3,6 +3,7 @@ package collapsed
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"slices"
 	"strings"
 
@@ -197,6 +198,18 @@ type EmitOptions struct {
 	// number of native samples is not known and no samples metric is
 	// stated.
 	Unit string
+	// In, when set, bounds the string values of rows by its
+	// max_value_bytes option (formats.Values), each table counting its own
+	// cuts; nil bounds nothing.
+	In *formats.Input
+}
+
+// values is a fresh bound for one table; nil when there is no input.
+func (o EmitOptions) values() *formats.Values {
+	if o.In == nil {
+		return nil
+	}
+	return o.In.Values()
 }
 
 // FrameID is a frame's identity within an artifact: a digest of its module
@@ -298,7 +311,8 @@ func (p *Profile) frameLess(a, b uint32) int {
 }
 
 func (p *Profile) summary(o EmitOptions, rows int64, metrics map[string]evidence.Metric, cov evidence.Object) *evidence.Summary {
-	s := &evidence.Summary{RowsObserved: rows, Complete: o.Complete, Coverage: cov, Metrics: metrics}
+	// Each table its own metrics: a table adds what it alone cut.
+	s := &evidence.Summary{RowsObserved: rows, Complete: o.Complete, Coverage: cov, Metrics: maps.Clone(metrics)}
 	for _, l := range o.Limitations {
 		s.Limit(l)
 	}
@@ -322,6 +336,7 @@ func (p *Profile) emitFrames(out formats.Sink, o EmitOptions, wu string, ids []s
 	if err != nil {
 		return err
 	}
+	vals := o.values()
 	for _, k := range keys {
 		s, f := p.Series[k>>32], p.Frames[uint32(k)]
 		w := p.nodeW[p.nodes[k]]
@@ -329,13 +344,13 @@ func (p *Profile) emitFrames(out formats.Sink, o EmitOptions, wu string, ids []s
 		row := &table.Frame{
 			FrameSite: table.FrameSite{
 				FrameID:       ids[uint32(k)],
-				Function:      f.Function,
+				Function:      vals.Bound(f.Function),
 				Line:          -1,
 				Column:        -1,
-				Module:        table.NonEmpty(f.Module),
+				Module:        table.NonEmpty(vals.Bound(f.Module)),
 				Symbolization: symbolization(f),
-				Thread:        table.NonEmpty(s.Thread),
-				Process:       table.NonEmpty(s.Process),
+				Thread:        table.NonEmpty(vals.Bound(s.Thread)),
+				Process:       table.NonEmpty(vals.Bound(s.Process)),
 			},
 			SelfWeight:      float64(w.self),
 			InclusiveWeight: float64(w.incl),
@@ -344,7 +359,9 @@ func (p *Profile) emitFrames(out formats.Sink, o EmitOptions, wu string, ids []s
 			return err
 		}
 	}
-	return tw.End(p.summary(o, int64(len(keys)), metrics, cov))
+	sum := p.summary(o, int64(len(keys)), metrics, cov)
+	vals.Summarize(sum)
+	return tw.End(sum)
 }
 
 func (p *Profile) emitEdges(out formats.Sink, o EmitOptions, wu string, ids []string, inEvent func(uint32) bool, metrics map[string]evidence.Metric, cov evidence.Object) error {
@@ -367,18 +384,19 @@ func (p *Profile) emitEdges(out formats.Sink, o EmitOptions, wu string, ids []st
 	if err != nil {
 		return err
 	}
+	vals := o.values()
 	for _, k := range keys {
 		s := p.Series[k.series]
 		w := p.edgeW[p.edges[k]]
 		row := &table.Edge{
 			CallerID:       ids[k.caller],
-			CallerFunction: p.Frames[k.caller].Function,
+			CallerFunction: vals.Bound(p.Frames[k.caller].Function),
 			CallerLine:     -1,
 			CalleeID:       ids[k.callee],
-			CalleeFunction: p.Frames[k.callee].Function,
+			CalleeFunction: vals.Bound(p.Frames[k.callee].Function),
 			CalleeLine:     -1,
-			Thread:         table.NonEmpty(s.Thread),
-			Process:        table.NonEmpty(s.Process),
+			Thread:         table.NonEmpty(vals.Bound(s.Thread)),
+			Process:        table.NonEmpty(vals.Bound(s.Process)),
 			Weight:         table.Some(float64(w.incl)),
 			SelfWeight:     table.Some(float64(w.self)),
 		}
@@ -386,5 +404,7 @@ func (p *Profile) emitEdges(out formats.Sink, o EmitOptions, wu string, ids []st
 			return err
 		}
 	}
-	return tw.End(p.summary(o, int64(len(keys)), metrics, cov))
+	sum := p.summary(o, int64(len(keys)), metrics, cov)
+	vals.Summarize(sum)
+	return tw.End(sum)
 }

@@ -45,7 +45,7 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		sink := &formatstest.Sink{}
-		if err := emit(sink, res, nil, nil); err != nil {
+		if err := emit(nil, sink, res, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		for _, tb := range sink.Named("cpu.frames") {

@@ -161,7 +161,7 @@ func decodeData(ctx context.Context, in *formats.Input, out formats.Sink) error 
 		if err := vr.Verify(); err != nil {
 			return err
 		}
-		return emit(out, res, withStderr(cov, e.Meta.Stderr), stderrMissing(e.Meta.Stderr))
+		return emit(in, out, res, withStderr(cov, e.Meta.Stderr), stderrMissing(e.Meta.Stderr))
 	} else {
 		cov["conversion_cache"] = "miss"
 	}
@@ -201,7 +201,7 @@ func decodeData(ctx context.Context, in *formats.Input, out formats.Sink) error 
 			return err
 		}
 	}
-	return emit(out, res, withStderr(cov, wres.Stderr), stderrMissing(wres.Stderr))
+	return emit(in, out, res, withStderr(cov, wres.Stderr), stderrMissing(wres.Stderr))
 }
 
 // perf.data header: the feature bitmap follows the magic, the header and

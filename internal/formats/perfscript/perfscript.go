@@ -50,6 +50,7 @@ var parserLimits = []formats.Limit{
 }
 
 var options = []param.Param{
+	formats.ValueBytesParam,
 	{Name: OptionThreads, Type: param.Bool, Default: false,
 		Doc: "true splits series by perf's pid/tid token (thread column); false sums the threads of one comm"},
 }
@@ -116,14 +117,15 @@ func decodeScript(ctx context.Context, in *formats.Input, out formats.Sink) erro
 	if err != nil {
 		return err
 	}
-	return emit(out, res, nil, nil)
+	return emit(in, out, res, nil, nil)
 }
 
 // emit writes a parse result's tables. cov adds what the caller knows (a
 // conversion's stderr, for instance); missing lists limitations by which
 // samples are missing, which make the evidence incomplete.
-func emit(out formats.Sink, res *Result, cov evidence.Object, missing []string) error {
+func emit(in *formats.Input, out formats.Sink, res *Result, cov evidence.Object, missing []string) error {
 	o := collapsed.EmitOptions{
+		In:       in,
 		Coverage: evidence.Object{},
 		Complete: len(missing) == 0,
 		Metrics: map[string]evidence.Metric{

@@ -280,6 +280,9 @@ func (p *Profile) Emit(out formats.Sink, o EmitOptions) error {
 		if ev != "" {
 			cov["event"] = ev
 		}
+		if named := p.seriesTotals(o, inEvent); named != nil {
+			cov[table.CoverageProfiles] = named
+		}
 		if frames {
 			if err := p.emitFrames(out, o, wu, ids, inEvent, metrics, cov); err != nil {
 				return err
@@ -292,6 +295,34 @@ func (p *Profile) Emit(out formats.Sink, o EmitOptions) error {
 		}
 	}
 	return nil
+}
+
+// seriesTotals lists each named series' total (table.CoverageProfiles),
+// samples without a stack included, so that a projection selecting
+// threads or processes divides by their own total; nil when no series of
+// the event is named (one anonymous series: the table total says it all).
+// Names are bounded as in the rows, so the two match.
+func (p *Profile) seriesTotals(o EmitOptions, inEvent func(uint32) bool) []any {
+	vals := o.values()
+	name := func(s string) any {
+		if s == "" {
+			return nil
+		}
+		return vals.Bound(s)
+	}
+	var out []any
+	named := false
+	for i, s := range p.Series {
+		if !inEvent(uint32(i)) {
+			continue
+		}
+		named = named || s.Thread != "" || s.Process != ""
+		out = append(out, evidence.Object{"thread": name(s.Thread), "process": name(s.Process), "total_weight": p.totals[i]})
+	}
+	if !named {
+		return nil
+	}
+	return out
 }
 
 func (p *Profile) seriesLess(a, b uint32) int {

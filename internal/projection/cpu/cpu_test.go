@@ -9,6 +9,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/perfscript"
 	"github.com/flameox/flameox/internal/formats/pstats"
 	"github.com/flameox/flameox/internal/formats/speedscope"
 	"github.com/flameox/flameox/internal/formats/v8cpu"
@@ -484,6 +485,23 @@ func TestSeriesTotalFallback(t *testing.T) {
 	r = rank(t, Hotspots, evidence.Object{"thread": "t2"}, in)
 	if r.Summary.Metrics[table.MetricTotalWeight].Value != 3.0 || r.Summary.Metrics["profile_count"].Value != 1 ||
 		!slices.ContainsFunc(r.Summary.Limitations, func(l string) bool { return strings.Contains(l, "lists no total per thread or process") }) {
+		t.Fatalf("filtered %+v", r.Summary)
+	}
+}
+
+// perf script split by thread lists each series' total, so --thread
+// divides by the selected threads' own samples (stackless ones included)
+// and needs no fallback: hot.perf.txt's thread 16753 is 1 sample in
+// flameox-hot and 71 after it became hot-child.
+func TestPerfThreadTotals(t *testing.T) {
+	in := projectiontest.Decode(t, perfscript.ScriptSpec, fixtures+"perf/hot.perf.txt", evidence.Object{"threads": true})[0]
+	r := rank(t, Hotspots, nil, in)
+	if r.Summary.Metrics[table.MetricTotalWeight].Value != 267.0 || r.Summary.Metrics["profile_count"].Value != 3 {
+		t.Fatalf("unfiltered %+v", r.Summary.Metrics)
+	}
+	r = rank(t, Hotspots, evidence.Object{"thread": "16753"}, in)
+	if r.Summary.Metrics[table.MetricTotalWeight].Value != 72.0 || r.Summary.Metrics["profile_count"].Value != 2 ||
+		slices.ContainsFunc(r.Summary.Limitations, func(l string) bool { return strings.Contains(l, "lists no total") }) {
 		t.Fatalf("filtered %+v", r.Summary)
 	}
 }

@@ -505,3 +505,30 @@ func TestPerfThreadTotals(t *testing.T) {
 		t.Fatalf("filtered %+v", r.Summary)
 	}
 }
+
+// A perf.data recorded with two events (perf record -e cpu-clock,task-clock)
+// decodes into one table per event; rank pools them, and says so: the
+// result is incomplete and names the events, so no share reads as one
+// event's.
+func TestPooledEventsSaid(t *testing.T) {
+	ins := projectiontest.Decode(t, perfscript.ScriptSpec, fixtures+"perf/two.perf.txt", nil)
+	var frames []*projectiontest.Input
+	for _, in := range ins {
+		if in.Header.Name == table.CPUFrames.Name {
+			frames = append(frames, in)
+		}
+	}
+	if len(frames) != 2 {
+		t.Fatalf("%d frames tables, want one per event", len(frames))
+	}
+	r := rank(t, Hotspots, nil, frames...)
+	if r.Summary.Complete || !slices.ContainsFunc(r.Summary.Limitations, func(l string) bool {
+		return strings.Contains(l, "2 events (cpu-clock, task-clock) and they are pooled")
+	}) {
+		t.Fatalf("summary %+v", r.Summary)
+	}
+	one := rank(t, Hotspots, nil, frames[0])
+	if !one.Summary.Complete {
+		t.Fatalf("one event alone: %+v", one.Summary)
+	}
+}

@@ -3,6 +3,7 @@ package cpu
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
@@ -101,6 +102,7 @@ type population struct {
 	total    float64
 	profiles int
 	limits   []string
+	pooled   bool // samples of several events are pooled: the result is incomplete
 }
 
 // population takes each table's total from its decoder, samples with
@@ -145,7 +147,40 @@ func (p *profiles) population(c *common) population {
 		}
 		pop.limits = append(pop.limits, fmt.Sprintf("table %s: %s, so its total is %s", x.Table.ID, why, p.fallback))
 	}
+	if l := p.pooledEvents(); l != "" {
+		pop.limits = append(pop.limits, l)
+		pop.pooled = true
+	}
 	return pop
+}
+
+// pooledEvents says when the admitted tables of one artifact hold
+// different sampled events (perf record -e a,b writes one table per
+// event): their samples are pooled, so a frame ranks once per event and
+// every share is of all events together. Selecting one event is not an
+// argument yet, and perf script has no event filter: record one.
+func (p *profiles) pooledEvents() string {
+	events := map[string][]string{} // artifact → events, in table order
+	var multi []string
+	for _, x := range p.List() {
+		if x.Summary == nil || len(x.Table.ArtifactIDs) != 1 {
+			continue
+		}
+		ev, _ := x.Summary.Coverage["event"].(string)
+		a := x.Table.ArtifactIDs[0]
+		if ev == "" || slices.Contains(events[a], ev) {
+			continue
+		}
+		events[a] = append(events[a], ev)
+		if len(events[a]) == 2 {
+			multi = append(multi, a)
+		}
+	}
+	if len(multi) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the profile holds samples of %d events (%s) and they are pooled: each frame ranks once per event and shares are of all events' samples; to rank one event, record it alone (perf record -e %s)",
+		len(events[multi[0]]), strings.Join(events[multi[0]], ", "), strings.SplitN(events[multi[0]][0], ":", 2)[0])
 }
 
 func metricValue(m *evidence.Metric) any {
@@ -166,6 +201,9 @@ func (p *profiles) summary(pop population, m *misses, observed int64, trunc *evi
 	s.Metrics[table.MetricTotalWeight] = evidence.Metric{Value: pop.total, Unit: p.unit}
 	for _, l := range pop.limits {
 		s.Limit(l)
+	}
+	if pop.pooled {
+		s.Complete = false
 	}
 	return s
 }

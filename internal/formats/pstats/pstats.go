@@ -23,11 +23,13 @@ import (
 	"hash/maphash"
 	"io"
 	"iter"
+	"maps"
 	"math"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/pstats/marshal"
+	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/unit"
 )
@@ -55,6 +57,7 @@ var Spec = formats.CPUProfile(formats.Spec{
 	Suffixes: []string{".pstats", ".prof", ".cprofile"},
 	Sniff:    Sniff,
 	Limits:   limits,
+	Options:  []param.Param{formats.ValueBytesParam},
 	Caps:     formats.Caps{CallCounts: true},
 	Producer: "Python cProfile / profile",
 	Version:  "1",
@@ -230,7 +233,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	// The reader's back-reference table holds every shared object of the
 	// file; none is needed once the keys are resolved.
 	p.d = nil
-	return p.emit(out)
+	return p.emit(in, out)
 }
 
 // read reads the whole dict and checks every caller reference.
@@ -616,6 +619,14 @@ func classify(k *function) (file table.Null[string], sym string) {
 	return table.Some(k.file), table.Symbolized
 }
 
+// boundFile bounds a file column's value (formats.Values).
+func boundFile(v *formats.Values, f table.Null[string]) table.Null[string] {
+	if f.Valid {
+		f.V = v.Bound(f.V)
+	}
+	return f
+}
+
 // siteLine is a function's line for the line columns: pstats counts lines
 // from 1 and writes 0 for built-ins and the profile module's fake frames,
 // which have no line, so 0 is the schema's -1 (unavailable). Frame ids
@@ -642,7 +653,7 @@ func (r *rows[T]) next() *T {
 	return row
 }
 
-func (p *parser) emit(out formats.Sink) error {
+func (p *parser) emit(in *formats.Input, out formats.Sink) error {
 	var totalTT float64
 	var calls, prim int64
 	for fi := range p.defs.all() {
@@ -660,13 +671,14 @@ func (p *parser) emit(out formats.Sink) error {
 		"primitive_calls":       {Value: prim, Unit: unit.Calls},
 		"edges":                 {Value: p.nedges},
 	}
-	if err := p.frames(out, metrics); err != nil {
+	if err := p.frames(in, out, metrics); err != nil {
 		return err
 	}
 	tw, err := out.Begin(table.CPUEdges.HeaderBased(unit.Seconds, 1))
 	if err != nil {
 		return err
 	}
+	vals := in.Values()
 	if p.keepEdges {
 		var block rows[table.Edge]
 		var buf []byte
@@ -690,8 +702,8 @@ func (p *parser) emit(out formats.Sink) error {
 				}
 				r := block.next()
 				*r = table.Edge{
-					CallerID: string(buf), CallerFunction: from.name, CallerFile: callerFile, CallerLine: siteLine(from),
-					CalleeID: calleeID, CalleeFunction: f.name, CalleeFile: calleeFile, CalleeLine: siteLine(f),
+					CallerID: string(buf), CallerFunction: vals.Bound(from.name), CallerFile: boundFile(vals, callerFile), CallerLine: siteLine(from),
+					CalleeID: calleeID, CalleeFunction: vals.Bound(f.name), CalleeFile: boundFile(vals, calleeFile), CalleeLine: siteLine(f),
 					Calls: table.Some(c.nc),
 				}
 				if c.timed {
@@ -703,7 +715,8 @@ func (p *parser) emit(out formats.Sink) error {
 			}
 		}
 	}
-	edgeSum := &evidence.Summary{RowsObserved: p.nedges, Complete: true, Metrics: metrics}
+	edgeSum := &evidence.Summary{RowsObserved: p.nedges, Complete: true, Metrics: maps.Clone(metrics)}
+	vals.Summarize(edgeSum)
 	if p.untimed {
 		edgeSum.Limit("this file (from the pure-Python profile module) records only call counts per caller: edge weights and primitive calls are null")
 	}
@@ -711,11 +724,12 @@ func (p *parser) emit(out formats.Sink) error {
 }
 
 // frames emits cpu.frames.
-func (p *parser) frames(out formats.Sink, metrics map[string]evidence.Metric) error {
+func (p *parser) frames(in *formats.Input, out formats.Sink, metrics map[string]evidence.Metric) error {
 	tw, err := out.Begin(table.CPUFrames.HeaderBased(unit.Seconds, 1))
 	if err != nil {
 		return err
 	}
+	vals := in.Values()
 	if out.Wants(table.CPUFrames.Schema) {
 		var buf []byte
 		var block rows[table.Frame]
@@ -729,8 +743,8 @@ func (p *parser) frames(out formats.Sink, metrics map[string]evidence.Metric) er
 			*r = table.Frame{
 				FrameSite: table.FrameSite{
 					FrameID:       string(buf),
-					Function:      f.name,
-					File:          file,
+					Function:      vals.Bound(f.name),
+					File:          boundFile(vals, file),
 					Line:          siteLine(f),
 					Column:        -1,
 					Symbolization: sym,
@@ -745,8 +759,9 @@ func (p *parser) frames(out formats.Sink, metrics map[string]evidence.Metric) er
 			}
 		}
 	}
-	sum := &evidence.Summary{RowsObserved: int64(p.defs.n), Complete: true, Metrics: metrics}
+	sum := &evidence.Summary{RowsObserved: int64(p.defs.n), Complete: true, Metrics: maps.Clone(metrics)}
 	sum.Limit("cumtime of a recursive function counts its outermost calls only, as pstats does")
+	vals.Summarize(sum)
 	return tw.End(sum)
 }
 

@@ -410,3 +410,15 @@ func BenchmarkView(b *testing.B) {
 		}
 	}
 }
+
+// The same function ranked once per process (perf's warm_spin before and
+// after the fork renamed it) keeps its process column before module and
+// other labels: without it the two rows read as one frame listed twice.
+func TestSeriesTellRowsApart(t *testing.T) {
+	out := rankView(t, 100, "", "perf-script", evidence.Object{"top": int64(5)}, fixture("perf", "hot.perf.txt"))
+	checkFits(t, out, 100)
+	a, b := rowOf(t, out, "hot-child"), rowOf(t, out, "  24 ")
+	if !strings.Contains(a, "warm_spin") || !strings.Contains(b, "warm_spin") || !strings.Contains(b, "flameox-hot") {
+		t.Fatalf("the two warm_spin rows are not told apart:\n%s", out)
+	}
+}

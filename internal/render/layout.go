@@ -148,6 +148,7 @@ func (t *Text) layout(w int) layout {
 		}
 		out = append(out, col)
 	}
+	seriesTellApart(out)
 	kept, noRoom := fit(out, w)
 
 	var l layout
@@ -359,6 +360,36 @@ func lowValue(name string) bool {
 		return true
 	}
 	return false
+}
+
+// seriesTellApart raises the thread and process columns to the value of
+// counts when the same function shows in several rows: a frame ranked
+// once per thread or process would otherwise read as one frame listed
+// twice, so the series goes before module and other labels.
+func seriesTellApart(cols []*column) {
+	var fn *column
+	for _, c := range cols {
+		if c.key == "function" {
+			fn = c
+		}
+	}
+	if fn == nil {
+		return
+	}
+	seen := map[string]bool{}
+	dup := false
+	for _, s := range fn.cells {
+		dup = dup || seen[s]
+		seen[s] = true
+	}
+	if !dup {
+		return
+	}
+	for _, c := range cols {
+		if c.key == "thread" || c.key == "process" {
+			c.value = 2
+		}
+	}
 }
 
 // midCut: names and paths, whose ends say the most.

@@ -2,6 +2,7 @@ package formatstest
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/flameox/flameox/internal/evidence"
@@ -43,6 +44,39 @@ func CheckInvariants(tb testing.TB, sink *Sink, err error) {
 		}
 		if !s.Complete && len(s.Limitations) == 0 && s.Truncation == nil {
 			tb.Fatalf("table %s: incomplete without a limitation or truncation", t.Header.Name)
+		}
+	}
+}
+
+// CheckValueBound checks a decode made under max_value_bytes=max against
+// the unbounded decode of the same input: every table says it cut values
+// and is incomplete, no string value but an id outgrows the bound and its
+// marker, and every id is the unbounded decode's (ids are of the full
+// values).
+func CheckValueBound(tb testing.TB, cut, full *Sink, max int) {
+	tb.Helper()
+	if len(cut.Tables) == 0 || len(cut.Tables) != len(full.Tables) {
+		tb.Fatalf("%d bounded tables, %d unbounded", len(cut.Tables), len(full.Tables))
+	}
+	for i, t := range cut.Tables {
+		if n, _ := evidence.AsInt(t.Summary.Metrics["cut_values"].Value); n == 0 || t.Summary.Complete {
+			tb.Errorf("%s: nothing said cut at %d bytes: %+v", t.Header.Name, max, t.Summary)
+		}
+		if !full.Tables[i].Summary.Complete {
+			tb.Errorf("%s: the unbounded decode is incomplete", t.Header.Name)
+		}
+		for j, r := range t.Rows {
+			for col, v := range r {
+				if strings.HasSuffix(col, "_id") {
+					if v != full.Tables[i].Rows[j][col] {
+						tb.Errorf("%s: the bound changed %s", t.Header.Name, col)
+					}
+					continue
+				}
+				if s, ok := v.(string); ok && len(s) > max+len("…[9999999999 bytes cut]") {
+					tb.Errorf("%s: %s is %d bytes", t.Header.Name, col, len(s))
+				}
+			}
 		}
 	}
 }

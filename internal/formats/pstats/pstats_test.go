@@ -820,22 +820,5 @@ func TestValueBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, tb := range cut.Tables {
-		if n, _ := evidence.AsInt(tb.Summary.Metrics["cut_values"].Value); n == 0 || tb.Summary.Complete {
-			t.Errorf("%s: nothing cut at 16 bytes: %+v", tb.Header.Name, tb.Summary)
-		}
-		for j, r := range tb.Rows {
-			for col, v := range r {
-				if s, ok := v.(string); ok && !strings.HasSuffix(col, "_id") && len(s) > 16+len("…[99999 bytes cut]") {
-					t.Errorf("%s: %s is %d bytes", tb.Header.Name, col, len(s))
-				}
-			}
-			if r["frame_id"] != full.Tables[i].Rows[j]["frame_id"] {
-				t.Errorf("%s: the bound changed a frame id", tb.Header.Name)
-			}
-		}
-	}
-	if !full.Tables[0].Summary.Complete {
-		t.Error("the unbounded decode is incomplete")
-	}
+	formatstest.CheckValueBound(t, cut, full, 16)
 }

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"syscall"
@@ -101,12 +102,7 @@ func (t *tree) signal(sig syscall.Signal, ended map[int]*endedProc) (int, error)
 func (t *tree) end(grace time.Duration) ([]*endedProc, error) {
 	ended := map[int]*endedProc{}
 	list := func() []*endedProc {
-		var out []*endedProc
-		for _, e := range ended {
-			out = append(out, e)
-		}
-		slices.SortFunc(out, func(a, b *endedProc) int { return a.pid - b.pid })
-		return out
+		return slices.SortedFunc(maps.Values(ended), func(a, b *endedProc) int { return a.pid - b.pid })
 	}
 	n, err := t.signal(syscall.SIGTERM, ended)
 	if err != nil || n == 0 {

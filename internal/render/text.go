@@ -98,17 +98,7 @@ func cutEnd(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		rw := runeWidth(r)
-		if n+rw > w-1 {
-			break
-		}
-		b.WriteRune(r)
-		n += rw
-	}
-	return b.String() + "…"
+	return cutRunes(s, w-1) + "…"
 }
 
 // cutMiddle keeps both ends of s within w cells, joined by "…", the
@@ -124,21 +114,12 @@ func cutMiddle(s string, w, part int) string {
 	r := []rune(s)
 	head := (w - 1) / part
 	tail := w - 1 - head
-	var hb strings.Builder
-	n := 0
-	for _, c := range r {
-		if n+runeWidth(c) > head {
-			break
-		}
-		hb.WriteRune(c)
-		n += runeWidth(c)
-	}
 	i, n := len(r), 0
 	for i > 0 && n+runeWidth(r[i-1]) <= tail {
 		i--
 		n += runeWidth(r[i])
 	}
-	return hb.String() + "…" + string(r[i:])
+	return cutRunes(s, head) + "…" + string(r[i:])
 }
 
 // wrap breaks prose into lines of at most w cells, at spaces where it

@@ -282,11 +282,8 @@ func at(code evidence.Code, tbl string, rowid int64, col, format string, args ..
 // stores Python str values), and of type text or (when null is allowed)
 // null. ok is false for a null.
 func (d *sqliteRead) text(c *value, tbl string, rowid int64, col string, null bool) (string, bool, error) {
-	if c.n.Valid && c.n.Int64 > d.maxValue {
-		f := d.in.Exceeded(LimitValueBytes, c.n.Int64)
-		f.Location = evidence.Location{Field: tbl + "." + col}
-		f.Details["table"], f.Details["rowid"], f.Details["column"] = tbl, rowid, col
-		return "", false, f
+	if err := d.bounded(c, tbl, rowid, col); err != nil {
+		return "", false, err
 	}
 	switch {
 	case c.typ == "null" && null:
@@ -305,6 +302,41 @@ func (d *sqliteRead) text(c *value, tbl string, rowid int64, col string, null bo
 		return "", false, at(evidence.CodeDecodeFailure, tbl, rowid, col, "the text is not valid UTF-8")
 	}
 	return s, true, nil
+}
+
+// bounded is the limit failure of a cell larger than
+// max_sqlite_value_bytes (its value was not read), located at its row.
+func (d *sqliteRead) bounded(c *value, tbl string, rowid int64, col string) error {
+	if !c.n.Valid || c.n.Int64 <= d.maxValue {
+		return nil
+	}
+	f := d.in.Exceeded(LimitValueBytes, c.n.Int64)
+	f.Location = evidence.Location{Field: tbl + "." + col}
+	f.Details["table"], f.Details["rowid"], f.Details["column"] = tbl, rowid, col
+	return f
+}
+
+// idText reads the (id, text column) rows of a table, each checked and
+// bounded, handing fn the id and the text (ok false for a null).
+func (d *sqliteRead) idText(tbl, col string, fn func(rowid, id int64, text string, ok bool) error) error {
+	return d.query("SELECT rowid, "+intCell("id")+", "+d.cell(col, "text")+" FROM "+tbl, func(r *sql.Rows) error {
+		var rowid int64
+		var typ string
+		var idv sql.NullInt64
+		var v value
+		if err := r.Scan(append([]any{&rowid, &typ, &idv}, v.dest()...)...); err != nil {
+			return sqliteErr(err, tbl)
+		}
+		id, err := integer(typ, idv, tbl, rowid, "id")
+		if err != nil {
+			return err
+		}
+		text, ok, err := d.text(&v, tbl, rowid, col, true)
+		if err != nil {
+			return err
+		}
+		return fn(rowid, id, text, ok)
+	})
 }
 
 // integer checks an integer cell (selected as typeof(col), col).
@@ -376,22 +408,7 @@ func (d *sqliteRead) read() error {
 		return err
 	}
 	maxFiles := d.in.Limit(coveragepy.LimitFiles)
-	if err := d.query("SELECT rowid, "+intCell("id")+", "+d.cell("path", "text")+" FROM file", func(r *sql.Rows) error {
-		var rowid int64
-		var typ string
-		var idv sql.NullInt64
-		var p value
-		if err := r.Scan(append([]any{&rowid, &typ, &idv}, p.dest()...)...); err != nil {
-			return sqliteErr(err, "file")
-		}
-		id, err := integer(typ, idv, "file", rowid, "id")
-		if err != nil {
-			return err
-		}
-		path, ok, err := d.text(&p, "file", rowid, "path", true)
-		if err != nil {
-			return err
-		}
+	if err := d.idText("file", "path", func(rowid, id int64, path string, ok bool) error {
 		if !ok {
 			return at(evidence.CodeDecodeFailure, "file", rowid, "path", "file %d has a null path", id)
 		}
@@ -404,22 +421,7 @@ func (d *sqliteRead) read() error {
 		return err
 	}
 	maxCtx := d.in.Limit(coveragepy.LimitContexts)
-	if err := d.query("SELECT rowid, "+intCell("id")+", "+d.cell("context", "text")+" FROM context", func(r *sql.Rows) error {
-		var rowid int64
-		var typ string
-		var idv sql.NullInt64
-		var c value
-		if err := r.Scan(append([]any{&rowid, &typ, &idv}, c.dest()...)...); err != nil {
-			return sqliteErr(err, "context")
-		}
-		id, err := integer(typ, idv, "context", rowid, "id")
-		if err != nil {
-			return err
-		}
-		name, _, err := d.text(&c, "context", rowid, "context", true)
-		if err != nil {
-			return err
-		}
+	if err := d.idText("context", "context", func(_, id int64, name string, _ bool) error {
 		if int64(len(d.contexts)) >= maxCtx {
 			return d.in.Exceeded(coveragepy.LimitContexts, nil)
 		}
@@ -445,11 +447,8 @@ func (d *sqliteRead) read() error {
 		if err != nil {
 			return err
 		}
-		if nb.n.Valid && nb.n.Int64 > d.maxValue {
-			f := d.in.Exceeded(LimitValueBytes, nb.n.Int64)
-			f.Location = evidence.Location{Field: "line_bits.numbits"}
-			f.Details["table"], f.Details["rowid"], f.Details["column"] = "line_bits", rowid, "numbits"
-			return f
+		if err := d.bounded(&nb, "line_bits", rowid, "numbits"); err != nil {
+			return err
 		}
 		if nb.typ != "blob" {
 			return at(evidence.CodeDecodeFailure, "line_bits", rowid, "numbits", "a %s value where coverage.py writes a numbits blob", nb.typ)

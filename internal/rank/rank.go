@@ -157,11 +157,11 @@ func (s *session) finish(out Output) error {
 	if s.tainted() {
 		// Ranking would present the rows of bytes that are not the
 		// artifact's as evidence: the integrity failure is the result.
-		return &upstreamFailure{f: s.upstream, passed: s.passed}
+		return s.decided()
 	}
 	if s.op == nil {
 		if s.upstream != nil {
-			return &upstreamFailure{f: s.upstream, passed: s.passed}
+			return s.decided()
 		}
 		what := "any operation"
 		if s.req.Operation != "" {
@@ -173,15 +173,18 @@ func (s *session) finish(out Output) error {
 		if s.upstream != nil {
 			// The first failure decides: an input emptied by an earlier
 			// failure is that failure, not an argument error of ours.
-			return &upstreamFailure{f: s.upstream, passed: s.passed}
+			return s.decided()
 		}
 		return err
 	}
 	if s.upstream != nil {
-		return &upstreamFailure{f: s.upstream, passed: s.passed}
+		return s.decided()
 	}
 	return nil
 }
+
+// decided is the run's result when the recorded earlier failure decides it.
+func (s *session) decided() error { return &upstreamFailure{f: s.upstream, passed: s.passed} }
 
 // after keeps the first failure deciding the run: a failure of this stage
 // that follows an earlier one (passed on, or an artifact's) is written as

@@ -105,7 +105,7 @@ type terminalTarget struct {
 }
 
 func (t terminalTarget) Failure(f *evidence.Failure) error {
-	f = evidence.AsFailure(command.Respell(f, t.spell), f.Code)
+	f = command.Respelled(f, t.spell)
 	_, err := io.WriteString(t.stderr, command.FailureText("flameox-decode", f))
 	return err
 }
@@ -118,7 +118,7 @@ type spelledTarget struct {
 }
 
 func (t spelledTarget) Failure(f *evidence.Failure) error {
-	return t.StreamTarget.Failure(evidence.AsFailure(command.Respell(f, t.spell), f.Code))
+	return t.StreamTarget.Failure(command.Respelled(f, t.spell))
 }
 
 // decodeBundle re-emits a verified bundle's capture and artifact blocks and

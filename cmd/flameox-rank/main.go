@@ -141,12 +141,13 @@ type spelled struct {
 
 func (s spelled) Pass(b evidence.Block) error {
 	if f, ok := b.(*evidence.Failure); ok {
-		b = evidence.AsFailure(command.Respell(f, s.spell), f.Code)
+		g := command.Respelled(f, s.spell)
 		if s.stderr != nil {
 			s.shown[f] = true
-			_, err := io.WriteString(s.stderr, command.FailureText("flameox-rank", b.(*evidence.Failure)))
+			_, err := io.WriteString(s.stderr, command.FailureText("flameox-rank", g))
 			return err
 		}
+		b = g
 	}
 	return s.Output.Pass(b)
 }

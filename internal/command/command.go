@@ -119,10 +119,10 @@ func Run(ctx context.Context, name string, env *Env, body func(ctx context.Conte
 	var rep *Reported
 	if errors.As(err, &rep) {
 		if !rep.Shown && !rep.Passed {
-			fmt.Fprint(env.Stderr, FailureText(name, evidence.AsFailure(Respell(rep.First, env.Spell), rep.First.Code)))
+			fmt.Fprint(env.Stderr, FailureText(name, Respelled(rep.First, env.Spell)))
 		}
 		if !rep.Shown && rep.Own != nil && rep.Own != rep.First {
-			fmt.Fprint(env.Stderr, FailureText(name, evidence.AsFailure(Respell(rep.Own, env.Spell), rep.Own.Code)))
+			fmt.Fprint(env.Stderr, FailureText(name, Respelled(rep.Own, env.Spell)))
 		}
 		return evidence.ExitCode(rep.First.Code)
 	}

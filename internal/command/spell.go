@@ -56,3 +56,8 @@ func Respell(err error, spell func(field string) string) error {
 	})
 	return &g
 }
+
+// Respelled is the failure f with its argument references respelled.
+func Respelled(f *evidence.Failure, spell func(field string) string) *evidence.Failure {
+	return evidence.AsFailure(Respell(f, spell), f.Code)
+}

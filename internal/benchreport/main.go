@@ -37,6 +37,21 @@ type benchCase struct {
 	// target is the speedup over the base that the case must reach (0:
 	// none); the report says whether it did.
 	target float64
+	// new marks a case the base binaries cannot run (a format or
+	// operation added since the base): only this tree's binaries run it.
+	new bool
+	// peer is the tool a user would pick instead, run on the same input
+	// in the same run, interleaved with flameox; nil when there is none.
+	peer *peer
+}
+
+// peer is another tool measured beside a case: its name and version as
+// the report prints them, and its command line for the case's input.
+// A peer that is not installed is reported as missing, not skipped
+// silently.
+type peer struct {
+	name string
+	argv func(input string) []string
 }
 
 func decodeArgv(bin, in string) []string { return []string{filepath.Join(bin, "flameox-decode"), in} }
@@ -57,12 +72,27 @@ func cases() []benchCase {
 	}
 	const perfInput = "../../testdata/perf/big-200mb.perf.txt"
 	return append([]benchCase{
-		{"v8 decode 10 MiB", "v8-10MiB.cpuprofile", 10 << 20, v8, decodeArgv, 0},
-		{"v8 decode 100 MiB", "v8-100MiB.cpuprofile", 100 << 20, v8, decodeArgv, 0},
-		{"v8 decode+rank 100 MiB", "v8-100MiB.cpuprofile", 100 << 20, v8, rankArgv, 1.2},
-		{"perf-script decode 200 MB", perfInput, 200e6, perf, decodeArgv, 0},
-		{"perf-script decode+rank 200 MB", perfInput, 200e6, perf, rankArgv, 1.4},
+		{"v8 decode 10 MiB", "v8-10MiB.cpuprofile", 10 << 20, v8, decodeArgv, 0, false, nil},
+		{"v8 decode 100 MiB", "v8-100MiB.cpuprofile", 100 << 20, v8, decodeArgv, 0, false, nil},
+		{"v8 decode+rank 100 MiB", "v8-100MiB.cpuprofile", 100 << 20, v8, rankArgv, 1.2, false, nodeV8},
+		{"perf-script decode 200 MB", perfInput, 200e6, perf, decodeArgv, 0, false, nil},
+		{"perf-script decode+rank 200 MB", perfInput, 200e6, perf, rankArgv, 1.4, false, nil},
 	}, pstatsCases()...)
+}
+
+// nodeV8 is node parsing the profile whole and summing self samples
+// (internal/benchreport/peers/v8-top.js).
+var nodeV8 = &peer{name: "node " + version("node", "--version"), argv: func(in string) []string {
+	return []string{"node", "internal/benchreport/peers/v8-top.js", in}
+}}
+
+// version is a peer's version as its own flag prints it, or "(missing)".
+func version(argv ...string) string {
+	out, err := exec.Command(argv[0], argv[1:]...).Output()
+	if err != nil {
+		return "(missing)"
+	}
+	return strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0])
 }
 
 func main() {
@@ -87,6 +117,7 @@ func main() {
 	} else {
 		fmt.Fprintf(tw, "case\tinput MB\t%s wall s\tnew wall s\tspeedup\tbest-run speedup\ttarget\t%[1]s MB/s\tnew MB/s\t%[1]s CPU s\tnew CPU s\t%[1]s RSS MiB\tnew RSS MiB\t\n", *baseName)
 	}
+	var peers []peerRow
 	for _, c := range cases() {
 		if *only != "" && !strings.Contains(c.name, *only) {
 			continue
@@ -102,19 +133,40 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		ms := make([][]measurement, len(sets))
+		run := sets
+		if c.new {
+			run = sets[:1]
+		}
+		ms := make([][]measurement, len(run))
+		var pm []measurement
+		var peerErr error
 		for range *runs {
-			for i, set := range sets {
+			for i, set := range run {
 				m, err := measure(c.argv(set, in))
 				if err != nil {
 					fail(fmt.Errorf("%s (%s): %w", c.name, set, err))
 				}
 				ms[i] = append(ms[i], m)
 			}
+			if c.peer != nil && peerErr == nil {
+				m, err := measure(c.peer.argv(in))
+				if err != nil {
+					peerErr = err
+					continue
+				}
+				pm = append(pm, m)
+			}
 		}
 		mb := float64(st.Size()) / 1e6
 		now := summarize(ms[0])
-		if *base == "" {
+		if c.peer != nil {
+			peers = append(peers, peerRow{c, mb, now, pm, peerErr})
+		}
+		if *base == "" || c.new {
+			if *base != "" {
+				fmt.Fprintf(tw, "%s\t%.1f\t-\t%.2f\t-\t-\tnew\t-\t%.0f\t-\t%.2f\t-\t%.1f\t\n", c.name, mb, now.wall, mb/now.wall, now.cpu, now.rss)
+				continue
+			}
 			fmt.Fprintf(tw, "%s\t%.1f\t%.2f\t%.0f\t%.2f\t%d\t%.1f\t\n", c.name, mb, now.wall, mb/now.wall, now.cpu, now.rows, now.rss)
 			continue
 		}
@@ -132,7 +184,49 @@ func main() {
 			was.wall, now.wall, speedup, was.best/now.best, target, mb/was.wall, mb/now.wall, was.cpu, now.cpu, was.rss, now.rss)
 	}
 	tw.Flush()
+	printPeers(peers)
 	fmt.Printf("load average %s at end; the speedup and target are on median wall; the best run is the least disturbed by other load;\nCPU s is user+system of the command, steadier than wall on a shared machine\n", loadavg())
+}
+
+// peerRow is a case measured beside its peer.
+type peerRow struct {
+	c   benchCase
+	mb  float64
+	now summary
+	pm  []measurement
+	err error
+}
+
+// printPeers prints each case beside the tool a user would pick instead:
+// both walls, throughputs and peak RSS, and the ratios.
+func printPeers(rows []peerRow) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Println("\nbeside the peer a user would pick instead (same input, same run, interleaved):")
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "case\tpeer\tinput MB\tflameox wall s\tpeer wall s\tpeer/flameox wall\tflameox MB/s\tpeer MB/s\tflameox RSS MiB\tpeer RSS MiB\t")
+	for _, r := range rows {
+		if r.err != nil || len(r.pm) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.2f\tfailed: %s\t\t\t\t\t\t\n", r.c.name, r.c.peer.name, r.mb, r.now.wall, oneLine(r.err))
+			continue
+		}
+		p := summarize(r.pm)
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.2f\t%.2f\t%.2f×\t%.0f\t%.0f\t%.1f\t%.1f\t\n", r.c.name, r.c.peer.name, r.mb,
+			r.now.wall, p.wall, p.wall/r.now.wall, r.mb/r.now.wall, r.mb/p.wall, r.now.rss, p.rss)
+	}
+	tw.Flush()
+}
+
+func oneLine(err error) string {
+	if err == nil {
+		return "no run"
+	}
+	s := strings.Join(strings.Fields(err.Error()), " ")
+	if len(s) > 60 {
+		s = s[:60] + "…"
+	}
+	return s
 }
 
 // measurement is one run of one command.

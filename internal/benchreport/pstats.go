@@ -33,8 +33,8 @@ func pstatsCases() []benchCase {
 	}{{"8.5 MB", 8_500_000}, {"34 MB", 34_000_000}, {"85 MB", 85_000_000}} {
 		input := "pstats-" + strings.ReplaceAll(s.label, " ", "") + ".pstats"
 		cases = append(cases,
-			benchCase{"pstats rank " + s.label, input, s.size, genPstats, hot, 0},
-			benchCase{"pstats rank edges " + s.label, input, s.size, genPstats, edges, 0})
+			benchCase{"pstats rank " + s.label, input, s.size, genPstats, hot, 0, false, nil},
+			benchCase{"pstats rank edges " + s.label, input, s.size, genPstats, edges, 0, false, nil})
 	}
 	return cases
 }

@@ -65,6 +65,7 @@ var formatList = []*formats.Spec{
 var operationList = []*Operation{
 	summarizeCPUHotspots,
 	summarizeCPUCallerEdges,
+	named("compare_cpu_profiles", compareCPUProfiles),
 	summarizeFailures,
 	summarizeObservations,
 	previewArtifact,

@@ -2,6 +2,7 @@ package rank
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
@@ -48,13 +49,23 @@ func (s *session) misfit(op *registry.Operation) error {
 
 // inferred picks the operation for a table name: the first in registry
 // order that consumes it and fits the request's sides.
+//
+// An output asked for (Request.Output: svg, folded…) picks, among them,
+// the first operation that lists it in its Outputs.
 func (s *session) inferred(tableName string) *registry.Operation {
+	var first *registry.Operation
 	for _, op := range registry.OperationsForTables([]string{tableName}) {
-		if s.fits(op) {
+		if !s.fits(op) {
+			continue
+		}
+		if s.req.Output == "" || slices.Contains(op.Outputs, s.req.Output) {
 			return op
 		}
+		if first == nil {
+			first = op
+		}
 	}
-	return nil
+	return first
 }
 
 // side tells a comparing projector the side of table t, read from its

@@ -39,6 +39,9 @@ type Request struct {
 	// Baseline is the baseline side of a comparison: paths decoded
 	// like Paths' own, which are then the new side (see compare.go).
 	Baseline []string
+	// Output is the output format asked for beyond jsonl and table
+	// (folded, svg…): an inferred operation is one that lists it.
+	Output string
 }
 
 type session struct {

@@ -66,6 +66,8 @@ var operationList = []*Operation{
 	summarizeCPUHotspots,
 	summarizeCPUCallerEdges,
 	named("compare_cpu_profiles", compareCPUProfiles),
+	named("summarize_cpu_stacks", summarizeCPUStacks),
+	named("compare_cpu_stacks", compareCPUStacks),
 	summarizeFailures,
 	summarizeObservations,
 	previewArtifact,

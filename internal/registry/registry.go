@@ -46,6 +46,10 @@ type Operation struct {
 	// arguments, for when the operation decodes explicit paths itself (a
 	// text fragment reads only its window).
 	DecoderOptions func(given map[string]bool, args evidence.Object) (evidence.Object, error)
+	// Outputs are the flameox-rank --format outputs beyond jsonl and table
+	// that this operation's result feeds (folded, svg, html, pprof); asked
+	// for one, flameox-rank infers an operation that lists it.
+	Outputs []string
 }
 
 // Params are the operation's arguments: its projection's.

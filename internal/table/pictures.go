@@ -30,3 +30,44 @@ type DiffFunction struct {
 
 // CPUDiff is the cpu.diff schema; weights are in the table's unit.
 var CPUDiff = Define[DiffFunction]("cpu.diff", "functions of two sides of a comparison, ranked by the absolute change of their self weight")
+
+// Stack is a row of cpu.stacks: one distinct call stack of one profile
+// series and the weight of the samples that had it. Frames name cpu.frames
+// rows of the same artifact by frame_id, outermost first; the same frame id
+// may recur (recursion). Producer-made roots that stand for the whole
+// profile (V8's (root)) are left out: a flame graph's root is the total.
+type Stack struct {
+	Frames  []string     `col:"frames" doc:"frame_id of each frame, outermost (root) first, leaf last"`
+	Thread  Null[string] `col:"thread" doc:"thread or profile series; null when the format has one series"`
+	Process Null[string] `col:"process" doc:"process series; null when the format has one process"`
+	Weight  float64      `col:"weight,unit=*" doc:"weight of the samples with this stack"`
+}
+
+// CPUStacks is the cpu.stacks schema; weights are in the table's unit.
+var CPUStacks = Define[Stack]("cpu.stacks", "one row per distinct call stack of a series with its samples' weight; frames name cpu.frames rows", FromArtifact)
+
+// FoldedStack is a row of cpu.folded: one distinct stack of frame labels
+// and its weight, pooled over the admitted profiles: Brendan Gregg's
+// folded (collapsed) stacks, the input of a flame graph.
+type FoldedStack struct {
+	Stack  []string      `col:"stack" doc:"frame labels, outermost first: the process and thread first when the profile names them, then function names"`
+	Weight float64       `col:"weight,unit=*" doc:"weight of the samples with this stack"`
+	Share  Null[float64] `col:"share,unit=ratio" doc:"weight / total weight of the admitted profiles"`
+}
+
+// CPUFolded is the cpu.folded schema; weights are in the table's unit.
+var CPUFolded = Define[FoldedStack]("cpu.folded", "distinct call stacks as frame labels with their weights (folded stacks, the input of a flame graph)")
+
+// FoldedDiff is a row of cpu.folded_diff: one distinct stack of frame
+// labels with its weight on each side of a comparison (FlameGraph's
+// difffolded input).
+type FoldedDiff struct {
+	Stack      []string `col:"stack" doc:"frame labels, outermost first"`
+	BaseWeight float64  `col:"base_weight,unit=*" doc:"baseline weight of the stack (scaled to the new total when normalize is set)"`
+	NewWeight  float64  `col:"new_weight,unit=*" doc:"new weight of the stack"`
+	Delta      float64  `col:"delta_weight,unit=*" doc:"new_weight - base_weight"`
+}
+
+// CPUFoldedDiff is the cpu.folded_diff schema; weights are in the table's
+// unit.
+var CPUFoldedDiff = Define[FoldedDiff]("cpu.folded_diff", "distinct call stacks with their weights on the baseline and the new side (a differential flame graph's input)")

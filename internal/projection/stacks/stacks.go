@@ -415,6 +415,12 @@ func (f *folder) Finish(w projection.Emitter) error {
 	for _, l := range limits {
 		sum.Limit(l)
 	}
+	for i := range f.sides {
+		if l := f.sides[i].pooledEvents(); l != "" {
+			sum.Limit(l)
+			sum.Complete = false
+		}
+	}
 	if omitted > 0 {
 		sum.Limit(fmt.Sprintf("%d stacks below min_share %g of the total are omitted", omitted, f.minShare))
 	}
@@ -428,4 +434,28 @@ func (f *folder) Finish(w projection.Emitter) error {
 		sum.Limit(fmt.Sprintf("%.6g %s of the total is on no stack (samples without a stack, or weight a producer-made root holds); a flame graph's root is the total, so that part stays unlabelled", d, nu.unit))
 	}
 	return res.End(sum)
+}
+
+// pooledEvents says when one artifact's stacks tables hold different
+// sampled events (perf record -e a,b writes one table per event): their
+// stacks are pooled into one picture.
+func (s *side) pooledEvents() string {
+	events := map[string][]string{}
+	for _, x := range s.List() {
+		if x.Table.Name != table.CPUStacks.Name || x.Summary == nil {
+			continue
+		}
+		ev, _ := x.Summary.Coverage["event"].(string)
+		if ev != "" && !slices.Contains(events[x.Artifact], ev) {
+			events[x.Artifact] = append(events[x.Artifact], ev)
+		}
+	}
+	for _, a := range s.Artifacts() {
+		if evs := events[a]; len(evs) > 1 {
+			slices.Sort(evs)
+			return fmt.Sprintf("the profile holds samples of %d events (%s) and their stacks are pooled; to draw one event, record it alone (perf record -e %s)",
+				len(evs), strings.Join(evs, ", "), strings.SplitN(evs[0], ":", 2)[0])
+		}
+	}
+	return ""
 }

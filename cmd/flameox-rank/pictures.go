@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/flameox/flameox/internal/flamegraph"
+	"github.com/flameox/flameox/internal/pprofout"
 	"github.com/flameox/flameox/internal/rank"
 )
 
@@ -13,6 +14,8 @@ func pictureOutput(format string, icicle bool, w io.Writer) rank.Output {
 	switch format {
 	case flamegraph.Folded, flamegraph.SVG, flamegraph.HTML:
 		return &flamegraph.Writer{W: w, Format: format, Icicle: icicle}
+	case pprofout.Format:
+		return &pprofout.Writer{W: w}
 	}
 	return nil
 }

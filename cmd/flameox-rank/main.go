@@ -46,7 +46,6 @@ type cli struct {
 	ArtifactFormat string            `help:"Decode PATH arguments as this format (default: detect)." placeholder:"NAME"`
 	Limits         map[string]int64  `help:"Raw parser ceilings for PATH arguments, e.g. max_nodes=100000." mapsep:"," placeholder:"K=V,..."`
 	Option         map[string]string `help:"Decoder options for PATH arguments." mapsep:"," placeholder:"K=V,..."`
-	Baseline       []string          `help:"Compare: decode these paths as the baseline side (repeat the flag for several); the PATH arguments are the new side." placeholder:"PATH" type:"path" sep:"none"`
 	Params         kong.Plugins      `embed:""`
 	Paths          []string          `arg:"" optional:"" help:"Artifacts to decode and rank. Without them, decoded tables are read from stdin." type:"path"`
 }
@@ -101,7 +100,7 @@ func run(ctx context.Context, env *command.Env) error {
 		}
 	}
 	req := rank.Request{Operation: c.Operation, Args: args, Decode: decode.Options{
-		Specs: registry.Formats(), Format: c.ArtifactFormat, Limits: c.Limits, Options: command.OptionValues(c.Option)}, Baseline: c.Baseline}
+		Specs: registry.Formats(), Format: c.ArtifactFormat, Limits: c.Limits, Options: command.OptionValues(c.Option)}}
 	picture := pictureOutput(c.Format, c.Icicle, env.Stdout)
 	if picture != nil {
 		req.Output = c.Format

@@ -14,7 +14,8 @@ func pictureOutput(format string, icicle bool, w io.Writer) rank.Output {
 	switch format {
 	case flamegraph.Folded, flamegraph.SVG, flamegraph.HTML:
 		return &flamegraph.Writer{W: w, Format: format, Icicle: icicle}
-	case pprofout.Format:
+	}
+	if format == pprofout.Format {
 		return &pprofout.Writer{W: w}
 	}
 	return nil

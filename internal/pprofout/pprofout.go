@@ -7,7 +7,7 @@
 // between runs (no timestamps), so the same input writes the same bytes.
 //
 // Its Writer is a flameox-rank output (Begin, Row, End, Pass). It imports
-// evidence and table, and github.com/google/pprof.
+// evidence, table and the pprof format's spec, and github.com/google/pprof.
 package pprofout
 
 import (
@@ -19,11 +19,12 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/flameox/flameox/internal/evidence"
+	pprofformat "github.com/flameox/flameox/internal/formats/pprof"
 	"github.com/flameox/flameox/internal/table"
 )
 
-// Format is the --format name.
-const Format = "pprof"
+// Format is the --format name: the pprof format's own, profile.proto.
+var Format = pprofformat.Spec.Name
 
 // Writer builds one profile from a cpu.folded result and writes it when
 // the result ends.

@@ -5,7 +5,15 @@ import (
 	"slices"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/param"
 )
+
+// BaselineParam is the argument of every comparing projection that names
+// the baseline side's paths (flameox-rank --baseline BASE[,BASE...] NEW...;
+// MCP: baseline). It is declared on the projection, so flags, MCP schemas
+// and docs derive from it; flameox-rank reads it before it opens the paths.
+var BaselineParam = param.Param{Name: "baseline", Type: param.StringList,
+	Doc: "the baseline side of the comparison: paths of its profiles, comma-separated (the PATH arguments are the new side)"}
 
 // Side is one side of a comparison.
 type Side int8

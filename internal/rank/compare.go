@@ -20,6 +20,26 @@ import (
 // table is assigned its side (projection.Comparer.Side) before it is
 // admitted; the projection decides what pairs with what.
 
+// baselineOf completes a request whose arguments name the baseline
+// (projection.BaselineParam: --baseline, MCP's baseline) but whose
+// Baseline field does not.
+func baselineOf(req Request) Request {
+	if len(req.Baseline) > 0 {
+		return req
+	}
+	switch v := req.Args[projection.BaselineParam.Name].(type) {
+	case []string:
+		req.Baseline = v
+	case []any:
+		for _, x := range v {
+			if s, ok := x.(string); ok {
+				req.Baseline = append(req.Baseline, s)
+			}
+		}
+	}
+	return req
+}
+
 // comparing reports whether the request splits its inputs into sides.
 func (s *session) comparing() bool { return len(s.req.Baseline) > 0 }
 

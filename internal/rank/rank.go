@@ -248,7 +248,7 @@ func Own(err error) *evidence.Failure {
 
 // Stream ranks the decoded tables of a block stream.
 func Stream(ctx context.Context, req Request, in *wire.Reader, out Output) error {
-	s := &session{req: req}
+	s := &session{req: baselineOf(req)}
 	if s.comparing() {
 		return errStreamSides
 	}
@@ -351,6 +351,7 @@ func located(err error, line int) error {
 // that decodes it; it is passed on when its digest is known, before its
 // tables reach the projection.
 func Paths(ctx context.Context, req Request, paths []string, out Output) error {
+	req = baselineOf(req)
 	s := &session{req: req}
 	return s.after(s.paths(ctx, req, paths, out), out)
 }

@@ -22,7 +22,7 @@ var Diff = &projection.Spec{
 	Name:     "cpu-diff",
 	Tables:   []*table.Schema{table.CPUFrames.Schema},
 	Compares: true,
-	Params: append(slices.Clone(commonParams),
+	Params: append(slices.Clone(commonParams), projection.BaselineParam,
 		param.Param{Name: "normalize", Type: param.Bool, Default: false,
 			Doc: "scale the baseline's weights so its total equals the new total (pprof's -normalize): compares where time went, not how much there was"},
 		param.Param{Name: "function_pattern", Type: param.String, Doc: "RE2 regular expression the function name must match"},

@@ -49,7 +49,7 @@ var Diff = &projection.Spec{
 	Name:     "cpu-stacks-diff",
 	Tables:   []*table.Schema{table.CPUFrames.Schema, table.CPUStacks.Schema},
 	Compares: true,
-	Params: append(slices.Clone(params), param.Param{Name: "normalize", Type: param.Bool, Default: false,
+	Params: append(slices.Clone(params), projection.BaselineParam, param.Param{Name: "normalize", Type: param.Bool, Default: false,
 		Doc: "scale the baseline's weights so its total equals the new total (pprof's -normalize)"}),
 	New: func(args evidence.Object, _ map[string]bool) (projection.Projector, error) {
 		return newFolder(args, true), nil

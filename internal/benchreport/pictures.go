@@ -13,7 +13,9 @@ import (
 // inferno-collapse-perf, the peer a user would pick for the same job.
 func picturesCases(v8, perf func(string, int64) error, perfInput string) []benchCase {
 	picture := func(format string) func(bin, in string) []string {
-		return func(bin, in string) []string { return []string{filepath.Join(bin, "flameox-rank"), "--format", format, in} }
+		return func(bin, in string) []string {
+			return []string{filepath.Join(bin, "flameox-rank"), "--format", format, in}
+		}
 	}
 	return []benchCase{
 		{"v8 svg 100 MiB", "v8-100MiB.cpuprofile", 100 << 20, v8, picture("svg"), 0, true, nil},

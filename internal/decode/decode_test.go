@@ -281,7 +281,7 @@ func TestFailureThenContinue(t *testing.T) {
 	if f := r.run.First(); f == nil || f.Code != evidence.CodeDecodeFailure || f.Location.ArtifactID != sha(t, bad) {
 		t.Fatalf("first failure %v", f)
 	}
-	if r.count(evidence.KindSummary) != 3 { // cpu.frames, cpu.stacks, cpu.edges
+	if r.count(evidence.KindSummary) != 3 { // cpu.frames, cpu.edges, cpu.stacks
 		t.Fatalf("%d summaries for the good artifact", r.count(evidence.KindSummary))
 	}
 }

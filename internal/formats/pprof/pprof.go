@@ -426,6 +426,16 @@ func (g *graph) emit(in *formats.Input, p *profile.Profile, idx int, u unit.Unit
 	if err := tw.End(fs); err != nil {
 		return err
 	}
+	if out.Wants(table.CPUEdges.Schema) {
+		if err := g.emitEdges(in, p, idx, u, out, ids); err != nil {
+			return err
+		}
+	}
+	return g.emitStacks(p, idx, u, out, ids)
+}
+
+// emitStacks writes the cpu.stacks table, when it is wanted.
+func (g *graph) emitStacks(p *profile.Profile, idx int, u unit.Unit, out formats.Sink, ids []string) error {
 	if g.stacks != nil {
 		sw, err := out.Begin(table.CPUStacks.Header(u.Name))
 		if err != nil {
@@ -440,19 +450,19 @@ func (g *graph) emit(in *formats.Input, p *profile.Profile, idx int, u unit.Unit
 				return err
 			}
 		}
-		if err := sw.End(g.summary(p, idx, u, int64(len(g.stackOrder)))); err != nil {
-			return err
-		}
+		return sw.End(g.summary(p, idx, u, int64(len(g.stackOrder))))
 	}
-	if !out.Wants(table.CPUEdges.Schema) {
-		return nil
-	}
+	return nil
+}
+
+// emitEdges writes the cpu.edges table.
+func (g *graph) emitEdges(in *formats.Input, p *profile.Profile, idx int, u unit.Unit, out formats.Sink, ids []string) error {
 	ew, err := out.Begin(table.CPUEdges.HeaderBased(u.Name, 1))
 	if err != nil {
 		return err
 	}
 	var er table.Edge
-	vals = in.Values()
+	vals := in.Values()
 	for _, k := range g.order {
 		e := g.edges[k]
 		caller, callee := &g.frames[k.caller].key, &g.frames[k.callee].key

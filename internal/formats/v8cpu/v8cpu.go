@@ -466,7 +466,6 @@ func (p *profile) emit(in *formats.Input, out formats.Sink) error {
 	wantFrames, wantEdges := out.Wants(table.CPUFrames.Schema), out.Wants(table.CPUEdges.Schema)
 	// Edges are numbered in node order, the order they are emitted in, so
 	// the output does not depend on map iteration.
-	type edgeKey struct{ caller, callee int32 }
 	var edges []edgeKey
 	edgeOf := []int32(nil)
 	if wantEdges {
@@ -549,14 +548,19 @@ func (p *profile) emit(in *formats.Input, out formats.Sink) error {
 			return err
 		}
 	}
-	if out.Wants(table.CPUStacks.Schema) {
-		if err := p.emitStacks(in, out, ids, hitMismatch); err != nil {
+	if wantEdges {
+		if err := p.emitEdges(in, out, ids, edges, edgeW, hitMismatch); err != nil {
 			return err
 		}
 	}
-	if !wantEdges {
-		return nil
+	if out.Wants(table.CPUStacks.Schema) {
+		return p.emitStacks(in, out, ids, hitMismatch)
 	}
+	return nil
+}
+
+// emitEdges writes the cpu.edges table.
+func (p *profile) emitEdges(in *formats.Input, out formats.Sink, ids []string, edges []edgeKey, edgeW [][2]int64, hitMismatch int64) error {
 	ew, err := out.Begin(table.CPUEdges.HeaderBased(unit.Samples, 0))
 	if err != nil {
 		return err
@@ -674,6 +678,9 @@ func (p *profile) summary(rows, hitMismatch int64) *evidence.Summary {
 	}
 	return s
 }
+
+// edgeKey is a caller→callee pair of frames.
+type edgeKey struct{ caller, callee int32 }
 
 // emitStacks writes one cpu.stacks row per node that samples hit: the
 // frames on its path from the root, outermost first. The (root) node

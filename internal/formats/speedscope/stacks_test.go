@@ -3,8 +3,8 @@ package speedscope
 import (
 	"bytes"
 	"context"
-	"io"
 	"fmt"
+	"io"
 	"math"
 	"testing"
 
@@ -30,7 +30,7 @@ func TestStacks(t *testing.T) {
 				if frames.Header.Name != table.CPUFrames.Name || stacks.Header.Name != table.CPUStacks.Name {
 					t.Fatalf("tables %s, %s", frames.Header.Name, stacks.Header.Name)
 				}
-				self := map[string]float64{}   // thread|frame → self weight
+				self := map[string]float64{}    // thread|frame → self weight
 				threads := map[string]float64{} // thread → self weight
 				for _, r := range frames.Rows {
 					w, _ := evidence.AsFloat(r["self_weight"])

@@ -23,9 +23,20 @@ func picturesCases(v8, perf func(string, int64) error, perfInput string) []bench
 	}
 }
 
-// infernoCollapsePerf is inferno's perf script folder (crates.io inferno).
-var infernoCollapsePerf = &peer{name: "inferno-collapse-perf " + version(cargoTool("inferno-collapse-perf"), "--version"),
+// infernoCollapsePerf is inferno's perf script folder (crates.io inferno,
+// the version .ci/run installs; the tool has no --version flag).
+var infernoCollapsePerf = &peer{name: "inferno-collapse-perf" + installed(cargoTool("inferno-collapse-perf"), " (inferno 0.12.8)"),
 	argv: func(in string) []string { return []string{cargoTool("inferno-collapse-perf"), in} }}
+
+// installed is what the report says of a tool: its label, or (missing).
+func installed(path, label string) string {
+	if _, err := os.Stat(path); err != nil {
+		if _, err := exec.LookPath(path); err != nil {
+			return " (missing)"
+		}
+	}
+	return label
+}
 
 // cargoTool finds a tool cargo installed: on PATH, else in ~/.cargo/bin.
 func cargoTool(name string) string {

@@ -21,6 +21,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/perfscript"
 	"github.com/flameox/flameox/internal/formats/pprof"
 	"github.com/flameox/flameox/internal/formats/pstats"
+	"github.com/flameox/flameox/internal/formats/pyperf"
 	"github.com/flameox/flameox/internal/formats/pytestevents"
 	"github.com/flameox/flameox/internal/formats/sarif"
 	"github.com/flameox/flameox/internal/formats/speedscope"
@@ -52,6 +53,8 @@ var formatList = []*formats.Spec{
 	coveragepy.JSONSpec,
 	// Static candidates
 	sarif.Spec,
+	// Benchmarks
+	pyperf.Spec,
 	// Generic previews: conservative sniffers, so specific formats win
 	jsonpreview.JSON,
 	jsonpreview.JSONL,
@@ -71,6 +74,8 @@ var operationList = []*Operation{
 	previewTextFragment,
 	summarizeCoverage,
 	inspectStaticCandidates,
+	benchNamed(summarizeBenchmarks, "summarize_benchmarks"),
+	benchNamed(compareBenchmarks, "compare_benchmarks"),
 }
 
 var summarizeCPUHotspots = &Operation{

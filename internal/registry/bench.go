@@ -1,0 +1,50 @@
+package registry
+
+import (
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/projection/bench"
+)
+
+var summarizeBenchmarks = &Operation{
+	Title:      "Benchmark statistics per series",
+	Family:     formats.FamilyBenchmarks,
+	Projection: bench.Summarize,
+	Guidance: "Use on benchmark results (pyperf JSON, flameox benchmark samples, NVBench JSON) for per-series n, mean, " +
+		"median, stdev, min, max, p5 and p95 in normalized units (seconds become ns). A series keeps every identity " +
+		"dimension (axes, device, dtype, variant, worker): series never blend. Warmups and calibration values are not counted.",
+	Examples: []Example{
+		{Title: "every series", Args: evidence.Object{}},
+		{Title: "one benchmark family", Args: evidence.Object{"benchmark_glob": "json_*"}},
+	},
+	Overhead: "the decoder reads the result file once; the projection holds the samples of the selected series",
+	Limitations: []string{
+		"statistics are computed as pyperf computes them (exact mean, sample stdev, linear-interpolation percentiles); for formats that export only a summary (NVBench) the producer's own numbers are shown with source=native",
+	},
+}
+
+var compareBenchmarks = &Operation{
+	Title:      "Compare a baseline and a new benchmark run",
+	Family:     formats.FamilyBenchmarks,
+	Projection: bench.Compare,
+	Guidance: "Use to decide whether a change made benchmarks slower: give the baseline result first and the new one second. " +
+		"Per series matched by identity: the ratio of medians (new/baseline), a bootstrap confidence interval, and a verdict " +
+		"(slower, faster, no_difference, inconclusive) at a threshold. flameox-rank exits with status 10 when any series is " +
+		"significantly slower, so a Makefile can gate on it.",
+	Examples: []Example{
+		{Title: "gate on a 5% slowdown", Args: evidence.Object{"threshold": 0.05}},
+		{Title: "a tighter interval", Args: evidence.Object{"confidence": 0.99, "resamples": int64(10000)}},
+	},
+	Overhead: "bootstrap cost is resamples × (baseline + new samples) per series",
+	Limitations: []string{
+		"lower is better for every unit: a ratio above 1 is a slowdown (or growth in bytes or counts)",
+		"the first artifact admitted is the baseline: pass BASELINE before NEW",
+		"series with fewer than 3 samples on a side, or only a producer's summary, get no interval and no verdict",
+	},
+}
+
+// benchNamed gives a benchmark operation its name, which list.go writes.
+func benchNamed(o *Operation, name string) *Operation {
+	o.Name = name
+	return o
+}

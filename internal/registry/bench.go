@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"fmt"
+
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/projection/bench"
@@ -41,6 +43,20 @@ var compareBenchmarks = &Operation{
 		"the first artifact admitted is the baseline: pass BASELINE before NEW",
 		"series with fewer than 3 samples on a side, or only a producer's summary, get no interval and no verdict",
 	},
+	Exit: regressionStatus,
+}
+
+// ExitRegression is flameox-rank's exit status when compare_benchmarks
+// finds a series significantly slower. It is no failure code (those are
+// 1-9 and 130): the result is complete evidence, written in full.
+const ExitRegression = 10
+
+func regressionStatus(s *evidence.Summary) (int, string) {
+	n, _ := evidence.AsInt(s.Metrics[bench.MetricRegressions].Value)
+	if n == 0 {
+		return 0, ""
+	}
+	return ExitRegression, fmt.Sprintf("REGRESSION: %d benchmark series significantly slower than the baseline (exit status %d)", n, ExitRegression)
 }
 
 // benchNamed gives a benchmark operation its name, which list.go writes.

@@ -90,20 +90,20 @@ var BenchSummaries = Define[BenchSummary]("bench.summaries", "per benchmark seri
 type BenchComparison struct {
 	Rank           int64           `col:"rank" doc:"1 = the largest slowdown"`
 	Benchmark      string          `col:"benchmark" doc:"benchmark name"`
-	Unit           string          `col:"unit" doc:"unit of the medians"`
-	Dimensions     evidence.Object `col:"dimensions" doc:"identity dimensions shared by both sides"`
-	Identity       string          `col:"identity" doc:"the series' full identity as matched (benchmark, dimensions, device, variant, phase, scope, clock, synchronization)"`
-	BaselineID     Null[string]    `col:"baseline_artifact_id,identity" doc:"artifact of the baseline series; null when only the new side has it"`
-	NewID          Null[string]    `col:"new_artifact_id,identity" doc:"artifact of the new series; null when only the baseline has it"`
-	BaselineN      int64           `col:"baseline_n" doc:"baseline samples"`
-	NewN           int64           `col:"new_n" doc:"new samples"`
-	BaselineMedian Null[float64]   `col:"baseline_median" doc:"median of the baseline samples, in unit"`
-	NewMedian      Null[float64]   `col:"new_median" doc:"median of the new samples, in unit"`
+	Verdict        string          `col:"verdict" doc:"slower, faster, no_difference, inconclusive, or baseline_only / new_only / insufficient_samples"`
 	Ratio          Null[float64]   `col:"ratio,unit=ratio" doc:"new median / baseline median: above 1 is slower (larger)"`
 	CILow          Null[float64]   `col:"ci_low,unit=ratio" doc:"lower bound of the bootstrap confidence interval of the ratio"`
 	CIHigh         Null[float64]   `col:"ci_high,unit=ratio" doc:"upper bound of the bootstrap confidence interval of the ratio"`
-	Verdict        string          `col:"verdict" doc:"slower, faster, no_difference, inconclusive, or baseline_only / new_only / insufficient_samples"`
+	BaselineMedian Null[float64]   `col:"baseline_median" doc:"median of the baseline samples, in unit"`
+	NewMedian      Null[float64]   `col:"new_median" doc:"median of the new samples, in unit"`
+	Unit           string          `col:"unit" doc:"unit of the medians"`
+	BaselineN      int64           `col:"baseline_n" doc:"baseline samples"`
+	NewN           int64           `col:"new_n" doc:"new samples"`
 	Significant    bool            `col:"significant" doc:"the interval lies wholly beyond the threshold (verdict slower or faster)"`
+	Dimensions     evidence.Object `col:"dimensions" doc:"identity dimensions shared by both sides"`
+	Identity       string          `col:"identity" doc:"the series' full identity as matched (benchmark, dimensions, variant, phase, scope, clock, synchronization, device, unit)"`
+	BaselineID     Null[string]    `col:"baseline_artifact_id,identity" doc:"artifact of the baseline series; null when only the new side has it"`
+	NewID          Null[string]    `col:"new_artifact_id,identity" doc:"artifact of the new series; null when only the baseline has it"`
 }
 
 // BenchComparisons is the bench.comparisons schema.

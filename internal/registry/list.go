@@ -16,6 +16,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/internal/formats/csvpreview"
 	"github.com/flameox/flameox/internal/formats/jsonpreview"
+	"github.com/flameox/flameox/internal/formats/nvbench"
 	obsformat "github.com/flameox/flameox/internal/formats/observations"
 	"github.com/flameox/flameox/internal/formats/parquetpreview"
 	"github.com/flameox/flameox/internal/formats/perfscript"
@@ -55,6 +56,7 @@ var formatList = []*formats.Spec{
 	sarif.Spec,
 	// Benchmarks
 	pyperf.Spec,
+	nvbench.Spec,
 	// Generic previews: conservative sniffers, so specific formats win
 	jsonpreview.JSON,
 	jsonpreview.JSONL,

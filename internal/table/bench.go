@@ -19,28 +19,32 @@ const (
 	BenchCalibrate  = "calibration" // a value of a calibration run (loop or warmup calibration)
 )
 
-// BenchSeriesRow is a row of bench.series: one benchmark series, with
-// every attribute that can tell it from another. Two rows never describe
-// the same series: the projection identity is every column but series_id
-// and the counts and native statistics.
-type BenchSeriesRow struct {
-	SeriesID        string          `col:"series_id,identity" doc:"series identity within the artifact; bench.samples rows name it"`
+// BenchIdentity is what tells one benchmark series from another: the
+// projection identity is all of it, so series that differ in device,
+// dtype, variant, scope or worker never blend.
+type BenchIdentity struct {
 	Benchmark       string          `col:"benchmark" doc:"benchmark name as the producer wrote it"`
-	Unit            string          `col:"unit" doc:"unit of the series' values after normalization: ns, bytes, count or ratio"`
-	Dimensions      evidence.Object `col:"dimensions" doc:"identity dimensions, name to text (axes, dtype, task spec, NVBench state label); {} when none"`
-	Variant         Null[string]    `col:"variant" doc:"variant of the benchmark; null when none"`
-	Phase           Null[string]    `col:"phase" doc:"workload phase the series measures; null when none"`
-	Scope           Null[string]    `col:"scope" doc:"what one value covers (e.g. kernel, iteration, batch); null when not stated"`
-	Clock           Null[string]    `col:"clock" doc:"measurement clock (wall, cpu, cuda_event, ...); null when not stated"`
-	Synchronization Null[string]    `col:"synchronization" doc:"how device work was synchronized before timing; null when not stated"`
+	Dimensions      evidence.Object `col:"dimensions" doc:"identity dimensions, name to text (axes, dtype, task spec, device name, NVBench state label when kept); {} when none"`
+	Scope           Null[string]    `col:"scope" doc:"what one value covers (NVBench cold or batch, a kernel, an iteration); null when not stated"`
+	Clock           Null[string]    `col:"clock" doc:"measurement clock (wall, cpu, cuda_event, host); null when not stated"`
 	DeviceType      Null[string]    `col:"device_type" doc:"device the series ran on (cpu, cuda, ...); null when not stated"`
 	DeviceIndex     Null[int64]     `col:"device_index" doc:"device index; null when not stated"`
 	DeviceStream    Null[int64]     `col:"device_stream" doc:"device stream; null when not stated"`
-	LoopCount       Null[int64]     `col:"loop_count" doc:"loop iterations each value is averaged over, when the same for every value; null otherwise"`
-	Samples         int64           `col:"samples" doc:"bench.samples rows of kind sample"`
-	Warmups         int64           `col:"warmups" doc:"bench.samples rows of kind warmup or calibration"`
-	// Native statistics, for formats that export a summary instead of (or
-	// as well as) their samples (NVBench).
+	Variant         Null[string]    `col:"variant" doc:"variant of the benchmark; null when none"`
+	Phase           Null[string]    `col:"phase" doc:"workload phase the series measures; null when none"`
+	Synchronization Null[string]    `col:"synchronization" doc:"how device work was synchronized around the timing; null when not stated"`
+	Unit            string          `col:"unit" doc:"unit of the series' values after normalization: ns, bytes, count or ratio"`
+}
+
+// BenchSeriesRow is a row of bench.series: one benchmark series with its
+// identity, counts, and the producer's own statistics where it exports
+// them (NVBench).
+type BenchSeriesRow struct {
+	SeriesID string `col:"series_id,identity" doc:"series identity within the artifact; bench.samples rows name it"`
+	BenchIdentity
+	LoopCount    Null[int64]   `col:"loop_count" doc:"loop iterations each value is averaged over, when the same for every value; null otherwise"`
+	Samples      int64         `col:"samples" doc:"bench.samples rows of kind sample"`
+	Warmups      int64         `col:"warmups" doc:"bench.samples rows of kind warmup or calibration"`
 	NativeCount  Null[int64]   `col:"native_count" doc:"sample count the producer reports; null when it reports none"`
 	NativeMean   Null[float64] `col:"native_mean" doc:"mean the producer reports, in unit; null when none"`
 	NativeStdev  Null[float64] `col:"native_stdev" doc:"standard deviation the producer reports, in unit; null when none"`
@@ -70,16 +74,19 @@ var BenchSamples = Define[BenchSample]("bench.samples", "one row per measured, w
 // BenchSummary is a row of bench.summaries: the statistics of one series.
 type BenchSummary struct {
 	ArtifactID string `col:"artifact_id,identity" doc:"artifact the series was read from"`
-	BenchSeriesRow
-	Source string        `col:"source" doc:"samples: computed from the samples; native: the producer's own summary (no samples)"`
-	N      int64         `col:"n" doc:"values the statistics describe"`
-	Mean   Null[float64] `col:"mean" doc:"arithmetic mean, in unit"`
-	Median Null[float64] `col:"median" doc:"median, in unit; null when only a native summary without it exists"`
-	Stdev  Null[float64] `col:"stdev" doc:"sample standard deviation (n-1), in unit; null for n < 2"`
-	Min    Null[float64] `col:"min" doc:"least value, in unit"`
-	Max    Null[float64] `col:"max" doc:"greatest value, in unit"`
-	P5     Null[float64] `col:"p5" doc:"5th percentile (linear interpolation between closest ranks, as pyperf), in unit"`
-	P95    Null[float64] `col:"p95" doc:"95th percentile, in unit"`
+	SeriesID   string `col:"series_id,identity" doc:"series identity within the artifact"`
+	BenchIdentity
+	N         int64         `col:"n" doc:"values the statistics describe"`
+	Mean      Null[float64] `col:"mean" doc:"arithmetic mean, in unit"`
+	Median    Null[float64] `col:"median" doc:"median, in unit; null when only a native summary without it exists"`
+	Stdev     Null[float64] `col:"stdev" doc:"sample standard deviation (n-1), in unit; null for n < 2"`
+	Min       Null[float64] `col:"min" doc:"least value, in unit"`
+	Max       Null[float64] `col:"max" doc:"greatest value, in unit"`
+	P5        Null[float64] `col:"p5" doc:"5th percentile (linear interpolation between closest ranks, as pyperf), in unit"`
+	P95       Null[float64] `col:"p95" doc:"95th percentile, in unit"`
+	Source    string        `col:"source" doc:"samples: computed from the samples; native: the producer's own summary (NVBench), no samples"`
+	LoopCount Null[int64]   `col:"loop_count" doc:"loop iterations each value is averaged over, when the same for every value"`
+	Warmups   int64         `col:"warmups" doc:"warmup and calibration values left out of the statistics"`
 }
 
 // BenchSummaries is the bench.summaries schema.

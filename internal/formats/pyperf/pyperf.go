@@ -697,8 +697,8 @@ func runLoops(r *run) int64 {
 func seriesRow(i int, b *benchmark, vals *formats.Values) *table.BenchSeriesRow {
 	first := b.runs[0].meta
 	u, _, _ := unitOf(first.unit)
-	row := &table.BenchSeriesRow{SeriesID: strconv.Itoa(i + 1), Benchmark: vals.Bound(*first.name), Unit: u,
-		Dimensions: evidence.Object{}}
+	row := &table.BenchSeriesRow{SeriesID: strconv.Itoa(i + 1),
+		BenchIdentity: table.BenchIdentity{Benchmark: vals.Bound(*first.name), Unit: u, Dimensions: evidence.Object{}}}
 	if u == table.BenchNs {
 		row.Clock = table.Some("wall") // pyperf times with time.perf_counter
 	}

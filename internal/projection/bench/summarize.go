@@ -1,9 +1,7 @@
 package bench
 
 import (
-	"cmp"
 	"math"
-	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
@@ -18,7 +16,7 @@ var Summarize = &projection.Spec{
 	Params: []param.Param{
 		globParam,
 		{Name: "top", Type: param.Int, Default: int64(200), Min: param.F(1), Max: param.F(100000),
-			Doc: "most series to return, in benchmark-name order"},
+			Doc: "most series to return, in native order"},
 	},
 	New: newSummarize,
 }
@@ -51,10 +49,9 @@ func (p *summarize) Finish(w projection.Emitter) error {
 	if err != nil {
 		return err
 	}
-	top := projection.NewTopN(p.top, func(a, b *series) bool {
-		return cmp.Or(strings.Compare(a.row.Benchmark, b.row.Benchmark), strings.Compare(a.identity, b.identity),
-			strings.Compare(a.key.artifact, b.key.artifact), cmp.Compare(a.order, b.order)) < 0
-	})
+	// Series keep their native order (pyperf's suite order, NVBench's
+	// state order), artifact by artifact.
+	top := projection.NewTopN(p.top, func(a, b *series) bool { return a.order < b.order })
 	var native, empty int64
 	for _, s := range list {
 		top.Add(s)
@@ -92,7 +89,8 @@ func (p *summarize) Finish(w projection.Emitter) error {
 // SummaryOf is the bench.summaries row of one series: computed from its
 // samples when it has any, else its native statistics.
 func SummaryOf(artifact string, row *table.BenchSeriesRow, values []float64) *table.BenchSummary {
-	r := &table.BenchSummary{ArtifactID: artifact, BenchSeriesRow: *row, Source: "samples", N: int64(len(values))}
+	r := &table.BenchSummary{ArtifactID: artifact, SeriesID: row.SeriesID, BenchIdentity: row.BenchIdentity, Source: "samples",
+		N: int64(len(values)), LoopCount: row.LoopCount, Warmups: row.Warmups}
 	if len(values) == 0 {
 		if row.NativeCount.Valid || row.NativeMean.Valid {
 			r.Source = "native"

@@ -11,6 +11,7 @@ import (
 	pytestprovider "github.com/flameox/flameox/internal/capture/providers/pytest"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/benchsamples"
 	"github.com/flameox/flameox/internal/formats/collapsed"
 	"github.com/flameox/flameox/internal/formats/coveragepy"
 	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
@@ -57,6 +58,7 @@ var formatList = []*formats.Spec{
 	// Benchmarks
 	pyperf.Spec,
 	nvbench.Spec,
+	benchsamples.Spec,
 	// Generic previews: conservative sniffers, so specific formats win
 	jsonpreview.JSON,
 	jsonpreview.JSONL,

@@ -668,6 +668,7 @@ func (d *decoder) emit(doc *document, out formats.Sink, compressed bool, jsonByt
 		"warmups":          {Value: warmups, Unit: "values"},
 		"json_bytes":       {Value: jsonBytes, Unit: "bytes"},
 	}, Coverage: evidence.Object{"encoding": enc, "format_version": versionText(doc.version)}}
+	vals.Summarize(sum)
 	return tw.End(sum)
 }
 

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"github.com/flameox/flameox/internal/capture"
+	bsprovider "github.com/flameox/flameox/internal/capture/providers/benchsamples"
 	coverageprovider "github.com/flameox/flameox/internal/capture/providers/coverage"
 	"github.com/flameox/flameox/internal/capture/providers/node"
 	obsprovider "github.com/flameox/flameox/internal/capture/providers/observations"
@@ -264,4 +265,5 @@ var providerList = []*capture.Provider{
 	feeds(obsprovider.Provider, summarizeObservations),
 	feeds(coverageprovider.Provider, summarizeCoverage),
 	feeds(process.Provider, previewTextFragment, previewArtifact),
+	feeds(bsprovider.Provider, summarizeBenchmarks, compareBenchmarks),
 }

@@ -21,12 +21,53 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/flameox/flameox/internal/jsonscan"
 )
+
+// EnvVar names the file a capture (provider benchmark-samples) asks the
+// workload to write.
+const EnvVar = "FLAMEOX_BENCH_SAMPLES"
+
+// Create writes a new file at path (replacing one there); Close it.
+func Create(path string, producer Producer) (*Writer, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	w, err := NewWriter(f, producer)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	w.c = f
+	return w, nil
+}
+
+// FromEnv is Create at the path EnvVar names; with the variable unset
+// the writer validates and writes nothing.
+func FromEnv(producer Producer) (*Writer, error) {
+	if p := os.Getenv(EnvVar); p != "" {
+		return Create(p, producer)
+	}
+	return NewWriter(io.Discard, producer)
+}
+
+// Close flushes and closes a file made by Create or FromEnv.
+func (w *Writer) Close() error {
+	err := w.Flush()
+	if w.c != nil {
+		if cerr := w.c.Close(); err == nil {
+			err = cerr
+		}
+		w.c = nil
+	}
+	return err
+}
 
 // Schema and Version name the format in the header line.
 const (
@@ -167,6 +208,7 @@ func (s *Series) Check() error {
 // series. It is not safe for concurrent use.
 type Writer struct {
 	w   *bufio.Writer
+	c   io.Closer // the file of Create
 	ids map[string]bool
 	err error
 }

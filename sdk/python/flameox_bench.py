@@ -11,6 +11,10 @@ Write measured values in flameox's benchmark-samples schema
                  warmups=[1510.5], clock="cuda_event", synchronization="device",
                  device={"type": "cuda", "index": 0}, dimensions={"dtype": "fp16", "n": "4096"})
 
+With no path, the Writer writes to the file that flameox's capture
+provider ``benchmark-samples`` names in FLAMEOX_BENCH_SAMPLES; outside a
+capture (the variable unset) it validates and writes nothing.
+
 Values are in the declared unit (ns, bytes, count or ratio): convert
 seconds with ``fb.seconds_to_ns``. Every series is checked against the
 bounds the decoder applies (ids, names and attributes 1-200 bytes of
@@ -18,17 +22,15 @@ UTF-8; at most 32 dimensions, text to text, "worker" and "trial" reserved
 for their fields; at most 2**20 values, all finite; a line at most 16 MiB);
 a violation raises BenchSamplesError and writes nothing.
 
-``Writer.torch(measurement)`` records a ``torch.utils.benchmark``
-Measurement (from Timer.blocked_autorange / adaptive_autorange / timeit)
-with its task spec as dimensions.
 """
 
-import hashlib
 import json
 import math
+import os
 
-__all__ = ["BenchSamplesError", "Writer", "seconds_to_ns", "torch_series"]
+__all__ = ["BenchSamplesError", "Writer", "seconds_to_ns"]
 
+ENV = "FLAMEOX_BENCH_SAMPLES"
 SCHEMA = "flameox-bench-samples"
 VERSION = 1
 UNITS = ("ns", "bytes", "count", "ratio")
@@ -130,10 +132,12 @@ def _record(id, name, unit, samples, warmups, loop_count, device, dimensions, at
 class Writer:
     """Writes a benchmark-samples file: the header, then one line per series."""
 
-    def __init__(self, path_or_file, producer, producer_version=None):
+    def __init__(self, path_or_file=None, producer="flameox_bench", producer_version=None):
         header = {"schema": SCHEMA, "version": VERSION, "producer": {"name": _label(producer, "producer")}}
         if producer_version is not None:
             header["producer"]["version"] = _label(producer_version, "producer_version")
+        if path_or_file is None:
+            path_or_file = os.environ.get(ENV) or os.devnull
         if hasattr(path_or_file, "write"):
             self._f, self._own = path_or_file, False
         else:
@@ -151,11 +155,6 @@ class Writer:
         self._ids.add(id)
         self._f.write(line)
 
-    def torch(self, measurement, id=None, name=None, **attrs):
-        """Writes a torch.utils.benchmark Measurement (see torch_series)."""
-        rec = torch_series(measurement, id=id, name=name, **attrs)
-        self.series(rec.pop("id"), **rec)
-
     def close(self):
         self._f.flush()
         if self._own:
@@ -166,30 +165,3 @@ class Writer:
 
     def __exit__(self, *exc):
         self.close()
-
-
-def torch_series(m, id=None, name=None, **attrs):
-    """The series of a torch.utils.benchmark Measurement: its per-iteration
-    times (Measurement.times, seconds) in ns, number_per_run as loop_count,
-    and its task spec (label, sub_label, description, env, num_threads) as
-    dimensions. The name is the label, else the statement."""
-    spec = m.task_spec
-    dims = {}
-    for k in ("label", "sub_label", "description", "env"):
-        v = getattr(spec, k, None)
-        if v:
-            dims[k] = str(v)
-    dims["num_threads"] = str(spec.num_threads)
-    series_name = name or spec.label or spec.stmt
-    rec = {
-        "id": id or "torch:" + hashlib.sha256(json.dumps([series_name, dims], sort_keys=True).encode()).hexdigest()[:16],
-        "name": series_name,
-        "unit": "ns",
-        "samples": seconds_to_ns(m.times),
-        "loop_count": int(m.number_per_run),
-        "dimensions": dims,
-        "clock": "wall",
-        "scope": "iteration",
-    }
-    rec.update(attrs)
-    return rec

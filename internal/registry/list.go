@@ -8,6 +8,7 @@ import (
 	obsprovider "github.com/flameox/flameox/internal/capture/providers/observations"
 	"github.com/flameox/flameox/internal/capture/providers/perf"
 	"github.com/flameox/flameox/internal/capture/providers/process"
+	pyperfprovider "github.com/flameox/flameox/internal/capture/providers/pyperf"
 	"github.com/flameox/flameox/internal/capture/providers/pyspy"
 	pytestprovider "github.com/flameox/flameox/internal/capture/providers/pytest"
 	"github.com/flameox/flameox/internal/evidence"
@@ -266,4 +267,5 @@ var providerList = []*capture.Provider{
 	feeds(coverageprovider.Provider, summarizeCoverage),
 	feeds(process.Provider, previewTextFragment, previewArtifact),
 	feeds(bsprovider.Provider, summarizeBenchmarks, compareBenchmarks),
+	feeds(pyperfprovider.Provider, summarizeBenchmarks, compareBenchmarks),
 }

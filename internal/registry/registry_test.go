@@ -35,6 +35,7 @@ func TestProvidersFeed(t *testing.T) {
 		"coverage":          {"summarize_coverage"},
 		"process":           {"preview_text_fragment", "preview_artifact"},
 		"benchmark-samples": {"summarize_benchmarks", "compare_benchmarks"},
+		"pyperf":            {"summarize_benchmarks", "compare_benchmarks"},
 	}
 	for _, p := range Providers() {
 		if !slices.Equal(p.Operations, want[p.Name]) {

@@ -126,9 +126,8 @@ const (
 
 // metadata keeps the metadata pyperf's model reads; the rest is skipped.
 type metadata struct {
-	name, unit                       *string
-	loops, innerLoops                *int64
-	calibrateLoops, calibrateWarmups bool // calibrate_* or recalibrate_* present
+	name, unit        *string
+	loops, innerLoops *int64
 }
 
 // merge returns m overridden by o (pyperf: dict(m, **o)).

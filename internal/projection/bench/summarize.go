@@ -39,11 +39,6 @@ func newSummarize(args evidence.Object, _ map[string]bool) (projection.Projector
 	return &summarize{collector: c, args: args, top: int(top)}, nil
 }
 
-type summaryRow struct {
-	row *table.BenchSummary
-	s   *series
-}
-
 func (p *summarize) Finish(w projection.Emitter) error {
 	list, err := p.selected()
 	if err != nil {

@@ -35,12 +35,14 @@ Examples:
   flameox-decode app.cpuprofile | flameox-rank --top 10 --file-pattern 'app\.js$'
   flameox-rank --operation summarize_cpu_caller_edges --callee-pattern '^parse$' prof.pstats
   flameox-rank --request '{"top":5,"metric":"cumulative"}' out.pstats
+  flameox-rank --baseline before.cpuprofile after.cpuprofile
   flameox-capture node-cpu-profile -- node app.js | flameox-decode | flameox-rank --format table`
 
 type cli struct {
 	Operation      string            `help:"Operation to run (default: inferred from the input tables)." placeholder:"NAME"`
 	Request        string            `help:"Operation arguments as one JSON object (the MCP form); flags may add to it." placeholder:"JSON"`
-	Format         string            `help:"Output: jsonl, table, or auto (table on a terminal)." enum:"auto,jsonl,table" default:"auto"`
+	Format         string            `help:"Output: jsonl, table, or auto (table on a terminal); folded, svg, html or pprof write the call stacks (folded stacks, a flame graph, a page, a profile.proto)." enum:"auto,jsonl,table,folded,svg,html,pprof" default:"auto"`
+	Icicle         bool              `help:"With --format svg or html: draw the graph top-down (an icicle graph)."`
 	ArtifactFormat string            `help:"Decode PATH arguments as this format (default: detect)." placeholder:"NAME"`
 	Limits         map[string]int64  `help:"Raw parser ceilings for PATH arguments, e.g. max_nodes=100000." mapsep:"," placeholder:"K=V,..."`
 	Option         map[string]string `help:"Decoder options for PATH arguments." mapsep:"," placeholder:"K=V,..."`
@@ -99,10 +101,20 @@ func run(ctx context.Context, env *command.Env) error {
 	}
 	req := rank.Request{Operation: c.Operation, Args: args, Decode: decode.Options{
 		Specs: registry.Formats(), Format: c.ArtifactFormat, Limits: c.Limits, Options: command.OptionValues(c.Option)}}
+	picture := pictureOutput(c.Format, c.Icicle, env.Stdout)
+	if picture != nil {
+		req.Output = c.Format
+	}
 
 	var out rank.Output = &rank.JSONL{W: env.W}
 	sp := spelled{spell: env.Spell, shown: map[*evidence.Failure]bool{}}
-	if c.Format == "table" || (c.Format == "auto" && command.IsTerminal(os.Stdout)) {
+	switch {
+	case picture != nil:
+		out = picture
+		sp.stderr = env.Stderr
+	case c.Icicle:
+		return &evidence.Failure{Code: evidence.CodeInvalidArgument, Message: "--icicle draws a graph: give it with --format svg or --format html", Location: evidence.Location{Field: "icicle"}}
+	case c.Format == "table" || (c.Format == "auto" && command.IsTerminal(os.Stdout)):
 		out = &render.Text{W: env.Stdout}
 		sp.stderr = env.Stderr
 	}

@@ -109,6 +109,14 @@ func CPUProfile(s Spec) *Spec {
 	return &s
 }
 
+// CPUStackProfile is CPUProfile for a format whose samples carry whole
+// stacks: it emits cpu.stacks too (the stacks projection's input).
+func CPUStackProfile(s Spec) *Spec {
+	p := CPUProfile(s)
+	p.Tables = append(slices.Clone(CPUTables), table.CPUStacks.Schema)
+	return p
+}
+
 // Limit is a raw parser ceiling: it bounds native traversal (bytes read,
 // nodes, samples), never the rows of a projection. Crossing one is a
 // LIMIT_EXCEEDED failure, not a silent cut.

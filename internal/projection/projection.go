@@ -26,6 +26,10 @@ type Spec struct {
 	Name   string          // e.g. "cpu-hotspots"
 	Tables []*table.Schema // the tables it consumes
 	Params []param.Param
+	// Compares says the projection compares a baseline side with a new
+	// side: its projector is a Comparer, and it runs only when the inputs
+	// are split into sides (flameox-rank --baseline).
+	Compares bool
 	// New starts a projection with validated arguments; given tells
 	// which the caller set (rather than taking their defaults).
 	New func(args evidence.Object, given map[string]bool) (Projector, error)

@@ -36,6 +36,12 @@ type Request struct {
 	Operation string          // "" infers it from the first consumable table
 	Args      evidence.Object // requested arguments, validated strictly
 	Decode    decode.Options  // for explicit paths
+	// Baseline is the baseline side of a comparison: paths decoded
+	// like Paths' own, which are then the new side (see compare.go).
+	Baseline []string
+	// Output is the output format asked for beyond jsonl and table
+	// (folded, svg…): an inferred operation is one that lists it.
+	Output string
 }
 
 type session struct {
@@ -63,13 +69,12 @@ func (s *session) choose(tableName string) (bool, error) {
 			if !ok {
 				return false, unknownOperation(s.req.Operation)
 			}
-			op = o
-		} else {
-			ops := registry.OperationsForTables([]string{tableName})
-			if len(ops) == 0 {
-				return false, nil
+			if !s.fits(o) {
+				return false, s.misfit(o)
 			}
-			op = ops[0]
+			op = o
+		} else if op = s.inferred(tableName); op == nil {
+			return false, nil
 		}
 		if !op.Projection.Consumes(tableName) {
 			return false, nil
@@ -243,7 +248,10 @@ func Own(err error) *evidence.Failure {
 
 // Stream ranks the decoded tables of a block stream.
 func Stream(ctx context.Context, req Request, in *wire.Reader, out Output) error {
-	s := &session{req: req}
+	s := &session{req: baselineOf(req)}
+	if s.comparing() {
+		return errStreamSides
+	}
 	return s.after(s.stream(ctx, in, out), out)
 }
 
@@ -343,6 +351,7 @@ func located(err error, line int) error {
 // that decodes it; it is passed on when its digest is known, before its
 // tables reach the projection.
 func Paths(ctx context.Context, req Request, paths []string, out Output) error {
+	req = baselineOf(req)
 	s := &session{req: req}
 	return s.after(s.paths(ctx, req, paths, out), out)
 }
@@ -363,6 +372,10 @@ func (s *session) paths(ctx context.Context, req Request, paths []string, out Ou
 		}
 	}()
 	var fmts []string
+	paths, roles, err := sidedPaths(req, paths)
+	if err != nil {
+		return err
+	}
 	// named hashes an artifact refused before decoding, so the failure
 	// names it.
 	named := func(src *formats.Source, f *evidence.Failure) error {
@@ -371,8 +384,8 @@ func (s *session) paths(ctx context.Context, req Request, paths []string, out Ou
 		}
 		return f.At(src.Artifact.Path, src.Artifact.ID)
 	}
-	for _, p := range paths {
-		src, err := run.Open(p)
+	for i, p := range paths {
+		src, err := formats.Open(p, roles[i])
 		if err != nil {
 			return err
 		}
@@ -481,6 +494,7 @@ func (fs *feedSink) Begin(t *evidence.Table) (formats.TableWriter, error) {
 	if !fs.Wants(ts) {
 		return discard{}, nil
 	}
+	fs.s.side(t, fs.stamp.Artifact.Role)
 	if err := fs.s.admit(t); err != nil {
 		return nil, err
 	}

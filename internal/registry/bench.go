@@ -8,7 +8,7 @@ import (
 	"github.com/flameox/flameox/internal/projection/bench"
 )
 
-var summarizeBenchmarks = &Operation{
+var benchSummarize = &Operation{
 	Title:      "Benchmark statistics per series",
 	Family:     formats.FamilyBenchmarks,
 	Projection: bench.Summarize,
@@ -25,11 +25,11 @@ var summarizeBenchmarks = &Operation{
 	},
 }
 
-var compareBenchmarks = &Operation{
+var benchCompare = &Operation{
 	Title:      "Compare a baseline and a new benchmark run",
 	Family:     formats.FamilyBenchmarks,
 	Projection: bench.Compare,
-	Guidance: "Use to decide whether a change made benchmarks slower: give the baseline result first and the new one second. " +
+	Guidance: "Use to decide whether a change made benchmarks slower: the baseline result as baseline (--baseline BASE), the new one as the path. " +
 		"Per series matched by identity: the ratio of medians (new/baseline), a bootstrap confidence interval, and a verdict " +
 		"(slower, faster, no_difference, inconclusive) at a threshold. flameox-rank exits with status 10 when any series is " +
 		"significantly slower, so a Makefile can gate on it.",
@@ -40,7 +40,7 @@ var compareBenchmarks = &Operation{
 	Overhead: "bootstrap cost is resamples × (baseline + new samples) per series",
 	Limitations: []string{
 		"lower is better for every unit: a ratio above 1 is a slowdown (or growth in bytes or counts)",
-		"the first artifact admitted is the baseline: pass BASELINE before NEW",
+		"a side of several artifacts pools each series' samples across them",
 		"series with fewer than 3 samples on a side, or only a producer's summary, get no interval and no verdict",
 	},
 	Exit: regressionStatus,
@@ -59,7 +59,9 @@ func regressionStatus(s *evidence.Summary) (int, string) {
 	return ExitRegression, fmt.Sprintf("REGRESSION: %d benchmark series significantly slower than the baseline (exit status %d)", n, ExitRegression)
 }
 
-// benchNamed gives a benchmark operation its name, which list.go writes.
+// benchNamed gives a benchmark operation its name, which list.go writes
+// where it declares the operation's variable, so that whatever refers to
+// the variable (providers' feeds) sees it named.
 func benchNamed(o *Operation, name string) *Operation {
 	o.Name = name
 	return o

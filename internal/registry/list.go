@@ -74,15 +74,24 @@ var formatList = []*formats.Spec{
 var operationList = []*Operation{
 	summarizeCPUHotspots,
 	summarizeCPUCallerEdges,
+	named("compare_cpu_profiles", compareCPUProfiles),
+	named("summarize_cpu_stacks", summarizeCPUStacks),
+	named("compare_cpu_stacks", compareCPUStacks),
 	summarizeFailures,
 	summarizeObservations,
 	previewArtifact,
 	previewTextFragment,
 	summarizeCoverage,
 	inspectStaticCandidates,
-	benchNamed(summarizeBenchmarks, "summarize_benchmarks"),
-	benchNamed(compareBenchmarks, "compare_benchmarks"),
+	summarizeBenchmarks,
+	compareBenchmarks,
 }
+
+// The benchmark operations (internal/registry/bench.go), named here.
+var (
+	summarizeBenchmarks = benchNamed(benchSummarize, "summarize_benchmarks")
+	compareBenchmarks   = benchNamed(benchCompare, "compare_benchmarks")
+)
 
 var summarizeCPUHotspots = &Operation{
 	Name:       "summarize_cpu_hotspots",

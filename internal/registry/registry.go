@@ -50,6 +50,10 @@ type Operation struct {
 	// summary (a regression gate), with the line that says why; 0 for
 	// none. Nil: the operation always exits 0 on success.
 	Exit func(s *evidence.Summary) (code int, note string)
+	// Outputs are the flameox-rank --format outputs beyond jsonl and table
+	// that this operation's result feeds (folded, svg, html, pprof); asked
+	// for one, flameox-rank infers an operation that lists it.
+	Outputs []string
 }
 
 // Params are the operation's arguments: its projection's.

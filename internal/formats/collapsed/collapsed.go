@@ -22,6 +22,7 @@ import (
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/lines"
 	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/unit"
 )
 
@@ -62,7 +63,7 @@ var options = []param.Param{
 }
 
 // Spec is the collapsed-stacks format.
-var Spec = formats.CPUProfile(formats.Spec{
+var Spec = formats.CPUStackProfile(formats.Spec{
 	Name:     "collapsed-stacks",
 	Title:    "Folded (collapsed) stacks",
 	Suffixes: []string{".folded", ".collapsed", ".folded.txt", ".collapsed.txt"},
@@ -140,7 +141,7 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err := in.CheckSize(); err != nil {
 		return err
 	}
-	p, err := Parse(ctx, in)
+	p, err := Parse(ctx, in, out.Wants(table.CPUStacks.Schema))
 	if err != nil {
 		return err
 	}
@@ -166,11 +167,13 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 
 // Parse reads the folded stacks of in.R into a Profile with one unnamed
 // series.
-func Parse(ctx context.Context, in *formats.Input) (*Profile, error) {
+// keepStacks keeps each distinct stack, for cpu.stacks.
+func Parse(ctx context.Context, in *formats.Input, keepStacks bool) (*Profile, error) {
 	maxStack := in.Limit(LimitStack)
 	maxFrames := in.Limit(LimitFrames)
 	lr := lines.NewStrict(in.R, int(in.Limit(LimitLineBytes)), LimitLineBytes)
 	p := NewProfile()
+	p.KeepStacks = keepStacks
 	series := p.SeriesID(Series{})
 	ids := map[string]uint32{}
 	var stack []uint32

@@ -206,10 +206,20 @@ func TestFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(sink.Tables) != 2 || sink.Tables[0].Header.Name != "cpu.frames" || sink.Tables[1].Header.Name != "cpu.edges" {
+			if len(sink.Tables) != 3 || sink.Tables[0].Header.Name != "cpu.frames" || sink.Tables[1].Header.Name != "cpu.edges" || sink.Tables[2].Header.Name != "cpu.stacks" {
 				t.Fatalf("tables %d", len(sink.Tables))
 			}
 			want := expectedTotal(t, path)
+			// Every line's weight is on one stack row (no fixture has an
+			// empty stack).
+			var stacked int64
+			for _, r := range sink.Tables[2].Rows {
+				w, _ := evidence.AsFloat(r["weight"])
+				stacked += int64(w)
+			}
+			if stacked != want {
+				t.Fatalf("stacks hold %d, want %d", stacked, want)
+			}
 			sum := sink.Tables[0].Summary
 			if got, _ := evidence.AsInt(sum.Metrics["total_weight"].Value); got != want {
 				t.Fatalf("total %d, want %d", got, want)

@@ -2,6 +2,7 @@ package collapsed
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"maps"
 	"slices"
@@ -58,6 +59,14 @@ type Profile struct {
 	// Folded lines with no frame (their weight is in the total only).
 	emptyLines, emptyWeight int64
 
+	// KeepStacks makes the profile keep each distinct stack of a series
+	// and its weight, for cpu.stacks; set it before the first Add. Memory
+	// then grows with distinct stacks too.
+	KeepStacks bool
+	stackIdx   map[string]int // series and frames (leaf first) → index in stacks
+	stacks     []stackRec
+	stackKey   []byte
+
 	mark    []uint32 // per frame: the stack generation that last counted it
 	edgeGen map[uint64]uint32
 	gen     uint32
@@ -113,6 +122,9 @@ func (p *Profile) Add(series uint32, leafFirst []uint32, w, n int64) {
 	if len(leafFirst) == 0 {
 		return
 	}
+	if p.KeepStacks {
+		p.keepStack(series, leafFirst, w)
+	}
 	p.gen++
 	if p.gen == 0 { // wrapped: old marks could collide with the new generation
 		clear(p.mark)
@@ -163,6 +175,30 @@ func slot[K comparable](idx map[K]int, w *[]weights, k K) *weights {
 	return &(*w)[i]
 }
 
+// stackRec is one distinct stack of a series.
+type stackRec struct {
+	series    uint32
+	leafFirst []uint32
+	w         int64
+}
+
+func (p *Profile) keepStack(series uint32, leafFirst []uint32, w int64) {
+	k := binary.LittleEndian.AppendUint32(p.stackKey[:0], series)
+	for _, f := range leafFirst {
+		k = binary.LittleEndian.AppendUint32(k, f)
+	}
+	p.stackKey = k
+	if p.stackIdx == nil {
+		p.stackIdx = map[string]int{}
+	}
+	if i, ok := p.stackIdx[string(k)]; ok {
+		p.stacks[i].w += w
+		return
+	}
+	p.stackIdx[string(k)] = len(p.stacks)
+	p.stacks = append(p.stacks, stackRec{series: series, leafFirst: slices.Clone(leafFirst), w: w})
+}
+
 // Merge adds q into p, remapping q's frame and series ids.
 func (p *Profile) Merge(q *Profile) {
 	fmap := make([]uint32, len(q.Frames))
@@ -185,6 +221,14 @@ func (p *Profile) Merge(q *Profile) {
 		w := p.edge(edgeKey{smap[k.series], fmap[k.caller], fmap[k.callee]})
 		w.self += q.edgeW[i].self
 		w.incl += q.edgeW[i].incl
+	}
+	var ids []uint32
+	for _, st := range q.stacks {
+		ids = ids[:0]
+		for _, f := range st.leafFirst {
+			ids = append(ids, fmap[f])
+		}
+		p.keepStack(smap[st.series], ids, st.w)
 	}
 }
 
@@ -232,7 +276,8 @@ func symbolization(f Frame) string {
 // however the input was chunked. A table the sink declines is not built.
 func (p *Profile) Emit(out formats.Sink, o EmitOptions) error {
 	frames, edges := out.Wants(table.CPUFrames.Schema), out.Wants(table.CPUEdges.Schema)
-	if !frames && !edges {
+	stacks := p.KeepStacks && out.Wants(table.CPUStacks.Schema)
+	if !frames && !edges && !stacks {
 		return nil
 	}
 	var events []string
@@ -290,6 +335,11 @@ func (p *Profile) Emit(out formats.Sink, o EmitOptions) error {
 		}
 		if edges {
 			if err := p.emitEdges(out, o, wu, ids, inEvent, metrics, cov); err != nil {
+				return err
+			}
+		}
+		if stacks {
+			if err := p.emitStacks(out, o, wu, ids, inEvent, metrics, cov); err != nil {
 				return err
 			}
 		}
@@ -436,6 +486,50 @@ func (p *Profile) emitEdges(out formats.Sink, o EmitOptions, wu string, ids []st
 		}
 	}
 	sum := p.summary(o, int64(len(keys)), metrics, cov)
+	vals.Summarize(sum)
+	return tw.End(sum)
+}
+
+// emitStacks writes the kept stacks of an event, root first, sorted by
+// series and then frame ids, so the output does not depend on how the
+// input was chunked.
+func (p *Profile) emitStacks(out formats.Sink, o EmitOptions, wu string, ids []string, inEvent func(uint32) bool, metrics map[string]evidence.Metric, cov evidence.Object) error {
+	idx := make([]int, 0, len(p.stacks))
+	for i, st := range p.stacks {
+		if inEvent(st.series) {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		sa, sb := &p.stacks[a], &p.stacks[b]
+		if c := p.seriesLess(sa.series, sb.series); c != 0 {
+			return c
+		}
+		for i, j := len(sa.leafFirst)-1, len(sb.leafFirst)-1; i >= 0 && j >= 0; i, j = i-1, j-1 {
+			if c := strings.Compare(ids[sa.leafFirst[i]], ids[sb.leafFirst[j]]); c != 0 {
+				return c
+			}
+		}
+		return len(sa.leafFirst) - len(sb.leafFirst)
+	})
+	tw, err := out.Begin(&evidence.Table{Name: table.CPUStacks.Name, Columns: table.CPUStacks.EvidenceColumns(wu), Evidence: evidence.Observed})
+	if err != nil {
+		return err
+	}
+	vals := o.values()
+	for _, i := range idx {
+		st := &p.stacks[i]
+		s := p.Series[st.series]
+		frames := make([]string, len(st.leafFirst))
+		for j, f := range st.leafFirst {
+			frames[len(frames)-1-j] = ids[f]
+		}
+		if err := tw.Row(&table.Stack{Frames: frames, Weight: float64(st.w),
+			Thread: table.NonEmpty(vals.Bound(s.Thread)), Process: table.NonEmpty(vals.Bound(s.Process))}); err != nil {
+			return err
+		}
+	}
+	sum := p.summary(o, int64(len(idx)), metrics, cov)
 	vals.Summarize(sum)
 	return tw.End(sum)
 }

@@ -32,6 +32,8 @@ type Options struct {
 	// converted from the artifact, whose size is not known before. The
 	// artifact's own size is checked before reading.
 	BoundBytes bool
+	// Stacks keeps each distinct stack, for cpu.stacks.
+	Stacks bool
 }
 
 // Result is a parsed perf script stream.
@@ -443,6 +445,7 @@ func Parse(ctx context.Context, in *formats.Input, r io.Reader, o Options) (*Res
 	}
 	for w := range workers {
 		shards[w] = newShard(in)
+		shards[w].prof.KeepStacks = o.Stacks
 		errs[w].seq = -1
 	}
 	// Even one worker runs beside the reader, so reading and parsing

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/worker"
 )
 
@@ -37,7 +38,7 @@ const HostGuidance = "install perf and put it on PATH: Debian `apt-get install l
 
 // DataSpec is the perf-data format: native perf.data, converted by
 // `perf script` in an isolated worker.
-var DataSpec = formats.CPUProfile(formats.Spec{
+var DataSpec = formats.CPUStackProfile(formats.Spec{
 	Name:     "perf-data",
 	Title:    "Linux perf.data",
 	Suffixes: []string{".data"},
@@ -121,7 +122,7 @@ func minimalEnv() []string {
 
 func decodeData(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	// The converted text's size is not known before it is read.
-	o := Options{BoundBytes: true}
+	o := Options{BoundBytes: true, Stacks: out.Wants(table.CPUStacks.Schema)}
 	if err := in.VerifyFile(); err != nil {
 		return err
 	}

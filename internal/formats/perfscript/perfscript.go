@@ -27,6 +27,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/collapsed"
 	"github.com/flameox/flameox/internal/lines"
 	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/unit"
 )
 
@@ -56,7 +57,7 @@ var options = []param.Param{
 }
 
 // ScriptSpec is the perf-script format.
-var ScriptSpec = formats.CPUProfile(formats.Spec{
+var ScriptSpec = formats.CPUStackProfile(formats.Spec{
 	Name:     "perf-script",
 	Title:    "Linux perf script text",
 	Suffixes: []string{".perf.txt", ".perf-script", ".perfscript", ".linux-perf.txt", ".perf.script"},
@@ -113,7 +114,7 @@ func decodeScript(ctx context.Context, in *formats.Input, out formats.Sink) erro
 	if err := in.CheckSize(); err != nil {
 		return err
 	}
-	res, err := Parse(ctx, in, in.R, Options{})
+	res, err := Parse(ctx, in, in.R, Options{Stacks: out.Wants(table.CPUStacks.Schema)})
 	if err != nil {
 		return err
 	}

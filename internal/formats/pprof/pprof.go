@@ -26,6 +26,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/google/pprof/profile"
@@ -46,7 +47,7 @@ const (
 )
 
 // Spec is the pprof format.
-var Spec = formats.CPUProfile(formats.Spec{
+var Spec = formats.CPUStackProfile(formats.Spec{
 	Name:     "pprof",
 	Title:    "pprof profile",
 	Suffixes: []string{".pb.gz", ".pprof", ".pprof.gz"},
@@ -150,7 +151,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err != nil {
 		return err
 	}
-	g, err := aggregate(ctx, p, idx, out.Wants(table.CPUEdges.Schema))
+	g, err := aggregate(ctx, p, idx, out.Wants(table.CPUEdges.Schema), out.Wants(table.CPUStacks.Schema))
 	if err != nil {
 		return err
 	}
@@ -267,6 +268,15 @@ type graph struct {
 	total     int64
 	noStack   int64
 	locFrames map[uint64][]int32 // location id → its frames, leaf first
+	// Distinct stacks (frame indexes, leaf first, as a string key) and
+	// their weights, in first-seen order; only when cpu.stacks is wanted.
+	stacks     map[string]int
+	stackOrder []stackWeight
+}
+
+type stackWeight struct {
+	frames []int32 // leaf first
+	weight int64
 }
 
 func (g *graph) intern(k frameKey, unresolved bool) int32 {
@@ -301,9 +311,13 @@ func (g *graph) framesOf(loc *profile.Location) []int32 {
 	return fs
 }
 
-func aggregate(ctx context.Context, p *profile.Profile, idx int, edges bool) (*graph, error) {
+func aggregate(ctx context.Context, p *profile.Profile, idx int, edges, stacks bool) (*graph, error) {
 	g := &graph{index: map[frameKey]int32{}, edges: map[edgeKey]*edge{}, locFrames: map[uint64][]int32{}}
+	if stacks {
+		g.stacks = map[string]int{}
+	}
 	var stack []int32
+	var key []byte
 	for si, s := range p.Sample {
 		if si&0xFFFF == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -319,6 +333,18 @@ func aggregate(ctx context.Context, p *profile.Profile, idx int, edges bool) (*g
 			continue
 		}
 		g.frames[stack[0]].self += v
+		if stacks {
+			key = key[:0]
+			for _, fi := range stack {
+				key = binary.LittleEndian.AppendUint32(key, uint32(fi))
+			}
+			if j, ok := g.stacks[string(key)]; ok {
+				g.stackOrder[j].weight += v
+			} else {
+				g.stacks[string(key)] = len(g.stackOrder)
+				g.stackOrder = append(g.stackOrder, stackWeight{frames: slices.Clone(stack), weight: v})
+			}
+		}
 		for i, fi := range stack {
 			f := &g.frames[fi]
 			if f.lastSample != si { // once per sample, however deep the recursion
@@ -400,15 +426,43 @@ func (g *graph) emit(in *formats.Input, p *profile.Profile, idx int, u unit.Unit
 	if err := tw.End(fs); err != nil {
 		return err
 	}
-	if !out.Wants(table.CPUEdges.Schema) {
-		return nil
+	if out.Wants(table.CPUEdges.Schema) {
+		if err := g.emitEdges(in, p, idx, u, out, ids); err != nil {
+			return err
+		}
 	}
+	return g.emitStacks(p, idx, u, out, ids)
+}
+
+// emitStacks writes the cpu.stacks table, when it is wanted.
+func (g *graph) emitStacks(p *profile.Profile, idx int, u unit.Unit, out formats.Sink, ids []string) error {
+	if g.stacks != nil {
+		sw, err := out.Begin(table.CPUStacks.Header(u.Name))
+		if err != nil {
+			return err
+		}
+		for _, st := range g.stackOrder {
+			frames := make([]string, len(st.frames))
+			for i, fi := range st.frames {
+				frames[len(frames)-1-i] = ids[fi]
+			}
+			if err := sw.Row(&table.Stack{Frames: frames, Weight: float64(st.weight)}); err != nil {
+				return err
+			}
+		}
+		return sw.End(g.summary(p, idx, u, int64(len(g.stackOrder))))
+	}
+	return nil
+}
+
+// emitEdges writes the cpu.edges table.
+func (g *graph) emitEdges(in *formats.Input, p *profile.Profile, idx int, u unit.Unit, out formats.Sink, ids []string) error {
 	ew, err := out.Begin(table.CPUEdges.HeaderBased(u.Name, 1))
 	if err != nil {
 		return err
 	}
 	var er table.Edge
-	vals = in.Values()
+	vals := in.Values()
 	for _, k := range g.order {
 		e := g.edges[k]
 		caller, callee := &g.frames[k.caller].key, &g.frames[k.callee].key

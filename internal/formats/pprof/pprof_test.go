@@ -276,6 +276,9 @@ func BenchmarkDecode(b *testing.B) {
 func TestValueBound(t *testing.T) {
 	s := decodeFile(t, "cpu.pb.gz", evidence.Object{formats.OptionValueBytes: param.FlagText("16")})
 	for _, tab := range s.Tables {
+		if tab.Header.Name == table.CPUStacks.Name {
+			continue // frame ids only: nothing to cut
+		}
 		if n, _ := evidence.AsInt(tab.Summary.Metrics["cut_values"].Value); n == 0 || tab.Summary.Complete {
 			t.Fatalf("%s: summary %+v", tab.Header.Name, tab.Summary)
 		}

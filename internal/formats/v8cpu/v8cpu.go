@@ -37,7 +37,7 @@ const (
 )
 
 // Spec is the v8-cpuprofile format.
-var Spec = formats.CPUProfile(formats.Spec{
+var Spec = formats.CPUStackProfile(formats.Spec{
 	Name:     "v8-cpuprofile",
 	Title:    "Node/V8 CPU profile",
 	Suffixes: []string{".cpuprofile"},
@@ -466,7 +466,6 @@ func (p *profile) emit(in *formats.Input, out formats.Sink) error {
 	wantFrames, wantEdges := out.Wants(table.CPUFrames.Schema), out.Wants(table.CPUEdges.Schema)
 	// Edges are numbered in node order, the order they are emitted in, so
 	// the output does not depend on map iteration.
-	type edgeKey struct{ caller, callee int32 }
 	var edges []edgeKey
 	edgeOf := []int32(nil)
 	if wantEdges {
@@ -549,9 +548,19 @@ func (p *profile) emit(in *formats.Input, out formats.Sink) error {
 			return err
 		}
 	}
-	if !wantEdges {
-		return nil
+	if wantEdges {
+		if err := p.emitEdges(in, out, ids, edges, edgeW, hitMismatch); err != nil {
+			return err
+		}
 	}
+	if out.Wants(table.CPUStacks.Schema) {
+		return p.emitStacks(in, out, ids, hitMismatch)
+	}
+	return nil
+}
+
+// emitEdges writes the cpu.edges table.
+func (p *profile) emitEdges(in *formats.Input, out formats.Sink, ids []string, edges []edgeKey, edgeW [][2]int64, hitMismatch int64) error {
 	ew, err := out.Begin(table.CPUEdges.HeaderBased(unit.Samples, 0))
 	if err != nil {
 		return err
@@ -668,4 +677,48 @@ func (p *profile) summary(rows, hitMismatch int64) *evidence.Summary {
 		s.Metrics["profile_duration"] = evidence.Metric{Value: float64(*p.endTime-*p.startTime) * 1e-6, Unit: unit.Seconds}
 	}
 	return s
+}
+
+// edgeKey is a caller→callee pair of frames.
+type edgeKey struct{ caller, callee int32 }
+
+// emitStacks writes one cpu.stacks row per node that samples hit: the
+// frames on its path from the root, outermost first. The (root) node
+// stands for the whole profile and is left out.
+func (p *profile) emitStacks(in *formats.Input, out formats.Sink, ids []string, hitMismatch int64) error {
+	tw, err := out.Begin(table.CPUStacks.Header(unit.Samples))
+	if err != nil {
+		return err
+	}
+	var rows int64
+	var path []int32
+	for i := range p.nodes {
+		n := &p.nodes[i]
+		c := p.samplesOf(n.id)
+		if c == 0 {
+			continue
+		}
+		path = path[:0]
+		for j := int32(i); j >= 0; j = p.nodes[j].parent {
+			path = append(path, j)
+		}
+		frames := make([]string, 0, len(path))
+		for k := len(path) - 1; k >= 0; k-- {
+			nd := &p.nodes[path[k]]
+			if nd.parent < 0 && p.frames[nd.frame].function == "(root)" && p.frames[nd.frame].url == "" {
+				continue
+			}
+			frames = append(frames, ids[nd.frame])
+		}
+		if len(frames) == 0 {
+			continue // samples of (root) itself: in the total, on no stack
+		}
+		if err := tw.Row(&table.Stack{Frames: frames, Weight: float64(c)}); err != nil {
+			return err
+		}
+		rows++
+	}
+	s := p.summary(rows, hitMismatch)
+	s.Limit("stacks are the call-tree paths of the nodes samples hit; the (root) node is left out")
+	return tw.End(s)
 }

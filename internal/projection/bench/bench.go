@@ -27,8 +27,10 @@ var Tables = []*table.Schema{table.BenchSeries.Schema, table.BenchSamples.Schema
 var globParam = param.Param{Name: "benchmark_glob", Type: param.String,
 	Doc: "keep series whose benchmark name matches: * any text, ? one character, everything else literal"}
 
-// seriesKey is a series within its artifact.
+// seriesKey is a series within its artifact (and, in a comparison, its
+// side: the same file may be given on both sides).
 type seriesKey struct {
+	side         int
 	artifact, id string
 }
 
@@ -44,6 +46,8 @@ type series struct {
 // samples to their series; rows arrive in any table order.
 type collector struct {
 	projection.Inputs[struct{}]
+	// side gives a table's side in a comparison; nil: one side.
+	side    func(t *evidence.Table) int
 	glob    *regexp.Regexp
 	series  map[seriesKey]*series
 	samples int64
@@ -75,13 +79,17 @@ func (c *collector) get(k seriesKey) *series {
 func (c *collector) Table(t *evidence.Table, caps formats.Caps) error { return c.Inputs.Table(t, caps) }
 
 func (c *collector) Row(t *evidence.Table, row any) error {
+	side := 0
+	if c.side != nil {
+		side = c.side(t)
+	}
 	switch t.Name {
 	case table.BenchSeries.Name:
 		r, _, art, err := projection.Read(&c.Inputs, table.BenchSeries, t, row)
 		if err != nil {
 			return err
 		}
-		s := c.get(seriesKey{art, r.SeriesID})
+		s := c.get(seriesKey{side, art, r.SeriesID})
 		if s.row != nil {
 			return evidence.Failf(evidence.CodeInvalidArgument, "table %s: series %s appears twice", t.ID, r.SeriesID)
 		}
@@ -98,7 +106,7 @@ func (c *collector) Row(t *evidence.Table, row any) error {
 		return nil
 	}
 	c.samples++
-	s := c.get(seriesKey{art, r.SeriesID})
+	s := c.get(seriesKey{side, art, r.SeriesID})
 	s.values = append(s.values, r.Value)
 	return nil
 }

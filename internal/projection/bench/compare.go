@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/table"
@@ -36,11 +37,15 @@ const MinSamples = 3
 const Method = "percentile bootstrap of the ratio of medians (new/baseline): each resample draws both sides with replacement at their own sizes; " +
 	"PCG random stream seeded per series from the seed and the series identity"
 
-// Compare is the projection behind compare_benchmarks.
+// Compare is the projection behind compare_benchmarks. Its inputs come in
+// two sides (flameox-rank --baseline BASE... NEW...); series of one side
+// with one identity pool their samples across the side's artifacts.
 var Compare = &projection.Spec{
-	Name:   "bench-compare",
-	Tables: Tables,
+	Name:     "bench-compare",
+	Tables:   Tables,
+	Compares: true,
 	Params: []param.Param{
+		projection.BaselineParam,
 		globParam,
 		{Name: "threshold", Type: param.Number, Default: 0.02, Min: param.F(0), Max: param.F(10),
 			Doc: "relative change that counts: slower when the whole interval is above 1+threshold, faster when below 1/(1+threshold)"},
@@ -57,6 +62,7 @@ var Compare = &projection.Spec{
 }
 
 type compare struct {
+	projection.Sides
 	collector
 	args       evidence.Object
 	top        int
@@ -72,6 +78,10 @@ func newCompare(args evidence.Object, _ map[string]bool) (projection.Projector, 
 		return nil, err
 	}
 	p := &compare{collector: c, args: args, top: 200, threshold: 0.02, confidence: 0.95, resamples: 2000, seed: 1}
+	p.collector.side = func(t *evidence.Table) int {
+		side, _ := p.Sides.Of(t) // Table refused a table without one
+		return int(side)
+	}
 	if v, ok := evidence.AsInt(args["top"]); ok {
 		p.top = int(v)
 	}
@@ -92,22 +102,28 @@ func newCompare(args evidence.Object, _ map[string]bool) (projection.Projector, 
 
 type pair struct {
 	identity  string
-	base, new *series
+	base, new []*series // one per artifact of the side
 }
 
-// Finish matches series by identity across the two artifacts (the first
-// admitted is the baseline), compares each pair and ranks the rows by
-// ratio, largest slowdown first.
-func (p *compare) Finish(w projection.Emitter) error {
-	arts := p.Artifacts()
-	if len(arts) != 2 {
-		return &evidence.Failure{Code: evidence.CodeInvalidArgument,
-			Message: fmt.Sprintf("compare_benchmarks needs exactly two artifacts, the baseline first and then the new run; got %d (flameox-rank --operation compare_benchmarks BASELINE NEW)", len(arts)),
-			Details: evidence.Object{"artifacts": arts}}
+// Table admits a table of either side; a table of no side is refused.
+func (p *compare) Table(t *evidence.Table, caps formats.Caps) error {
+	if _, err := p.Sides.Of(t); err != nil {
+		return err
 	}
+	return p.collector.Table(t, caps)
+}
+
+// Finish matches series by identity across the two sides, compares each
+// pair and ranks the rows by ratio, largest slowdown first.
+func (p *compare) Finish(w projection.Emitter) error {
 	list, err := p.selected()
 	if err != nil {
 		return err
+	}
+	base, news := p.Sides.Artifacts(projection.SideBase), p.Sides.Artifacts(projection.SideNew)
+	if len(base) == 0 || len(news) == 0 {
+		return &evidence.Failure{Code: evidence.CodeInvalidArgument, Location: evidence.Location{Field: "baseline"},
+			Message: "a comparison needs benchmark results on both sides: --baseline BASELINE and NEW as PATH arguments"}
 	}
 	pairs := map[string]*pair{}
 	var order []string
@@ -119,18 +135,20 @@ func (p *compare) Finish(w projection.Emitter) error {
 			order = append(order, s.identity)
 		}
 		slot := &pr.new
-		if s.key.artifact == arts[0] {
+		if projection.Side(s.key.side) == projection.SideBase {
 			slot = &pr.base
 		}
-		if *slot != nil {
-			return evidence.Failf(evidence.CodeInvalidArgument, "artifact %s holds two series with the same identity %q", s.key.artifact, s.identity)
+		for _, o := range *slot {
+			if o.key.artifact == s.key.artifact {
+				return evidence.Failf(evidence.CodeInvalidArgument, "artifact %s holds two series with the same identity %q", s.key.artifact, s.identity)
+			}
 		}
-		*slot = s
+		*slot = append(*slot, s)
 	}
 	rows := make([]*table.BenchComparison, 0, len(order))
 	counts := map[string]int64{}
 	for _, id := range order {
-		r := p.comparePair(pairs[id], arts)
+		r := p.comparePair(pairs[id])
 		counts[r.Verdict]++
 		rows = append(rows, r)
 	}
@@ -153,18 +171,22 @@ func (p *compare) Finish(w projection.Emitter) error {
 		sum.Metrics[v] = evidence.Metric{Value: counts[v], Unit: "series"}
 	}
 	sum.Metrics[MetricRegressions] = evidence.Metric{Value: counts[VerdictSlower], Unit: "series"}
+	for k, v := range p.Sides.Coverage() {
+		sum.Coverage[k] = v
+	}
 	sum.Coverage["method"] = Method
 	sum.Coverage["resamples"] = int64(p.resamples)
 	sum.Coverage["seed"] = int64(p.seed)
 	sum.Coverage["confidence"] = p.confidence
 	sum.Coverage["threshold"] = p.threshold
-	sum.Coverage["baseline_artifact_id"] = arts[0]
-	sum.Coverage["new_artifact_id"] = arts[1]
 	if n := counts[VerdictBaselineOnly] + counts[VerdictNewOnly]; n > 0 {
-		sum.Limit(fmt.Sprintf("%d series are in only one of the two runs: they are listed, not compared", n))
+		sum.Limit(fmt.Sprintf("%d series are in only one of the two sides: they are listed, not compared", n))
 	}
 	if n := counts[VerdictTooFew]; n > 0 {
 		sum.Limit(fmt.Sprintf("%d series have fewer than %d samples on a side (or only a native summary): no interval, no verdict", n, MinSamples))
+	}
+	if len(base) > 1 || len(news) > 1 {
+		sum.Limit("a side of several artifacts pools, per series identity, the samples of all its artifacts")
 	}
 	return res.End(sum)
 }
@@ -181,35 +203,49 @@ func before(a, b *table.BenchComparison) bool {
 	return strings.Compare(a.Identity, b.Identity) < 0
 }
 
-func (p *compare) comparePair(pr *pair, arts []string) *table.BenchComparison {
+// pooled returns a side's samples, sorted, and its one artifact ("" when
+// several).
+func pooled(side []*series) ([]float64, string) {
+	var vals []float64
+	art := ""
+	for i, s := range side {
+		vals = append(vals, s.values...)
+		if i == 0 {
+			art = s.key.artifact
+		} else if s.key.artifact != art {
+			art = ""
+		}
+	}
+	slices.Sort(vals)
+	return vals, art
+}
+
+func (p *compare) comparePair(pr *pair) *table.BenchComparison {
 	ref := pr.base
-	if ref == nil {
+	if len(ref) == 0 {
 		ref = pr.new
 	}
-	r := &table.BenchComparison{Benchmark: ref.row.Benchmark, Unit: ref.row.Unit, Dimensions: ref.row.Dimensions, Identity: pr.identity}
+	r := &table.BenchComparison{Benchmark: ref[0].row.Benchmark, Unit: ref[0].row.Unit, Dimensions: ref[0].row.Dimensions, Identity: pr.identity}
 	if r.Dimensions == nil {
 		r.Dimensions = evidence.Object{}
 	}
-	if pr.base != nil {
-		r.BaselineID = table.Some(arts[0])
-		r.BaselineN = int64(len(pr.base.values))
+	b, bart := pooled(pr.base)
+	n, nart := pooled(pr.new)
+	r.BaselineN, r.NewN = int64(len(b)), int64(len(n))
+	if bart != "" {
+		r.BaselineID = table.Some(bart)
 	}
-	if pr.new != nil {
-		r.NewID = table.Some(arts[1])
-		r.NewN = int64(len(pr.new.values))
+	if nart != "" {
+		r.NewID = table.Some(nart)
 	}
 	switch {
-	case pr.new == nil:
+	case len(pr.new) == 0:
 		r.Verdict = VerdictBaselineOnly
 		return r
-	case pr.base == nil:
+	case len(pr.base) == 0:
 		r.Verdict = VerdictNewOnly
 		return r
 	}
-	b := slices.Clone(pr.base.values)
-	n := slices.Clone(pr.new.values)
-	slices.Sort(b)
-	slices.Sort(n)
 	if len(b) > 0 {
 		r.BaselineMedian = table.Some(median(b))
 	}

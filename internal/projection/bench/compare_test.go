@@ -10,6 +10,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats/pyperf"
+	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/projection/bench"
 	"github.com/flameox/flameox/internal/projection/projectiontest"
 )
@@ -73,10 +74,33 @@ func compareTo(t *testing.T, py, base, new string) map[string][2]string {
 	return res
 }
 
+// runCompare runs the comparison as flameox-rank --baseline does: each
+// table is told its side before it is admitted.
+func runCompare(args evidence.Object, base, new []*projectiontest.Input) (*projectiontest.Result, error) {
+	p, err := projectiontest.Start(bench.Compare, args)
+	if err != nil {
+		return nil, err
+	}
+	c := p.(projection.Comparer)
+	for _, side := range []struct {
+		s  projection.Side
+		in []*projectiontest.Input
+	}{{projection.SideBase, base}, {projection.SideNew, new}} {
+		for _, x := range side.in {
+			h := *x.Header
+			h.ID = side.s.String() + "." + h.ID
+			c.Side(h.ID, h.ArtifactIDs, side.s)
+			if err := projectiontest.Feed(p, &projectiontest.Input{Header: &h, Caps: x.Caps, Rows: x.Rows, Summary: x.Summary}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return projectiontest.Finish(p)
+}
+
 func compareFiles(t *testing.T, base, new string, args evidence.Object) *projectiontest.Result {
 	t.Helper()
-	inputs := append(projectiontest.Decode(t, pyperf.Spec, base, nil), projectiontest.Decode(t, pyperf.Spec, new, nil)...)
-	res, err := projectiontest.Run(bench.Compare, args, inputs...)
+	res, err := runCompare(args, projectiontest.Decode(t, pyperf.Spec, base, nil), projectiontest.Decode(t, pyperf.Spec, new, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,11 +192,41 @@ func TestCompareDeterministic(t *testing.T) {
 	}
 }
 
-func TestCompareNeedsTwoArtifacts(t *testing.T) {
+func TestCompareSides(t *testing.T) {
 	path, _ := filepath.Abs(filepath.Join(repoRoot, "testdata", "pyperf", "pyperf-telco.json"))
-	_, err := projectiontest.Run(bench.Compare, nil, projectiontest.Decode(t, pyperf.Spec, path, nil)...)
-	if f := evidence.AsFailure(err, ""); f == nil || f.Code != evidence.CodeInvalidArgument || !strings.Contains(f.Message, "exactly two") {
-		t.Fatalf("one artifact: %v", err)
+	in := projectiontest.Decode(t, pyperf.Spec, path, nil)
+	// A table no side was given for is refused.
+	if _, err := projectiontest.Run(bench.Compare, nil, in...); evidence.AsFailure(err, "").Code != evidence.CodeInvalidArgument {
+		t.Fatalf("no sides: %v", err)
+	}
+	// One side only.
+	_, err := runCompare(nil, in, nil)
+	if f := evidence.AsFailure(err, ""); f == nil || f.Code != evidence.CodeInvalidArgument || !strings.Contains(f.Message, "both sides") {
+		t.Fatalf("one side: %v", err)
+	}
+	// The same file on both sides: every series is no_difference.
+	res, err := runCompare(nil, in, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Rows[0]; r["verdict"] != bench.VerdictSame || r["ratio"] != 1.0 {
+		t.Fatalf("same file: %v", r)
+	}
+	// Two artifacts on the baseline side pool their samples.
+	dir := filepath.Join(repoRoot, "testdata", "pyperf")
+	slow, _ := filepath.Abs(filepath.Join(dir, "timeit-sorted-slow.pyperf.json"))
+	base, _ := filepath.Abs(filepath.Join(dir, "timeit-sorted.pyperf.json"))
+	gz, _ := filepath.Abs(filepath.Join(dir, "timeit-sorted.pyperf.json.gz"))
+	b1, b2 := projectiontest.Decode(t, pyperf.Spec, base, nil), projectiontest.Decode(t, pyperf.Spec, gz, nil)
+	res, err = runCompare(nil, append(b1, b2...), projectiontest.Decode(t, pyperf.Spec, slow, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(len(b1[1].Rows) + len(b2[1].Rows)) // all rows, warmups included
+	if r := res.Rows[0]; r["verdict"] != bench.VerdictSlower || r["baseline_artifact_id"] != nil {
+		t.Fatalf("pooled: %v", r)
+	} else if got, _ := evidence.AsInt(r["baseline_n"]); got >= n || got < 40 {
+		t.Fatalf("pooled baseline_n %d (rows %d)", got, n)
 	}
 }
 

@@ -7,9 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-
-	"github.com/flameox/flameox/internal/projection/bench"
-	"github.com/flameox/flameox/internal/registry"
 )
 
 // benchCases are the benchmark-result cases: a pyperf suite built from a
@@ -21,16 +18,10 @@ func benchCases() []benchCase {
 	summarize := func(bin, in string) []string {
 		return []string{filepath.Join(bin, "flameox-rank"), "--format", "jsonl", "--top", "100000", in}
 	}
-	// The comparing operation, found by its projection.
-	var compareOp string
-	for _, o := range registry.Operations() {
-		if o.Projection == bench.Compare {
-			compareOp = o.Name
-		}
-	}
+	// --baseline infers compare_benchmarks from the tables.
 	compare := func(bin, in string) []string {
 		return []string{filepath.Join(bin, "flameox-rank"), "--format", "jsonl", "--top", "100000",
-			"--operation", compareOp, "--resamples", "200", in, in + ".new.json"}
+			"--resamples", "200", "--baseline", in, in + ".new.json"}
 	}
 	const input, size = "pyperf-50MB.json", 50_000_000
 	return []benchCase{

@@ -42,15 +42,16 @@ type BenchIdentity struct {
 type BenchSeriesRow struct {
 	SeriesID string `col:"series_id,identity" doc:"series identity within the artifact; bench.samples rows name it"`
 	BenchIdentity
-	LoopCount    Null[int64]   `col:"loop_count" doc:"loop iterations each value is averaged over, when the same for every value; null otherwise"`
-	Samples      int64         `col:"samples" doc:"bench.samples rows of kind sample"`
-	Warmups      int64         `col:"warmups" doc:"bench.samples rows of kind warmup or calibration"`
-	NativeCount  Null[int64]   `col:"native_count" doc:"sample count the producer reports; null when it reports none"`
-	NativeMean   Null[float64] `col:"native_mean" doc:"mean the producer reports, in unit; null when none"`
-	NativeStdev  Null[float64] `col:"native_stdev" doc:"standard deviation the producer reports, in unit; null when none"`
-	NativeMin    Null[float64] `col:"native_min" doc:"minimum the producer reports, in unit; null when none"`
-	NativeMax    Null[float64] `col:"native_max" doc:"maximum the producer reports, in unit; null when none"`
-	NativeMedian Null[float64] `col:"native_median" doc:"median the producer reports, in unit; null when none"`
+	LoopCount    Null[int64]     `col:"loop_count" doc:"loop iterations each value is averaged over, when the same for every value; null otherwise"`
+	Samples      int64           `col:"samples" doc:"bench.samples rows of kind sample"`
+	Warmups      int64           `col:"warmups" doc:"bench.samples rows of kind warmup or calibration"`
+	NativeCount  Null[int64]     `col:"native_count" doc:"sample count the producer reports; null when it reports none"`
+	NativeMean   Null[float64]   `col:"native_mean" doc:"mean the producer reports, in unit; null when none"`
+	NativeStdev  Null[float64]   `col:"native_stdev" doc:"standard deviation the producer reports, in unit; null when none"`
+	NativeMin    Null[float64]   `col:"native_min" doc:"minimum the producer reports, in unit; null when none"`
+	NativeMax    Null[float64]   `col:"native_max" doc:"maximum the producer reports, in unit; null when none"`
+	NativeMedian Null[float64]   `col:"native_median" doc:"median the producer reports, in unit; null when none"`
+	Metadata     evidence.Object `col:"metadata,detail" doc:"the producer's metadata common to the series' runs, name to text (pyperf: python_version, cpu_model_name, hostname, ...); null when the format has none"`
 }
 
 // BenchSeries is the bench.series schema.

@@ -35,6 +35,7 @@ for path in sys.argv[1:]:
             "warmups": sum(len(r.warmups) for r in runs),
             "n": len(vals),
             "warmup_values": [w[1] * f for r in runs for w in r.warmups],
+            "metadata": {k: (json.dumps(v) if not isinstance(v, str) else v) for k, v in b.get_metadata().items()},
         }
         if vals:
             row.update({

@@ -128,6 +128,9 @@ const (
 type metadata struct {
 	name, unit        *string
 	loops, innerLoops *int64
+	// all is every scalar entry (strings, numbers as their literal text,
+	// booleans), for the benchmark's common metadata.
+	all map[string]string
 }
 
 // merge returns m overridden by o (pyperf: dict(m, **o)).
@@ -143,6 +146,16 @@ func (m metadata) merge(o metadata) metadata {
 	}
 	if o.innerLoops != nil {
 		m.innerLoops = o.innerLoops
+	}
+	if len(o.all) > 0 {
+		all := make(map[string]string, len(m.all)+len(o.all))
+		for k, v := range m.all {
+			all[k] = v
+		}
+		for k, v := range o.all {
+			all[k] = v
+		}
+		m.all = all
 	}
 	return m
 }
@@ -537,6 +550,12 @@ func (d *decoder) metadata(what string, m *metadata) error {
 // pyperf's parse_metadata requires; the rest are skipped.
 func (d *decoder) member(key []byte, m *metadata) error {
 	w := d.w
+	if m.all == nil {
+		m.all = map[string]string{}
+	}
+	if len(m.all) >= maxMetadata {
+		return fmt.Errorf("pyperf: more than %d metadata entries in one object", maxMetadata)
+	}
 	switch k := string(key); k {
 	case "name", "unit":
 		s, err := w.String("metadata " + k)
@@ -548,6 +567,7 @@ func (d *decoder) member(key []byte, m *metadata) error {
 		} else {
 			m.unit = &s
 		}
+		m.all[k] = s
 		return nil
 	case "loops", "inner_loops":
 		n, err := w.Int("metadata " + k)
@@ -562,16 +582,46 @@ func (d *decoder) member(key []byte, m *metadata) error {
 		} else {
 			m.innerLoops = &n
 		}
+		m.all[k] = strconv.FormatInt(n, 10)
 		return nil
 	}
 	tok, err := w.Value()
 	if err != nil {
 		return err
 	}
-	if tok.Kind == jsonscan.ObjectStart || tok.Kind == jsonscan.ArrayStart {
-		return w.Skip(tok)
+	switch tok.Kind {
+	case jsonscan.ObjectStart, jsonscan.ArrayStart:
+		return w.Skip(tok) // pyperf writes scalars only
+	case jsonscan.String, jsonscan.Number:
+		m.all[string(key)] = string(tok.Bytes)
+	case jsonscan.True, jsonscan.False:
+		m.all[string(key)] = tok.Kind.String()
 	}
 	return nil
+}
+
+// maxMetadata bounds the entries of one metadata object (pyperf writes a
+// few dozen).
+const maxMetadata = 4096
+
+// commonMetadata is the metadata every run of b has with one value
+// (pyperf's Benchmark.get_metadata), bounded.
+func commonMetadata(b *benchmark, vals *formats.Values) evidence.Object {
+	out := evidence.Object{}
+	first := b.runs[0].meta.all
+	for k, v := range first {
+		same := true
+		for _, r := range b.runs[1:] {
+			if w, ok := r.meta.all[k]; !ok || w != v {
+				same = false
+				break
+			}
+		}
+		if same {
+			out[vals.Bound(k)] = vals.Bound(v)
+		}
+	}
+	return out
 }
 
 // at gives a failure the JSON path it happened at, keeping a deeper one.
@@ -698,7 +748,8 @@ func seriesRow(i int, b *benchmark, vals *formats.Values) *table.BenchSeriesRow 
 	first := b.runs[0].meta
 	u, _, _ := unitOf(first.unit)
 	row := &table.BenchSeriesRow{SeriesID: strconv.Itoa(i + 1),
-		BenchIdentity: table.BenchIdentity{Benchmark: vals.Bound(*first.name), Unit: u, Dimensions: evidence.Object{}}}
+		BenchIdentity: table.BenchIdentity{Benchmark: vals.Bound(*first.name), Unit: u, Dimensions: evidence.Object{}},
+		Metadata:      commonMetadata(b, vals)}
 	if u == table.BenchNs {
 		row.Clock = table.Some("wall") // pyperf times with time.perf_counter
 	}

@@ -41,23 +41,24 @@ func python(t *testing.T) string {
 }
 
 type oracleBench struct {
-	Name            string    `json:"name"`
-	Unit            string    `json:"unit"`
-	Runs            int64     `json:"runs"`
-	CalibrationRuns int64     `json:"calibration_runs"`
-	Warmups         int64     `json:"warmups"`
-	N               int64     `json:"n"`
-	WarmupValues    []float64 `json:"warmup_values"`
-	Mean            *float64  `json:"mean"`
-	Median          *float64  `json:"median"`
-	Min             *float64  `json:"min"`
-	Max             *float64  `json:"max"`
-	P5              *float64  `json:"p5"`
-	P95             *float64  `json:"p95"`
-	Stdev           *float64  `json:"stdev"`
-	PyperfMean      *float64  `json:"pyperf_mean"`
-	PyperfMedian    *float64  `json:"pyperf_median"`
-	PyperfStdev     *float64  `json:"pyperf_stdev"`
+	Name            string            `json:"name"`
+	Unit            string            `json:"unit"`
+	Runs            int64             `json:"runs"`
+	CalibrationRuns int64             `json:"calibration_runs"`
+	Warmups         int64             `json:"warmups"`
+	N               int64             `json:"n"`
+	WarmupValues    []float64         `json:"warmup_values"`
+	Metadata        map[string]string `json:"metadata"`
+	Mean            *float64          `json:"mean"`
+	Median          *float64          `json:"median"`
+	Min             *float64          `json:"min"`
+	Max             *float64          `json:"max"`
+	P5              *float64          `json:"p5"`
+	P95             *float64          `json:"p95"`
+	Stdev           *float64          `json:"stdev"`
+	PyperfMean      *float64          `json:"pyperf_mean"`
+	PyperfMedian    *float64          `json:"pyperf_median"`
+	PyperfStdev     *float64          `json:"pyperf_stdev"`
 }
 
 // oracle runs pyperf's reader (testdata/pyperf/oracle.py) on paths.
@@ -204,6 +205,7 @@ func TestRowsEqualPyperfDump(t *testing.T) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			tables := projectiontest.Decode(t, pyperf.Spec, path, nil)
 			names := map[string]string{}
+			meta := map[string]evidence.Object{}
 			var warm = map[string][]float64{}
 			var runs = map[string]map[int64]bool{}
 			for _, tb := range tables {
@@ -211,6 +213,7 @@ func TestRowsEqualPyperfDump(t *testing.T) {
 					switch tb.Header.Name {
 					case "bench.series":
 						names[r["series_id"].(string)] = r["benchmark"].(string)
+						meta[r["series_id"].(string)], _ = r["metadata"].(evidence.Object)
 					case "bench.samples":
 						id := r["series_id"].(string)
 						if runs[id] == nil {
@@ -237,6 +240,14 @@ func TestRowsEqualPyperfDump(t *testing.T) {
 				}
 				if int64(len(runs[id])) != b.Runs {
 					t.Errorf("%s: %d runs, pyperf %d", name, len(runs[id]), b.Runs)
+				}
+				if len(meta[id]) != len(b.Metadata) {
+					t.Errorf("%s: %d metadata entries, pyperf %d: %v vs %v", name, len(meta[id]), len(b.Metadata), meta[id], b.Metadata)
+				}
+				for k, v := range b.Metadata {
+					if meta[id][k] != v {
+						t.Errorf("%s: metadata %s = %v, pyperf %q", name, k, meta[id][k], v)
+					}
 				}
 				if strings.Join(fmtAll(warm[id]), " ") != strings.Join(fmtAll(b.WarmupValues), " ") {
 					t.Errorf("%s: warmups %v, pyperf %v", name, warm[id], b.WarmupValues)

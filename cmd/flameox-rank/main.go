@@ -112,6 +112,9 @@ func run(ctx context.Context, env *command.Env) error {
 	case picture != nil:
 		out = picture
 		sp.stderr = env.Stderr
+		// Stdout carries a picture or a profile, not blocks: a failure
+		// is its one stderr line, never a block appended to the file.
+		env.StdoutTerminal = true
 	case c.Icicle:
 		return &evidence.Failure{Code: evidence.CodeInvalidArgument, Message: "--icicle draws a graph: give it with --format svg or --format html", Location: evidence.Location{Field: "icicle"}}
 	case c.Format == "table" || (c.Format == "auto" && command.IsTerminal(os.Stdout)):

@@ -217,6 +217,10 @@ func TestReadmeExamples(t *testing.T) {
 		"out.perf.txt":   "testdata/perf/hot.perf.txt",
 		"app.js":         "examples/hotspot/app.js",
 		"app.py":         "testdata/pstats/workload.py",
+		// Two runs of one workload, one function made 3x slower.
+		"before.cpuprofile": "testdata/diff/base.cpuprofile",
+		"after.cpuprofile":  "testdata/diff/slow.cpuprofile",
+		"cpu.pprof":         "testdata/pprof/cpu.pb.gz",
 	} {
 		b, err := os.ReadFile(filepath.Join(root, src))
 		if err != nil {

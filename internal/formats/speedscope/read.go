@@ -60,6 +60,7 @@ type reader struct {
 	open     func(off int64) io.Reader
 	lim      limits
 	edges    bool // the sink wants cpu.edges
+	stacks   bool // the sink wants cpu.stacks
 	frames   []frame
 	shared   bool
 	profiles []*profile
@@ -453,7 +454,7 @@ func (r *reader) readEvents(w *jsonscan.Walker, p *profile) error {
 	if cur != 0 {
 		return w.S.Errorf(jsonscan.Token{Offset: w.S.Offset()}, "profile %d: %d frames are still open after the last event", p.index, depth)
 	}
-	p.agg = st.aggregate(&r.scratch, r.edges)
+	p.agg = st.aggregate(&r.scratch, r.edges, r.stacks)
 	p.top = st.top
 	return nil
 }
@@ -554,7 +555,7 @@ func (r *reader) readSamples(p *profile) error {
 		p.samples++
 		r.samples++
 	}
-	p.agg = st.aggregate(&r.scratch, r.edges)
+	p.agg = st.aggregate(&r.scratch, r.edges, r.stacks)
 	p.top = st.top
 	return nil
 }

@@ -58,7 +58,7 @@ var limitList = []formats.Limit{
 }
 
 // Spec is the speedscope format.
-var Spec = formats.CPUProfile(formats.Spec{
+var Spec = formats.CPUStackProfile(formats.Spec{
 	Name:     "speedscope",
 	Title:    "Speedscope JSON (py-spy)",
 	Suffixes: []string{".speedscope.json"},
@@ -89,7 +89,7 @@ func decodeFrom(ctx context.Context, in *formats.Input, open func(off int64) io.
 	if err := verify(); err != nil {
 		return err
 	}
-	r := &reader{ctx: ctx, in: in, open: open, edges: out.Wants(table.CPUEdges.Schema), lim: limits{
+	r := &reader{ctx: ctx, in: in, open: open, edges: out.Wants(table.CPUEdges.Schema), stacks: out.Wants(table.CPUStacks.Schema), lim: limits{
 		frames: in.Limit(LimitFrames), profiles: in.Limit(LimitProfiles), samples: in.Limit(LimitSamples),
 		events: in.Limit(LimitEvents), depth: in.Limit(LimitDepth), stacks: in.Limit(LimitStacks),
 	}}
@@ -288,9 +288,40 @@ func (e *emitter) group(g *group, out formats.Sink) error {
 			return err
 		}
 	}
-	if !e.r.edges {
+	if e.r.edges {
+		if err := e.emitEdges(out, g, nedges, edgeVals, summary, sampled); err != nil {
+			return err
+		}
+	}
+	if !e.r.stacks {
 		return nil
 	}
+	// Stacks name frames by id only; their thread is bounded as in the
+	// frame rows, so the two match.
+	sw, err := out.Begin(table.CPUStacks.Header(g.unit))
+	if err != nil {
+		return err
+	}
+	var nstacks int64
+	for _, p := range g.profiles {
+		u, _ := unit.Lookup(p.unit)
+		thread := table.Some(frameVals.Bound(p.thread))
+		for _, st := range p.agg.stacks {
+			ids := make([]string, len(st.frames))
+			for i, f := range st.frames {
+				ids[i] = e.ids[f]
+			}
+			if err := sw.Row(&table.Stack{Frames: ids, Thread: thread, Weight: st.weight * u.Factor}); err != nil {
+				return err
+			}
+			nstacks++
+		}
+	}
+	return sw.End(summary(nstacks, frameVals))
+}
+
+// emitEdges writes the cpu.edges table.
+func (e *emitter) emitEdges(out formats.Sink, g *group, nedges int, edgeVals *formats.Values, summary func(int64, *formats.Values) *evidence.Summary, sampled bool) error {
 	tw, err := out.Begin(table.CPUEdges.Header(g.unit))
 	if err != nil {
 		return err

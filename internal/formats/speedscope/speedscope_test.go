@@ -44,7 +44,8 @@ func verified() error { return nil }
 func decodeBytes(t testing.TB, b []byte, over map[string]int64, wrap func(io.Reader) io.Reader) (*capture, error) {
 	ra := bytes.NewReader(b)
 	open := func(off int64) io.Reader { return wrap(io.NewSectionReader(ra, off, int64(len(b))-off)) }
-	c := &capture{}
+	// The tables these tests check; cpu.stacks has its own test.
+	c := &capture{Only: []string{table.CPUFrames.Name, table.CPUEdges.Name}}
 	return c, decodeFrom(context.Background(), input(t, len(b), over), open, verified, c)
 }
 
@@ -488,7 +489,7 @@ func TestRun(t *testing.T) {
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(buf.String(), `"kind":"summary"`); n != 2 {
+	if n := strings.Count(buf.String(), `"kind":"summary"`); n != 3 { // frames, edges, stacks
 		t.Fatalf("%d summaries", n)
 	}
 	// A file that changed after its artifact was recorded is refused.

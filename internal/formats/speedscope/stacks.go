@@ -60,6 +60,14 @@ type edgeAgg struct {
 type profileAgg struct {
 	frames []frameAgg // by frame index
 	edges  []edgeAgg  // by (caller, callee)
+	stacks []stackAgg // distinct stacks with weight on top, in trie order
+}
+
+// stackAgg is one distinct stack: frame indexes root first, and the
+// native weight with it on top.
+type stackAgg struct {
+	frames []int32
+	weight float64
 }
 
 // scratch is reused across profiles: dense per-frame state, all zero
@@ -77,7 +85,7 @@ type scratch struct {
 // totals are summed bottom-up (a child always has a larger index than its
 // parent), then one depth-first walk tracks which frames and edges are
 // already on the path. Edges are left out unless withEdges.
-func (s *stacks) aggregate(sc *scratch, withEdges bool) *profileAgg {
+func (s *stacks) aggregate(sc *scratch, withEdges, withStacks bool) *profileAgg {
 	if need := int(s.top) + 1; len(sc.active) < need {
 		sc.active = make([]int32, need)
 		sc.slot = make([]int32, need)
@@ -157,6 +165,19 @@ func (s *stacks) aggregate(sc *scratch, withEdges bool) *profileAgg {
 	}
 	for _, f := range agg.frames {
 		sc.slot[f.frame] = 0
+	}
+	if withStacks {
+		for i := 1; i < n; i++ {
+			if s.nodes[i].own == 0 {
+				continue
+			}
+			var fs []int32
+			for j := int32(i); j > 0; j = s.nodes[j].parent {
+				fs = append(fs, s.nodes[j].frame)
+			}
+			slices.Reverse(fs)
+			agg.stacks = append(agg.stacks, stackAgg{frames: fs, weight: s.nodes[i].own})
+		}
 	}
 	slices.SortFunc(agg.frames, func(a, b frameAgg) int { return int(a.frame - b.frame) })
 	slices.SortFunc(agg.edges, func(a, b edgeAgg) int {

@@ -532,3 +532,37 @@ func TestPooledEventsSaid(t *testing.T) {
 		t.Fatalf("one event alone: %+v", one.Summary)
 	}
 }
+
+// group_by function pools a py-spy profile's per-line frames into one row
+// per function and thread: its self and inclusive weights are the sums of
+// its frames', the total is unchanged, and the pooling is stated.
+func TestGroupByFunction(t *testing.T) {
+	in := projectiontest.Decode(t, speedscope.Spec, fixtures+"speedscope/pyspy-0.4.1-two-threads.speedscope.json", nil)[0]
+	frames := rank(t, Hotspots, evidence.Object{"top": int64(100000)}, in)
+	funcs := rank(t, Hotspots, evidence.Object{"top": int64(100000), "group_by": GroupFunction}, in)
+	type key struct{ fn, file, thread any }
+	want := map[key][2]float64{}
+	for _, r := range frames.Rows {
+		k := key{r["function"], r["file"], r["thread"]}
+		s, _ := evidence.AsFloat(r["self_weight"])
+		i, _ := evidence.AsFloat(r["inclusive_weight"])
+		w := want[k]
+		want[k] = [2]float64{w[0] + s, w[1] + i}
+	}
+	if len(funcs.Rows) != len(want) || len(funcs.Rows) >= len(frames.Rows) {
+		t.Fatalf("%d function rows for %d functions of %d frame rows", len(funcs.Rows), len(want), len(frames.Rows))
+	}
+	for _, r := range funcs.Rows {
+		s, _ := evidence.AsFloat(r["self_weight"])
+		i, _ := evidence.AsFloat(r["inclusive_weight"])
+		if w := want[key{r["function"], r["file"], r["thread"]}]; math.Abs(w[0]-s) > 1e-9 || math.Abs(w[1]-i) > 1e-9 {
+			t.Fatalf("%v: %v/%v, frames sum to %v", r["function"], s, i, w)
+		}
+	}
+	if funcs.Summary.Metrics[table.MetricTotalWeight] != frames.Summary.Metrics[table.MetricTotalWeight] {
+		t.Fatal("grouping changed the total")
+	}
+	if n, _ := evidence.AsInt(funcs.Summary.Metrics["pooled_functions"].Value); n == 0 {
+		t.Fatalf("summary %+v", funcs.Summary)
+	}
+}

@@ -97,8 +97,24 @@ var Hotspots = &projection.Spec{
 		param.Param{Name: "file_pattern", Type: param.String, Doc: "RE2 regular expression the file or URL must match"},
 		param.Param{Name: "include_synthetic", Type: param.Bool, Default: true,
 			Doc: "keep producer-made frames such as (program), (idle) and (garbage collector)"},
+		param.Param{Name: "group_by", Type: param.Enum, Enum: []string{GroupFrame, GroupFunction}, Default: GroupFrame,
+			Doc: "frame: a row per frame identity (py-spy and pstats frames are source lines); function: the frames of one function (name, file, module) of one series pooled into one row"},
 	),
 	New: newHotspots,
+}
+
+// Groupings of hotspot rows.
+const (
+	GroupFrame    = "frame"
+	GroupFunction = "function"
+)
+
+// groupKey pools the frames of one function of one series of one table.
+type groupKey struct {
+	table           int
+	function        string
+	file, module    table.Null[string]
+	thread, process table.Null[string]
 }
 
 // frameRow is a selected frame: a copy of its row (decoders may reuse
@@ -110,6 +126,7 @@ type frameRow struct {
 	incl  float64
 	// factor converts the row's other weights to the result unit.
 	factor float64
+	pooled bool // group_by function: the row pools several frames
 }
 
 type hotspots struct {
@@ -125,6 +142,11 @@ type hotspots struct {
 	ranked *projection.TopN[frameRow]
 
 	fnMiss, fileMiss *miss
+
+	byFunction bool
+	groups     map[groupKey]*frameRow
+	order      []groupKey
+	pooled     int // groups that pooled several frames
 }
 
 func newHotspots(args evidence.Object, given map[string]bool) (projection.Projector, error) {
@@ -141,6 +163,9 @@ func newHotspots(args evidence.Object, given map[string]bool) (projection.Projec
 		h.synthetic = b
 	}
 	h.ranked = projection.NewTopN(h.top, h.before)
+	if g, _ := args["group_by"].(string); g == GroupFunction {
+		h.byFunction, h.groups = true, map[groupKey]*frameRow{}
+	}
 	h.seriesFilters()
 	h.fnMiss = h.filter("function_pattern", str(args, "function_pattern"), "function names")
 	h.fileMiss = h.filter("file_pattern", str(args, "file_pattern"), "files")
@@ -201,9 +226,47 @@ func (h *hotspots) Row(t *evidence.Table, row any) error {
 	if !h.selected(f) {
 		return nil
 	}
-	h.ranked.Add(frameRow{frame: *f, self: self, incl: incl, factor: x.State.factor,
-		id: identity{artifact: artifact, table: x.Index, a: f.FrameID, thread: f.Thread, process: f.Process}})
+	r := frameRow{frame: *f, self: self, incl: incl, factor: x.State.factor,
+		id: identity{artifact: artifact, table: x.Index, a: f.FrameID, thread: f.Thread, process: f.Process}}
+	if h.byFunction {
+		h.pool(r, x.Index)
+		return nil
+	}
+	h.ranked.Add(r)
 	return nil
+}
+
+// pool adds a selected frame to its function's row (group_by function).
+// Weights add; a coordinate the frames do not share becomes -1; call
+// counts add where all the frames record them.
+func (h *hotspots) pool(r frameRow, tableIndex int) {
+	f := &r.frame
+	k := groupKey{table: tableIndex, function: f.Function, file: f.File, module: f.Module, thread: f.Thread, process: f.Process}
+	g := h.groups[k]
+	if g == nil {
+		h.groups[k] = &r
+		h.order = append(h.order, k)
+		return
+	}
+	if g.frame.Line != f.Line || g.frame.Column != f.Column {
+		g.frame.Line, g.frame.Column = -1, -1
+	}
+	if !g.pooled && g.frame.FrameID != f.FrameID {
+		h.pooled++
+		g.pooled = true
+	}
+	g.self += r.self
+	g.incl += r.incl
+	o := &g.frame.InclusiveOccurrenceWeight
+	o.Valid = o.Valid && f.InclusiveOccurrenceWeight.Valid
+	o.V += f.InclusiveOccurrenceWeight.V * r.factor / g.factor
+	for _, c := range []struct {
+		dst *table.Null[int64]
+		src table.Null[int64]
+	}{{&g.frame.Calls, f.Calls}, {&g.frame.PrimitiveCalls, f.PrimitiveCalls}} {
+		c.dst.Valid = c.dst.Valid && c.src.Valid
+		c.dst.V += c.src.V
+	}
 }
 
 func (h *hotspots) selected(f *table.Frame) bool {
@@ -223,6 +286,9 @@ func (h *hotspots) Finish(w projection.Emitter) error {
 	if err := h.Ready(); err != nil {
 		return err
 	}
+	for _, k := range h.order {
+		h.ranked.Add(*h.groups[k])
+	}
 	head := h.Header(table.CPUHotspots.Schema, h.unit, evidence.Derived, h.args)
 	head.Arguments["metric"] = h.metric
 	res, err := projection.Begin(w, head)
@@ -240,7 +306,14 @@ func (h *hotspots) Finish(w projection.Emitter) error {
 			return err
 		}
 	}
-	return res.End(h.summary(pop, &h.misses, h.ranked.Observed(), h.ranked.Truncation()))
+	sum := h.summary(pop, &h.misses, h.ranked.Observed(), h.ranked.Truncation())
+	if h.byFunction {
+		sum.Metrics["pooled_functions"] = evidence.Metric{Value: int64(h.pooled), Unit: "count"}
+		if h.pooled > 0 {
+			sum.Limit(fmt.Sprintf("group_by function: %d functions pool several frames (their lines or columns differ); a row's frame_id is its first frame's, its line and column -1 where the frames differ, and its inclusive weight the sum of its frames', which counts a sample twice when two of them are on its stack", h.pooled))
+		}
+	}
+	return res.End(sum)
 }
 
 // scaled is v converted by factor; null stays null.

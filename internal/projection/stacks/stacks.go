@@ -301,7 +301,7 @@ func (f *folder) Finish(w projection.Emitter) error {
 		return err
 	}
 	if nu.unit == "" {
-		return evidence.Failf(evidence.CodeInvalidArgument, "the input has no cpu.stacks table: this format's samples carry no stacks to fold")
+		return evidence.Failf(evidence.CodeInvalidArgument, "the input has no cpu.stacks table: %s records no whole stacks to fold (flame graphs and folded output need V8, perf, pprof, speedscope or collapsed stacks); rank its hotspots or caller edges instead", nu.Format())
 	}
 	acc := map[string]*folded{}
 	var order []*folded

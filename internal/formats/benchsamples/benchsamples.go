@@ -154,15 +154,17 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 			kind string
 			list []float64
 		}{{table.BenchWarmup, s.Warmups}, {table.BenchSampleKind, s.Samples}} {
-			kind := part.kind
+			// One row, reused: the sink encodes or copies it (decoders may
+			// reuse their rows).
+			r := &table.BenchSample{SeriesID: row.SeriesID, Kind: part.kind}
+			if s.Worker != "" {
+				r.Worker = table.Some(vals.Bound(s.Worker))
+			}
+			if s.LoopCount > 0 {
+				r.Loops = table.Some(s.LoopCount)
+			}
 			for i, v := range part.list {
-				r := &table.BenchSample{SeriesID: row.SeriesID, Kind: kind, Index: int64(i + 1), Value: v}
-				if s.Worker != "" {
-					r.Worker = table.Some(vals.Bound(s.Worker))
-				}
-				if s.LoopCount > 0 {
-					r.Loops = table.Some(s.LoopCount)
-				}
+				r.Index, r.Value = int64(i+1), v
 				if err := samples.Row(r); err != nil {
 					return err
 				}

@@ -122,7 +122,8 @@ func run(ctx context.Context, env *command.Env) error {
 		sp.stderr = env.Stderr
 	}
 	sp.Output = out
-	out = sp
+	gate := &gated{Output: sp}
+	out = gate
 	if len(c.Paths) > 0 {
 		err = rank.Paths(ctx, req, c.Paths, out)
 	} else {
@@ -137,7 +138,39 @@ func run(ctx context.Context, env *command.Env) error {
 		}
 		return &command.Reported{First: f, Passed: rank.Passed(err) || sp.shown[f], Own: own}
 	}
+	if err == nil {
+		return gate.status()
+	}
 	return err
+}
+
+// gated keeps the operation and summary of the result it passes on, for
+// an operation whose result sets the exit status (Operation.Exit).
+type gated struct {
+	rank.Output
+	op  string
+	sum *evidence.Summary
+}
+
+func (g *gated) Begin(t *evidence.Table) error {
+	g.op = t.Operation
+	return g.Output.Begin(t)
+}
+
+func (g *gated) End(s *evidence.Summary) error {
+	g.sum = s
+	return g.Output.End(s)
+}
+
+func (g *gated) status() error {
+	op, ok := registry.OperationByName(g.op)
+	if !ok || op.Exit == nil || g.sum == nil {
+		return nil
+	}
+	if code, note := op.Exit(g.sum); code != 0 {
+		return &command.Status{Code: code, Note: note}
+	}
+	return nil
 }
 
 // spelled passes this command's own failures (decoding PATH arguments)

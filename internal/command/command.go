@@ -48,6 +48,17 @@ type Reported struct {
 
 func (r *Reported) Error() string { return "failure reported: " + r.First.Error() }
 
+// Status is returned by a body whose run succeeded and wrote its result,
+// but whose result asks for a non-zero exit status (compare_benchmarks
+// found a significant regression): the command prints Note on stderr and
+// exits with Code. It is never a failure: no failure block is written.
+type Status struct {
+	Code int
+	Note string
+}
+
+func (s *Status) Error() string { return s.Note }
+
 // Env is what a body gets: the context, the block writer on stdout, and the
 // raw streams.
 type Env struct {
@@ -115,6 +126,11 @@ func Run(ctx context.Context, name string, env *Env, body func(ctx context.Conte
 	}
 	if err == nil {
 		return 0
+	}
+	var st *Status
+	if errors.As(err, &st) {
+		fmt.Fprintf(env.Stderr, "%s: %s\n", name, render.Safe(oneLine(st.Note)))
+		return st.Code
 	}
 	var rep *Reported
 	if errors.As(err, &rep) {

@@ -2,25 +2,30 @@ package registry
 
 import (
 	"github.com/flameox/flameox/internal/capture"
+	bsprovider "github.com/flameox/flameox/internal/capture/providers/benchsamples"
 	coverageprovider "github.com/flameox/flameox/internal/capture/providers/coverage"
 	"github.com/flameox/flameox/internal/capture/providers/node"
 	obsprovider "github.com/flameox/flameox/internal/capture/providers/observations"
 	"github.com/flameox/flameox/internal/capture/providers/perf"
 	"github.com/flameox/flameox/internal/capture/providers/process"
+	pyperfprovider "github.com/flameox/flameox/internal/capture/providers/pyperf"
 	"github.com/flameox/flameox/internal/capture/providers/pyspy"
 	pytestprovider "github.com/flameox/flameox/internal/capture/providers/pytest"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/benchsamples"
 	"github.com/flameox/flameox/internal/formats/collapsed"
 	"github.com/flameox/flameox/internal/formats/coveragepy"
 	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/internal/formats/csvpreview"
 	"github.com/flameox/flameox/internal/formats/jsonpreview"
+	"github.com/flameox/flameox/internal/formats/nvbench"
 	obsformat "github.com/flameox/flameox/internal/formats/observations"
 	"github.com/flameox/flameox/internal/formats/parquetpreview"
 	"github.com/flameox/flameox/internal/formats/perfscript"
 	"github.com/flameox/flameox/internal/formats/pprof"
 	"github.com/flameox/flameox/internal/formats/pstats"
+	"github.com/flameox/flameox/internal/formats/pyperf"
 	"github.com/flameox/flameox/internal/formats/pytestevents"
 	"github.com/flameox/flameox/internal/formats/sarif"
 	"github.com/flameox/flameox/internal/formats/speedscope"
@@ -52,6 +57,10 @@ var formatList = []*formats.Spec{
 	coveragepy.JSONSpec,
 	// Static candidates
 	sarif.Spec,
+	// Benchmarks
+	pyperf.Spec,
+	nvbench.Spec,
+	benchsamples.Spec,
 	// Generic previews: conservative sniffers, so specific formats win
 	jsonpreview.JSON,
 	jsonpreview.JSONL,
@@ -74,7 +83,15 @@ var operationList = []*Operation{
 	previewTextFragment,
 	summarizeCoverage,
 	inspectStaticCandidates,
+	summarizeBenchmarks,
+	compareBenchmarks,
 }
+
+// The benchmark operations (internal/registry/bench.go), named here.
+var (
+	summarizeBenchmarks = benchNamed(benchSummarize, "summarize_benchmarks")
+	compareBenchmarks   = benchNamed(benchCompare, "compare_benchmarks")
+)
 
 var summarizeCPUHotspots = &Operation{
 	Name:       "summarize_cpu_hotspots",
@@ -258,4 +275,6 @@ var providerList = []*capture.Provider{
 	feeds(obsprovider.Provider, summarizeObservations),
 	feeds(coverageprovider.Provider, summarizeCoverage),
 	feeds(process.Provider, previewTextFragment, previewArtifact),
+	feeds(bsprovider.Provider, summarizeBenchmarks, compareBenchmarks),
+	feeds(pyperfprovider.Provider, summarizeBenchmarks, compareBenchmarks),
 }

@@ -46,6 +46,10 @@ type Operation struct {
 	// arguments, for when the operation decodes explicit paths itself (a
 	// text fragment reads only its window).
 	DecoderOptions func(given map[string]bool, args evidence.Object) (evidence.Object, error)
+	// Exit derives a non-zero exit status from a successful result's
+	// summary (a regression gate), with the line that says why; 0 for
+	// none. Nil: the operation always exits 0 on success.
+	Exit func(s *evidence.Summary) (code int, note string)
 	// Outputs are the flameox-rank --format outputs beyond jsonl and table
 	// that this operation's result feeds (folded, svg, html, pprof); asked
 	// for one, flameox-rank infers an operation that lists it.

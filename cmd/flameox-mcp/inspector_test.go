@@ -80,6 +80,7 @@ func TestInspectorCLI(t *testing.T) {
 	for _, p := range registry.Providers() {
 		want = append(want, mcpserver.CaptureToolName(p.Name))
 	}
+	want = append(want, mcpserver.ServiceTools()...)
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
@@ -92,7 +93,7 @@ func TestInspectorCLI(t *testing.T) {
 	if res["isError"] == true {
 		t.Fatalf("tools/call failed: %v", res)
 	}
-	rows := res["structuredContent"].(evidence.Object)["tables"].([]any)[0].(evidence.Object)["rows"].([]any)
+	rows := rowObjects(t, res["structuredContent"].(evidence.Object)["tables"].([]any)[0].(evidence.Object))
 	if len(rows) != 3 || rows[0].(evidence.Object)["function"] != "hotLoop" {
 		t.Fatalf("rows via the Inspector = %v, want 3 with hotLoop first", rows)
 	}

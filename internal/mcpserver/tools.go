@@ -134,10 +134,10 @@ func analysisSchema(op *registry.Operation) (evidence.Object, error) {
 	specs := specsOf(op.Formats())
 	extra := map[string]evidence.Object{
 		"paths": {
-			"type":        "array",
-			"items":       evidence.Object{"type": "string"},
-			"minItems":    1,
-			"maxItems":    MaxPaths,
+			"type":     "array",
+			"items":    evidence.Object{"type": "string"},
+			"minItems": 1,
+			"maxItems": MaxPaths,
 		},
 		"detail": detailSchema,
 	}
@@ -175,8 +175,8 @@ func captureSchema(p *capture.Provider, ops []*registry.Operation) (evidence.Obj
 			"items":       evidence.Object{"type": "string"},
 			"minItems":    1,
 		},
-		"cwd":    {"type": "string"},
-		"budget": budgetSchema(),
+		"cwd":            {"type": "string"},
+		"budget":         budgetSchema(),
 		"console_output": {"enum": []string{capture.ConsoleBounded, capture.ConsoleFull}},
 		"preserve": {"type": "string",
 			"description": "evidence store dir"},

@@ -224,4 +224,3 @@ func TestOptionsSchemaNamesDeclarations(t *testing.T) {
 		t.Error("no limits argument")
 	}
 }
-

@@ -57,6 +57,8 @@ type job struct {
 	// handle: a capture's handle id (and scratch root, while it runs), or
 	// the handle a preservation publishes; store: where it publishes.
 	handle, scratch, store string
+	// replayed are failure blocks the job feeds its first stage itself.
+	replayed []evidence.Object
 	// dropTables: the last stage's tables are not result tables (a
 	// preservation forwards the decoded tables it writes).
 	dropTables bool

@@ -175,6 +175,18 @@ func (c *collector) add(o evidence.Object, fromTee bool) {
 	}
 }
 
+// unexpected are the failure blocks that arrived, less those the job
+// replayed itself (a handle's failed analysis, preserved with it).
+func (c *collector) unexpected(j *job) []evidence.Object {
+	var out []evidence.Object
+	for _, f := range c.failures {
+		if !slices.ContainsFunc(j.replayed, func(r evidence.Object) bool { return sameBlock(r, f) }) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // failureValue is a failure block as structured content: the block's
 // fields less schema and kind.
 func failureValue(o evidence.Object) evidence.Object {
@@ -221,8 +233,8 @@ func (c *collector) failure(j *job, o *outcome) evidence.Object {
 			msg = fmt.Sprintf("the request was cancelled; %d processes it started survived SIGKILL", o.survivors)
 		}
 		return blockOf(&evidence.Failure{Code: evidence.CodeCancelled, Message: msg})
-	case len(c.failures) > 0:
-		return c.failures[0]
+	case len(c.unexpected(j)) > 0:
+		return c.unexpected(j)[0]
 	case c.bad != nil:
 		return blockOf(c.bad)
 	case c.overflow > 0:
@@ -233,6 +245,12 @@ func (c *collector) failure(j *job, o *outcome) evidence.Object {
 	for _, s := range o.stages {
 		st := s.cmd.ProcessState
 		if st == nil || st.Success() {
+			continue
+		}
+		// flameox-preserve exits with the status of a failure it preserved;
+		// a replayed one is what the bundle records, not this call's.
+		if s.spec.bin == binPreserve && len(j.replayed) > 0 && len(c.bundles) > 0 &&
+			st.ExitCode() == evidence.ExitCode(evidence.Code(fmt.Sprint(j.replayed[0]["code"]))) {
 			continue
 		}
 		f := &evidence.Failure{Code: evidence.CodeInternal}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -58,6 +59,9 @@ type Server struct {
 	opts  Options
 	run   *runner
 	sess  *session
+	// inflight counts the calls being handled, so Close waits for them
+	// to end (and to remove their scratch) before removing the session's.
+	inflight sync.WaitGroup
 	mcp   *server.MCPServer
 	tools []mcp.Tool
 	// slots bounds the calls that run at once (ServeStdio's concurrency).
@@ -210,6 +214,8 @@ func indexOp(ops []*registry.Operation, name string) int {
 func (s *Server) add(t mcp.Tool, ident *job, prepare func(evidence.Object) (*job, error), after func(*job, *collector, *outcome)) {
 	s.tools = append(s.tools, t)
 	s.mcp.AddTool(t, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.inflight.Add(1)
+		defer s.inflight.Done()
 		args, err := parseArguments(req)
 		var j *job
 		if err == nil {
@@ -270,8 +276,8 @@ func (s *Server) afterCapture(p *capture.Provider, j *job, c *collector, o *outc
 			details["handle"] = h.id
 			action := fmt.Sprintf("call reanalyze with handle %q and corrected analysis arguments; the workload does not run again", h.id)
 			if l, ok := details["limit"].(evidence.Object); ok && f["code"] == string(evidence.CodeLimitExceeded) {
-				action = fmt.Sprintf("call reanalyze with handle %q and analysis.limits.%v above %v (observed %v); the workload does not run again",
-					h.id, l["name"], l["value"], l["observed"])
+				action = fmt.Sprintf("call reanalyze with handle %q and analysis.limits.%v above %v; the workload does not run again",
+					h.id, l["name"], l["value"])
 			}
 			f["retry"] = evidence.Object{"action": action, "tool": ToolReanalyze, "arguments": evidence.Object{"handle": h.id}}
 		case f["code"] == string(evidence.CodeProviderUnavailable) && p.Binding.Managed:
@@ -305,7 +311,22 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, co
 		server.WithErrorLogger(log.New(logw, "flameox-mcp: ", log.LstdFlags))(ss)
 	}
 	w := &lockedWriter{w: out}
+	defer s.Close()
 	return ss.Listen(ctx, &batchFilter{in: bufio.NewReader(in), out: w}, w)
+}
+
+// Close ends the session: every handle expires and the session's scratch
+// is removed. ServeStdio closes it when the client goes.
+// Calls still in flight (their context ended with the client's) are
+// waited for, up to twice the grace period, which bounds their end.
+func (s *Server) Close() {
+	done := make(chan struct{})
+	go func() { s.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2*s.opts.Grace + 5*time.Second):
+	}
+	s.sess.close()
 }
 
 // poolSize is mcp-go's largest worker pool.

@@ -267,7 +267,14 @@ func (s *Server) preparePreserve(args evidence.Object) (*job, error) {
 		if err != nil {
 			return nil, err
 		}
-		j.stdin, j.handle = h.sources, h.id
+		j.stdin, j.handle, j.replayed = slices.Clone(h.sources), h.id, h.failures
+		for _, f := range h.failures {
+			b, err := evidence.Canonical(f)
+			if err != nil {
+				return nil, evidence.Wrap(evidence.CodeInternal, err, "encode failure")
+			}
+			j.stdin = append(append(j.stdin, b...), '\n')
+		}
 		j.stages = []stageSpec{pres}
 		return j, nil
 	}

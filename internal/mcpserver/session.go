@@ -36,6 +36,9 @@ type handle struct {
 	formats  []string
 	size     int64
 	bundle   string // its bundle id, once preserved
+	// failures are the failure blocks of the capture call's analysis: a
+	// preservation records them (and their limit receipts) in the bundle.
+	failures []evidence.Object
 }
 
 // session is the server's scratch for one client: a private directory
@@ -51,6 +54,7 @@ type session struct {
 	order   []string // oldest first
 	expired map[string]bool
 	stores  []string // evidence stores this session used or was given
+	closed  bool
 }
 
 func newSession(parent string, stores []string) *session {
@@ -70,6 +74,9 @@ func randomID(prefix string) (string, error) {
 func (s *session) requestDir() (id, dir string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return "", "", evidence.Failf(evidence.CodeCancelled, "the MCP session has ended")
+	}
 	if s.root == "" {
 		parent, err := capture.ScratchRoot(s.parent)
 		if err != nil {
@@ -111,14 +118,15 @@ func (s *session) adopt(id, dir, provider string, c *collector, cancelled bool) 
 		}
 	}
 	n := len(c.artifacts)
+	failures := slices.Clone(c.failures)
 	c.mu.Unlock()
-	if cancelled || capt == nil || capt["outcome"] != "completed" || n == 0 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || cancelled || capt == nil || capt["outcome"] != "completed" || n == 0 {
 		_ = os.RemoveAll(dir)
 		return nil
 	}
-	h := &handle{id: id, dir: dir, provider: provider, sources: src, formats: formats, size: treeBytes(dir)}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	h := &handle{id: id, dir: dir, provider: provider, sources: src, formats: formats, size: treeBytes(dir), failures: failures}
 	s.handles[id] = h
 	s.order = append(s.order, id)
 	total := int64(0)
@@ -195,6 +203,7 @@ func (s *session) storeList() []string {
 func (s *session) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.closed = true
 	for _, id := range append([]string(nil), s.order...) {
 		s.drop(id)
 	}

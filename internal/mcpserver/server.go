@@ -56,14 +56,14 @@ type Options struct {
 
 // Server is a configured flameox MCP server.
 type Server struct {
-	opts  Options
-	run   *runner
-	sess  *session
+	opts Options
+	run  *runner
+	sess *session
 	// inflight counts the calls being handled, so Close waits for them
 	// to end (and to remove their scratch) before removing the session's.
 	inflight sync.WaitGroup
-	mcp   *server.MCPServer
-	tools []mcp.Tool
+	mcp      *server.MCPServer
+	tools    []mcp.Tool
 	// slots bounds the calls that run at once (ServeStdio's concurrency).
 	// A call waits for a slot inside its handler, where its context is
 	// already registered for notifications/cancelled, so a call cancelled

@@ -403,3 +403,40 @@ func TestConcurrentCapturesWithCancellation(t *testing.T) {
 	_ = c.Close()
 	waitEmpty(t, scratchRoot)
 }
+
+// The official MCP Python SDK drives a scripted agent session
+// (tools/mcp-agent/agent_session.py): capture, a failing analysis, the
+// handle reanalyzed with a higher limit, preserved, its resource read.
+// The workload runs once.
+func TestPythonSDKAgentSession(t *testing.T) {
+	needNode(t)
+	py := venvPython(t)
+	if out, err := exec.Command(py, "-c", "import mcp").CombinedOutput(); err != nil {
+		t.Skipf("needs the MCP Python SDK in the project venv (pip install -r tools/requirements.txt): %v\n%s", err, out)
+	}
+	runs := filepath.Join(t.TempDir(), "runs")
+	scratchRoot := t.TempDir()
+	store := filepath.Join(t.TempDir(), "store")
+	ctx, cancel := context.WithTimeout(t.Context(), 180*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, filepath.Join(repoDir, "tools", "mcp-agent", "agent_session.py"),
+		filepath.Join(binDir, "flameox-mcp"), countingScript(t, runs), store)
+	cmd.Env = append(os.Environ(), "FLAMEOX_SCRATCH="+scratchRoot)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("agent session: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var summary struct {
+		Handle, Bundle string
+		Rows           int
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &summary); err != nil || summary.Rows != 5 || summary.Bundle == "" {
+		t.Fatalf("summary %q: %v", lines[len(lines)-1], err)
+	}
+	t.Logf("agent session: %s", lines[len(lines)-1])
+	if n, _ := os.ReadFile(runs); string(n) != "x" {
+		t.Errorf("the workload ran %d times, want once", len(n))
+	}
+	waitEmpty(t, scratchRoot)
+}

@@ -57,6 +57,9 @@ type job struct {
 	// handle: a capture's handle id (and scratch root, while it runs), or
 	// the handle a preservation publishes; store: where it publishes.
 	handle, scratch, store string
+	// nested is where the analysis arguments are in the call ("analysis."
+	// for a capture or a reanalysis): advice names them there.
+	nested string
 	// replayed are failure blocks the job feeds its first stage itself.
 	replayed []evidence.Object
 	// dropTables: the last stage's tables are not result tables (a
@@ -541,7 +544,7 @@ func prepareCapture(p *capture.Provider, ops []*registry.Operation, accepted, ne
 	if err != nil {
 		return nil, err
 	}
-	j := &job{provider: p.Name, tee: true, detail: detail, stages: []stageSpec{{bin: binCapture, args: capArgs}}}
+	j := &job{provider: p.Name, tee: true, detail: detail, nested: "analysis.", stages: []stageSpec{{bin: binCapture, args: capArgs}}}
 	if st, ok := args["preserve"].(string); ok {
 		j.store = st
 	}

@@ -118,7 +118,7 @@ func compactArtifact(o evidence.Object, short map[string]string) evidence.Object
 
 // compactTable is a result table as column names and row arrays, artifact
 // ids shortened; the summary without its block fields.
-func compactTable(t *resultTable, short map[string]string) evidence.Object {
+func compactTable(t *resultTable, short map[string]string, nested string) evidence.Object {
 	h := t.header
 	var names []any
 	units := evidence.Object{}
@@ -169,6 +169,7 @@ func compactTable(t *resultTable, short map[string]string) evidence.Object {
 				s[k] = v
 			}
 		}
+		spellLimitations(s, nested)
 		out["summary"] = s
 	}
 	return out
@@ -208,7 +209,7 @@ func (c *collector) artifactIDs() []string {
 }
 
 // compactValue is the evidence that arrived, compact.
-func (c *collector) compactValue() evidence.Object {
+func (c *collector) compactValue(nested string) evidence.Object {
 	short := shortIDs(c.artifactIDs())
 	arts := make([]any, len(c.artifacts))
 	for i, a := range c.artifacts {
@@ -216,7 +217,7 @@ func (c *collector) compactValue() evidence.Object {
 	}
 	tables := make([]any, len(c.tables))
 	for i, t := range c.tables {
-		tables[i] = compactTable(t, short)
+		tables[i] = compactTable(t, short, nested)
 	}
 	bundles := make([]any, len(c.bundles))
 	for i, b := range c.bundles {
@@ -228,7 +229,7 @@ func (c *collector) compactValue() evidence.Object {
 // compactText is the terminal view of every result table, laid out plain:
 // header lines, one tab-separated line per row, what was hidden, the
 // limitations. Without a table, the capture and artifacts that arrived.
-func (c *collector) compactText() string {
+func (c *collector) compactText(nested string) string {
 	var b strings.Builder
 	v := &render.Text{W: &b, Plain: true, Full: fullHint}
 	for _, a := range c.artifacts {
@@ -252,6 +253,9 @@ func (c *collector) compactText() string {
 			}
 		} else {
 			s.Limitations = []string{"the table ended without a summary: its rows are what arrived"}
+		}
+		for i, l := range s.Limitations {
+			s.Limitations[i] = spell(l, nested)
 		}
 		_ = v.Begin(h)
 		for _, r := range t.rows {

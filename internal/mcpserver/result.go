@@ -406,7 +406,7 @@ func (c *collector) result(j *job, o *outcome, textBound int) *mcp.CallToolResul
 		text, info = c.textJSONL(fb, textBound)
 		sc["text"] = info
 	} else {
-		text = boundText(c.compactText(), textBound)
+		text = boundText(c.compactText(j.nested), textBound)
 	}
 	var content []mcp.Content
 	if fb == nil {
@@ -414,7 +414,7 @@ func (c *collector) result(j *job, o *outcome, textBound int) *mcp.CallToolResul
 		if full {
 			ev = c.evidenceValue()
 		} else {
-			ev = c.compactValue()
+			ev = c.compactValue(j.nested)
 		}
 		for k, v := range ev {
 			sc[k] = v
@@ -428,7 +428,7 @@ func (c *collector) result(j *job, o *outcome, textBound int) *mcp.CallToolResul
 		if full {
 			details["partial_evidence"] = c.evidenceValue()
 		} else {
-			details["partial_evidence"] = c.compactValue()
+			details["partial_evidence"] = c.compactValue(j.nested)
 		}
 		if len(c.failures) > 1 {
 			details["failures"] = objects(c.failures)
@@ -452,6 +452,7 @@ func (c *collector) result(j *job, o *outcome, textBound int) *mcp.CallToolResul
 		if c.capture != nil {
 			f["limit"] = c.capture["limit"]
 		}
+		spellFailure(f, j.nested)
 		if j.respell != nil {
 			j.respell(f)
 		}

@@ -165,7 +165,7 @@ func (s *Server) prepareReanalyze(args evidence.Object) (*job, error) {
 			return nil, err
 		}
 	}
-	j := &job{detail: detail}
+	j := &job{detail: detail, nested: "analysis."}
 	var fmts []string
 	var first []string // the operations to prefer as the default
 	var decode []string

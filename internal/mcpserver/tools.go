@@ -296,7 +296,7 @@ const maxExamples = 1
 
 func analysisDescription(op *registry.Operation, providers []*capture.Provider) string {
 	var b strings.Builder
-	b.WriteString(firstSentences(op.Guidance, maxGuidance))
+	b.WriteString(spell(firstSentences(op.Guidance, maxGuidance), ""))
 	var caps []string
 	for _, p := range providers {
 		if slices.Contains(p.Operations, op.Name) {
@@ -346,7 +346,7 @@ func bindingText(p *capture.Provider) string {
 
 func captureDescription(p *capture.Provider, ops []*registry.Operation) string {
 	var b strings.Builder
-	b.WriteString(firstSentences(p.Selection, maxSelection))
+	b.WriteString(spell(firstSentences(p.Selection, maxSelection), ""))
 	var roles []string
 	for _, r := range p.Artifacts {
 		roles = append(roles, fmt.Sprintf("%s (%s)", r.Role, r.Format))

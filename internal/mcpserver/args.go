@@ -62,6 +62,8 @@ type job struct {
 	nested string
 	// replayed are failure blocks the job feeds its first stage itself.
 	replayed []evidence.Object
+	// release ends the job's hold on a handle's scratch.
+	release func()
 	// dropTables: the last stage's tables are not result tables (a
 	// preservation forwards the decoded tables it writes).
 	dropTables bool

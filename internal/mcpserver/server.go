@@ -225,6 +225,9 @@ func (s *Server) add(t mcp.Tool, ident *job, prepare func(evidence.Object) (*job
 			o := &outcome{start: evidence.AsFailure(err, evidence.CodeInvalidArgument)}
 			return newCollector(s.opts.ResultBound).result(ident, o, s.opts.TextBound), nil
 		}
+		if j.release != nil {
+			defer j.release()
+		}
 		c := newCollector(s.opts.ResultBound)
 		c.dropTables = j.dropTables
 		finish := func(o *outcome) *mcp.CallToolResult {

@@ -171,10 +171,11 @@ func (s *Server) prepareReanalyze(args evidence.Object) (*job, error) {
 	var decode []string
 	what := ""
 	if hasHandle {
-		h, err := s.sess.get(hid)
+		h, release, err := s.sess.acquire(hid)
 		if err != nil {
 			return nil, err
 		}
+		j.release = release
 		fmts, j.stdin, what = h.formats, h.sources, "handle "+h.id
 		if p, ok := registry.Provider(h.provider); ok {
 			first = p.Operations
@@ -193,9 +194,15 @@ func (s *Server) prepareReanalyze(args evidence.Object) (*job, error) {
 		decode, what = []string{"--bundle", r.Dir}, "bundle "+r.ID.String()
 		j.extra = evidence.Object{"bundle": evidence.Object{"bundle_id": r.ID.String(), "uri": bundleURI(r.ID.String())}}
 	}
+	fail := func(err error) (*job, error) {
+		if j.release != nil {
+			j.release()
+		}
+		return nil, err
+	}
 	ops := s.operationsFor(fmts, first)
 	if len(ops) == 0 {
-		return nil, invalid("handle", "%s holds %s artifacts, which no operation reads", what, strings.Join(fmts, ", "))
+		return fail(invalid("handle", "%s holds %s artifacts, which no operation reads", what, strings.Join(fmts, ", ")))
 	}
 	feedsOf := func(op *registry.Operation) []string {
 		var out []string
@@ -208,7 +215,7 @@ func (s *Server) prepareReanalyze(args evidence.Object) (*job, error) {
 	}
 	an, err := nestedAnalysis(ops, nestedFields, a, fmts, feedsOf, what)
 	if err != nil {
-		return nil, err
+		return fail(err)
 	}
 	an.stages[0].args = append(decode, an.stages[0].args...)
 	j.operation, j.stages = an.operation, an.stages
@@ -263,14 +270,16 @@ func (s *Server) preparePreserve(args evidence.Object) (*job, error) {
 	j := &job{detail: detail, store: store}
 	pres := stageSpec{bin: binPreserve, args: []string{"--store", store}}
 	if hasHandle {
-		h, err := s.sess.get(hid)
+		h, release, err := s.sess.acquire(hid)
 		if err != nil {
 			return nil, err
 		}
+		j.release = release
 		j.stdin, j.handle, j.replayed = slices.Clone(h.sources), h.id, h.failures
 		for _, f := range h.failures {
 			b, err := evidence.Canonical(f)
 			if err != nil {
+				release()
 				return nil, evidence.Wrap(evidence.CodeInternal, err, "encode failure")
 			}
 			j.stdin = append(append(j.stdin, b...), '\n')

@@ -39,6 +39,7 @@ type handle struct {
 	// failures are the failure blocks of the capture call's analysis: a
 	// preservation records them (and their limit receipts) in the bundle.
 	failures []evidence.Object
+	busy     int // calls reading its scratch now; it is not evicted under them
 }
 
 // session is the server's scratch for one client: a private directory
@@ -133,12 +134,36 @@ func (s *session) adopt(id, dir, provider string, c *collector, cancelled bool) 
 	for _, k := range s.order {
 		total += s.handles[k].size
 	}
-	for len(s.order) > 1 && (len(s.order) > MaxHandles || total > MaxHandleBytes) {
-		old := s.handles[s.order[0]]
-		total -= old.size
-		s.drop(old.id)
+	for _, k := range slices.Clone(s.order) {
+		if len(s.order) <= MaxHandles && total <= MaxHandleBytes {
+			break
+		}
+		if old := s.handles[k]; old != h && old.busy == 0 {
+			total -= old.size
+			s.drop(old.id)
+		}
 	}
 	return h
+}
+
+// acquire is get for a call that reads the handle's scratch: the handle
+// is not evicted until release.
+func (s *session) acquire(id string) (*handle, func(), error) {
+	h, err := s.get(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	h.busy++
+	s.mu.Unlock()
+	var once sync.Once
+	return h, func() {
+		once.Do(func() {
+			s.mu.Lock()
+			h.busy--
+			s.mu.Unlock()
+		})
+	}, nil
 }
 
 // drop removes a handle and its scratch; the lock is held.

@@ -131,3 +131,34 @@ esac
 		}
 	}
 }
+
+// A handle a call is reading is not evicted under it: the next oldest is.
+func TestBusyHandleOutlivesEviction(t *testing.T) {
+	s := newSession(t.TempDir(), nil)
+	defer s.close()
+	var ids []string
+	for range MaxHandles {
+		id, dir, _ := s.requestDir()
+		s.adopt(id, dir, "test-v8", completed(t), false)
+		ids = append(ids, id)
+	}
+	_, release, err := s.acquire(ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, dir, _ := s.requestDir()
+	s.adopt(id, dir, "test-v8", completed(t), false)
+	if _, err := s.get(ids[0]); err != nil {
+		t.Errorf("the busy handle was evicted: %v", err)
+	}
+	if _, err := s.get(ids[1]); err == nil {
+		t.Error("the next oldest handle was not evicted")
+	}
+	release()
+	release() // idempotent
+	id, dir, _ = s.requestDir()
+	s.adopt(id, dir, "test-v8", completed(t), false)
+	if _, err := s.get(ids[0]); err == nil {
+		t.Error("the released oldest handle was not evicted")
+	}
+}

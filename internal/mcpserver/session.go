@@ -259,6 +259,3 @@ func treeBytes(dir string) int64 {
 	})
 	return n
 }
-
-// isHandleID reports whether s looks like a handle this server issues.
-func isHandleID(s string) bool { return strings.HasPrefix(s, "h-") && len(s) == 18 }

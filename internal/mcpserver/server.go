@@ -228,6 +228,15 @@ func (s *Server) add(t mcp.Tool, ident *job, prepare func(evidence.Object) (*job
 		if j.release != nil {
 			defer j.release()
 		}
+		// The decoding commands share the session's conversion cache
+		// (perf script's output, say), which goes with the session.
+		if root, err := s.sess.rootDir(); err == nil {
+			for i := range j.stages {
+				if j.stages[i].bin != binCapture {
+					j.stages[i].env = append(j.stages[i].env, capture.EnvScratch+"="+root)
+				}
+			}
+		}
 		c := newCollector(s.opts.ResultBound)
 		c.dropTables = j.dropTables
 		finish := func(o *outcome) *mcp.CallToolResult {

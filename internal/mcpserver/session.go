@@ -74,22 +74,8 @@ func randomID(prefix string) (string, error) {
 func (s *session) requestDir() (id, dir string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return "", "", evidence.Failf(evidence.CodeCancelled, "the MCP session has ended")
-	}
-	if s.root == "" {
-		parent, err := capture.ScratchRoot(s.parent)
-		if err != nil {
-			return "", "", err
-		}
-		if err := os.MkdirAll(parent, 0o700); err != nil {
-			return "", "", evidence.Wrap(evidence.CodeIOFailure, err, "session scratch")
-		}
-		root, err := os.MkdirTemp(parent, ".mcp-session-")
-		if err != nil {
-			return "", "", evidence.Wrap(evidence.CodeIOFailure, err, "session scratch")
-		}
-		s.root = root
+	if err := s.ensureRoot(); err != nil {
+		return "", "", err
 	}
 	if id, err = randomID("h-"); err != nil {
 		return "", "", err
@@ -99,6 +85,40 @@ func (s *session) requestDir() (id, dir string, err error) {
 		return "", "", evidence.Wrap(evidence.CodeIOFailure, err, "request scratch")
 	}
 	return id, dir, nil
+}
+
+// ensureRoot makes the session's directory on first use; the lock is held.
+func (s *session) ensureRoot() error {
+	if s.closed {
+		return evidence.Failf(evidence.CodeCancelled, "the MCP session has ended")
+	}
+	if s.root != "" {
+		return nil
+	}
+	parent, err := capture.ScratchRoot(s.parent)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return evidence.Wrap(evidence.CodeIOFailure, err, "session scratch")
+	}
+	root, err := os.MkdirTemp(parent, ".mcp-session-")
+	if err != nil {
+		return evidence.Wrap(evidence.CodeIOFailure, err, "session scratch")
+	}
+	s.root = root
+	return nil
+}
+
+// rootDir is the session's directory, where the decoding commands keep
+// the session's conversion cache ($FLAMEOX_SCRATCH/conversions).
+func (s *session) rootDir() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.ensureRoot(); err != nil {
+		return "", err
+	}
+	return s.root, nil
 }
 
 // adopt makes a finished capture's scratch a handle, when the capture

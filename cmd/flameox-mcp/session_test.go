@@ -440,3 +440,31 @@ func TestPythonSDKAgentSession(t *testing.T) {
 	}
 	waitEmpty(t, scratchRoot)
 }
+
+// A capture preserved at capture time whose analysis fails returns the
+// failure, its handle and a link to the bundle resource.
+func TestFailedAnalysisOfPreservedCaptureLinksBundle(t *testing.T) {
+	needNode(t)
+	scratchRoot := t.TempDir()
+	c := connect(t, filepath.Join(binDir, "flameox-mcp"), "FLAMEOX_SCRATCH="+scratchRoot)
+	r := mustCall(t, c, "capture_node_cpu_profile", map[string]any{"argv": []string{"node", hotScript(t)},
+		"preserve": filepath.Join(t.TempDir(), "store"), "analysis": map[string]any{"limits": map[string]any{"max_nodes": 1}}})
+	f := r.failure(t)
+	if f["details"].(evidence.Object)["handle"] == nil {
+		t.Errorf("no handle: %v", f)
+	}
+	var links []string
+	for _, ct := range r.res.Content {
+		if l, ok := ct.(mcp.ResourceLink); ok {
+			links = append(links, l.URI)
+		}
+	}
+	bs := f["details"].(evidence.Object)["partial_evidence"].(evidence.Object)["bundles"].([]any)
+	if len(links) != 1 || len(bs) != 1 || links[0] != bs[0].(evidence.Object)["uri"] {
+		t.Fatalf("links %v, bundles %v", links, bs)
+	}
+	read, err := c.ReadResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: links[0]}})
+	if err != nil || !strings.Contains(read.Contents[0].(mcp.TextResourceContents).Text, `"outcome":"completed"`) {
+		t.Errorf("resources/read %s: %v %v", links[0], err, read)
+	}
+}

@@ -29,19 +29,17 @@ const (
 // provider.
 func ServiceTools() []string { return []string{ToolReanalyze, ToolPreserve, ToolPrepare} }
 
-func reanalyzeSchema(ops []*registry.Operation) evidence.Object {
-	names := make([]string, len(ops))
-	for i, op := range ops {
-		names[i] = op.Name
-	}
+// reanalyzeSchema does not list the operations (every analysis tool's
+// name is one; the server names those that read the artifacts when one
+// does not), so it does not grow with the registry.
+func reanalyzeSchema() evidence.Object {
 	return evidence.Object{
 		"type": "object",
 		"properties": evidence.Object{
 			"handle": evidence.Object{"type": "string", "description": "a capture's handle"},
 			"bundle": evidence.Object{"type": "string", "description": "or a preserved bundle id"},
 			"store":  evidence.Object{"type": "string", "description": "the bundle's store (default: those of this session)"},
-			"analysis": evidence.Object{"type": "object", "description": "operation and its tool's arguments",
-				"properties": evidence.Object{"operation": evidence.Object{"enum": names}}},
+			"analysis": evidence.Object{"type": "object", "description": "operation (an analysis tool's name; default the capture's) and its tool's arguments"},
 			"detail": detailSchema,
 		},
 		"additionalProperties": false,
@@ -74,16 +72,15 @@ const preserveDescription = "Publish a capture (handle) or explicit artifacts (p
 	`Example: {"handle":"h-0123456789abcdef","store":"/abs/evidence"}` + "\n" +
 	"Returns the bundle id and its resource link."
 
-func prepareSchema(providers []*capture.Provider) evidence.Object {
-	names := make([]string, len(providers))
-	for i, p := range providers {
-		names[i] = p.Name
-	}
+// prepareSchema names providers as capture tools do, less "capture_";
+// an unknown one fails naming every provider. It does not list them, so
+// it does not grow with the registry.
+func prepareSchema() evidence.Object {
 	return evidence.Object{
 		"type": "object",
 		"properties": evidence.Object{
-			"providers": evidence.Object{"type": "array", "items": evidence.Object{"enum": names}, "minItems": 1,
-				"description": "the complete list to prepare"},
+			"providers": evidence.Object{"type": "array", "items": evidence.Object{"type": "string"}, "minItems": 1,
+				"description": "the complete list of provider names, e.g. py-spy"},
 		},
 		"required":             []string{"providers"},
 		"additionalProperties": false,
@@ -382,7 +379,7 @@ func setupLine(line string) (version, path string) {
 
 // addServiceTools registers reanalyze, preserve and prepare_providers.
 func (s *Server) addServiceTools() error {
-	t, err := newTool(ToolReanalyze, "Reanalyze without recapturing", reanalyzeDescription, reanalyzeSchema(s.opts.Operations), true)
+	t, err := newTool(ToolReanalyze, "Reanalyze without recapturing", reanalyzeDescription, reanalyzeSchema(), true)
 	if err != nil {
 		return err
 	}
@@ -411,7 +408,7 @@ func (s *Server) addServiceTools() error {
 			}
 		}
 	})
-	t, err = newTool(ToolPrepare, "Prepare capture providers", prepareDescription, prepareSchema(s.opts.Providers), false)
+	t, err = newTool(ToolPrepare, "Prepare capture providers", prepareDescription, prepareSchema(), false)
 	if err != nil {
 		return err
 	}

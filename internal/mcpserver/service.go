@@ -36,11 +36,11 @@ func reanalyzeSchema() evidence.Object {
 	return evidence.Object{
 		"type": "object",
 		"properties": evidence.Object{
-			"handle": evidence.Object{"type": "string", "description": "a capture's handle"},
-			"bundle": evidence.Object{"type": "string", "description": "or a preserved bundle id"},
-			"store":  evidence.Object{"type": "string", "description": "the bundle's store (default: those of this session)"},
+			"handle":   evidence.Object{"type": "string", "description": "a capture's handle"},
+			"bundle":   evidence.Object{"type": "string", "description": "or a preserved bundle id"},
+			"store":    evidence.Object{"type": "string", "description": "the bundle's store (default: those of this session)"},
 			"analysis": evidence.Object{"type": "object", "description": "operation (an analysis tool's name; default the capture's) and its tool's arguments"},
-			"detail": detailSchema,
+			"detail":   detailSchema,
 		},
 		"additionalProperties": false,
 	}

@@ -79,19 +79,6 @@ func optionsSchema(specs []*formats.Spec) evidence.Object {
 	return evidence.Object{"type": "object", "description": "decoder options: " + strings.Join(names, ", ")}
 }
 
-// hasProperties reports whether an object schema can hold anything. One
-// that cannot is left out of the tool's schema, and so is refused.
-func hasProperties(schema evidence.Object) bool {
-	if schema == nil {
-		return false
-	}
-	if _, ok := schema["description"]; ok && schema["properties"] == nil {
-		return true // an object of named entries the server checks
-	}
-	props, _ := schema["properties"].(evidence.Object)
-	return len(props) > 0
-}
-
 func checkReserved(what string, params []param.Param, reserved []string) error {
 	for _, p := range params {
 		if slices.Contains(reserved, p.Name) {
@@ -142,7 +129,7 @@ func analysisSchema(op *registry.Operation) (evidence.Object, error) {
 		"detail": detailSchema,
 	}
 	for name, o := range map[string]evidence.Object{"limits": limitsSchema(specs), "options": optionsSchema(specs)} {
-		if hasProperties(o) {
+		if o != nil { // a format that declares none: the argument is refused
 			extra[name] = o
 		}
 	}

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,9 +47,18 @@ func inspector(t *testing.T) string {
 // JSON it prints.
 func inspect(t *testing.T, bin string, args ...string) evidence.Object {
 	t.Helper()
+	return inspectServer(t, bin, nil, args...)
+}
+
+// inspectServer is inspect with arguments for flameox-mcp itself.
+func inspectServer(t *testing.T, bin string, server []string, args ...string) evidence.Object {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append([]string{"--cli", filepath.Join(binDir, "flameox-mcp")}, args...)...)
+	// The server's own flags follow its command; the Inspector keeps the
+	// options it does not know as the target's.
+	argv := append(append([]string{"--cli", filepath.Join(binDir, "flameox-mcp")}, server...), args...)
+	cmd := exec.CommandContext(ctx, bin, argv...)
 	out, err := cmd.Output()
 	if err != nil {
 		var stderr []byte
@@ -80,6 +91,7 @@ func TestInspectorCLI(t *testing.T) {
 	for _, p := range registry.Providers() {
 		want = append(want, mcpserver.CaptureToolName(p.Name))
 	}
+	want = append(want, mcpserver.ServiceTools()...)
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
@@ -92,7 +104,7 @@ func TestInspectorCLI(t *testing.T) {
 	if res["isError"] == true {
 		t.Fatalf("tools/call failed: %v", res)
 	}
-	rows := res["structuredContent"].(evidence.Object)["tables"].([]any)[0].(evidence.Object)["rows"].([]any)
+	rows := rowObjects(t, res["structuredContent"].(evidence.Object)["tables"].([]any)[0].(evidence.Object))
 	if len(rows) != 3 || rows[0].(evidence.Object)["function"] != "hotLoop" {
 		t.Fatalf("rows via the Inspector = %v, want 3 with hotLoop first", rows)
 	}
@@ -102,5 +114,51 @@ func TestInspectorCLI(t *testing.T) {
 	f, _ := res["structuredContent"].(evidence.Object)["failure"].(evidence.Object)
 	if res["isError"] != true || f == nil || f["code"] != "INVALID_ARGUMENT" {
 		t.Fatalf("metric on a V8 profile via the Inspector = %v", res)
+	}
+
+	// A capture tool, preserving to a store. Each Inspector CLI call is a
+	// session of its own, so the capture's handle ends with it; the bundle
+	// stays, and a server given the store serves it.
+	needNode(t)
+	store := filepath.Join(t.TempDir(), "store")
+	argv, _ := json.Marshal([]string{"node", hotScript(t)})
+	res = inspect(t, bin, "--method", "tools/call", "--tool-name", "capture_node_cpu_profile",
+		"--tool-arg", "argv="+string(argv), "--tool-arg", `analysis={"top":3}`, "--tool-arg", "preserve="+store)
+	sc := res["structuredContent"].(evidence.Object)
+	if res["isError"] == true {
+		t.Fatalf("capture via the Inspector failed: %v", sc["failure"])
+	}
+	rows = rowObjects(t, sc["tables"].([]any)[0].(evidence.Object))
+	bundles := sc["bundles"].([]any)
+	h, _ := sc["handle"].(evidence.Object)
+	if len(rows) != 3 || rows[0].(evidence.Object)["function"] != "hotLoop" || len(bundles) != 1 || h == nil {
+		t.Fatalf("capture via the Inspector: rows %v, bundles %v, handle %v", rows, bundles, h)
+	}
+	bundleID := bundles[0].(evidence.Object)["bundle_id"].(string)
+	uri := bundles[0].(evidence.Object)["uri"].(string)
+
+	// reanalyze on that handle, in a later session: it has expired, and
+	// the failure says what to use instead.
+	res = inspect(t, bin, "--method", "tools/call", "--tool-name", "reanalyze", "--tool-arg", "handle="+h["id"].(string))
+	f, _ = res["structuredContent"].(evidence.Object)["failure"].(evidence.Object)
+	if res["isError"] != true || f == nil || f["code"] != "INVALID_ARGUMENT" || !strings.Contains(fmt.Sprint(f["retry"]), "bundle") {
+		t.Fatalf("reanalyze on another session's handle via the Inspector = %v", res)
+	}
+	// reanalyze on the preserved bundle, with another operation.
+	res = inspectServer(t, bin, []string{"--store", store}, "--method", "tools/call", "--tool-name", "reanalyze",
+		"--tool-arg", "bundle="+bundleID, "--tool-arg", `analysis={"operation":"summarize_cpu_caller_edges","top":2}`)
+	if res["isError"] == true || len(rowObjects(t, res["structuredContent"].(evidence.Object)["tables"].([]any)[0].(evidence.Object))) != 2 {
+		t.Fatalf("reanalyze on the bundle via the Inspector = %v", res)
+	}
+	// resources/list and resources/read on the preserved bundle.
+	list = inspectServer(t, bin, []string{"--store", store}, "--method", "resources/list")
+	if rs := list["resources"].([]any); len(rs) != 1 || rs[0].(evidence.Object)["uri"] != uri {
+		t.Fatalf("resources/list via the Inspector = %v", list)
+	}
+	read := inspectServer(t, bin, []string{"--store", store}, "--method", "resources/read", "--uri", uri)
+	text := read["contents"].([]any)[0].(evidence.Object)["text"].(string)
+	checkSafeProjection(t, text, store)
+	if !strings.Contains(text, `"outcome":"completed"`) || !strings.Contains(text, bundleID) {
+		t.Fatalf("resources/read via the Inspector = %s", text)
 	}
 }

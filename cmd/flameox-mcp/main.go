@@ -20,11 +20,14 @@ import (
 const description = `Serve flameox's tools to an MCP client over stdin/stdout.
 
 Tools are generated from the registry: one analysis tool per operation
-(summarize_cpu_hotspots, ...) and one capture tool per provider
-(capture_node_cpu_profile, ...). A call runs flameox-rank, or
-flameox-capture | flameox-decode | flameox-rank, as subprocesses found
-beside this executable (or in --bin-dir / $FLAMEOX_BIN_DIR). Cancelling a
-call ends every process it started. See docs/mcp.md.
+(summarize_cpu_hotspots, ...), one capture tool per provider
+(capture_node_cpu_profile, ...), and reanalyze, preserve and
+prepare_providers. A call runs flameox-rank, or flameox-capture |
+flameox-decode | flameox-rank, as subprocesses found beside this
+executable (or in --bin-dir / $FLAMEOX_BIN_DIR). Cancelling a call ends
+every process it started. A capture's staged outputs stay in session
+scratch behind a handle until the session ends; preserved bundles are
+resources flameox://bundle/<id>. See docs/mcp.md.
 
 Example MCP client configuration (Claude Desktop, Cursor, VS Code, ...):
 
@@ -46,6 +49,7 @@ type cli struct {
 	Concurrency int           `help:"Tool calls served at once (1-100)." default:"4"`
 	Grace       time.Duration `help:"Time a cancelled call's processes get between SIGTERM and SIGKILL." default:"5s"`
 	ListTools   bool          `help:"Print the generated tools (the tools/list result) as JSON and exit."`
+	Store       []string      `help:"Evidence store whose bundles are resources from the start (repeatable); preserve adds its own." type:"path" placeholder:"DIR"`
 }
 
 func main() {
@@ -63,7 +67,7 @@ func run() int {
 	if c.Grace <= 0 {
 		return fail(evidence.Failf(evidence.CodeInvalidArgument, "--grace must be positive, got %s", c.Grace))
 	}
-	s, err := mcpserver.New(mcpserver.Options{BinDir: c.BinDir, Grace: c.Grace, Version: version()})
+	s, err := mcpserver.New(mcpserver.Options{BinDir: c.BinDir, Grace: c.Grace, Version: version(), Stores: c.Store})
 	if err != nil {
 		return fail(err)
 	}

@@ -178,9 +178,33 @@ func (r reply) failure(t *testing.T) evidence.Object {
 	return f
 }
 
+// rows are the result table's rows as objects: a compact table's value
+// arrays keyed by its columns, a full one's as they are.
 func (r reply) rows(t *testing.T) []any {
 	t.Helper()
-	return r.table(t)["rows"].([]any)
+	return rowObjects(t, r.table(t))
+}
+
+func rowObjects(t *testing.T, tab evidence.Object) []any {
+	t.Helper()
+	rows := tab["rows"].([]any)
+	cols, compact := tab["columns"].([]any)
+	if !compact {
+		return rows
+	}
+	out := make([]any, len(rows))
+	for i, r := range rows {
+		cells := r.([]any)
+		if len(cells) != len(cols) {
+			t.Fatalf("row %d has %d cells for %d columns", i, len(cells), len(cols))
+		}
+		o := evidence.Object{}
+		for j, c := range cols {
+			o[c.(string)] = cells[j]
+		}
+		out[i] = o
+	}
+	return out
 }
 
 // table is the one result table of a call.
@@ -219,6 +243,7 @@ func TestToolsList(t *testing.T) {
 	for _, p := range registry.Providers() {
 		want = append(want, mcpserver.CaptureToolName(p.Name))
 	}
+	want = append(want, mcpserver.ServiceTools()...)
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
@@ -243,7 +268,7 @@ func TestToolsList(t *testing.T) {
 func TestHotspotsOnNodeProfile(t *testing.T) {
 	prof := nodeProfile(t)
 	c := connect(t, filepath.Join(binDir, "flameox-mcp"))
-	r := mustCall(t, c, "summarize_cpu_hotspots", map[string]any{"paths": []string{prof}, "top": 5})
+	r := mustCall(t, c, "summarize_cpu_hotspots", map[string]any{"paths": []string{prof}, "top": 5, "detail": "full"})
 	rows := r.rows(t)
 	if len(rows) == 0 || rows[0].(evidence.Object)["function"] != "hotLoop" {
 		t.Fatalf("top row = %v, want hotLoop (the profile's known hot function)", rows)
@@ -518,7 +543,7 @@ func TestCommandLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	var listed struct{ Tools []mcp.Tool }
-	if err := json.Unmarshal(out, &listed); err != nil || len(listed.Tools) != len(registry.Operations())+len(registry.Providers()) {
+	if err := json.Unmarshal(out, &listed); err != nil || len(listed.Tools) != len(registry.Operations())+len(registry.Providers())+len(mcpserver.ServiceTools()) {
 		t.Errorf("--list-tools printed %d tools (%v)", len(listed.Tools), err)
 	}
 	err = exec.Command(bin, "--concurrency", "0").Run()

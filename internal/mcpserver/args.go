@@ -29,6 +29,7 @@ const (
 type stageSpec struct {
 	bin  string // binary name, resolved in the server's bin dir
 	args []string
+	env  []string // additions to the server's environment, KEY=VALUE
 }
 
 // job is a validated tool call: the commands to run, connected by pipes.
@@ -40,6 +41,32 @@ type job struct {
 	// as they pass to flameox-decode, so a completed capture survives any
 	// later stage.
 	tee bool
+	// stdin is what the first stage reads (kept blocks a reanalysis or a
+	// preservation replays); nil: /dev/null.
+	stdin []byte
+	// detail is DetailCompact or DetailFull.
+	detail string
+	// extra fields of structuredContent (a session handle), and a text
+	// line said before the evidence; set by the server after the run.
+	extra evidence.Object
+	note  string
+	// respell rewrites a failure's retry action in the words of MCP.
+	respell func(f evidence.Object)
+	// links are resource links the result carries (preserved bundles).
+	links []mcp.Content
+	// handle: a capture's handle id (and scratch root, while it runs), or
+	// the handle a preservation publishes; store: where it publishes.
+	handle, scratch, store string
+	// nested is where the analysis arguments are in the call ("analysis."
+	// for a capture or a reanalysis): advice names them there.
+	nested string
+	// replayed are failure blocks the job feeds its first stage itself.
+	replayed []evidence.Object
+	// release ends the job's hold on a handle's scratch.
+	release func()
+	// dropTables: the last stage's tables are not result tables (a
+	// preservation forwards the decoded tables it writes).
+	dropTables bool
 }
 
 // maxArgDepth bounds the nesting of tool arguments.
@@ -433,7 +460,23 @@ func prepareAnalysis(op *registry.Operation, accepted []string, args evidence.Ob
 	rank = append(rank, limitFlags(a.limits)...)
 	rank = append(rank, optionFlags(a.opts)...)
 	rank = append(append(rank, "--"), paths...)
-	return &job{operation: op.Name, stages: []stageSpec{{bin: binRank, args: rank}}}, nil
+	detail, err := detailArg(args)
+	if err != nil {
+		return nil, err
+	}
+	return &job{operation: op.Name, detail: detail, stages: []stageSpec{{bin: binRank, args: rank}}}, nil
+}
+
+// detailArg reads the detail argument: compact unless full is asked for.
+func detailArg(args evidence.Object) (string, error) {
+	v, ok := args["detail"]
+	if !ok {
+		return DetailCompact, nil
+	}
+	if s, _ := v.(string); s == DetailCompact || s == DetailFull {
+		return s, nil
+	}
+	return "", invalid("detail", "detail: want %s or %s, got %v", DetailCompact, DetailFull, v)
 }
 
 // prepareCapture validates a capture tool call. Every argument, including
@@ -499,7 +542,14 @@ func prepareCapture(p *capture.Provider, ops []*registry.Operation, accepted, ne
 		}
 	}
 	capArgs = append(append(capArgs, "--"), argv...)
-	j := &job{provider: p.Name, tee: true, stages: []stageSpec{{bin: binCapture, args: capArgs}}}
+	detail, err := detailArg(args)
+	if err != nil {
+		return nil, err
+	}
+	j := &job{provider: p.Name, tee: true, detail: detail, nested: "analysis.", stages: []stageSpec{{bin: binCapture, args: capArgs}}}
+	if st, ok := args["preserve"].(string); ok {
+		j.store = st
+	}
 	if len(ops) == 0 {
 		return j, nil
 	}
@@ -509,20 +559,48 @@ func prepareCapture(p *capture.Provider, ops []*registry.Operation, accepted, ne
 			return nil, err
 		}
 	}
+	an, err := nestedAnalysis(ops, nested, a, registry.ProviderFormats(p),
+		func(op *registry.Operation) []string { return feeds(p, op) }, p.Name+" captures")
+	if err != nil {
+		return nil, err
+	}
+	j.operation = an.operation
+	j.stages = append(j.stages, an.stages...)
+	return j, nil
+}
+
+// nestedRun is a validated "analysis" object: the operation and the
+// flameox-decode | flameox-rank stages that run it on a block stream.
+type nestedRun struct {
+	operation string
+	stages    []stageSpec
+}
+
+// nestedAnalysis validates an "analysis" object (of a capture tool, or of
+// reanalyze) against the operation it selects: limits against limitFmts
+// (every format the artifacts may have), options and compatibility
+// against the formats feeds(op) says the operation will read. what names
+// the artifacts in a compatibility failure ("py-spy captures").
+func nestedAnalysis(ops []*registry.Operation, nested []string, a evidence.Object, limitFmts []string,
+	feeds func(*registry.Operation) []string, what string) (*nestedRun, error) {
 	op := ops[0]
 	if v, ok := a["operation"]; ok {
 		s, _ := v.(string)
 		i := slices.IndexFunc(ops, func(o *registry.Operation) bool { return o.Name == s })
 		if i < 0 {
-			return nil, invalid("analysis.operation", "analysis.operation: want one of %s, got %v", strings.Join(p.Operations, ", "), v)
+			names := make([]string, len(ops))
+			for k, o := range ops {
+				names[k] = o.Name
+			}
+			return nil, invalid("analysis.operation", "analysis.operation: want one of %s, got %v", strings.Join(names, ", "), v)
 		}
 		op = ops[i]
 	}
 	if err := checkUnknown(a, append(slices.Clone(nested), param.Names(op.Params())...), "analysis"); err != nil {
 		return nil, err
 	}
-	fmts := feeds(p, op)
-	an, err := analysisArgs(op, a, registry.ProviderFormats(p), fmts, "analysis")
+	fmts := feeds(op)
+	an, err := analysisArgs(op, a, limitFmts, fmts, "analysis")
 	if err != nil {
 		return nil, err
 	}
@@ -531,7 +609,7 @@ func prepareCapture(p *capture.Provider, ops []*registry.Operation, accepted, ne
 		if f.Location.Field != "" {
 			f.Location.Field = join("analysis", f.Location.Field)
 		}
-		f.Message = fmt.Sprintf("%s on %s captures (%s): %s", op.Name, p.Name, strings.Join(fmts, ", "), f.Message)
+		f.Message = fmt.Sprintf("%s on %s (%s): %s", op.Name, what, strings.Join(fmts, ", "), f.Message)
 		return nil, f
 	}
 	if _, err := op.Projection.New(an.eff, an.given); err != nil {
@@ -561,11 +639,9 @@ func prepareCapture(p *capture.Provider, ops []*registry.Operation, accepted, ne
 		return nil, err
 	}
 	decode := append(limitFlags(an.limits), optionFlags(opts)...)
-	j.operation = op.Name
-	j.stages = append(j.stages,
-		stageSpec{bin: binDecode, args: decode},
-		stageSpec{bin: binRank, args: []string{"--operation", op.Name, "--request", req, "--format", "jsonl"}})
-	return j, nil
+	return &nestedRun{operation: op.Name, stages: []stageSpec{
+		{bin: binDecode, args: decode},
+		{bin: binRank, args: []string{"--operation", op.Name, "--request", req, "--format", "jsonl"}}}}, nil
 }
 
 // analysis is an analysis's validated limits, decoder options and

@@ -126,12 +126,7 @@ func captureAccepted(t *testing.T) (accepted, nested []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range sortedNames(props(props(in)["analysis"].(evidence.Object))) {
-		if slices.Contains(nestedFields, k) {
-			nested = append(nested, k)
-		}
-	}
-	return sortedNames(props(in)), nested
+	return sortedNames(props(in)), nestedNames(testProvider(t), cpuOps(t))
 }
 
 func cpuOps(t *testing.T) []*registry.Operation {
@@ -183,11 +178,11 @@ func TestCaptureCommandLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []stageSpec{
-		{binCapture, []string{"test-v8", "--request", `{"sampling_interval_us":100}`,
+		{bin: binCapture, args: []string{"test-v8", "--request", `{"sampling_interval_us":100}`,
 			"--workload-budget", "timeout_seconds=0.5,max_memory_bytes=1073741824,max_output_bytes=4096", "--console-output", "full",
 			"--preserve", "/store", "--cwd", "/w", "--", "node", "app.js", "--flag"}},
-		{binDecode, []string{"--limits", "max_nodes=99"}},
-		{binRank, []string{"--operation", "summarize_cpu_caller_edges", "--request", `{"top":3}`, "--format", "jsonl"}},
+		{bin: binDecode, args: []string{"--limits", "max_nodes=99"}},
+		{bin: binRank, args: []string{"--operation", "summarize_cpu_caller_edges", "--request", `{"top":3}`, "--format", "jsonl"}},
 	}
 	if len(j.stages) != len(want) || !j.tee || j.operation != "summarize_cpu_caller_edges" {
 		t.Fatalf("job = %+v", j)
@@ -263,12 +258,7 @@ func TestCaptureDerivedDecoderOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var nested []string
-	for _, k := range sortedNames(props(props(in)["analysis"].(evidence.Object))) {
-		if slices.Contains(nestedFields, k) {
-			nested = append(nested, k)
-		}
-	}
+	nested := nestedNames(p, ops)
 	j, err := prepareCapture(p, ops, sortedNames(props(in)), nested, args(t,
 		`{"argv":["sh","-c","seq 500"],"analysis":{"operation":"preview_text_fragment","start_line":100,"lines":50}}`))
 	if err != nil {

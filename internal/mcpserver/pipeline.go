@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -165,11 +166,14 @@ func (r *runner) run(ctx context.Context, j *job, c *collector) *outcome {
 		// Failures name arguments as MCP does (format, top), not as flags.
 		// Not for capture, whose environment its workload inherits; the
 		// server has validated a capture's arguments before it runs.
+		s.cmd.Env = append(os.Environ(), s.spec.env...)
 		if s.spec.bin != binCapture {
-			s.cmd.Env = append(os.Environ(), param.EnvSpelling+"="+param.SpellingRequest)
+			s.cmd.Env = append(s.cmd.Env, param.EnvSpelling+"="+param.SpellingRequest)
 		}
 		if in != nil {
 			s.cmd.Stdin = in
+		} else if i == 0 && j.stdin != nil {
+			s.cmd.Stdin = bytes.NewReader(j.stdin) // kept blocks, replayed
 		}
 		s.cmd.Stdout = wr
 		s.cmd.Stderr = s.stderr

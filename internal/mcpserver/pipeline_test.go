@@ -210,7 +210,7 @@ func TestTextBound(t *testing.T) {
 	lines := tableLines(t, 500)
 	script(t, dir, binRank, printf(lines...))
 	const bound = 4096
-	r := runJob(t, t.Context(), dir, &job{operation: "summarize_cpu_hotspots", stages: []stageSpec{{bin: binRank}}}, bound, DefaultResultBound)
+	r := runJob(t, t.Context(), dir, &job{operation: "summarize_cpu_hotspots", detail: DetailFull, stages: []stageSpec{{bin: binRank}}}, bound, DefaultResultBound)
 	if r.res.IsError {
 		t.Fatalf("failure: %v", r.sc["failure"])
 	}
@@ -231,7 +231,7 @@ func TestTextBound(t *testing.T) {
 		t.Errorf("no truncation note: %v", r.res.Content)
 	}
 	// Under the bound nothing is cut and no note is added.
-	r = runJob(t, t.Context(), dir, &job{operation: "summarize_cpu_hotspots", stages: []stageSpec{{bin: binRank}}}, 1<<20, DefaultResultBound)
+	r = runJob(t, t.Context(), dir, &job{operation: "summarize_cpu_hotspots", detail: DetailFull, stages: []stageSpec{{bin: binRank}}}, 1<<20, DefaultResultBound)
 	if len(r.res.Content) != 1 || strings.Count(r.res.Content[0].(mcp.TextContent).Text, "\n") != len(lines) {
 		t.Errorf("unbounded text has %d items", len(r.res.Content))
 	}
@@ -257,7 +257,7 @@ func TestResultBound(t *testing.T) {
 func TestTablesInSequence(t *testing.T) {
 	dir := t.TempDir()
 	script(t, dir, binRank, printf(append(tableLines(t, 2), tableLines(t, 3)...)...))
-	r := runJob(t, t.Context(), dir, &job{operation: "preview_text_fragment", stages: []stageSpec{{bin: binRank}}}, DefaultTextBound, DefaultResultBound)
+	r := runJob(t, t.Context(), dir, &job{operation: "preview_text_fragment", detail: DetailFull, stages: []stageSpec{{bin: binRank}}}, DefaultTextBound, DefaultResultBound)
 	tables := r.sc["tables"].([]any)
 	if len(tables) != 2 || len(tables[0].(evidence.Object)["rows"].([]any)) != 2 || len(tables[1].(evidence.Object)["rows"].([]any)) != 3 {
 		t.Fatalf("tables = %v", tables)

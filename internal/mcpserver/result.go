@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -62,6 +63,11 @@ type collector struct {
 	byID      map[string]*resultTable
 	seen      map[string]bool
 	bad       *evidence.Failure
+	// sources are the capture stage's capture and artifact lines, in
+	// order: what a session handle replays to analyze them again.
+	sources [][]byte
+	// dropTables: keep provenance blocks only.
+	dropTables bool
 }
 
 func newCollector(bound int64) *collector {
@@ -80,6 +86,11 @@ func (c *collector) teeLine(line []byte, tooLong bool) {
 		return
 	}
 	if o, ok := v.(evidence.Object); ok && o["schema"] == evidence.Schema {
+		if k := o["kind"]; k == evidence.KindCapture || k == evidence.KindArtifact {
+			c.mu.Lock()
+			c.sources = append(c.sources, append(slices.Clone(line), '\n'))
+			c.mu.Unlock()
+		}
 		c.add(o, true)
 	}
 }
@@ -132,7 +143,7 @@ func (c *collector) add(o evidence.Object, fromTee bool) {
 		c.bundles = append(c.bundles, o)
 		return
 	}
-	if fromTee {
+	if fromTee || c.dropTables {
 		return
 	}
 	id, _ := o["table_id"].(string)
@@ -162,6 +173,18 @@ func (c *collector) add(o evidence.Object, fromTee bool) {
 			t.summary = o
 		}
 	}
+}
+
+// unexpected are the failure blocks that arrived, less those the job
+// replayed itself (a handle's failed analysis, preserved with it).
+func (c *collector) unexpected(j *job) []evidence.Object {
+	var out []evidence.Object
+	for _, f := range c.failures {
+		if !slices.ContainsFunc(j.replayed, func(r evidence.Object) bool { return sameBlock(r, f) }) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // failureValue is a failure block as structured content: the block's
@@ -210,8 +233,8 @@ func (c *collector) failure(j *job, o *outcome) evidence.Object {
 			msg = fmt.Sprintf("the request was cancelled; %d processes it started survived SIGKILL", o.survivors)
 		}
 		return blockOf(&evidence.Failure{Code: evidence.CodeCancelled, Message: msg})
-	case len(c.failures) > 0:
-		return c.failures[0]
+	case len(c.unexpected(j)) > 0:
+		return c.unexpected(j)[0]
 	case c.bad != nil:
 		return blockOf(c.bad)
 	case c.overflow > 0:
@@ -222,6 +245,12 @@ func (c *collector) failure(j *job, o *outcome) evidence.Object {
 	for _, s := range o.stages {
 		st := s.cmd.ProcessState
 		if st == nil || st.Success() {
+			continue
+		}
+		// flameox-preserve exits with the status of a failure it preserved;
+		// a replayed one is what the bundle records, not this call's.
+		if s.spec.bin == binPreserve && len(j.replayed) > 0 && len(c.bundles) > 0 &&
+			st.ExitCode() == evidence.ExitCode(evidence.Code(fmt.Sprint(j.replayed[0]["code"]))) {
 			continue
 		}
 		f := &evidence.Failure{Code: evidence.CodeInternal}
@@ -357,10 +386,12 @@ func sameBlock(a, b evidence.Object) bool {
 	return string(x) == string(y)
 }
 
-// result builds the tool result of a finished request.
+// result builds the tool result of a finished request, at the job's
+// detail level.
 func (c *collector) result(j *job, o *outcome, textBound int) *mcp.CallToolResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	full := j.detail == DetailFull
 	sc := evidence.Object{"ok": true, "operation": nil}
 	if j.operation != "" {
 		sc["operation"] = j.operation
@@ -369,28 +400,48 @@ func (c *collector) result(j *job, o *outcome, textBound int) *mcp.CallToolResul
 		sc["provider"] = j.provider
 	}
 	fb := c.failure(j, o)
-	text, info := c.textJSONL(fb, textBound)
-	sc["text"] = info
+	var text string
+	var info evidence.Object
+	if full {
+		text, info = c.textJSONL(fb, textBound)
+		sc["text"] = info
+	} else {
+		text = boundText(c.compactText(j.nested), textBound)
+	}
 	var content []mcp.Content
 	if fb == nil {
-		sc["tables"] = c.tablesValue()
-		sc["capture"] = nullable(c.capture)
-		sc["artifacts"] = objects(c.artifacts)
-		sc["bundles"] = objects(c.bundles)
+		var ev evidence.Object
+		if full {
+			ev = c.evidenceValue()
+		} else {
+			ev = c.compactValue(j.nested)
+		}
+		for k, v := range ev {
+			sc[k] = v
+		}
 	} else {
 		f := failureValue(fb)
 		details := evidence.Object{}
 		for k, v := range f["details"].(evidence.Object) {
 			details[k] = v
 		}
-		details["partial_evidence"] = c.evidenceValue()
+		if full {
+			details["partial_evidence"] = c.evidenceValue()
+		} else {
+			details["partial_evidence"] = c.compactValue(j.nested)
+		}
 		if len(c.failures) > 1 {
 			details["failures"] = objects(c.failures)
 		}
 		var stages []any
 		for _, s := range o.stages {
-			if s.cmd != nil {
+			if s.cmd == nil {
+				continue
+			}
+			if full {
 				stages = append(stages, s.report())
+			} else {
+				stages = append(stages, evidence.Object{"stage": s.spec.bin, "exit": s.exit(), "stderr_last_line": s.stderr.lastLine()})
 			}
 		}
 		if len(stages) > 0 {
@@ -401,14 +452,25 @@ func (c *collector) result(j *job, o *outcome, textBound int) *mcp.CallToolResul
 		if c.capture != nil {
 			f["limit"] = c.capture["limit"]
 		}
+		spellFailure(f, j.nested)
+		if j.respell != nil {
+			j.respell(f)
+		}
 		sc["ok"] = false
 		sc["failure"] = f
 		content = append(content, mcp.NewTextContent(failureLine(j, f)))
 	}
+	for k, v := range j.extra {
+		sc[k] = v
+	}
+	if j.note != "" {
+		content = append(content, mcp.NewTextContent(j.note))
+	}
+	content = append(content, j.links...)
 	if text != "" {
 		content = append(content, mcp.NewTextContent(text))
 	}
-	if info["truncated"] == true {
+	if full && info["truncated"] == true {
 		content = append(content, mcp.NewTextContent(fmt.Sprintf(
 			"The JSONL text above is bounded to %d bytes: %d rows and %d other lines were left out of it; "+
 				"structuredContent holds every retained block.", textBound, info["omitted_rows"], info["omitted_lines"])))
@@ -418,6 +480,17 @@ func (c *collector) result(j *job, o *outcome, textBound int) *mcp.CallToolResul
 		return mcp.NewToolResultError("flameox-mcp: encode result: " + err.Error())
 	}
 	return &mcp.CallToolResult{Content: content, RawStructuredContent: raw, StructuredContent: sc, IsError: fb != nil}
+}
+
+// boundText cuts a compact text over bound at its last whole line within
+// the bound, and says so.
+func boundText(s string, bound int) string {
+	if len(s) <= bound {
+		return s
+	}
+	cut := strings.LastIndexByte(s[:bound], '\n') + 1
+	omitted := strings.Count(s[cut:], "\n")
+	return s[:cut] + fmt.Sprintf("… %d more lines left out of this %d-byte text; structuredContent holds every row\n", omitted, bound)
 }
 
 // failureLine says in one line what failed and how to retry.

@@ -12,9 +12,9 @@ import (
 	"time"
 )
 
-// session is a JSON-RPC client of ServeStdio over pipes: send writes one
+// rpcSession is a JSON-RPC client of ServeStdio over pipes: send writes one
 // line, reply waits for the response with an id.
-type session struct {
+type rpcSession struct {
 	t       *testing.T
 	in      *io.PipeWriter
 	replies chan map[string]any
@@ -22,11 +22,11 @@ type session struct {
 	done    chan error
 }
 
-func serve(t *testing.T, s *Server, concurrency int) *session {
+func serve(t *testing.T, s *Server, concurrency int) *rpcSession {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	ss := &session{t: t, in: inW, replies: make(chan map[string]any, 16), got: map[string]map[string]any{}, done: make(chan error, 1)}
+	ss := &rpcSession{t: t, in: inW, replies: make(chan map[string]any, 16), got: map[string]map[string]any{}, done: make(chan error, 1)}
 	go func() { ss.done <- s.ServeStdio(t.Context(), inR, outW, concurrency, io.Discard); outW.Close() }()
 	go func() {
 		sc := bufio.NewScanner(outR)
@@ -55,7 +55,7 @@ func serve(t *testing.T, s *Server, concurrency int) *session {
 	return ss
 }
 
-func (s *session) send(line string) {
+func (s *rpcSession) send(line string) {
 	s.t.Helper()
 	if _, err := io.WriteString(s.in, line+"\n"); err != nil {
 		s.t.Fatal(err)
@@ -63,7 +63,7 @@ func (s *session) send(line string) {
 }
 
 // reply returns the response whose id is id ("<nil>" for a null id).
-func (s *session) reply(id string, within time.Duration) map[string]any {
+func (s *rpcSession) reply(id string, within time.Duration) map[string]any {
 	s.t.Helper()
 	deadline := time.After(within)
 	for {

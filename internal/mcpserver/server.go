@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -45,14 +46,24 @@ type Options struct {
 	// Operations and Providers default to the registry's lists.
 	Operations []*registry.Operation
 	Providers  []*capture.Provider
+	// Scratch is where the session's scratch directory is made (default:
+	// $FLAMEOX_SCRATCH, else flameox-<uid> under the temp dir).
+	Scratch string
+	// Stores are evidence stores whose bundles are listed as resources
+	// from the start; a preservation adds its store.
+	Stores []string
 }
 
 // Server is a configured flameox MCP server.
 type Server struct {
-	opts  Options
-	run   *runner
-	mcp   *server.MCPServer
-	tools []mcp.Tool
+	opts Options
+	run  *runner
+	sess *session
+	// inflight counts the calls being handled, so Close waits for them
+	// to end (and to remove their scratch) before removing the session's.
+	inflight sync.WaitGroup
+	mcp      *server.MCPServer
+	tools    []mcp.Tool
 	// slots bounds the calls that run at once (ServeStdio's concurrency).
 	// A call waits for a slot inside its handler, where its context is
 	// already registered for notifications/cancelled, so a call cancelled
@@ -77,11 +88,18 @@ func BinDir() (string, error) {
 }
 
 const instructions = `flameox turns profiler, tracer and test-runner outputs into typed, bounded evidence.
-Analysis tools (summarize_*, inspect_*, preview_*) read artifacts you name by absolute path.
-Capture tools (capture_*) run a workload command under a collector, then analyze its outputs in the same call.
-Every result states how complete it is (summary.complete, truncation, limitations). A failure returns
-isError with failure.code, message, location and retry; a completed capture survives a failed analysis
-in failure.details.partial_evidence, so re-analyze its artifacts instead of re-running the workload.`
+Analysis tools (summarize_*, inspect_*, preview_*) read artifacts named by absolute path (paths).
+Capture tools (capture_*) run a workload (argv, no shell) under a collector, then analyze its outputs in
+the same call; analysis holds operation and that operation tool's arguments (limits, options, top...).
+A capture returns a session handle: reanalyze it with corrected arguments instead of re-running the
+workload, preserve it to an evidence store (a bundle, then a resource flameox://bundle/{id}).
+Results: one text line per row (tab-separated, with the table's header lines) and structuredContent
+{ok, operation, provider, tables:[{name, columns, rows (arrays), summary}], artifacts (full ids once,
+id = the short prefix rows use), capture, handle, bundles}; detail "full" gives every block whole and
+JSONL text. summary.complete says whether evidence is whole. A failure: isError, structuredContent.failure
+{code, message, location, retry, limit, details.partial_evidence, details.handle}. limits are parser
+ceilings by name (LIMIT_EXCEEDED names the one crossed, its value and the observed value; retry higher);
+PROVIDER_UNAVAILABLE: call prepare_providers. docs/support.md lists formats, options and limits.`
 
 // New builds the server and generates its tools. It fails when a
 // parameter collides with a field the server owns.
@@ -111,9 +129,10 @@ func New(opts Options) (*Server, error) {
 	if opts.Providers == nil {
 		opts.Providers = registry.Providers()
 	}
-	s := &Server{opts: opts, run: &runner{binDir: opts.BinDir, grace: opts.Grace}}
+	s := &Server{opts: opts, run: &runner{binDir: opts.BinDir, grace: opts.Grace}, sess: newSession(opts.Scratch, slices.Clone(opts.Stores))}
 	s.mcp = server.NewMCPServer("flameox", opts.Version,
 		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, true),
 		server.WithInstructions(instructions),
 		server.WithRecovery())
 	for _, op := range opts.Operations {
@@ -126,7 +145,7 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 		accepted := sortedNames(in["properties"].(evidence.Object))
-		s.add(t, &job{operation: op.Name}, func(args evidence.Object) (*job, error) { return prepareAnalysis(op, accepted, args) })
+		s.add(t, &job{operation: op.Name}, func(args evidence.Object) (*job, error) { return prepareAnalysis(op, accepted, args) }, nil)
 	}
 	for _, p := range opts.Providers {
 		var ops []*registry.Operation
@@ -141,25 +160,42 @@ func New(opts Options) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := newTool(CaptureToolName(p.Name), p.Title+" capture", captureDescription(p), in, false)
+		t, err := newTool(CaptureToolName(p.Name), p.Title, captureDescription(p, ops), in, false)
 		if err != nil {
 			return nil, err
 		}
-		props := in["properties"].(evidence.Object)
-		accepted := sortedNames(props)
-		var nested []string
-		if a, ok := props["analysis"].(evidence.Object); ok {
-			for _, k := range sortedNames(a["properties"].(evidence.Object)) {
-				if slices.Contains(nestedFields, k) {
-					nested = append(nested, k)
-				}
-			}
-		}
+		accepted := sortedNames(in["properties"].(evidence.Object))
+		nested := nestedNames(p, ops)
 		s.add(t, &job{provider: p.Name}, func(args evidence.Object) (*job, error) {
-			return prepareCapture(p, ops, accepted, nested, args)
-		})
+			j, err := prepareCapture(p, ops, accepted, nested, args)
+			if err != nil {
+				return nil, err
+			}
+			return s.stageCapture(j)
+		}, func(j *job, c *collector, o *outcome) { s.afterCapture(p, j, c, o) })
 	}
+	if err := s.addServiceTools(); err != nil {
+		return nil, err
+	}
+	s.addResources()
 	return s, nil
+}
+
+// nestedNames are the server's fields of a capture's analysis object:
+// operation, and limits and options where the provider's formats take any.
+func nestedNames(p *capture.Provider, ops []*registry.Operation) []string {
+	out := []string{"operation"}
+	if limitsSchema(specsOf(registry.ProviderFormats(p))) != nil {
+		out = append(out, "limits")
+	}
+	var fmts []string
+	for _, op := range ops {
+		fmts = append(fmts, feeds(p, op)...)
+	}
+	if optionsSchema(specsOf(fmts)) != nil {
+		out = append(out, "options")
+	}
+	return out
 }
 
 func indexOp(ops []*registry.Operation, name string) int {
@@ -173,9 +209,13 @@ func indexOp(ops []*registry.Operation, name string) int {
 
 // add registers a tool. ident names the tool's operation or provider in
 // results of calls that fail validation, before a job exists.
-func (s *Server) add(t mcp.Tool, ident *job, prepare func(evidence.Object) (*job, error)) {
+// after, when set, runs once the job's stages have ended, before the
+// result is built: it keeps or removes the request's scratch.
+func (s *Server) add(t mcp.Tool, ident *job, prepare func(evidence.Object) (*job, error), after func(*job, *collector, *outcome)) {
 	s.tools = append(s.tools, t)
 	s.mcp.AddTool(t, func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.inflight.Add(1)
+		defer s.inflight.Done()
 		args, err := parseArguments(req)
 		var j *job
 		if err == nil {
@@ -185,20 +225,83 @@ func (s *Server) add(t mcp.Tool, ident *job, prepare func(evidence.Object) (*job
 			o := &outcome{start: evidence.AsFailure(err, evidence.CodeInvalidArgument)}
 			return newCollector(s.opts.ResultBound).result(ident, o, s.opts.TextBound), nil
 		}
+		if j.release != nil {
+			defer j.release()
+		}
+		// The decoding commands share the session's conversion cache
+		// (perf script's output, say), which goes with the session.
+		if root, err := s.sess.rootDir(); err == nil {
+			for i := range j.stages {
+				if j.stages[i].bin != binCapture {
+					j.stages[i].env = append(j.stages[i].env, capture.EnvScratch+"="+root)
+				}
+			}
+		}
 		c := newCollector(s.opts.ResultBound)
+		c.dropTables = j.dropTables
+		finish := func(o *outcome) *mcp.CallToolResult {
+			if after != nil {
+				after(j, c, o)
+			}
+			return c.result(j, o, s.opts.TextBound)
+		}
 		if s.slots != nil {
 			select {
 			case s.slots <- struct{}{}:
 				defer func() { <-s.slots }()
 			case <-ctx.Done():
 				o := &outcome{start: &evidence.Failure{Code: evidence.CodeCancelled,
-					Message: "the request was cancelled while it waited for a free slot (--concurrency); nothing was started"}}
-				return c.result(j, o, s.opts.TextBound), nil
+					Message: "the request was cancelled while it waited for a free slot (--concurrency); nothing was started"}, cancelled: true}
+				return finish(o), nil
 			}
 		}
-		o := s.run.run(ctx, j, c)
-		return c.result(j, o, s.opts.TextBound), nil
+		return finish(s.run.run(ctx, j, c)), nil
 	})
+}
+
+// stageCapture gives a validated capture its own scratch root in the
+// session, whose directory becomes the handle's if the capture completes.
+func (s *Server) stageCapture(j *job) (*job, error) {
+	id, dir, err := s.sess.requestDir()
+	if err != nil {
+		return nil, err
+	}
+	j.handle, j.scratch = id, dir
+	j.stages[0].env = append(j.stages[0].env, capture.EnvScratch+"="+dir)
+	return j, nil
+}
+
+// afterCapture keeps a completed capture as a handle (or removes the
+// scratch of one that did not complete or was cancelled), registers what
+// it preserved, and says in MCP's words how to retry.
+func (s *Server) afterCapture(p *capture.Provider, j *job, c *collector, o *outcome) {
+	h := s.sess.adopt(j.handle, j.scratch, p.Name, c, o.cancelled)
+	s.registerBundles(j, c)
+	if h != nil {
+		j.extra = evidence.Object{"handle": h.value()}
+		j.note = fmt.Sprintf("handle %s: reanalyze or preserve it without running the workload again; it expires %s", h.id, expiry)
+	}
+	j.respell = func(f evidence.Object) {
+		details, _ := f["details"].(evidence.Object)
+		switch {
+		case h != nil:
+			details["handle"] = h.id
+			action := fmt.Sprintf("call reanalyze with handle %q and corrected analysis arguments; the workload does not run again", h.id)
+			if l, ok := details["limit"].(evidence.Object); ok && f["code"] == string(evidence.CodeLimitExceeded) {
+				action = fmt.Sprintf("call reanalyze with handle %q and analysis.limits.%v above %v; the workload does not run again",
+					h.id, l["name"], l["value"])
+			}
+			f["retry"] = evidence.Object{"action": action, "tool": ToolReanalyze, "arguments": evidence.Object{"handle": h.id}}
+		case f["code"] == string(evidence.CodeProviderUnavailable) && p.Binding.Managed:
+			r, _ := f["retry"].(evidence.Object)
+			retry := evidence.Object{"action": fmt.Sprintf("call %s with providers [%q], then call %s again", ToolPrepare, p.Name, CaptureToolName(p.Name)),
+				"tool": ToolPrepare, "arguments": evidence.Object{"providers": []any{p.Name}}}
+			if r != nil && r["argv"] != nil {
+				retry["argv"] = r["argv"]
+			}
+			f["retry"] = retry
+		}
+	}
 }
 
 // Tools returns the generated tools, in registration order.
@@ -220,7 +323,22 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, co
 		server.WithErrorLogger(log.New(logw, "flameox-mcp: ", log.LstdFlags))(ss)
 	}
 	w := &lockedWriter{w: out}
+	defer s.Close()
 	return ss.Listen(ctx, &batchFilter{in: bufio.NewReader(in), out: w}, w)
+}
+
+// Close ends the session: every handle expires and the session's scratch
+// is removed. ServeStdio closes it when the client goes.
+// Calls still in flight (their context ended with the client's) are
+// waited for, up to twice the grace period, which bounds their end.
+func (s *Server) Close() {
+	done := make(chan struct{})
+	go func() { s.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(2*s.opts.Grace + 5*time.Second):
+	}
+	s.sess.close()
 }
 
 // poolSize is mcp-go's largest worker pool.

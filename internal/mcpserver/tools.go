@@ -23,8 +23,8 @@ const MaxPaths = 32
 // Argument names the server owns. Operation and provider parameters may
 // not reuse them; New fails when one does, rather than shadowing it.
 var (
-	analysisFields = []string{"paths", "format", "limits", "options"}
-	captureFields  = []string{"argv", "cwd", "budget", "console_output", "preserve", "analysis"}
+	analysisFields = []string{"paths", "format", "limits", "options", "detail"}
+	captureFields  = []string{"argv", "cwd", "budget", "console_output", "preserve", "analysis", "detail"}
 	nestedFields   = []string{"operation", "limits", "options"}
 )
 
@@ -45,135 +45,38 @@ func specsOf(names []string) []*formats.Spec {
 	return out
 }
 
-// limitsSchema describes the raw parser ceilings of the given formats.
+// limitsSchema describes the raw parser ceilings of the given formats,
+// named but not listed: the server checks each name against the formats
+// (an unknown one fails naming every accepted one) and a crossed limit's
+// failure names it, its value and the observed value; docs/support.md
+// lists them with their defaults.
 func limitsSchema(specs []*formats.Spec) evidence.Object {
-	docs := map[string][]string{}
+	for _, s := range specs {
+		if len(s.Limits) > 0 {
+			return evidence.Object{"type": "object", "description": "parser ceilings"}
+		}
+	}
+	return nil
+}
+
+// optionsSchema describes the decoder options of the given formats by
+// name only: the format that decodes an artifact declares and validates
+// its options strictly (types and bounds), and an unknown name fails
+// naming every accepted one; docs/support.md describes them.
+func optionsSchema(specs []*formats.Spec) evidence.Object {
 	var names []string
 	for _, s := range specs {
-		for _, l := range s.Limits {
-			if _, seen := docs[l.Name]; !seen {
-				names = append(names, l.Name)
-			}
-			d := fmt.Sprintf("%s (default %d %s)", l.Doc, l.Default, l.Unit)
-			if len(specs) > 1 {
-				d = s.Name + ": " + d
-			}
-			docs[l.Name] = append(docs[l.Name], d)
-		}
-	}
-	props := evidence.Object{}
-	for _, n := range names {
-		props[n] = evidence.Object{"type": "integer", "minimum": 1, "description": strings.Join(docs[n], "; ")}
-	}
-	return evidence.Object{
-		"type":                 "object",
-		"description":          "raw parser ceilings; crossing one fails with LIMIT_EXCEEDED instead of cutting evidence silently",
-		"properties":           props,
-		"additionalProperties": false,
-	}
-}
-
-// optionsSchema describes the decoder options of the given formats, typed
-// by their declarations.
-func optionsSchema(specs []*formats.Spec) evidence.Object {
-	sets := make([]owned, len(specs))
-	for i, s := range specs {
-		sets[i] = owned{s.Name, s.Options}
-	}
-	return evidence.Object{
-		"type":                 "object",
-		"description":          "decoder options, typed by the declarations of the formats that take them",
-		"properties":           unionProperties(sets),
-		"additionalProperties": false,
-	}
-}
-
-// owned is a list of parameter declarations and who declares them: a
-// format's decoder options, an operation's arguments.
-type owned struct {
-	owner  string
-	params []param.Param
-}
-
-// unionProperties merges the declarations of several owners into the
-// properties of one object, each typed by param.JSONSchema. A name that
-// every owner declaring it declares alike (type, bounds, default) is one
-// property; otherwise it is an anyOf of the distinct declarations. With
-// several owners, each description says whose it is. The union lists no
-// required names, since what is required depends on the owner that takes
-// the arguments (it validates them strictly); a required argument says so
-// in its description.
-func unionProperties(sets []owned) evidence.Object {
-	type variant struct {
-		schema evidence.Object // without its description
-		key    string
-		docs   []string // distinct descriptions, in order
-		owners [][]string
-	}
-	byName := map[string][]*variant{}
-	var order []string
-	for _, set := range sets {
-		ps := param.JSONSchema(set.params, nil, nil)["properties"].(evidence.Object)
-		for _, p := range set.params {
-			s := ps[p.Name].(evidence.Object)
-			doc := fmt.Sprint(s["description"])
-			if p.Required {
-				doc += " (required)"
-			}
-			delete(s, "description")
-			k, _ := evidence.Canonical(s)
-			if _, seen := byName[p.Name]; !seen {
-				order = append(order, p.Name)
-			}
-			i := slices.IndexFunc(byName[p.Name], func(v *variant) bool { return v.key == string(k) })
-			if i < 0 {
-				byName[p.Name] = append(byName[p.Name], &variant{schema: s, key: string(k)})
-				i = len(byName[p.Name]) - 1
-			}
-			v := byName[p.Name][i]
-			if j := slices.Index(v.docs, doc); j >= 0 {
-				v.owners[j] = append(v.owners[j], set.owner)
-			} else {
-				v.docs = append(v.docs, doc)
-				v.owners = append(v.owners, []string{set.owner})
+		for _, p := range s.Options {
+			if !slices.Contains(names, p.Name) {
+				names = append(names, p.Name)
 			}
 		}
 	}
-	describe := func(v *variant) string {
-		parts := make([]string, len(v.docs))
-		for i, d := range v.docs {
-			parts[i] = d
-			if len(sets) > 1 {
-				parts[i] += " [" + strings.Join(v.owners[i], ", ") + "]"
-			}
-		}
-		return strings.Join(parts, "; ")
+	if len(names) == 0 {
+		return nil
 	}
-	props := evidence.Object{}
-	for _, name := range order {
-		vs := byName[name]
-		if len(vs) == 1 {
-			vs[0].schema["description"] = describe(vs[0])
-			props[name] = vs[0].schema
-			continue
-		}
-		alts := make([]any, len(vs))
-		parts := make([]string, len(vs))
-		for i, v := range vs {
-			parts[i] = describe(v)
-			v.schema["description"] = parts[i]
-			alts[i] = v.schema
-		}
-		props[name] = evidence.Object{"anyOf": alts, "description": strings.Join(parts, "; ")}
-	}
-	return props
-}
-
-// hasProperties reports whether an object schema can hold anything. One
-// that cannot is left out of the tool's schema, and so is refused.
-func hasProperties(schema evidence.Object) bool {
-	props, _ := schema["properties"].(evidence.Object)
-	return len(props) > 0
+	slices.Sort(names)
+	return evidence.Object{"type": "object", "description": "decoder options: " + strings.Join(names, ", ")}
 }
 
 func checkReserved(what string, params []param.Param, reserved []string) error {
@@ -185,6 +88,31 @@ func checkReserved(what string, params []param.Param, reserved []string) error {
 	return nil
 }
 
+// maxParamDoc bounds an argument's description in a tool's schema: a
+// longer one keeps its clauses (up to "; ") that fit; docs/support.md has
+// the whole text.
+const maxParamDoc = 80
+
+// trimDocs bounds the descriptions of a schema's properties.
+func trimDocs(schema evidence.Object) evidence.Object {
+	props, _ := schema["properties"].(evidence.Object)
+	for _, v := range props {
+		o, ok := v.(evidence.Object)
+		if !ok {
+			continue
+		}
+		if d, ok := o["description"].(string); ok && len(d) > maxParamDoc {
+			if i := strings.LastIndex(d[:maxParamDoc], "; "); i > 0 {
+				o["description"] = d[:i]
+			}
+		}
+	}
+	return schema
+}
+
+// detailSchema is the detail argument every evidence tool takes.
+var detailSchema = evidence.Object{"enum": []string{DetailCompact, DetailFull}}
+
 // analysisSchema is the input schema of an operation's analysis tool.
 func analysisSchema(op *registry.Operation) (evidence.Object, error) {
 	if err := checkReserved("operation "+op.Name, op.Params(), analysisFields); err != nil {
@@ -193,23 +121,22 @@ func analysisSchema(op *registry.Operation) (evidence.Object, error) {
 	specs := specsOf(op.Formats())
 	extra := map[string]evidence.Object{
 		"paths": {
-			"type":        "array",
-			"description": fmt.Sprintf("absolute paths of the artifacts to analyze, 1 to %d, of one format", MaxPaths),
-			"items":       evidence.Object{"type": "string", "minLength": 2},
-			"minItems":    1,
-			"maxItems":    MaxPaths,
+			"type":     "array",
+			"items":    evidence.Object{"type": "string"},
+			"minItems": 1,
+			"maxItems": MaxPaths,
 		},
+		"detail": detailSchema,
 	}
 	for name, o := range map[string]evidence.Object{"limits": limitsSchema(specs), "options": optionsSchema(specs)} {
-		if hasProperties(o) {
+		if o != nil { // a format that declares none: the argument is refused
 			extra[name] = o
 		}
 	}
 	if fs := op.Formats(); len(fs) > 0 {
-		extra["format"] = evidence.Object{"type": "string", "enum": fs,
-			"description": "decode every path as this format (default: detected from suffix and content)"}
+		extra["format"] = evidence.Object{"enum": fs}
 	}
-	return param.JSONSchema(op.Params(), extra, []string{"paths"}), nil
+	return trimDocs(param.JSONSchema(op.Params(), extra, []string{"paths"})), nil
 }
 
 // feeds returns the formats a provider declares that an operation accepts.
@@ -231,16 +158,16 @@ func captureSchema(p *capture.Provider, ops []*registry.Operation) (evidence.Obj
 	extra := map[string]evidence.Object{
 		"argv": {
 			"type":        "array",
-			"description": "the workload command, executed directly (no shell); argv[0] is looked up in PATH",
+			"description": "workload command, no shell",
 			"items":       evidence.Object{"type": "string"},
 			"minItems":    1,
 		},
-		"cwd":    {"type": "string", "description": "absolute working directory of the workload (default: the server's)"},
-		"budget": budgetSchema(),
-		"console_output": {"type": "string", "enum": []string{capture.ConsoleBounded, capture.ConsoleFull}, "default": capture.ConsoleBounded,
-			"description": "bounded keeps a bounded console excerpt with observed/retained/omitted byte counts; full keeps the streams as artifacts"},
+		"cwd":            {"type": "string"},
+		"budget":         budgetSchema(),
+		"console_output": {"enum": []string{capture.ConsoleBounded, capture.ConsoleFull}},
 		"preserve": {"type": "string",
-			"description": "absolute evidence store directory; native outputs are published there even when analysis fails"},
+			"description": "evidence store dir"},
+		"detail": detailSchema,
 	}
 	if len(ops) > 0 {
 		a, err := nestedSchema(p, ops)
@@ -249,22 +176,21 @@ func captureSchema(p *capture.Provider, ops []*registry.Operation) (evidence.Obj
 		}
 		extra["analysis"] = a
 	}
-	return param.JSONSchema(p.Params, extra, []string{"argv"}), nil
+	return trimDocs(param.JSONSchema(p.Params, extra, []string{"argv"})), nil
 }
 
-// budgetSchema is the workload budget, from capture's argument model.
+// budgetSchema is the workload budget, from capture's argument model:
+// typed and strict, described once.
 func budgetSchema() evidence.Object {
-	b := param.JSONSchema(capture.BudgetParams, nil, nil)
-	b["description"] = "optional workload budgets, unset by default; a crossed budget ends the workload's process tree " +
-		"with LIMIT_EXCEEDED and a limit receipt in the capture block"
-	delete(b, "required")
-	return b
+	return evidence.Object{"type": "object", "description": strings.Join(param.Names(capture.BudgetParams), ", ")}
 }
 
-// nestedSchema is the "analysis" object of a capture tool: the operation,
-// decode limits and options, and the union of the operations' parameters.
-// A parameter that differs between operations becomes an anyOf; the server
-// validates strictly against the selected operation.
+// nestedSchema is the "analysis" object of a capture tool (and of
+// reanalyze): the operation, decode limits and options, and the
+// operation's own arguments. Those are declared once, by the operation's
+// analysis tool; here their names are strict (propertyNames) and the
+// server validates their values against the selected operation before
+// the workload runs.
 func nestedSchema(p *capture.Provider, ops []*registry.Operation) (evidence.Object, error) {
 	names := make([]string, len(ops))
 	var fmts []string
@@ -273,81 +199,41 @@ func nestedSchema(p *capture.Provider, ops []*registry.Operation) (evidence.Obje
 		if err := checkReserved("operation "+op.Name, op.Params(), nestedFields); err != nil {
 			return nil, err
 		}
-		for _, f := range feeds(p, op) {
+		for _, f := range feedsOf(p, op) {
 			if !slices.Contains(fmts, f) {
 				fmts = append(fmts, f)
 			}
 		}
 	}
-	props := evidence.Object{
-		"operation": evidence.Object{"type": "string", "enum": names, "default": names[0],
-			"description": "the analysis to run on the captured artifacts"},
-	}
-	for name, o := range map[string]evidence.Object{"limits": limitsSchema(specsOf(registry.ProviderFormats(p))), "options": optionsSchema(specsOf(fmts))} {
-		if hasProperties(o) {
-			props[name] = o
-		}
-	}
-	sets := make([]owned, len(ops))
-	for i, op := range ops {
-		sets[i] = owned{op.Name, op.Params()}
-	}
-	for name, s := range unionProperties(sets) {
-		props[name] = s
-	}
 	return evidence.Object{
-		"type":                 "object",
-		"description":          "what to run on the captured artifacts; parameters apply to the selected operation",
-		"properties":           props,
-		"additionalProperties": false,
+		"type":        "object",
+		"description": "operation and its tool's arguments",
+		"properties":  evidence.Object{"operation": evidence.Object{"enum": names}},
 	}, nil
 }
 
-// outputSchema describes structuredContent for every tool: a result on
-// success, a failure with partial evidence on isError.
-func outputSchema() evidence.Object {
-	obj := evidence.Object{"type": "object"}
-	objs := evidence.Object{"type": "array", "items": obj}
-	return evidence.Object{
-		"type":     "object",
-		"required": []string{"ok"},
-		"properties": evidence.Object{
-			"ok":        evidence.Object{"type": "boolean", "description": "false exactly when isError is true"},
-			"operation": evidence.Object{"type": []string{"string", "null"}},
-			"provider":  evidence.Object{"type": "string"},
-			"tables": evidence.Object{
-				"type":        "array",
-				"description": "the result tables, usually one: header (table block), rows (values), summary (summary block)",
-				"items": evidence.Object{
-					"type": "object",
-					"properties": evidence.Object{
-						"header":  obj,
-						"rows":    objs,
-						"summary": evidence.Object{"type": []string{"object", "null"}},
-					},
-				},
-			},
-			"capture":   evidence.Object{"type": []string{"object", "null"}, "description": "the capture block (execution provenance)"},
-			"artifacts": evidence.Object{"type": "array", "items": obj, "description": "artifact blocks of the native inputs"},
-			"bundles":   evidence.Object{"type": "array", "items": obj, "description": "bundle blocks of preserved evidence"},
-			"failure": evidence.Object{
-				"type":        "object",
-				"description": "code, message, location, retry, limit receipt, and details.partial_evidence",
-				"required":    []string{"code", "message"},
-			},
-			"text": evidence.Object{"type": "object", "description": "how the JSONL text content was bounded"},
-		},
+// feedsOf is feeds, or every format of op when no provider is given
+// (reanalyze, whose artifacts may come from any provider).
+func feedsOf(p *capture.Provider, op *registry.Operation) []string {
+	if p == nil {
+		return op.Formats()
 	}
+	return feeds(p, op)
 }
 
-func annotations(readOnly bool, title string) mcp.ToolAnnotation {
-	return mcp.ToolAnnotation{
-		Title:           title,
-		ReadOnlyHint:    mcp.ToBoolPtr(readOnly),
-		DestructiveHint: mcp.ToBoolPtr(!readOnly),
-		IdempotentHint:  mcp.ToBoolPtr(readOnly),
-		OpenWorldHint:   mcp.ToBoolPtr(!readOnly),
+// outputSchema is the one output schema every tool shares: trimmed to
+// what holds for every result. The shape of the rest is stated once, in
+// the server's instructions and docs/mcp.md.
+var outputSchema = evidence.Object{"type": "object", "required": []string{"ok"}}
+
+// annotations states what differs from MCP's defaults (not read-only,
+// destructive, not idempotent, open world): an analysis only reads named
+// files; a capture runs an arbitrary workload, so the defaults hold.
+func annotations(readOnly bool) mcp.ToolAnnotation {
+	if !readOnly {
+		return mcp.ToolAnnotation{}
 	}
+	return mcp.ToolAnnotation{ReadOnlyHint: mcp.ToBoolPtr(true), OpenWorldHint: mcp.ToBoolPtr(false)}
 }
 
 func rawJSON(v evidence.Object) (json.RawMessage, error) {
@@ -363,7 +249,7 @@ func newTool(name, title, description string, input evidence.Object, readOnly bo
 	if err != nil {
 		return mcp.Tool{}, err
 	}
-	out, err := rawJSON(outputSchema())
+	out, err := rawJSON(outputSchema)
 	if err != nil {
 		return mcp.Tool{}, err
 	}
@@ -373,7 +259,7 @@ func newTool(name, title, description string, input evidence.Object, readOnly bo
 		Description:     description,
 		RawInputSchema:  in,
 		RawOutputSchema: out,
-		Annotations:     annotations(readOnly, title),
+		Annotations:     annotations(readOnly),
 	}, nil
 }
 
@@ -392,20 +278,12 @@ func exampleFormat(op *registry.Operation, args evidence.Object) (*formats.Spec,
 	return nil, false
 }
 
+// maxExamples bounds the examples a tool description shows.
+const maxExamples = 1
+
 func analysisDescription(op *registry.Operation, providers []*capture.Provider) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s. %s\n", op.Title, op.Guidance)
-	var fs []string
-	for _, s := range specsOf(op.Formats()) {
-		f := s.Name + " (" + s.Title
-		if len(s.Suffixes) > 0 {
-			f += ", *" + strings.Join(s.Suffixes, ", *")
-		}
-		fs = append(fs, f+")")
-	}
-	fmt.Fprintf(&b, "\nInput: paths, 1-%d absolute artifact paths of one format: %s. "+
-		"The format is detected from suffix and content unless `format` names it; `limits` sets raw parser ceilings.\n",
-		MaxPaths, strings.Join(fs, "; "))
+	b.WriteString(spell(firstSentences(op.Guidance, maxGuidance), ""))
 	var caps []string
 	for _, p := range providers {
 		if slices.Contains(p.Operations, op.Name) {
@@ -413,17 +291,13 @@ func analysisDescription(op *registry.Operation, providers []*capture.Provider) 
 		}
 	}
 	if len(caps) > 0 {
-		fmt.Fprintf(&b, "To capture and analyze in one call, use %s.\n", strings.Join(caps, " or "))
+		fmt.Fprintf(&b, " To capture too: %s.", strings.Join(caps, ", "))
 	}
-	if op.Overhead != "" {
-		fmt.Fprintf(&b, "Overhead: %s.\n", op.Overhead)
-	}
-	for _, l := range op.Limitations {
-		fmt.Fprintf(&b, "Limitation: %s.\n", l)
-	}
+	b.WriteString("\n")
+	shown := 0
 	for _, ex := range op.Examples {
 		s, ok := exampleFormat(op, ex.Args)
-		if !ok {
+		if !ok || shown == maxExamples {
 			continue
 		}
 		args := evidence.Object{}
@@ -434,50 +308,85 @@ func analysisDescription(op *registry.Operation, providers []*capture.Provider) 
 		if len(s.Suffixes) > 0 {
 			name += s.Suffixes[0]
 		}
-		args["paths"] = []string{path.Join("/abs/path", name)}
+		args["paths"] = []string{path.Join("/abs", name)}
 		if j, err := evidence.Canonical(args); err == nil {
 			fmt.Fprintf(&b, "Example (%s): %s\n", ex.Title, j)
+			shown++
 		}
 	}
 	b.WriteString(resultNote)
 	return b.String()
 }
 
-const resultNote = "Result: structuredContent.tables holds the result table (header, rows, summary; one per series where series must not blend) with the artifact " +
-	"(and capture) blocks; the text content is the same evidence as bounded canonical JSONL. A failure returns " +
-	"isError with failure.code, message, location, retry and details.partial_evidence (every block that did arrive)."
+const resultNote = "Returns one line per row."
 
 func bindingText(p *capture.Provider) string {
 	switch b := p.Binding; {
 	case b.Managed:
-		return fmt.Sprintf("managed %s %s, prepared once with `flameox-capture setup --provider %s`", b.Executable, b.Pinned, p.Name)
+		return fmt.Sprintf("managed %s %s (prepare_providers)", b.Executable, b.Pinned)
 	case b.InWorkload:
-		return fmt.Sprintf("%s, imported in the workload's own interpreter", b.Executable)
+		return fmt.Sprintf("%s imported by the workload's interpreter", b.Executable)
 	default:
 		return fmt.Sprintf("%s from PATH", b.Executable)
 	}
 }
 
-func captureDescription(p *capture.Provider) string {
+func captureDescription(p *capture.Provider, ops []*registry.Operation) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s. %s\n", p.Title, p.Selection)
+	b.WriteString(spell(firstSentences(p.Selection, maxSelection), ""))
 	var roles []string
 	for _, r := range p.Artifacts {
 		roles = append(roles, fmt.Sprintf("%s (%s)", r.Role, r.Format))
 	}
-	fmt.Fprintf(&b, "\nRuns argv (no shell) under %s and stages its outputs: %s.\n", bindingText(p), strings.Join(roles, ", "))
-	if len(p.Operations) > 0 {
-		fmt.Fprintf(&b, "Then analyzes them with analysis.operation (%s; default %s) through flameox-decode and flameox-rank. "+
-			"Analysis arguments are checked against the provider's formats before the workload runs.\n",
-			strings.Join(p.Operations, ", "), p.Operations[0])
+	fmt.Fprintf(&b, "\nCollector: %s. Outputs: %s.", bindingText(p), strings.Join(roles, ", "))
+	b.WriteString("\n")
+	for _, ex := range captureExamples(p, ops) {
+		fmt.Fprintf(&b, "Example: %s\n", ex)
 	}
-	fmt.Fprintf(&b, "A missing collector fails the call with PROVIDER_UNAVAILABLE and its retry action. "+
-		"budget (%s) bounds the workload; console_output selects bounded (default) or full console retention; "+
-		"preserve publishes the native outputs to an evidence store even when analysis fails. "+
-		"A failed analysis keeps the completed capture and its artifacts in details.partial_evidence: "+
-		"re-analyze them with the analysis tools instead of re-running the workload.\n", strings.Join(param.Names(capture.BudgetParams), ", "))
-	b.WriteString(resultNote)
+	b.WriteString("Returns the analysis and a handle (reanalyze, preserve).")
 	return b.String()
+}
+
+// maxSelection bounds how much of a provider's selection text a capture
+// tool's description carries; docs/support.md has all of it.
+const maxSelection = 150
+
+// maxGuidance bounds an operation's guidance in its tool's description.
+const maxGuidance = 150
+
+// firstSentences is s up to the last sentence end within n bytes (all of
+// s when it fits, else at least its first sentence).
+func firstSentences(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := strings.LastIndex(s[:n], ". ")
+	if cut < 0 {
+		if i := strings.Index(s, ". "); i >= 0 {
+			return s[:i+1]
+		}
+		return s
+	}
+	return s[:cut+1]
+}
+
+// captureExamples are a capture tool's example calls: the provider's
+// representative workload, with the default analysis's top bound, and with
+// a budget.
+func captureExamples(p *capture.Provider, ops []*registry.Operation) []string {
+	argv := p.Example
+	if len(argv) == 0 {
+		argv = []string{"./workload"}
+	}
+	ex := evidence.Object{"argv": argv, "budget": evidence.Object{"timeout_seconds": 600}}
+	if len(ops) > 0 && slices.Contains(param.Names(ops[0].Params()), "top") {
+		ex["analysis"] = evidence.Object{"top": 10}
+	}
+	j, err := evidence.Canonical(ex)
+	if err != nil {
+		return nil
+	}
+	return []string{string(j)}
 }
 
 // sortedNames returns the keys of m, sorted.

@@ -149,12 +149,15 @@ func (t *Text) layout(w int) layout {
 		out = append(out, col)
 	}
 	seriesTellApart(out)
-	kept, noRoom := fit(out, w)
+	kept, noRoom := out, []string(nil)
+	if w > 0 {
+		kept, noRoom = fit(out, w)
+	}
 
 	var l layout
 	for _, c := range kept {
 		for i, s := range c.cells {
-			if Width(s) > c.width {
+			if w > 0 && Width(s) > c.width {
 				c.cut++
 				switch c.shrink {
 				case cutMid:
@@ -171,6 +174,13 @@ func (t *Text) layout(w int) layout {
 		var b strings.Builder
 		for i, c := range kept {
 			s := get(c)
+			if w <= 0 {
+				if i > 0 {
+					b.WriteByte('\t')
+				}
+				b.WriteString(s)
+				continue
+			}
 			pad := strings.Repeat(" ", max(0, c.width-Width(s)))
 			if c.right {
 				b.WriteString(pad + s)
@@ -183,8 +193,12 @@ func (t *Text) layout(w int) layout {
 		}
 		return b.String()
 	}
-	l.lines = append(l.lines, row(func(c *column) string { return cutEnd(c.label, c.width) }))
-	l.lines = append(l.lines, row(func(c *column) string { return strings.Repeat("-", c.width) }))
+	if w <= 0 {
+		l.lines = append(l.lines, row(func(c *column) string { return c.label }))
+	} else {
+		l.lines = append(l.lines, row(func(c *column) string { return cutEnd(c.label, c.width) }))
+		l.lines = append(l.lines, row(func(c *column) string { return strings.Repeat("-", c.width) }))
+	}
 	for i := range t.rows {
 		l.lines = append(l.lines, row(func(c *column) string { return c.cells[i] }))
 	}
@@ -203,7 +217,7 @@ func (t *Text) layout(w int) layout {
 		hidden = append(hidden, strings.Join(noRoom, ", ")+fmt.Sprintf(" (no room in %d columns)", w))
 	}
 	if len(hidden) > 0 {
-		l.footer = append(l.footer, "hidden: "+strings.Join(hidden, "; ")+"; --format jsonl shows every column")
+		l.footer = append(l.footer, "hidden: "+strings.Join(hidden, "; ")+"; "+t.full()+" shows every column")
 	}
 	var cut []string
 	for _, c := range kept {
@@ -212,7 +226,7 @@ func (t *Text) layout(w int) layout {
 		}
 	}
 	if len(cut) > 0 {
-		l.footer = append(l.footer, fmt.Sprintf("cut to fit %d columns (…): %s; --format jsonl has the whole text", w, strings.Join(cut, ", ")))
+		l.footer = append(l.footer, fmt.Sprintf("cut to fit %d columns (…): %s; %s has the whole text", w, strings.Join(cut, ", "), t.full()))
 	}
 	var shown, native []string
 	for _, name := range zeroBased {

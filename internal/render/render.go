@@ -41,6 +41,13 @@ type Text struct {
 	// environment variable, else the size of the terminal W writes to,
 	// else DefaultWidth.
 	Width int
+	// Plain lays the table out for a program or a model rather than a
+	// terminal: no width, so no column is dropped or cut for room; cells
+	// are separated by one tab, unpadded, with no rule under the labels.
+	Plain bool
+	// Full says where every column and the whole text are, in the words
+	// of the caller's surface (default "--format jsonl").
+	Full string
 
 	header    *evidence.Table
 	rows      []evidence.Object
@@ -91,6 +98,9 @@ func (t *Text) Pass(b evidence.Block) error {
 }
 
 func (t *Text) width() int {
+	if t.Plain {
+		return 0
+	}
 	w := t.Width
 	if w <= 0 {
 		if n, err := strconv.Atoi(strings.TrimSpace(os.Getenv("COLUMNS"))); err == nil && n > 0 {
@@ -132,7 +142,13 @@ func (t *Text) End(s *evidence.Summary) error {
 	s.RowsEmitted = int64(len(t.rows))
 	w := t.width()
 	var out []string
-	add := func(text string) { out = append(out, wrap(text, w)...) }
+	add := func(text string) {
+		if w <= 0 {
+			out = append(out, text)
+			return
+		}
+		out = append(out, wrap(text, w)...)
+	}
 
 	add(fmt.Sprintf("%s (%s, %s evidence)", t.header.Name, t.header.Operation, t.header.Evidence))
 	if a := t.artifactLine(); a != "" {
@@ -169,7 +185,7 @@ func (t *Text) End(s *evidence.Summary) error {
 	t.tables++
 	for _, line := range out {
 		// A last guard: nothing is ever printed wider than the width.
-		if Width(line) > w {
+		if w > 0 && Width(line) > w {
 			line = cutEnd(line, w)
 		}
 		b.WriteString(strings.TrimRight(line, " "))
@@ -202,6 +218,14 @@ func (t *Text) artifactLine() string {
 		return "artifact: " + names[0]
 	}
 	return fmt.Sprintf("%d artifacts: %s", len(ids), strings.Join(names, ", "))
+}
+
+// full is where the caller finds every column and the whole text.
+func (t *Text) full() string {
+	if t.Full != "" {
+		return t.Full
+	}
+	return "--format jsonl"
 }
 
 func short(id string) string {

@@ -16,6 +16,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/internal/formats/csvpreview"
 	"github.com/flameox/flameox/internal/formats/jsonpreview"
+	"github.com/flameox/flameox/internal/formats/memray"
 	obsformat "github.com/flameox/flameox/internal/formats/observations"
 	"github.com/flameox/flameox/internal/formats/parquetpreview"
 	"github.com/flameox/flameox/internal/formats/perfscript"
@@ -45,6 +46,8 @@ var formatList = []*formats.Spec{
 	perfscript.ScriptSpec,
 	collapsed.Spec,
 	pprof.Spec,
+	// Memory profiles
+	memray.Spec,
 	// Reliability
 	pytestevents.Spec,
 	obsformat.Spec,
@@ -60,11 +63,15 @@ var formatList = []*formats.Spec{
 	parquetpreview.Spec,
 }
 
+// opMemoryHotspots names the operation defined in memory.go.
+const opMemoryHotspots = "summarize_memory_hotspots"
+
 // operationList is every analysis operation. Operation names are written
 // here and nowhere else (Check reads the sources to hold that).
 var operationList = []*Operation{
 	summarizeCPUHotspots,
 	summarizeCPUCallerEdges,
+	summarizeMemoryHotspots,
 	summarizeFailures,
 	summarizeObservations,
 	previewArtifact,

@@ -27,6 +27,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/speedscope"
 	"github.com/flameox/flameox/internal/formats/text"
 	"github.com/flameox/flameox/internal/formats/v8cpu"
+	"github.com/flameox/flameox/internal/formats/v8heap"
 	"github.com/flameox/flameox/internal/projection/coverage"
 	"github.com/flameox/flameox/internal/projection/cpu"
 	"github.com/flameox/flameox/internal/projection/failures"
@@ -48,6 +49,7 @@ var formatList = []*formats.Spec{
 	pprof.Spec,
 	// Memory profiles
 	memray.Spec,
+	v8heap.Spec,
 	// Reliability
 	pytestevents.Spec,
 	obsformat.Spec,

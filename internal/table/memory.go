@@ -31,11 +31,11 @@ const (
 // so one projection ranks them all.
 type MemoryFrame struct {
 	FrameSite
-	Population     string `col:"population" doc:"high_watermark, leaked (Memray) or sampled (V8): the allocations the row's values describe"`
-	SelfBytes      int64  `col:"self_bytes,unit=bytes" doc:"bytes of the population allocated where the frame is the leaf; V8: the sampled size estimate (selfSize)"`
-	InclusiveBytes int64  `col:"inclusive_bytes,unit=bytes" doc:"bytes of the population whose stack holds the frame, each allocation counted once however often the frame recurs"`
-	SelfCount      int64  `col:"self_count,unit=*" doc:"allocations (Memray) or native sample records (V8) where the frame is the leaf"`
-	InclusiveCount int64  `col:"inclusive_count,unit=*" doc:"allocations or sample records whose stack holds the frame, each counted once"`
+	Population     string      `col:"population" doc:"high_watermark, leaked (Memray) or sampled (V8): the allocations the row's values describe"`
+	SelfBytes      int64       `col:"self_bytes,unit=bytes" doc:"bytes of the population allocated where the frame is the leaf; V8: the sampled size estimate (selfSize)"`
+	InclusiveBytes int64       `col:"inclusive_bytes,unit=bytes" doc:"bytes of the population whose stack holds the frame, each allocation counted once however often the frame recurs"`
+	SelfCount      Null[int64] `col:"self_count,unit=*" doc:"allocations (Memray) or native sample records (V8) where the frame is the leaf; null when the profile records no samples (Node before 12)"`
+	InclusiveCount Null[int64] `col:"inclusive_count,unit=*" doc:"allocations or sample records whose stack holds the frame, each counted once; null when not recorded"`
 }
 
 // MemoryFrames is the memory.frames schema; counts are in the table's
@@ -53,8 +53,8 @@ type MemoryHotspot struct {
 	SelfShare      Null[float64] `col:"self_share,unit=ratio" doc:"self_bytes / the population's bytes; null when it has none"`
 	InclusiveBytes int64         `col:"inclusive_bytes,unit=bytes" doc:"bytes whose stack holds the frame, each allocation once"`
 	InclusiveShare Null[float64] `col:"inclusive_share,unit=ratio" doc:"inclusive_bytes / the population's bytes"`
-	SelfCount      int64         `col:"self_count,unit=*" doc:"allocations or sample records where the frame is the leaf"`
-	InclusiveCount int64         `col:"inclusive_count,unit=*" doc:"allocations or sample records whose stack holds the frame"`
+	SelfCount      Null[int64]   `col:"self_count,unit=*" doc:"allocations or sample records where the frame is the leaf; null when not recorded"`
+	InclusiveCount Null[int64]   `col:"inclusive_count,unit=*" doc:"allocations or sample records whose stack holds the frame; null when not recorded"`
 }
 
 // MemoryHotspots is the memory.hotspots schema.

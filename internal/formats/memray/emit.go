@@ -182,7 +182,7 @@ func (c *capture) emit(in *formats.Input, out formats.Sink) error {
 			},
 			Population: population,
 			SelfBytes:  r.self.bytes, InclusiveBytes: r.incl.bytes,
-			SelfCount: r.self.count, InclusiveCount: r.incl.count,
+			SelfCount: table.Some(r.self.count), InclusiveCount: table.Some(r.incl.count),
 		}
 		if err := tw.Row(&out2[i]); err != nil {
 			return err

@@ -10,6 +10,7 @@ package memory
 import (
 	"fmt"
 	"regexp"
+	"slices"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
@@ -64,6 +65,7 @@ type agg struct {
 	row        table.MemoryFrame
 	artifact   string
 	self, incl [2]int64 // bytes, count
+	noCount    bool     // a row merged in records no count
 }
 
 type hotspots struct {
@@ -77,9 +79,9 @@ type hotspots struct {
 
 	rows  map[key]*agg
 	order []*agg
-	// selectedSelf sums the self values of the selected thread's rows:
-	// the denominator of a share when a thread is selected.
-	selectedSelf [2]int64
+	// selectedSelf sums the self bytes of the selected thread's rows: the
+	// denominator of a share when a thread is selected.
+	selectedSelf [1]int64
 	threads      map[string]bool
 	matched      int64
 }
@@ -154,7 +156,6 @@ func (h *hotspots) Row(t *evidence.Table, row any) error {
 		return nil
 	}
 	h.selectedSelf[0] += f.SelfBytes
-	h.selectedSelf[1] += f.SelfCount
 	if h.fn != nil && !h.fn.MatchString(f.Function) || h.file != nil && !h.file.MatchString(f.File.V) {
 		return nil
 	}
@@ -173,9 +174,10 @@ func (h *hotspots) Row(t *evidence.Table, row any) error {
 		h.order = append(h.order, a)
 	}
 	a.self[0] += f.SelfBytes
-	a.self[1] += f.SelfCount
 	a.incl[0] += f.InclusiveBytes
-	a.incl[1] += f.InclusiveCount
+	a.self[1] += f.SelfCount.V
+	a.incl[1] += f.InclusiveCount.V
+	a.noCount = a.noCount || !f.SelfCount.Valid || !f.InclusiveCount.Valid
 	return nil
 }
 
@@ -207,6 +209,14 @@ func (h *hotspots) before(a, b *agg) bool {
 		return a.row.FrameID < b.row.FrameID
 	}
 	return a.row.Thread.V < b.row.Thread.V
+}
+
+// count is a merged count; null when a row merged in records none.
+func count(a *agg, n int64) table.Null[int64] {
+	if a.noCount {
+		return table.Null[int64]{}
+	}
+	return table.Some(n)
 }
 
 func (h *hotspots) Finish(w projection.Emitter) error {
@@ -253,7 +263,7 @@ func (h *hotspots) Finish(w projection.Emitter) error {
 		population = a.row.Population
 		if err := res.Row(&table.MemoryHotspot{Rank: int64(i + 1), ArtifactID: a.artifact, FrameSite: a.row.FrameSite,
 			Population: a.row.Population, SelfBytes: a.self[0], SelfShare: share(a.self[0]),
-			InclusiveBytes: a.incl[0], InclusiveShare: share(a.incl[0]), SelfCount: a.self[1], InclusiveCount: a.incl[1]}, ""); err != nil {
+			InclusiveBytes: a.incl[0], InclusiveShare: share(a.incl[0]), SelfCount: count(a, a.self[1]), InclusiveCount: count(a, a.incl[1])}, ""); err != nil {
 			return err
 		}
 	}
@@ -272,6 +282,9 @@ func (h *hotspots) Finish(w projection.Emitter) error {
 	if h.thread != "" && !h.threads[h.thread] {
 		s.Limit(fmt.Sprintf("no row has thread %q: an empty result is not evidence that it allocated nothing", h.thread))
 		s.Complete = false
+	}
+	if (h.rankBy == RankSelfCount || h.rankBy == RankInclusiveCount) && slices.ContainsFunc(h.order, func(a *agg) bool { return a.noCount }) {
+		s.Limit("some profiles record no sample counts (null): those rows rank as if their count were 0")
 	}
 	if h.matched == 0 && (h.fn != nil || h.file != nil) {
 		s.Limit("no frame matched the function or file pattern")

@@ -70,6 +70,13 @@ type codeObject struct {
 type treeNode struct {
 	frame  uint32
 	parent uint32
+	// kids are the node's children, scanned before the maps: a call
+	// site has few callees, and the scan costs less than two lookups.
+	kids []uint32
+	// The location of the node's stack for thread locTID (loc+1; 0:
+	// none yet): nearly every stack is one thread's.
+	locTID uint64
+	loc    uint32
 }
 
 // usage is bytes and allocations.
@@ -132,10 +139,6 @@ type capture struct {
 
 	locs   []location
 	locIdx map[locKey]uint32
-	// The last location looked up, for runs of allocations on one stack.
-	lastKey locKey
-	lastLoc uint32
-	haveKey bool
 
 	live  *liveMap
 	mmaps []interval
@@ -200,6 +203,26 @@ func (c *capture) registerFrame(f pyFrame) (uint32, error) {
 	return id, nil
 }
 
+// maxKids is how many children a node scans before its lookups go to
+// the maps.
+const maxKids = 8
+
+// push is the node of frame f pushed on the stack whose top is parent.
+func (c *capture) push(parent uint32, f pyFrame) (uint32, error) {
+	if kids := c.nodes[parent].kids; len(kids) < maxKids {
+		for _, k := range kids {
+			if c.frames[c.nodes[k].frame] == f {
+				return k, nil
+			}
+		}
+	}
+	id, err := c.registerFrame(f)
+	if err != nil {
+		return 0, err
+	}
+	return c.traceIndex(parent, id)
+}
+
 // traceIndex is memray's FrameTree.getTraceIndex: the node of frame
 // under parent, made when new.
 func (c *capture) traceIndex(parent, frame uint32) (uint32, error) {
@@ -213,15 +236,19 @@ func (c *capture) traceIndex(parent, frame uint32) (uint32, error) {
 	n := uint32(len(c.nodes))
 	c.nodes = append(c.nodes, treeNode{frame: frame, parent: parent})
 	c.child[k] = n
+	if p := &c.nodes[parent]; len(p.kids) < maxKids {
+		p.kids = append(p.kids, n)
+	}
 	return n, nil
 }
 
 // location returns the index of the (thread, stack) location.
 func (c *capture) location(tid uint64, stack uint32) (uint32, error) {
-	k := locKey{tid, stack}
-	if c.haveKey && k == c.lastKey {
-		return c.lastLoc, nil
+	n := &c.nodes[stack]
+	if n.loc != 0 && n.locTID == tid {
+		return n.loc - 1, nil
 	}
+	k := locKey{tid, stack}
 	i, ok := c.locIdx[k]
 	if !ok {
 		if int64(len(c.locs)) >= c.maxLimitLocation {
@@ -231,7 +258,9 @@ func (c *capture) location(tid uint64, stack uint32) (uint32, error) {
 		c.locs = append(c.locs, location{tid: tid, stack: stack, stamp: c.peaks})
 		c.locIdx[k] = i
 	}
-	c.lastKey, c.lastLoc, c.haveKey = k, i, true
+	if n.loc == 0 {
+		n.loc, n.locTID = i+1, tid
+	}
 	return i, nil
 }
 
@@ -416,7 +445,7 @@ func (c *capture) segmentHeader(s *source) error {
 		return err
 	}
 	for i := uint64(0); i < n; i++ {
-		at := s.off
+		at := s.offset()
 		t, err := s.byte()
 		if err != nil {
 			return err
@@ -463,8 +492,8 @@ func (c *capture) readAll(ctx context.Context, s *source) error {
 	maxRecords := c.in.Limit(LimitRecords)
 	var n int64
 	for {
-		at := s.off
-		b, err := s.r.ReadByte()
+		at := s.offset()
+		b, err := s.next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				c.truncated = errors.New("the stream ends without memray's trailer record")
@@ -472,7 +501,6 @@ func (c *capture) readAll(ctx context.Context, s *source) error {
 			}
 			return err
 		}
-		s.off++
 		n++
 		if n > maxRecords {
 			return c.in.ExceededAt(LimitRecords, nil, at)
@@ -559,15 +587,11 @@ func (c *capture) record(s *source, b byte, at int64) error {
 		if err != nil {
 			return err
 		}
-		id, err := c.registerFrame(pyFrame{code: code, offset: int32(off), entry: b&1 != 0})
-		if err != nil {
-			return err
-		}
 		var parent uint32
 		if n := len(c.cur.stack); n > 0 {
 			parent = c.cur.stack[n-1]
 		}
-		node, err := c.traceIndex(parent, id)
+		node, err := c.push(parent, pyFrame{code: code, offset: int32(off), entry: b&1 != 0})
 		if err != nil {
 			return err
 		}
@@ -641,22 +665,18 @@ func (c *capture) record(s *source, b byte, at int64) error {
 // its reader ignores them. Zeros to the end of the stream are that
 // ending; anything else after a zero type byte is corrupt.
 func (c *capture) zeroTail(s *source, at int64) error {
-	var buf [4096]byte
-	for {
-		n, err := s.r.Read(buf[:])
-		for _, b := range buf[:n] {
-			if b != 0 {
+	err := s.rest(func(b []byte) error {
+		for _, x := range b {
+			if x != 0 {
 				return s.failure(at, "record type 0x00, and non-zero bytes after it")
 			}
 		}
-		s.off += int64(n)
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return errZeroTail
-			}
-			return err
-		}
+		return nil
+	})
+	if errors.Is(err, io.EOF) {
+		return errZeroTail
 	}
+	return err
 }
 
 // readAggregated reads an aggregated capture (memray run --aggregate):
@@ -667,8 +687,8 @@ func (c *capture) readAggregated(ctx context.Context, s *source) error {
 	maxRecords := c.in.Limit(LimitRecords)
 	var n int64
 	for {
-		at := s.off
-		b, err := s.r.ReadByte()
+		at := s.offset()
+		b, err := s.next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				c.truncated = errors.New("the aggregated capture ends without its trailer record")
@@ -676,7 +696,6 @@ func (c *capture) readAggregated(ctx context.Context, s *source) error {
 			}
 			return err
 		}
-		s.off++
 		n++
 		if n > maxRecords {
 			return c.in.ExceededAt(LimitRecords, nil, at)

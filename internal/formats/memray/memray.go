@@ -297,7 +297,8 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		r = zr
 	}
 	cr := &countReader{r: r, max: in.Limit(LimitDecompressed), in: in}
-	s := &source{r: bufio.NewReaderSize(cr, 1<<18), lz4: compressed, maxString: in.Limit(LimitString)}
+	s := newSource(cr, 1<<20)
+	s.lz4, s.maxString = compressed, in.Limit(LimitString)
 	s.stringErr = func(observed any, off int64) error { return in.ExceededAt(LimitString, observed, off) }
 	h, err := readHeader(s)
 	if err != nil {

@@ -1,7 +1,7 @@
 package memray
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,47 +11,104 @@ import (
 )
 
 // source reads the record stream (decompressed when the file is an LZ4
-// frame) and counts its bytes, so failures name the offset of the record
-// they are in.
+// frame) from a buffer of its own, so the per-byte reads of the record
+// loop stay inline, and counts its bytes, so failures name the offset of
+// the record they are in.
 type source struct {
-	r   *bufio.Reader
-	off int64 // bytes of the record stream consumed
-	lz4 bool  // offsets are in the decompressed stream
+	r        io.Reader
+	buf      []byte
+	pos, end int
+	base     int64 // stream offset of buf[0]
+	err      error // the reader's error, once it gave one
+	lz4      bool  // offsets are in the decompressed stream
 	// maxString bounds one NUL-terminated string or line table.
 	maxString int64
 	stringErr func(observed any, off int64) error
-	buf       []byte
+}
+
+func newSource(r io.Reader, size int) *source {
+	return &source{r: r, buf: make([]byte, size)}
 }
 
 // errTruncated is a record cut by the end of the stream.
 var errTruncated = errors.New("the record stream ends inside a record")
 
-func (s *source) byte() (byte, error) {
-	b, err := s.r.ReadByte()
-	if err != nil {
-		return 0, s.eof(err)
+// offset is the stream offset of the next byte.
+func (s *source) offset() int64 { return s.base + int64(s.pos) }
+
+// fill moves the unread bytes to the front and reads more; it fails only
+// when nothing more can be read.
+func (s *source) fill() error {
+	if s.err != nil {
+		return s.err
 	}
-	s.off++
+	if s.pos > 0 {
+		n := copy(s.buf, s.buf[s.pos:s.end])
+		s.base += int64(s.pos)
+		s.pos, s.end = 0, n
+	}
+	for s.end < len(s.buf) {
+		n, err := s.r.Read(s.buf[s.end:])
+		s.end += n
+		if err != nil {
+			s.err = err
+			if n > 0 {
+				return nil
+			}
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+	}
+	return nil
+}
+
+// next is the next byte, or the reader's error (io.EOF at the end).
+func (s *source) next() (byte, error) {
+	if s.pos < s.end {
+		b := s.buf[s.pos]
+		s.pos++
+		return b, nil
+	}
+	if err := s.fill(); err != nil {
+		return 0, err
+	}
+	b := s.buf[s.pos]
+	s.pos++
 	return b, nil
 }
 
+// byte is next inside a record: the end of the stream is errTruncated.
+func (s *source) byte() (byte, error) {
+	if s.pos < s.end {
+		b := s.buf[s.pos]
+		s.pos++
+		return b, nil
+	}
+	b, err := s.next()
+	return b, s.eof(err)
+}
+
 func (s *source) eof(err error) error {
-	if errors.Is(err, io.EOF) {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return errTruncated
 	}
 	return err
 }
 
-// fixed reads n bytes (n <= 72) into s.buf.
+// fixed returns the next n bytes (n <= 72), valid until the next read.
 func (s *source) fixed(n int) ([]byte, error) {
-	if cap(s.buf) < n {
-		s.buf = make([]byte, n, 256)
+	for s.end-s.pos < n {
+		if err := s.fill(); err != nil {
+			return nil, s.eof(err)
+		}
+		if s.end-s.pos < n && s.err != nil {
+			return nil, s.eof(s.err)
+		}
 	}
-	b := s.buf[:n]
-	if _, err := io.ReadFull(s.r, b); err != nil {
-		return nil, s.eof(err)
-	}
-	s.off += int64(n)
+	b := s.buf[s.pos : s.pos+n]
+	s.pos += n
 	return b, nil
 }
 
@@ -73,16 +130,22 @@ func (s *source) i32() (int32, error) {
 
 // varint reads memray's unsigned LEB128 varint (at most 64 bits).
 func (s *source) varint() (uint64, error) {
+	// Fast path: one byte, in the buffer.
+	if s.pos < s.end {
+		if b := s.buf[s.pos]; b < 0x80 {
+			s.pos++
+			return uint64(b), nil
+		}
+	}
 	var v uint64
 	for shift := uint(0); ; shift += 7 {
 		if shift >= 64 {
 			return 0, fmt.Errorf("a varint longer than 64 bits")
 		}
-		b, err := s.r.ReadByte()
+		b, err := s.byte()
 		if err != nil {
-			return 0, s.eof(err)
+			return 0, err
 		}
-		s.off++
 		v |= uint64(b&0x7f) << shift
 		if b&0x80 == 0 {
 			return v, nil
@@ -109,25 +172,28 @@ func (s *source) delta(prev *uint64) (uint64, error) {
 
 // cstring reads a NUL-terminated string of at most maxString bytes.
 func (s *source) cstring() (string, error) {
-	start := s.off
-	line, err := s.r.ReadSlice(0)
-	if err == nil && int64(len(line)-1) <= s.maxString {
-		s.off += int64(len(line))
-		return string(line[:len(line)-1]), nil
-	}
+	start := s.offset()
 	var out []byte
 	for {
-		out = append(out, line...)
-		s.off += int64(len(line))
-		if int64(len(out)) > s.maxString+1 {
+		if i := bytes.IndexByte(s.buf[s.pos:s.end], 0); i >= 0 {
+			if int64(len(out)+i) > s.maxString {
+				return "", s.stringErr(nil, start)
+			}
+			var str string
+			if out == nil {
+				str = string(s.buf[s.pos : s.pos+i])
+			} else {
+				str = string(append(out, s.buf[s.pos:s.pos+i]...))
+			}
+			s.pos += i + 1
+			return str, nil
+		}
+		out = append(out, s.buf[s.pos:s.end]...)
+		s.pos = s.end
+		if int64(len(out)) > s.maxString {
 			return "", s.stringErr(nil, start)
 		}
-		switch {
-		case err == nil:
-			return string(out[:len(out)-1]), nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			line, err = s.r.ReadSlice(0)
-		default:
+		if err := s.fill(); err != nil {
 			return "", s.eof(err)
 		}
 	}
@@ -136,14 +202,33 @@ func (s *source) cstring() (string, error) {
 // bytes reads n bytes of a line table, bounded like a string.
 func (s *source) bytes(n uint64) ([]byte, error) {
 	if n > uint64(s.maxString) {
-		return nil, s.stringErr(int64(n), s.off)
+		return nil, s.stringErr(int64(n), s.offset())
 	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(s.r, b); err != nil {
-		return nil, s.eof(err)
+	out := make([]byte, 0, n)
+	for uint64(len(out)) < n {
+		if s.pos == s.end {
+			if err := s.fill(); err != nil {
+				return nil, s.eof(err)
+			}
+		}
+		k := min(int(n)-len(out), s.end-s.pos)
+		out = append(out, s.buf[s.pos:s.pos+k]...)
+		s.pos += k
 	}
-	s.off += int64(n)
-	return b, nil
+	return out, nil
+}
+
+// rest reads to the end of the stream, calling fn with each chunk.
+func (s *source) rest(fn func([]byte) error) error {
+	for {
+		if err := fn(s.buf[s.pos:s.end]); err != nil {
+			return err
+		}
+		s.pos = s.end
+		if err := s.fill(); err != nil {
+			return err
+		}
+	}
 }
 
 // failure is a DECODE_FAILURE at a record that starts at off.

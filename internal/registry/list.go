@@ -4,6 +4,7 @@ import (
 	"github.com/flameox/flameox/internal/capture"
 	coverageprovider "github.com/flameox/flameox/internal/capture/providers/coverage"
 	"github.com/flameox/flameox/internal/capture/providers/node"
+	"github.com/flameox/flameox/internal/capture/providers/nodeheap"
 	obsprovider "github.com/flameox/flameox/internal/capture/providers/observations"
 	"github.com/flameox/flameox/internal/capture/providers/perf"
 	"github.com/flameox/flameox/internal/capture/providers/process"
@@ -260,6 +261,7 @@ var providerList = []*capture.Provider{
 	feeds(node.Provider, summarizeCPUHotspots, summarizeCPUCallerEdges),
 	feeds(pyspy.Provider, summarizeCPUHotspots, summarizeCPUCallerEdges),
 	feeds(perf.Provider, summarizeCPUHotspots, summarizeCPUCallerEdges),
+	feeds(nodeheap.Provider, summarizeMemoryHotspots),
 	feeds(pytestprovider.Provider, summarizeFailures),
 	feeds(obsprovider.Provider, summarizeObservations),
 	feeds(coverageprovider.Provider, summarizeCoverage),

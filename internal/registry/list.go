@@ -3,6 +3,7 @@ package registry
 import (
 	"github.com/flameox/flameox/internal/capture"
 	coverageprovider "github.com/flameox/flameox/internal/capture/providers/coverage"
+	memrayprovider "github.com/flameox/flameox/internal/capture/providers/memray"
 	"github.com/flameox/flameox/internal/capture/providers/node"
 	"github.com/flameox/flameox/internal/capture/providers/nodeheap"
 	obsprovider "github.com/flameox/flameox/internal/capture/providers/observations"
@@ -262,6 +263,7 @@ var providerList = []*capture.Provider{
 	feeds(pyspy.Provider, summarizeCPUHotspots, summarizeCPUCallerEdges),
 	feeds(perf.Provider, summarizeCPUHotspots, summarizeCPUCallerEdges),
 	feeds(nodeheap.Provider, summarizeMemoryHotspots),
+	feeds(memrayprovider.Provider, summarizeMemoryHotspots),
 	feeds(pytestprovider.Provider, summarizeFailures),
 	feeds(obsprovider.Provider, summarizeObservations),
 	feeds(coverageprovider.Provider, summarizeCoverage),

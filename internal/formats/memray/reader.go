@@ -47,7 +47,13 @@ func (s *source) fill() error {
 		s.base += int64(s.pos)
 		s.pos, s.end = 0, n
 	}
-	for s.end < len(s.buf) {
+	for zero := 0; s.end < len(s.buf); zero++ {
+		if zero == 100 {
+			// A reader that keeps returning nothing (an LZ4 frame of
+			// empty blocks) must not spin.
+			s.err = io.ErrNoProgress
+			return s.err
+		}
 		n, err := s.r.Read(s.buf[s.end:])
 		s.end += n
 		if err != nil {

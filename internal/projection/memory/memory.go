@@ -50,8 +50,7 @@ var Hotspots = &projection.Spec{
 
 // state is what the projection keeps of one admitted table.
 type state struct {
-	countUnit  string
-	population string
+	countUnit string
 }
 
 type key struct {
@@ -84,6 +83,7 @@ type hotspots struct {
 	selectedSelf [1]int64
 	threads      map[string]bool
 	matched      int64
+	population   string // of every row read
 }
 
 func newHotspots(args evidence.Object, _ map[string]bool) (projection.Projector, error) {
@@ -144,10 +144,12 @@ func (h *hotspots) Row(t *evidence.Table, row any) error {
 	if err != nil {
 		return err
 	}
-	if x.State.population == "" {
-		x.State.population = f.Population
-	} else if f.Population != x.State.population {
-		return evidence.Failf(evidence.CodeInvalidArgument, "table %s mixes populations %s and %s", t.ID, x.State.population, f.Population)
+	if h.population == "" {
+		h.population = f.Population
+	} else if f.Population != h.population {
+		return &evidence.Failure{Code: evidence.CodeInvalidArgument,
+			Message: fmt.Sprintf("table %s holds %s rows, the rows before it %s: populations do not rank together; rank each separately", t.ID, f.Population, h.population),
+			Details: evidence.Object{"populations": []string{h.population, f.Population}}}
 	}
 	if f.Thread.Valid {
 		h.threads[f.Thread.V] = true

@@ -146,3 +146,15 @@ func BenchmarkHotspots(b *testing.B) {
 		}
 	}
 }
+
+// TestPopulationsDoNotPool: a high-watermark table and a leaks table do
+// not rank together.
+func TestPopulationsDoNotPool(t *testing.T) {
+	hwm := projectiontest.Decode(t, memray.Spec, capture, nil)
+	lk := projectiontest.Decode(t, memray.Spec, capture, leaked)
+	lk[0].Header.ID += ".leaked" // the same artifact decoded twice
+	_, err := projectiontest.Run(Hotspots, evidence.Object{}, append(hwm, lk...)...)
+	if evidence.CodeOf(err) != evidence.CodeInvalidArgument || !strings.Contains(err.Error(), "populations do not rank together") {
+		t.Fatalf("%v", err)
+	}
+}

@@ -119,8 +119,10 @@ type capture struct {
 	in         *formats.Input
 	compressed bool
 
-	// Stream decoding state.
+	// Stream decoding state. The pointer cache is a ring: entry k (0 the
+	// newest) is cache[(head+k)%15].
 	cache                  [15]uint64
+	head                   int
 	lastPtr, lastIP, lastN uint64
 	lastFirstLine          uint64
 	tid                    uint64
@@ -393,15 +395,23 @@ func (c *capture) munmap(addr, size uint64) {
 // enters the cache.
 func (c *capture) pointer(s *source, idx byte) (uint64, error) {
 	if idx != 15 {
-		return c.cache[idx], nil
+		j := c.head + int(idx)
+		if j >= 15 {
+			j -= 15
+		}
+		return c.cache[j], nil
 	}
 	v, err := s.delta(&c.lastPtr)
 	if err != nil {
 		return 0, err
 	}
 	addr := v << 3
-	copy(c.cache[1:], c.cache[:14])
-	c.cache[0] = addr
+	// The new address becomes entry 0; the oldest (entry 14) drops.
+	c.head--
+	if c.head < 0 {
+		c.head = 14
+	}
+	c.cache[c.head] = addr
 	return addr, nil
 }
 

@@ -136,12 +136,18 @@ func (s *source) i32() (int32, error) {
 
 // varint reads memray's unsigned LEB128 varint (at most 64 bits).
 func (s *source) varint() (uint64, error) {
-	// Fast path: one byte, in the buffer.
-	if s.pos < s.end {
-		if b := s.buf[s.pos]; b < 0x80 {
-			s.pos++
-			return uint64(b), nil
+	// Fast path: the longest varint is in the buffer.
+	if s.end-s.pos >= 10 {
+		buf := s.buf[s.pos : s.pos+10]
+		var v uint64
+		for i, b := range buf {
+			v |= uint64(b&0x7f) << (7 * i)
+			if b < 0x80 {
+				s.pos += i + 1
+				return v, nil
+			}
 		}
+		return 0, fmt.Errorf("a varint longer than 64 bits")
 	}
 	var v uint64
 	for shift := uint(0); ; shift += 7 {

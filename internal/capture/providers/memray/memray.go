@@ -63,7 +63,7 @@ var Provider = &capture.Provider{
 			Doc: "track pymalloc's small allocations one by one (memray run --trace-python-allocators); larger captures"},
 		{Name: "aggregate", Type: param.Bool, Default: false,
 			Doc: "let memray aggregate while it runs (memray run --aggregate): a small capture with only the high watermark and leaks, no allocation history"},
-		{Name: "compress", Type: param.Bool, Default: true, Doc: "let memray LZ4-compress the capture on exit (its default; false: --no-compress)"},
+		{Name: "no_compress", Type: param.Bool, Default: false, Doc: "keep the capture uncompressed (memray run --no-compress); memray LZ4-compresses it on exit by default"},
 	},
 	Artifacts: []capture.Role{{
 		Role: "memray-capture", Format: memrayformat.Spec.Name, Pattern: CaptureFile, Required: true,
@@ -172,15 +172,12 @@ func Plan(req *capture.Request, scratch string, r *capture.Resolved) (*capture.P
 		return nil, evidence.Failf(evidence.CodeInternal, "memray plan without a resolved interpreter")
 	}
 	cmd := []string{r.Executable.Path, "-m", "memray", "run", "-q", "-o", filepath.Join(scratch, CaptureFile)}
-	flag := func(arg, name string, want bool) {
-		if b, _ := req.Args[arg].(bool); b == want {
-			cmd = append(cmd, name)
+	for _, f := range [][2]string{{"native", "--native"}, {"trace_python_allocators", "--trace-python-allocators"},
+		{"aggregate", "--aggregate"}, {"no_compress", "--no-compress"}} {
+		if b, _ := req.Args[f[0]].(bool); b {
+			cmd = append(cmd, f[1])
 		}
 	}
-	flag("native", "--native", true)
-	flag("trace_python_allocators", "--trace-python-allocators", true)
-	flag("aggregate", "--aggregate", true)
-	flag("compress", "--no-compress", false)
 	cmd = append(cmd, req.Argv[1:]...)
 	return &capture.Plan{
 		Command:   cmd,

@@ -24,9 +24,9 @@ func TestPlan(t *testing.T) {
 		args evidence.Object
 		want string
 	}{
-		{[]string{"python", "app.py", "x"}, evidence.Object{"compress": true}, "/venv/bin/python -m memray run -q -o /s/capture.bin app.py x"},
-		{[]string{"python", "-m", "pkg"}, evidence.Object{"native": true, "compress": false}, "/venv/bin/python -m memray run -q -o /s/capture.bin --native --no-compress -m pkg"},
-		{[]string{"python", "app.py"}, evidence.Object{"trace_python_allocators": true, "aggregate": true, "compress": true},
+		{[]string{"python", "app.py", "x"}, evidence.Object{}, "/venv/bin/python -m memray run -q -o /s/capture.bin app.py x"},
+		{[]string{"python", "-m", "pkg"}, evidence.Object{"native": true, "no_compress": true}, "/venv/bin/python -m memray run -q -o /s/capture.bin --native --no-compress -m pkg"},
+		{[]string{"python", "app.py"}, evidence.Object{"trace_python_allocators": true, "aggregate": true},
 			"/venv/bin/python -m memray run -q -o /s/capture.bin --trace-python-allocators --aggregate app.py"},
 	} {
 		p, err := Plan(&capture.Request{Argv: c.argv, Args: c.args}, "/s", r)
@@ -83,7 +83,7 @@ func TestCaptureDecodes(t *testing.T) {
 	var buf bytes.Buffer
 	w := wire.NewWriter(&buf)
 	c, err := capture.Run(context.Background(), Provider, &capture.Request{Argv: []string{py, "workload.py"}, Cwd: testdata,
-		Args: evidence.Object{"compress": true, "native": false, "aggregate": false, "trace_python_allocators": false}},
+		Args: evidence.Object{"no_compress": false, "native": false, "aggregate": false, "trace_python_allocators": false}},
 		capture.Options{ScratchRoot: t.TempDir()}, w)
 	if err != nil {
 		t.Fatal(err)

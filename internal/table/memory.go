@@ -53,8 +53,11 @@ type MemoryHotspot struct {
 	SelfShare      Null[float64] `col:"self_share,unit=ratio" doc:"self_bytes / the population's bytes; null when it has none"`
 	InclusiveBytes int64         `col:"inclusive_bytes,unit=bytes" doc:"bytes whose stack holds the frame, each allocation once"`
 	InclusiveShare Null[float64] `col:"inclusive_share,unit=ratio" doc:"inclusive_bytes / the population's bytes"`
-	SelfCount      Null[int64]   `col:"self_count,unit=*" doc:"allocations or sample records where the frame is the leaf; null when not recorded"`
-	InclusiveCount Null[int64]   `col:"inclusive_count,unit=*" doc:"allocations or sample records whose stack holds the frame; null when not recorded"`
+	// The counts' unit is the inputs' (allocations or samples), stated in
+	// the summary's coverage as count_unit; bytes and shares come first in
+	// the table view.
+	SelfCount      Null[int64] `col:"self_count,unit=count" doc:"allocations or sample records (summary coverage count_unit) where the frame is the leaf; null when not recorded"`
+	InclusiveCount Null[int64] `col:"inclusive_count,unit=count" doc:"allocations or sample records whose stack holds the frame; null when not recorded"`
 }
 
 // MemoryHotspots is the memory.hotspots schema.

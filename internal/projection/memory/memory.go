@@ -278,6 +278,7 @@ func (h *hotspots) Finish(w projection.Emitter) error {
 	if population != "" {
 		s.Coverage["population"] = population
 	}
+	s.Coverage["count_unit"] = unit
 	if len(missing) > 0 {
 		s.Limit(fmt.Sprintf("input tables %v state no %s: shares are of the selected rows' self bytes", missing, table.MetricPopulationBytes))
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"unicode/utf8"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
@@ -427,6 +428,10 @@ func (c *capture) codeObject(s *source) error {
 	if co.file, err = s.cstring(); err != nil {
 		return err
 	}
+	if !utf8.ValidString(co.function) || !utf8.ValidString(co.file) {
+		// CPython hands memray UTF-8; memray's own reader fails here too.
+		return errors.New("a code object's function or file name is not valid UTF-8")
+	}
 	fl, err := s.delta(&c.lastFirstLine)
 	if err != nil {
 		return err
@@ -487,6 +492,9 @@ func (c *capture) threadName(s *source) error {
 	name, err := s.cstring()
 	if err != nil {
 		return err
+	}
+	if !utf8.ValidString(name) {
+		return errors.New("a thread name is not valid UTF-8")
 	}
 	t, ok := c.threads[c.tid]
 	if !ok {

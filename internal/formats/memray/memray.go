@@ -223,7 +223,7 @@ func readHeader(s *source) (*header, error) {
 		return nil, s.failure(0, "unknown file format %d in the header", h.fileFormat)
 	}
 	if h.commandLine, err = s.cstring(); err != nil {
-		return nil, err
+		return nil, cut(err)
 	}
 	if h.pid, err = s.i32(); err != nil {
 		return nil, cut(err)
@@ -243,13 +243,13 @@ func readHeader(s *source) (*header, error) {
 		// The traced process's module search paths: libdest, then two
 		// lists of absolute paths, each ended by an empty string.
 		if h.libdest, err = s.cstring(); err != nil {
-			return nil, err
+			return nil, cut(err)
 		}
 		for _, list := range []*[]string{&h.sitePackages, &h.sysPath} {
 			for {
 				p, err := s.cstring()
 				if err != nil {
-					return nil, err
+					return nil, cut(err)
 				}
 				if p == "" {
 					break

@@ -30,7 +30,8 @@ func memrayPython() string {
 // memrayStats is memray's own summary of a capture, the command a user
 // would run instead.
 var memrayStats = &peer{name: "memray stats --json " + version(memrayPython(), "-m", "memray", "--version"), argv: func(in string) []string {
-	return []string{memrayPython(), "-m", "memray", "stats", "--json", "-f", "-o", os.DevNull, in}
+	// A file of its own, never a device: memray writes the JSON there.
+	return []string{memrayPython(), "-m", "memray", "stats", "--json", "-f", "-o", filepath.Join(os.TempDir(), "flameox-bench-memray-stats.json"), in}
 }}
 
 // memrayBytesPerRound is what one round of the workload adds to the

@@ -212,11 +212,12 @@ func TestReadmeExamples(t *testing.T) {
 	dir := t.TempDir()
 	root, _ := filepath.Abs("../..")
 	for name, src := range map[string]string{
-		"app.cpuprofile": "testdata/v8/hotspot.cpuprofile",
-		"stacks.folded":  "testdata/collapsed/hot.folded",
-		"out.perf.txt":   "testdata/perf/hot.perf.txt",
-		"app.js":         "examples/hotspot/app.js",
-		"app.py":         "testdata/pstats/workload.py",
+		"app.cpuprofile":      "testdata/v8/hotspot.cpuprofile",
+		"stacks.folded":       "testdata/collapsed/hot.folded",
+		"out.perf.txt":        "testdata/perf/hot.perf.txt",
+		"app.js":              "examples/hotspot/app.js",
+		"app.py":              "testdata/pstats/workload.py",
+		"memray-app.1234.bin": "testdata/memray/lz4-pyalloc.bin",
 	} {
 		b, err := os.ReadFile(filepath.Join(root, src))
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats/memray"
+	"github.com/flameox/flameox/internal/formats/v8heap"
 	"github.com/flameox/flameox/internal/projection/projectiontest"
 	"github.com/flameox/flameox/internal/table"
 )
@@ -156,5 +157,35 @@ func TestPopulationsDoNotPool(t *testing.T) {
 	_, err := projectiontest.Run(Hotspots, evidence.Object{}, append(hwm, lk...)...)
 	if evidence.CodeOf(err) != evidence.CodeInvalidArgument || !strings.Contains(err.Error(), "populations do not rank together") {
 		t.Fatalf("%v", err)
+	}
+}
+
+// TestSeveralHeapProfiles: V8 profiles rank together without merging
+// frames across profiles, with a profile_count; Memray and V8 rows do not
+// pool.
+func TestSeveralHeapProfiles(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "testdata", "v8heap")
+	a := projectiontest.Decode(t, v8heap.Spec, filepath.Join(dir, "node20-app.heapprofile"), nil)
+	b := projectiontest.Decode(t, v8heap.Spec, filepath.Join(dir, "crafted-unresolved.heapprofile"), nil)
+	r, err := projectiontest.Run(Hotspots, evidence.Object{"top": 100000}, append(a, b...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := num(t, r.Summary.Metrics["profile_count"].Value); n != 2 {
+		t.Errorf("profile_count %d", n)
+	}
+	if len(r.Rows) != len(a[0].Rows)+len(b[0].Rows) {
+		t.Errorf("%d rows, want %d + %d (frames are not merged across profiles)", len(r.Rows), len(a[0].Rows), len(b[0].Rows))
+	}
+	want := num(t, a[0].Summary.Metrics["unresolved_sample_count"].Value) + num(t, b[0].Summary.Metrics["unresolved_sample_count"].Value)
+	if got := num(t, r.Summary.Metrics["unresolved_sample_count"].Value); got != want || r.Summary.Complete {
+		t.Errorf("unresolved samples %d (want %d), complete %v", got, want, r.Summary.Complete)
+	}
+	if r.Summary.Coverage["count_unit"] != "samples" {
+		t.Errorf("count unit %v", r.Summary.Coverage["count_unit"])
+	}
+	m := projectiontest.Decode(t, memray.Spec, capture, nil)
+	if _, err := projectiontest.Run(Hotspots, evidence.Object{}, append(a, m...)...); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
+		t.Errorf("memray and V8 pooled: %v", err)
 	}
 }

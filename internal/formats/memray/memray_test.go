@@ -184,6 +184,7 @@ func diff(t *testing.T, what string, got, want map[frameKey]counts) {
 func TestEqualsMemray(t *testing.T) {
 	for _, name := range captures {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // memray's reading runs in a Python process of its own
 			ref := loadReference(t, name)
 			for _, pop := range []string{table.PopulationHighWatermark, table.PopulationLeaked} {
 				s, err := formatstest.DecodeFile(t, Spec, filepath.Join(testdata, name), nil, evidence.Object{OptionPopulation: pop})

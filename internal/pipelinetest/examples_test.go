@@ -218,9 +218,10 @@ func TestReadmeExamples(t *testing.T) {
 		"app.js":         "examples/hotspot/app.js",
 		"app.py":         "testdata/pstats/workload.py",
 		// Two runs of one workload, one function made 3x slower.
-		"before.cpuprofile": "testdata/diff/base.cpuprofile",
-		"after.cpuprofile":  "testdata/diff/slow.cpuprofile",
-		"cpu.pprof":         "testdata/pprof/cpu.pb.gz",
+		"before.cpuprofile":   "testdata/diff/base.cpuprofile",
+		"after.cpuprofile":    "testdata/diff/slow.cpuprofile",
+		"cpu.pprof":           "testdata/pprof/cpu.pb.gz",
+		"memray-app.1234.bin": "testdata/memray/lz4-pyalloc.bin",
 	} {
 		b, err := os.ReadFile(filepath.Join(root, src))
 		if err != nil {

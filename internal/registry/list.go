@@ -4,7 +4,9 @@ import (
 	"github.com/flameox/flameox/internal/capture"
 	bsprovider "github.com/flameox/flameox/internal/capture/providers/benchsamples"
 	coverageprovider "github.com/flameox/flameox/internal/capture/providers/coverage"
+	memrayprovider "github.com/flameox/flameox/internal/capture/providers/memray"
 	"github.com/flameox/flameox/internal/capture/providers/node"
+	"github.com/flameox/flameox/internal/capture/providers/nodeheap"
 	obsprovider "github.com/flameox/flameox/internal/capture/providers/observations"
 	"github.com/flameox/flameox/internal/capture/providers/perf"
 	"github.com/flameox/flameox/internal/capture/providers/process"
@@ -19,6 +21,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/internal/formats/csvpreview"
 	"github.com/flameox/flameox/internal/formats/jsonpreview"
+	"github.com/flameox/flameox/internal/formats/memray"
 	"github.com/flameox/flameox/internal/formats/nvbench"
 	obsformat "github.com/flameox/flameox/internal/formats/observations"
 	"github.com/flameox/flameox/internal/formats/parquetpreview"
@@ -31,6 +34,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/speedscope"
 	"github.com/flameox/flameox/internal/formats/text"
 	"github.com/flameox/flameox/internal/formats/v8cpu"
+	"github.com/flameox/flameox/internal/formats/v8heap"
 	"github.com/flameox/flameox/internal/projection/coverage"
 	"github.com/flameox/flameox/internal/projection/cpu"
 	"github.com/flameox/flameox/internal/projection/failures"
@@ -50,6 +54,9 @@ var formatList = []*formats.Spec{
 	perfscript.ScriptSpec,
 	collapsed.Spec,
 	pprof.Spec,
+	// Memory profiles
+	memray.Spec,
+	v8heap.Spec,
 	// Reliability
 	pytestevents.Spec,
 	obsformat.Spec,
@@ -69,6 +76,9 @@ var formatList = []*formats.Spec{
 	parquetpreview.Spec,
 }
 
+// opMemoryHotspots names the operation defined in memory.go.
+const opMemoryHotspots = "summarize_memory_hotspots"
+
 // operationList is every analysis operation. Operation names are written
 // here and nowhere else (Check reads the sources to hold that).
 var operationList = []*Operation{
@@ -77,6 +87,7 @@ var operationList = []*Operation{
 	named("compare_cpu_profiles", compareCPUProfiles),
 	named("summarize_cpu_stacks", summarizeCPUStacks),
 	named("compare_cpu_stacks", compareCPUStacks),
+	summarizeMemoryHotspots,
 	summarizeFailures,
 	summarizeObservations,
 	previewArtifact,
@@ -271,6 +282,8 @@ var providerList = []*capture.Provider{
 	feeds(node.Provider, summarizeCPUHotspots, summarizeCPUCallerEdges),
 	feeds(pyspy.Provider, summarizeCPUHotspots, summarizeCPUCallerEdges),
 	feeds(perf.Provider, summarizeCPUHotspots, summarizeCPUCallerEdges),
+	feeds(nodeheap.Provider, summarizeMemoryHotspots),
+	feeds(memrayprovider.Provider, summarizeMemoryHotspots),
 	feeds(pytestprovider.Provider, summarizeFailures),
 	feeds(obsprovider.Provider, summarizeObservations),
 	feeds(coverageprovider.Provider, summarizeCoverage),

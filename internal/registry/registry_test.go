@@ -30,6 +30,8 @@ func TestProvidersFeed(t *testing.T) {
 		"node-cpu-profile":  cpu,
 		"py-spy":            cpu,
 		"perf":              cpu,
+		"node-heap-profile": {"summarize_memory_hotspots"},
+		"memray":            {"summarize_memory_hotspots"},
 		"pytest":            {"summarize_failures"},
 		"observations":      {"summarize_observations"},
 		"coverage":          {"summarize_coverage"},

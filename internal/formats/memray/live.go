@@ -1,0 +1,108 @@
+package memray
+
+// liveMap maps the address of each live allocation to its location and
+// size: the one structure that grows with the live heap rather than with
+// the distinct locations. Open addressing with linear probing and
+// backward-shift deletion keeps it flat and fast; the record stream
+// inserts or deletes on nearly every record.
+type liveMap struct {
+	slots []liveSlot
+	n     int
+	mask  uint64
+}
+
+type liveSlot struct {
+	addr uint64
+	size uint64
+	loc  uint32 // location index + 1; 0 is an empty slot
+}
+
+func newLiveMap() *liveMap {
+	m := &liveMap{}
+	m.resize(1 << 12)
+	return m
+}
+
+func hashAddr(a uint64) uint64 {
+	a ^= a >> 33
+	a *= 0xff51afd7ed558ccd
+	a ^= a >> 33
+	return a
+}
+
+func (m *liveMap) resize(n int) {
+	old := m.slots
+	m.slots = make([]liveSlot, n)
+	m.mask = uint64(n - 1)
+	m.n = 0
+	for _, s := range old {
+		if s.loc != 0 {
+			m.put(s.addr, s.loc-1, s.size)
+		}
+	}
+}
+
+// put sets addr's entry and returns the entry it replaced, if any.
+func (m *liveMap) put(addr uint64, loc uint32, size uint64) (old liveSlot, replaced bool) {
+	if 4*(m.n+1) > 3*len(m.slots) {
+		m.resize(2 * len(m.slots))
+	}
+	i := hashAddr(addr) & m.mask
+	for {
+		s := &m.slots[i]
+		if s.loc == 0 {
+			*s = liveSlot{addr: addr, size: size, loc: loc + 1}
+			m.n++
+			return liveSlot{}, false
+		}
+		if s.addr == addr {
+			old = *s
+			old.loc--
+			*s = liveSlot{addr: addr, size: size, loc: loc + 1}
+			return old, true
+		}
+		i = (i + 1) & m.mask
+	}
+}
+
+// take removes addr's entry and returns it.
+func (m *liveMap) take(addr uint64) (liveSlot, bool) {
+	i := hashAddr(addr) & m.mask
+	for {
+		s := &m.slots[i]
+		if s.loc == 0 {
+			return liveSlot{}, false
+		}
+		if s.addr == addr {
+			out := *s
+			out.loc--
+			m.remove(i)
+			return out, true
+		}
+		i = (i + 1) & m.mask
+	}
+}
+
+// remove empties slot i and shifts back the entries of its probe run.
+func (m *liveMap) remove(i uint64) {
+	m.n--
+	for {
+		m.slots[i] = liveSlot{}
+		j := i
+		for {
+			j = (j + 1) & m.mask
+			s := m.slots[j]
+			if s.loc == 0 {
+				return
+			}
+			home := hashAddr(s.addr) & m.mask
+			// s may move back to i when i is no nearer to j than its
+			// home slot is (cyclically).
+			if (j-home)&m.mask >= (j-i)&m.mask {
+				m.slots[i] = s
+				i = j
+				break
+			}
+		}
+	}
+}

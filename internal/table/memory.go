@@ -1,0 +1,64 @@
+package table
+
+// Memory populations: which allocations a memory.frames table describes.
+const (
+	// PopulationHighWatermark: the allocations live at the moment the
+	// tracked heap was largest (Memray's high watermark).
+	PopulationHighWatermark = "high_watermark"
+	// PopulationLeaked: the allocations still live when tracking ended
+	// (Memray's leaks, retained at end).
+	PopulationLeaked = "leaked"
+	// PopulationSampled: a sampling heap profiler's live samples (V8's
+	// sampling heap profiler, at the time the profile was taken).
+	PopulationSampled = "sampled"
+)
+
+// Metric names that memory decoders put in their summaries. The totals
+// are the same whichever population the rows describe.
+const (
+	// MetricPopulationBytes is the bytes of the table's population, the
+	// denominator of a share: the high watermark's or the leaks' bytes,
+	// or V8's sampled estimate, unresolved samples included.
+	MetricPopulationBytes = "population_bytes"
+	// MetricPopulationCount is the allocations (Memray) or sample records
+	// (V8) of the population, in the table's count unit.
+	MetricPopulationCount = "population_count"
+)
+
+// MemoryFrame is a row of memory.frames: one frame identity of one
+// thread, with the bytes and the allocation (or sample) count of the
+// table's population whose stack holds it. Every memory decoder emits it,
+// so one projection ranks them all.
+type MemoryFrame struct {
+	FrameSite
+	Population     string      `col:"population" doc:"high_watermark, leaked (Memray) or sampled (V8): the allocations the row's values describe"`
+	SelfBytes      int64       `col:"self_bytes,unit=bytes" doc:"bytes of the population allocated where the frame is the leaf; V8: the sampled size estimate (selfSize)"`
+	InclusiveBytes int64       `col:"inclusive_bytes,unit=bytes" doc:"bytes of the population whose stack holds the frame, each allocation counted once however often the frame recurs"`
+	SelfCount      Null[int64] `col:"self_count,unit=*" doc:"allocations (Memray) or native sample records (V8) where the frame is the leaf; null when the profile records no samples (Node before 12)"`
+	InclusiveCount Null[int64] `col:"inclusive_count,unit=*" doc:"allocations or sample records whose stack holds the frame, each counted once; null when not recorded"`
+}
+
+// MemoryFrames is the memory.frames schema; counts are in the table's
+// unit (allocations or samples).
+var MemoryFrames = Define[MemoryFrame]("memory.frames", "one row per frame identity and thread with the bytes and allocations of a memory population", FromArtifact)
+
+// MemoryHotspot is a row of memory.hotspots: one frame identity, ranked,
+// with its shares of the admitted profiles' population.
+type MemoryHotspot struct {
+	Rank       int64  `col:"rank" doc:"1 = largest by the ranking metric"`
+	ArtifactID string `col:"artifact_id,identity" doc:"artifact the row was read from"`
+	FrameSite
+	Population     string        `col:"population" doc:"high_watermark, leaked or sampled"`
+	SelfBytes      int64         `col:"self_bytes,unit=bytes" doc:"bytes allocated where the frame is the leaf"`
+	SelfShare      Null[float64] `col:"self_share,unit=ratio" doc:"self_bytes / the population's bytes; null when it has none"`
+	InclusiveBytes int64         `col:"inclusive_bytes,unit=bytes" doc:"bytes whose stack holds the frame, each allocation once"`
+	InclusiveShare Null[float64] `col:"inclusive_share,unit=ratio" doc:"inclusive_bytes / the population's bytes"`
+	// The counts' unit is the inputs' (allocations or samples), stated in
+	// the summary's coverage as count_unit; bytes and shares come first in
+	// the table view.
+	SelfCount      Null[int64] `col:"self_count,unit=count" doc:"allocations or sample records (summary coverage count_unit) where the frame is the leaf; null when not recorded"`
+	InclusiveCount Null[int64] `col:"inclusive_count,unit=count" doc:"allocations or sample records whose stack holds the frame; null when not recorded"`
+}
+
+// MemoryHotspots is the memory.hotspots schema.
+var MemoryHotspots = Define[MemoryHotspot]("memory.hotspots", "frames ranked by the bytes or allocations of a memory population, with their shares")

@@ -95,6 +95,7 @@ const (
 	FamilyReliability = "Reliability"
 	FamilyStatic      = "Static candidates"
 	FamilyPreviews    = "Generic previews"
+	FamilyGPU         = "GPU and kernels"
 )
 
 // CPUTables are the tables every CPU-profile format emits, the input of

@@ -16,6 +16,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/internal/formats/csvpreview"
 	"github.com/flameox/flameox/internal/formats/jsonpreview"
+	"github.com/flameox/flameox/internal/formats/nsys"
 	obsformat "github.com/flameox/flameox/internal/formats/observations"
 	"github.com/flameox/flameox/internal/formats/parquetpreview"
 	"github.com/flameox/flameox/internal/formats/perfscript"
@@ -52,6 +53,8 @@ var formatList = []*formats.Spec{
 	coveragepy.JSONSpec,
 	// Static candidates
 	sarif.Spec,
+	// GPU and kernels
+	nsys.Spec,
 	// Generic previews: conservative sniffers, so specific formats win
 	jsonpreview.JSON,
 	jsonpreview.JSONL,
@@ -71,7 +74,11 @@ var operationList = []*Operation{
 	previewTextFragment,
 	summarizeCoverage,
 	inspectStaticCandidates,
+	inspectGPULaunches,
 }
+
+// GPU and kernels (defined in gpu.go)
+var inspectGPULaunches = gpuLaunches("inspect_gpu_launches")
 
 var summarizeCPUHotspots = &Operation{
 	Name:       "summarize_cpu_hotspots",

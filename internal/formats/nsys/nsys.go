@@ -15,6 +15,7 @@
 package nsys
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -42,21 +43,32 @@ var (
 		Doc: "CUDA runtime calls indexed by process and correlation id to name the call that launched each record"}
 )
 
-// Spec is the Nsight Systems parquetdir format. It has no sniffer: a
-// Parquet prefix cannot tell an export's metadata table from any other
-// Parquet file, so the file's name (META_DATA_EXPORT.parquet) or an
-// explicit format selects it.
+// Spec is the Nsight Systems parquetdir format. Its sniffer knows the
+// metadata table by the export's first key in its first bytes (a Parquet
+// file whose pages hold EXPORT_PRODUCT_NAME, which the first row names and
+// Snappy keeps literal); a writer that compresses it out of sight needs
+// the explicit format, and the file is otherwise previewed as Parquet.
 var Spec = &formats.Spec{
 	Name:     "nsys-parquetdir",
 	Title:    "Nsight Systems parquetdir export",
 	Family:   formats.FamilyGPU,
-	Suffixes: []string{"meta_data_export.parquet"},
+	Sniff:    sniff,
 	Tables:   []*table.Schema{table.GPULaunches.Schema},
 	Limits:   append(append([]formats.Limit{}, parquetpreview.Limits...), limitStrings, limitCalls),
 	Options:  []param.Param{formats.ValueBytesParam},
 	Producer: "NVIDIA Nsight Systems (nsys export --type parquetdir)",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
+}
+
+func sniff(prefix []byte) formats.Verdict {
+	if !bytes.HasPrefix(prefix, []byte("PAR1")) {
+		return formats.No
+	}
+	if bytes.Contains(prefix, []byte("EXPORT_PRODUCT_NAME")) {
+		return formats.Yes
+	}
+	return formats.NeedMore
 }
 
 // deviceTable is a native table of device activity and how its rows

@@ -12,6 +12,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/formatstest"
+	"github.com/flameox/flameox/internal/formats/parquetpreview"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -236,9 +237,21 @@ func TestNotTheMetadataFile(t *testing.T) {
 	}
 }
 
-func TestDetectByName(t *testing.T) {
-	specs := []*formats.Spec{Spec}
-	if s, err := formats.Detect(specs, nvfuser, []byte("PAR1"), ""); err != nil || s != Spec {
-		t.Fatalf("%v %v", s, err)
+// TestDetect: the metadata table is this format, any other table of the
+// export is plain Parquet (previewed only by name).
+func TestDetect(t *testing.T) {
+	specs := []*formats.Spec{Spec, parquetpreview.Spec}
+	for path, want := range map[string]*formats.Spec{
+		nvfuser: Spec,
+		filepath.Join(filepath.Dir(nvfuser), "StringIds.parquet"):                  parquetpreview.Spec,
+		filepath.Join(filepath.Dir(nvfuser), "CUPTI_ACTIVITY_KIND_KERNEL.parquet"): parquetpreview.Spec,
+	} {
+		prefix, err := formats.ReadPrefix(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, err := formats.Detect(specs, path, prefix, ""); err != nil || s != want {
+			t.Errorf("%s: %v %v", path, s, err)
+		}
 	}
 }

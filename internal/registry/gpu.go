@@ -1,0 +1,33 @@
+package registry
+
+import (
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/projection/gpu"
+)
+
+// The GPU operations; list.go names them.
+
+func gpuLaunches(name string) *Operation {
+	return &Operation{
+		Name:       name,
+		Title:      "GPU kernels, copies and memsets that ran on the device",
+		Family:     formats.FamilyGPU,
+		Projection: gpu.Launches,
+		Guidance: "Use on an Nsight Systems export to see which kernels and memory operations ran on each GPU and how long " +
+			"they took: groups (default) ranks kernel names by total device time per artifact and device, with count, mean, " +
+			"min, max and share; launches lists single launches, longest first, with grid, block, registers, shared memory, " +
+			"stream, correlation id and the CUDA runtime call that launched them. Only device activity counts: CUDA API calls, " +
+			"synchronization and profiler overhead never do. Kind, name and device filters apply before the row bound.",
+		Examples: []Example{
+			{Title: "kernels by total device time", Args: evidence.Object{"kinds": []string{"kernel"}, "top": 20}},
+			{Title: "the 10 longest single launches", Args: evidence.Object{"mode": "launches", "top": 10}},
+			{Title: "GEMM kernels on device 0", Args: evidence.Object{"name_pattern": "gemm|nvjet", "device": 0}},
+		},
+		Overhead: "decoding reads the export's device tables once, with StringIds and the runtime calls indexed in memory",
+		Limitations: []string{
+			"durations are the device timestamps CUPTI recorded (end - start); concurrent kernels on different streams overlap, so totals can exceed wall time",
+			"devices and artifacts never pool: each group is one artifact's launches on one device",
+		},
+	}
+}

@@ -31,3 +31,26 @@ func gpuLaunches(name string) *Operation {
 		},
 	}
 }
+
+func gpuKernelMetrics(name string) *Operation {
+	return &Operation{
+		Name:       name,
+		Title:      "Nsight Compute kernel metrics",
+		Family:     formats.FamilyGPU,
+		Projection: gpu.Kernels,
+		Guidance: "Use on an Nsight Compute report (.ncu-rep) to see how well each profiled kernel launch ran: launches ranked " +
+			"by duration (gpu__time_duration.sum) or any metric named by its native name, with SM and memory throughput, " +
+			"achieved occupancy, registers, and the ids of the rules that fired; metric_pattern lists more metrics per launch. " +
+			"Each row is one launch on one device: launches are never averaged or pooled across devices.",
+		Examples: []Example{
+			{Title: "the slowest launches", Args: evidence.Object{"top": 10}},
+			{Title: "lowest achieved occupancy", Args: evidence.Object{"metric": "sm__warps_active.avg.pct_of_peak_sustained_active", "order": "asc"}},
+			{Title: "memory metrics of GEMM launches", Args: evidence.Object{"kernel_pattern": "gemm", "metric_pattern": "^(dram|lts)__"}},
+		},
+		Overhead: "decoding runs NVIDIA's ncu_report in an isolated Python worker (about a second to start); ranking holds the selected metrics only",
+		Limitations: []string{
+			"metric values are what Nsight Compute measured under its replay; the report does not say whether clocks were locked",
+			"rule results are NVIDIA's own text, kept as ncu_report gives it",
+		},
+	}
+}

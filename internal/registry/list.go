@@ -16,6 +16,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/internal/formats/csvpreview"
 	"github.com/flameox/flameox/internal/formats/jsonpreview"
+	"github.com/flameox/flameox/internal/formats/ncu"
 	"github.com/flameox/flameox/internal/formats/nsys"
 	obsformat "github.com/flameox/flameox/internal/formats/observations"
 	"github.com/flameox/flameox/internal/formats/parquetpreview"
@@ -55,6 +56,7 @@ var formatList = []*formats.Spec{
 	sarif.Spec,
 	// GPU and kernels
 	nsys.Spec,
+	ncu.Spec,
 	// Generic previews: conservative sniffers, so specific formats win
 	jsonpreview.JSON,
 	jsonpreview.JSONL,
@@ -75,10 +77,14 @@ var operationList = []*Operation{
 	summarizeCoverage,
 	inspectStaticCandidates,
 	inspectGPULaunches,
+	inspectKernelMetrics,
 }
 
 // GPU and kernels (defined in gpu.go)
-var inspectGPULaunches = gpuLaunches("inspect_gpu_launches")
+var (
+	inspectGPULaunches   = gpuLaunches("inspect_gpu_launches")
+	inspectKernelMetrics = gpuKernelMetrics("inspect_kernel_metrics")
+)
 
 var summarizeCPUHotspots = &Operation{
 	Name:       "summarize_cpu_hotspots",

@@ -63,3 +63,80 @@ var GPULaunchGroups = Define[GPULaunchGroup]("gpu.launch_groups",
 // launches, longest first.
 var GPUSelectedLaunches = Define[GPULaunch]("gpu.selected_launches",
 	"the selected device launches, longest first", FromArtifact)
+
+// GPUKernel is a row of gpu.kernels: one kernel launch (a range's action)
+// of an Nsight Compute report, with the headline metrics under their own
+// columns. Every metric is also a row of gpu.kernel_metrics.
+type GPUKernel struct {
+	RangeIndex    int64         `col:"range_index" doc:"index of the report's range"`
+	ActionIndex   int64         `col:"action_index" doc:"index of the action (kernel launch) in the range"`
+	Name          string        `col:"name" doc:"demangled kernel name, as ncu_report gives it"`
+	FunctionName  Null[string]  `col:"function_name" doc:"function name without parameters; null when absent"`
+	MangledName   Null[string]  `col:"mangled_name" doc:"mangled name; null when absent"`
+	DeviceID      Null[int64]   `col:"device_id" doc:"launch__device_id; null when absent"`
+	DeviceName    Null[string]  `col:"device_name" doc:"device__attribute_display_name; null when absent"`
+	ContextID     Null[int64]   `col:"context_id" doc:"launch__context_id; null when absent"`
+	StreamID      Null[int64]   `col:"stream_id" doc:"launch__stream_id; null when absent"`
+	GridX         Null[int64]   `col:"grid_x" doc:"launch__grid_dim_x"`
+	GridY         Null[int64]   `col:"grid_y" doc:"launch__grid_dim_y"`
+	GridZ         Null[int64]   `col:"grid_z" doc:"launch__grid_dim_z"`
+	BlockX        Null[int64]   `col:"block_x" doc:"launch__block_dim_x"`
+	BlockY        Null[int64]   `col:"block_y" doc:"launch__block_dim_y"`
+	BlockZ        Null[int64]   `col:"block_z" doc:"launch__block_dim_z"`
+	Registers     Null[int64]   `col:"registers_per_thread" doc:"launch__registers_per_thread"`
+	StaticShared  Null[int64]   `col:"static_shared_bytes,unit=bytes" doc:"launch__shared_mem_per_block_static"`
+	DynamicShared Null[int64]   `col:"dynamic_shared_bytes,unit=bytes" doc:"launch__shared_mem_per_block_dynamic"`
+	DurationNS    Null[float64] `col:"duration_ns,unit=ns" doc:"gpu__time_duration.sum, normalized to ns; null when not collected"`
+	SMThroughput  Null[float64] `col:"sm_throughput_pct,unit=%" doc:"sm__throughput.avg.pct_of_peak_sustained_elapsed; null when not collected"`
+	MemThroughput Null[float64] `col:"memory_throughput_pct,unit=%" doc:"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed; null when not collected"`
+	Occupancy     Null[float64] `col:"achieved_occupancy_pct,unit=%" doc:"sm__warps_active.avg.pct_of_peak_sustained_active; null when not collected"`
+	Metrics       int64         `col:"metrics" doc:"metrics the action holds (rows of gpu.kernel_metrics)"`
+	Rules         []any         `col:"rules" doc:"rule results: id, name, section, message (as ncu_report gives it) and speedup estimate"`
+}
+
+// GPUKernels is the gpu.kernels schema.
+var GPUKernels = Define[GPUKernel]("gpu.kernels", "one row per profiled kernel launch of an Nsight Compute report", FromArtifact)
+
+// GPUKernelMetric is a row of gpu.kernel_metrics: one metric of one
+// kernel launch, by its native name and unit.
+type GPUKernelMetric struct {
+	RangeIndex     int64         `col:"range_index" doc:"index of the report's range"`
+	ActionIndex    int64         `col:"action_index" doc:"index of the action in the range"`
+	Kernel         string        `col:"kernel" doc:"demangled kernel name"`
+	DeviceID       Null[int64]   `col:"device_id" doc:"launch__device_id of the action; null when absent"`
+	Metric         string        `col:"metric" doc:"native metric name"`
+	Kind           string        `col:"kind" doc:"ncu_report value kind: double, float, uint32, uint64, string, any or unknown"`
+	Value          Null[float64] `col:"value" doc:"numeric value in the native unit; null for strings and absent values"`
+	Integer        Null[int64]   `col:"integer" doc:"exact value of an integer kind that fits 64 signed bits; null otherwise"`
+	Text           Null[string]  `col:"text" doc:"string value, or the exact decimal of an integer beyond 64 signed bits; null otherwise"`
+	Unit           Null[string]  `col:"unit" doc:"native unit as ncu_report states it; null when none"`
+	NormalizedVal  Null[float64] `col:"normalized_value" doc:"value in normalized_unit; null when the unit is not one flameox converts"`
+	NormalizedUnit Null[string]  `col:"normalized_unit" doc:"ns, bytes, bytes/s or %; null when the native unit is kept as it is"`
+	Instances      int64         `col:"instances" doc:"instance values the metric holds (0 for a plain metric); value is its aggregate"`
+}
+
+// GPUKernelMetrics is the gpu.kernel_metrics schema.
+var GPUKernelMetrics = Define[GPUKernelMetric]("gpu.kernel_metrics", "one row per metric of each profiled kernel launch of an Nsight Compute report", FromArtifact)
+
+// GPUKernelRank is a row of gpu.kernel_ranking: one kernel launch ranked
+// by a metric.
+type GPUKernelRank struct {
+	RangeIndex    int64           `col:"range_index" doc:"index of the report's range"`
+	ActionIndex   int64           `col:"action_index" doc:"index of the action in the range"`
+	DeviceID      Null[int64]     `col:"device_id" doc:"launch__device_id; launches of different devices are separate rows, never pooled"`
+	DeviceName    Null[string]    `col:"device_name" doc:"device__attribute_display_name"`
+	Name          string          `col:"name" doc:"demangled kernel name"`
+	Metric        string          `col:"metric" doc:"the metric ranked by, by its native name"`
+	Value         float64         `col:"value" doc:"its value, in unit"`
+	Unit          Null[string]    `col:"unit" doc:"normalized unit when flameox converts the native one (ns, bytes, bytes/s, %), else the native unit"`
+	DurationNS    Null[float64]   `col:"duration_ns,unit=ns" doc:"gpu__time_duration.sum"`
+	SMThroughput  Null[float64]   `col:"sm_throughput_pct,unit=%" doc:"sm__throughput.avg.pct_of_peak_sustained_elapsed"`
+	MemThroughput Null[float64]   `col:"memory_throughput_pct,unit=%" doc:"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"`
+	Occupancy     Null[float64]   `col:"achieved_occupancy_pct,unit=%" doc:"sm__warps_active.avg.pct_of_peak_sustained_active"`
+	Registers     Null[int64]     `col:"registers_per_thread" doc:"launch__registers_per_thread"`
+	Rules         []any           `col:"rules,detail" doc:"ids of the rule results that carry a message"`
+	Metrics       evidence.Object `col:"metrics,detail" doc:"the metrics metric_pattern selected: name → {value, text, unit}; null without metric_pattern"`
+}
+
+// GPUKernelRanking is the gpu.kernel_ranking schema.
+var GPUKernelRanking = Define[GPUKernelRank]("gpu.kernel_ranking", "Nsight Compute kernel launches ranked by a metric", FromArtifact)

@@ -140,3 +140,40 @@ type GPUKernelRank struct {
 
 // GPUKernelRanking is the gpu.kernel_ranking schema.
 var GPUKernelRanking = Define[GPUKernelRank]("gpu.kernel_ranking", "Nsight Compute kernel launches ranked by a metric", FromArtifact)
+
+// SanitizerFinding is a row of gpu.sanitizer_findings: one record of a
+// compute-sanitizer report (a memcheck, racecheck, initcheck or synccheck
+// finding, a CUDA API error, a leak or a tool message), in report order.
+type SanitizerFinding struct {
+	Index       int64        `col:"index" doc:"0-based position of the record in the report"`
+	Line        int64        `col:"line,base=1" doc:"1-based line of the record's first line in the log"`
+	Tool        Null[string] `col:"tool" doc:"memcheck, racecheck, initcheck or synccheck: given by the decoder option tool, else implied by the record kind; null when neither says"`
+	Kind        string       `col:"kind" doc:"invalid_access, uninitialized_access, malloc_free_error, leak, api_error, race, hazard, barrier_error, deadlock, unused_memory, internal_error, tool_message or other"`
+	Severity    string       `col:"severity" doc:"error or warning, as the record states it (WARNING:, Warning:, warp-level hazards and unused memory are warnings)"`
+	Message     string       `col:"message" doc:"the record's first line as compute-sanitizer wrote it"`
+	Access      Null[string] `col:"access" doc:"read, write or atomic access of an invalid or uninitialized access; first access of a race"`
+	MemorySpace Null[string] `col:"memory_space" doc:"__global__, __shared__, __local__...; null when not stated"`
+	SizeBytes   Null[int64]  `col:"size_bytes,unit=bytes" doc:"access size, or bytes leaked; null when not stated"`
+	Kernel      Null[string] `col:"kernel" doc:"function of the at line (the faulting device function); null when the record has none"`
+	PC          Null[string] `col:"pc" doc:"offset or address of the at line as written (0x160)"`
+	File        Null[string] `col:"file" doc:"source file of the at line; null without line information"`
+	SourceLine  Null[int64]  `col:"source_line,base=1" doc:"1-based source line of the at line; null without line information"`
+	ThreadX     Null[int64]  `col:"thread_x" doc:"thread coordinate x (by thread, or the first thread named)"`
+	ThreadY     Null[int64]  `col:"thread_y" doc:"thread coordinate y"`
+	ThreadZ     Null[int64]  `col:"thread_z" doc:"thread coordinate z"`
+	BlockX      Null[int64]  `col:"block_x" doc:"block coordinate x"`
+	BlockY      Null[int64]  `col:"block_y" doc:"block coordinate y"`
+	BlockZ      Null[int64]  `col:"block_z" doc:"block coordinate z"`
+	Address     Null[string] `col:"address" doc:"device address of the access or leak, as written (hex)"`
+	API         Null[string] `col:"api" doc:"CUDA API call of an api_error"`
+	APIError    Null[string] `col:"api_error" doc:"error of an api_error (cudaErrorMemoryAllocation, or the text when unnamed)"`
+	APIResult   Null[int64]  `col:"api_result" doc:"numeric error code of an api_error"`
+	Hazards     Null[int64]  `col:"hazards" doc:"hazard count a race record states ([N hazards])"`
+	DeviceStack []any        `col:"device_frames,detail" doc:"device frames, innermost first: {function, offset, file, line, text}"`
+	HostStack   []any        `col:"host_frames,detail" doc:"host frames of the saved backtrace, innermost first: {function, offset, module, file, line, text}"`
+	HostStackAt Null[string] `col:"host_backtrace" doc:"when the host backtrace was saved (kernel launch time, allocation time, error); null when the record has none"`
+	Details     []any        `col:"details,detail" doc:"the record's other lines (address details, hazard threads, values), as written"`
+}
+
+// SanitizerFindings is the gpu.sanitizer_findings schema.
+var SanitizerFindings = Define[SanitizerFinding]("gpu.sanitizer_findings", "one row per record of a compute-sanitizer text report", FromArtifact)

@@ -54,3 +54,26 @@ func gpuKernelMetrics(name string) *Operation {
 		},
 	}
 }
+
+func gpuSanitizerFindings(name string) *Operation {
+	return &Operation{
+		Name:       name,
+		Title:      "Compute Sanitizer findings",
+		Family:     formats.FamilyGPU,
+		Projection: gpu.Findings,
+		Guidance: "Use on a compute-sanitizer report (memcheck, racecheck, initcheck, synccheck) to see whether kernels were " +
+			"correct: each finding with its kind, faulting kernel and source line, thread and block, address, device frames and " +
+			"saved host backtrace; groups counts repeated findings per kernel and line. Errors come before warnings. The summary " +
+			"says when the report printed fewer errors than it counted (--print-limit) and, separately, when host backtraces are missing.",
+		Examples: []Example{
+			{Title: "every error", Args: evidence.Object{"severities": []string{"error"}}},
+			{Title: "races grouped by source line", Args: evidence.Object{"mode": "groups", "kinds": []string{"race", "hazard"}}},
+			{Title: "out-of-bounds accesses in one kernel", Args: evidence.Object{"kinds": []string{"invalid_access"}, "kernel_pattern": "^gemm"}},
+		},
+		Overhead: "compute-sanitizer slows kernels by 10-100x or more; decoding reads its log once",
+		Limitations: []string{
+			"the text report does not name its tool: tool comes from the decoder option tool (the capture sets it), else from the record kind",
+			"a clean report shows that the tool found nothing in the kernels that ran, not that other inputs are safe",
+		},
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/pprof"
 	"github.com/flameox/flameox/internal/formats/pstats"
 	"github.com/flameox/flameox/internal/formats/pytestevents"
+	"github.com/flameox/flameox/internal/formats/sanitizer"
 	"github.com/flameox/flameox/internal/formats/sarif"
 	"github.com/flameox/flameox/internal/formats/speedscope"
 	"github.com/flameox/flameox/internal/formats/text"
@@ -57,6 +58,7 @@ var formatList = []*formats.Spec{
 	// GPU and kernels
 	nsys.Spec,
 	ncu.Spec,
+	sanitizer.Spec,
 	// Generic previews: conservative sniffers, so specific formats win
 	jsonpreview.JSON,
 	jsonpreview.JSONL,
@@ -78,12 +80,14 @@ var operationList = []*Operation{
 	inspectStaticCandidates,
 	inspectGPULaunches,
 	inspectKernelMetrics,
+	inspectSanitizerFindings,
 }
 
 // GPU and kernels (defined in gpu.go)
 var (
-	inspectGPULaunches   = gpuLaunches("inspect_gpu_launches")
-	inspectKernelMetrics = gpuKernelMetrics("inspect_kernel_metrics")
+	inspectGPULaunches       = gpuLaunches("inspect_gpu_launches")
+	inspectKernelMetrics     = gpuKernelMetrics("inspect_kernel_metrics")
+	inspectSanitizerFindings = gpuSanitizerFindings("inspect_sanitizer_findings")
 )
 
 var summarizeCPUHotspots = &Operation{

@@ -177,3 +177,27 @@ type SanitizerFinding struct {
 
 // SanitizerFindings is the gpu.sanitizer_findings schema.
 var SanitizerFindings = Define[SanitizerFinding]("gpu.sanitizer_findings", "one row per record of a compute-sanitizer text report", FromArtifact)
+
+// SanitizerSelection is the gpu.sanitizer_selection schema: the selected
+// findings, errors first, then in report order.
+var SanitizerSelection = Define[SanitizerFinding]("gpu.sanitizer_selection",
+	"the selected compute-sanitizer findings, errors before warnings, in report order", FromArtifact)
+
+// SanitizerGroup is a row of gpu.sanitizer_groups: the findings of one
+// artifact with the same kind, tool, kernel and source location.
+type SanitizerGroup struct {
+	Kind       string       `col:"kind" doc:"finding kind"`
+	Tool       Null[string] `col:"tool" doc:"sanitizer tool, as the findings state it"`
+	Severity   string       `col:"severity" doc:"error when any finding of the group is an error, else warning"`
+	Kernel     Null[string] `col:"kernel" doc:"faulting device function"`
+	File       Null[string] `col:"file" doc:"source file"`
+	SourceLine Null[int64]  `col:"source_line,base=1" doc:"1-based source line"`
+	Count      int64        `col:"count" doc:"findings in the group"`
+	Hazards    Null[int64]  `col:"hazards" doc:"sum of the hazard counts race findings state"`
+	FirstIndex int64        `col:"first_index" doc:"index of the group's first finding in the report"`
+	Message    string       `col:"message" doc:"the first finding's message"`
+}
+
+// SanitizerGroups is the gpu.sanitizer_groups schema.
+var SanitizerGroups = Define[SanitizerGroup]("gpu.sanitizer_groups",
+	"compute-sanitizer findings grouped by artifact, kind, tool, kernel and source location, most frequent first", FromArtifact)

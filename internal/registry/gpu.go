@@ -77,3 +77,25 @@ func gpuSanitizerFindings(name string) *Operation {
 		},
 	}
 }
+
+func gpuTritonAutotune(name string) *Operation {
+	return &Operation{
+		Name:       name,
+		Title:      "Triton autotune configurations and timings",
+		Family:     formats.FamilyGPU,
+		Projection: gpu.Autotune,
+		Guidance: "Use on the *.autotune.json files Triton writes with cache_results=True (or TRITON_CACHE_AUTOTUNING=1) to see, for " +
+			"each kernel and tuning key, every configuration the autotuner benchmarked (kwargs, num_warps, num_stages, num_ctas, " +
+			"maxnreg) with its timings as measured, failed ones (+Infinity) included, and which one Triton selects. best keeps only the selected ones.",
+		Examples: []Example{
+			{Title: "every configuration", Args: evidence.Object{}},
+			{Title: "the selected configuration of each key", Args: evidence.Object{"mode": "best"}},
+			{Title: "one kernel, without failed configs", Args: evidence.Object{"kernel_pattern": "^matmul", "include_failed": false}},
+		},
+		Overhead: "reading a cache file is cheap; producing it is a cold-cache tuning run that benchmarks every configuration",
+		Limitations: []string{
+			"a cache shows one tuning run: not cache hits, device identity, that configurations agree numerically, or a representative speed-up",
+			"Triton 3.7 has no autotuner listener events to read; only the cache files are decoded",
+		},
+	}
+}

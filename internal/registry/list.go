@@ -28,6 +28,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/sarif"
 	"github.com/flameox/flameox/internal/formats/speedscope"
 	"github.com/flameox/flameox/internal/formats/text"
+	"github.com/flameox/flameox/internal/formats/tritonautotune"
 	"github.com/flameox/flameox/internal/formats/v8cpu"
 	"github.com/flameox/flameox/internal/projection/coverage"
 	"github.com/flameox/flameox/internal/projection/cpu"
@@ -59,6 +60,7 @@ var formatList = []*formats.Spec{
 	nsys.Spec,
 	ncu.Spec,
 	sanitizer.Spec,
+	tritonautotune.Spec,
 	// Generic previews: conservative sniffers, so specific formats win
 	jsonpreview.JSON,
 	jsonpreview.JSONL,
@@ -81,6 +83,7 @@ var operationList = []*Operation{
 	inspectGPULaunches,
 	inspectKernelMetrics,
 	inspectSanitizerFindings,
+	inspectTritonAutotune,
 }
 
 // GPU and kernels (defined in gpu.go)
@@ -88,6 +91,7 @@ var (
 	inspectGPULaunches       = gpuLaunches("inspect_gpu_launches")
 	inspectKernelMetrics     = gpuKernelMetrics("inspect_kernel_metrics")
 	inspectSanitizerFindings = gpuSanitizerFindings("inspect_sanitizer_findings")
+	inspectTritonAutotune    = gpuTritonAutotune("inspect_triton_autotune")
 )
 
 var summarizeCPUHotspots = &Operation{

@@ -201,3 +201,33 @@ type SanitizerGroup struct {
 // SanitizerGroups is the gpu.sanitizer_groups schema.
 var SanitizerGroups = Define[SanitizerGroup]("gpu.sanitizer_groups",
 	"compute-sanitizer findings grouped by artifact, kind, tool, kernel and source location, most frequent first", FromArtifact)
+
+// AutotuneConfig is a row of gpu.autotune_configs: one configuration a
+// Triton autotune cache file records for its tuning key, in the order
+// the autotuner wrote them, with its timings as written.
+type AutotuneConfig struct {
+	Kernel    string          `col:"kernel" doc:"kernel function, from the file name <kernel>.autotune.json (Triton cuts it at 150 characters)"`
+	CacheKey  Null[string]    `col:"cache_key" doc:"the cache directory the file lies in (Triton's hash of its version, backend, kernel source, tuning key and configs); null when unknown"`
+	TuningKey []any           `col:"tuning_key" doc:"the autotuner key as written: the key arguments' values, then the dtypes of tensor arguments"`
+	KeyText   string          `col:"key_text" doc:"tuning_key as canonical JSON, to group by"`
+	Index     int64           `col:"config_index" doc:"0-based position of the configuration in configs_timings (producer order)"`
+	Kwargs    evidence.Object `col:"kwargs" doc:"the configuration's meta-parameters (BLOCK_SIZE...)"`
+	NumWarps  Null[int64]     `col:"num_warps" doc:"num_warps; null when absent"`
+	NumStages Null[int64]     `col:"num_stages" doc:"num_stages; null when absent"`
+	NumCTAs   Null[int64]     `col:"num_ctas" doc:"num_ctas; null when absent"`
+	MaxNReg   Null[int64]     `col:"maxnreg" doc:"maxnreg; null when absent or null"`
+	Timings   []any           `col:"timings" doc:"the benchmark's result as written, in ms: Triton's default benchmarker gives the 0.5, 0.2 and 0.8 quantiles; a config that failed is [Infinity, Infinity, Infinity], kept as tagged doubles"`
+	FirstMS   Null[float64]   `col:"first_ms,unit=ms" doc:"the first timing (the median, from the default benchmarker) when finite; null otherwise"`
+	Failed    bool            `col:"failed" doc:"every timing is +Infinity: the autotuner recorded the config as failed (out of resources, compile error)"`
+	Best      bool            `col:"best" doc:"the configuration Triton selects for this key: the least timing by Python's comparison (lists lexicographically), the first of equals"`
+	Other     evidence.Object `col:"other" doc:"the configuration's other fields as written (ir_override, pre_hook...); null when all are null"`
+}
+
+// AutotuneConfigs is the gpu.autotune_configs schema.
+var AutotuneConfigs = Define[AutotuneConfig]("gpu.autotune_configs",
+	"one row per configuration of a Triton autotune cache file (cache_results=True)", FromArtifact)
+
+// AutotuneSelection is the gpu.autotune_selection schema: the selected
+// configurations, by kernel and key, in producer order.
+var AutotuneSelection = Define[AutotuneConfig]("gpu.autotune_selection",
+	"the selected Triton autotune configurations, by kernel and tuning key, in producer order", FromArtifact)

@@ -101,10 +101,11 @@ const pidMask = ^int64(0xFFFFFF)
 
 type callKey struct{ pid, corr int64 }
 
+// call is an indexed runtime call: small, since a trace holds millions.
 type call struct {
-	name string
 	tid  int64
-	dup  bool // two calls claim the key: it resolves to neither
+	name int32 // index in decoder.callNames
+	dup  bool  // two calls claim the key: it resolves to neither
 }
 
 type decoder struct {
@@ -117,6 +118,9 @@ type decoder struct {
 	copyEnu bool
 	calls   map[callKey]call
 	callsOK bool
+	// callNames interns the runtime calls' names (a few hundred distinct).
+	callNames []string
+	nameIndex map[string]int32
 
 	read       map[string]int64
 	counts     map[string]int64
@@ -348,7 +352,7 @@ func (d *decoder) loadCalls(ctx context.Context) error {
 	if t.rows > d.in.Limit(limitCalls.Name) {
 		return d.in.Exceeded(limitCalls.Name, t.rows)
 	}
-	d.calls, d.callsOK = make(map[callKey]call, t.rows), true
+	d.calls, d.callsOK, d.nameIndex = make(map[callKey]call, t.rows), true, map[string]int32{}
 	err = t.each(ctx, d.e, func(row int64, vals []parquet.Value) error {
 		corr, ok, err := t.col(vals, "correlationId").integer()
 		if err != nil {
@@ -370,7 +374,13 @@ func (d *decoder) loadCalls(ctx context.Context) error {
 			d.calls[k] = call{dup: true}
 			return nil
 		}
-		d.calls[k] = call{name: nm, tid: tid}
+		ni, ok := d.nameIndex[nm]
+		if !ok {
+			ni = int32(len(d.callNames))
+			d.callNames = append(d.callNames, nm)
+			d.nameIndex[nm] = ni
+		}
+		d.calls[k] = call{name: ni, tid: tid}
 		return nil
 	})
 	d.read[name] = t.rows
@@ -506,7 +516,7 @@ func (d *decoder) emit(ctx context.Context, dt deviceTable, lt *formats.LazyTabl
 		}
 		if d.callsOK && row.CorrelationID.Valid && row.GlobalPID.Valid {
 			if c, ok := d.calls[callKey{row.GlobalPID.V & pidMask, row.CorrelationID.V}]; ok && !c.dup {
-				row.LaunchAPI, row.LaunchTID = table.Some(d.values.Bound(c.name)), table.Some(c.tid)
+				row.LaunchAPI, row.LaunchTID = table.Some(d.values.Bound(d.callNames[c.name])), table.Some(c.tid)
 			}
 		}
 		if !row.LaunchAPI.Valid {

@@ -9,6 +9,7 @@ import (
 	"github.com/flameox/flameox/internal/capture/providers/process"
 	"github.com/flameox/flameox/internal/capture/providers/pyspy"
 	pytestprovider "github.com/flameox/flameox/internal/capture/providers/pytest"
+	sanprovider "github.com/flameox/flameox/internal/capture/providers/sanitizer"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/collapsed"
@@ -276,4 +277,5 @@ var providerList = []*capture.Provider{
 	feeds(obsprovider.Provider, summarizeObservations),
 	feeds(coverageprovider.Provider, summarizeCoverage),
 	feeds(process.Provider, previewTextFragment, previewArtifact),
+	feeds(sanprovider.Provider, inspectSanitizerFindings),
 }

@@ -27,13 +27,14 @@ func TestSupportDocUpToDate(t *testing.T) {
 func TestProvidersFeed(t *testing.T) {
 	cpu := []string{"summarize_cpu_hotspots", "summarize_cpu_caller_edges"}
 	want := map[string][]string{
-		"node-cpu-profile": cpu,
-		"py-spy":           cpu,
-		"perf":             cpu,
-		"pytest":           {"summarize_failures"},
-		"observations":     {"summarize_observations"},
-		"coverage":         {"summarize_coverage"},
-		"process":          {"preview_text_fragment", "preview_artifact"},
+		"node-cpu-profile":  cpu,
+		"py-spy":            cpu,
+		"perf":              cpu,
+		"pytest":            {"summarize_failures"},
+		"observations":      {"summarize_observations"},
+		"coverage":          {"summarize_coverage"},
+		"process":           {"preview_text_fragment", "preview_artifact"},
+		"compute-sanitizer": {"inspect_sanitizer_findings"},
 	}
 	for _, p := range Providers() {
 		if !slices.Equal(p.Operations, want[p.Name]) {

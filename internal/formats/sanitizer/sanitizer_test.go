@@ -47,7 +47,9 @@ func ownCount(t *testing.T, data []byte) int {
 
 func TestFixtures(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(testdata, "*.txt"))
-	if err != nil || len(files) < 8 {
+	logs, _ := filepath.Glob(filepath.Join(testdata, "*.log"))
+	files = append(files, logs...)
+	if err != nil || len(files) < 9 {
 		t.Fatalf("%v %v", files, err)
 	}
 	for _, f := range files {
@@ -92,6 +94,15 @@ func TestMemcheck(t *testing.T) {
 	}
 	if v, _ := evidence.AsInt(tb.Summary.Metrics["errors_reported"].Value); v != 2 {
 		t.Errorf("summary %v", tb.Summary.Metrics)
+	}
+}
+
+// TestRealNoGPU: the real tool's report of a run that never reached CUDA
+// is two tool messages and no summary: incomplete, not clean.
+func TestRealNoGPU(t *testing.T) {
+	tb := decodeBytes(t, "r.log", formatstest.Read(t, "sanitizer/real-2026.3-no-gpu.sanitizer.log"), nil, nil)
+	if tb.Summary.Complete || len(tb.Rows) != 2 || tb.Rows[0]["kind"] != "tool_message" || metric(tb, "errors_displayed") != 0 {
+		t.Fatalf("%v %+v", tb.Rows, tb.Summary)
 	}
 }
 

@@ -3,6 +3,7 @@ package registry
 import (
 	"github.com/flameox/flameox/internal/capture"
 	coverageprovider "github.com/flameox/flameox/internal/capture/providers/coverage"
+	ncuprovider "github.com/flameox/flameox/internal/capture/providers/ncu"
 	"github.com/flameox/flameox/internal/capture/providers/node"
 	obsprovider "github.com/flameox/flameox/internal/capture/providers/observations"
 	"github.com/flameox/flameox/internal/capture/providers/perf"
@@ -278,4 +279,5 @@ var providerList = []*capture.Provider{
 	feeds(coverageprovider.Provider, summarizeCoverage),
 	feeds(process.Provider, previewTextFragment, previewArtifact),
 	feeds(sanprovider.Provider, inspectSanitizerFindings),
+	feeds(ncuprovider.Provider, inspectKernelMetrics),
 }

@@ -35,6 +35,7 @@ func TestProvidersFeed(t *testing.T) {
 		"coverage":          {"summarize_coverage"},
 		"process":           {"preview_text_fragment", "preview_artifact"},
 		"compute-sanitizer": {"inspect_sanitizer_findings"},
+		"nsight-compute":    {"inspect_kernel_metrics"},
 	}
 	for _, p := range Providers() {
 		if !slices.Equal(p.Operations, want[p.Name]) {

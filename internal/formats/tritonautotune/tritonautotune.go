@@ -158,12 +158,12 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		if err != nil {
 			return withField(evidence.Wrap(evidence.CodeDecodeFailure, err, "configs_timings[%d][1]", i), fmt.Sprintf("configs_timings[%d]", i))
 		}
-		if s := b2i(isScalar); scalar >= 0 && s != scalar {
+		s := b2i(isScalar)
+		if scalar >= 0 && s != scalar {
 			return withField(evidence.Failf(evidence.CodeDecodeFailure, "configs_timings mixes number and list timings, which Triton cannot compare"), fmt.Sprintf("configs_timings[%d]", i))
-		} else {
-			scalar = s
 		}
-		r.Timings = tagged(ts, isScalar)
+		scalar = s
+		r.Timings = tagged(ts)
 		if len(ts) > 0 && !math.IsInf(ts[0], 0) && !math.IsNaN(ts[0]) {
 			r.FirstMS = table.Some(ts[0])
 		}
@@ -311,7 +311,7 @@ func float(n json.Number) (float64, error) {
 
 // tagged renders timings for a row: finite doubles as they are, the
 // others as {"type":"double","value":"Infinity"}.
-func tagged(ts []float64, scalar bool) []any {
+func tagged(ts []float64) []any {
 	out := make([]any, len(ts))
 	for i, t := range ts {
 		switch {
@@ -325,7 +325,6 @@ func tagged(ts []float64, scalar bool) []any {
 			out[i] = t
 		}
 	}
-	_ = scalar
 	return out
 }
 
@@ -343,7 +342,7 @@ func plain(v any, values *formats.Values) any {
 		if err != nil {
 			return string(x)
 		}
-		return tagged([]float64{f}, true)[0]
+		return tagged([]float64{f})[0]
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {

@@ -60,7 +60,6 @@ type kernels struct {
 	top       int
 	items     map[launchKey]*kernelItem
 	units     map[string]bool
-	omitted   int64
 	read      int64
 	nonFinite int64
 }

@@ -51,9 +51,8 @@ type groupKey struct {
 }
 
 type group struct {
-	key  groupKey
-	row  table.GPULaunchGroup
-	byte bool
+	key groupKey
+	row table.GPULaunchGroup
 }
 
 type launch struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/flameox/flameox/internal/capture/providers/pyspy"
 	pytestprovider "github.com/flameox/flameox/internal/capture/providers/pytest"
 	sanprovider "github.com/flameox/flameox/internal/capture/providers/sanitizer"
+	tritonprovider "github.com/flameox/flameox/internal/capture/providers/triton"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/collapsed"
@@ -280,4 +281,5 @@ var providerList = []*capture.Provider{
 	feeds(process.Provider, previewTextFragment, previewArtifact),
 	feeds(sanprovider.Provider, inspectSanitizerFindings),
 	feeds(ncuprovider.Provider, inspectKernelMetrics),
+	feeds(tritonprovider.Provider, inspectTritonAutotune),
 }

@@ -36,6 +36,7 @@ func TestProvidersFeed(t *testing.T) {
 		"process":           {"preview_text_fragment", "preview_artifact"},
 		"compute-sanitizer": {"inspect_sanitizer_findings"},
 		"nsight-compute":    {"inspect_kernel_metrics"},
+		"triton":            {"inspect_triton_autotune"},
 	}
 	for _, p := range Providers() {
 		if !slices.Equal(p.Operations, want[p.Name]) {

@@ -96,6 +96,7 @@ const (
 	FamilyStatic      = "Static candidates"
 	FamilyPreviews    = "Generic previews"
 	FamilyBenchmarks  = "Benchmarks"
+	FamilyGPU         = "GPU and kernels"
 )
 
 // CPUTables are the tables every CPU-profile format emits, the input of

@@ -133,6 +133,10 @@ type Scanner struct {
 	CheckDuplicates bool
 	// AllowTrailing accepts more data after the top-level value (JSONL).
 	AllowTrailing bool
+	// AllowNonFinite accepts the NaN, Infinity and -Infinity that Python's
+	// json module writes by default, as Number tokens whose Bytes are the
+	// word (strconv.ParseFloat reads them). Off, they are invalid JSON.
+	AllowNonFinite bool
 	// MaxToken bounds the bytes of one string or number; 0 means 64 MiB.
 	MaxToken int
 	// Bound, when set, makes the error for a crossed bound: err is
@@ -441,6 +445,14 @@ func (s *Scanner) readValue() (Token, error) {
 		return s.literal("false", False, off)
 	case 'n':
 		return s.literal("null", Null, off)
+	case 'N', 'I':
+		if s.AllowNonFinite {
+			return s.nonFinite(c, off)
+		}
+	case '-':
+		if s.AllowNonFinite && s.fill(2) && s.buf[s.pos+1] == 'I' {
+			return s.nonFinite(c, off)
+		}
 	}
 	if c == '-' || (c >= '0' && c <= '9') {
 		b, err := s.readNumber()
@@ -466,6 +478,17 @@ func (s *Scanner) literal(word string, k Kind, off int64) (Token, error) {
 	s.pos += len(word)
 	s.valueDone()
 	return Token{Kind: k, Offset: off}, nil
+}
+
+// nonFinite reads NaN, Infinity or -Infinity (by its first byte c) as a
+// Number token.
+func (s *Scanner) nonFinite(c byte, off int64) (Token, error) {
+	word := map[byte]string{'N': "NaN", 'I': "Infinity", '-': "-Infinity"}[c]
+	tok, err := s.literal(word, Number, off)
+	if err == nil {
+		tok.Bytes = []byte(word)
+	}
+	return tok, err
 }
 
 func (s *Scanner) readNumber() ([]byte, error) {

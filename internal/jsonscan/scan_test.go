@@ -412,3 +412,49 @@ func FuzzDuplicateKeys(f *testing.F) {
 		}
 	})
 }
+
+func TestAllowNonFinite(t *testing.T) {
+	doc := `[NaN, Infinity, -Infinity, -1.5]`
+	if _, err := readAll(NewBytes([]byte(doc))); err == nil {
+		t.Fatal("NaN is not JSON unless allowed")
+	}
+	s := NewBytes([]byte(doc))
+	s.AllowNonFinite = true
+	var got []string
+	for {
+		tok, err := s.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tok.Kind == Number {
+			got = append(got, string(tok.Bytes))
+		}
+		if tok.Kind == ArrayEnd {
+			break
+		}
+	}
+	if strings.Join(got, " ") != "NaN Infinity -Infinity -1.5" {
+		t.Fatalf("%q", got)
+	}
+	for _, bad := range []string{`[Inf]`, `[-Inf]`, `[Nan]`} {
+		s := NewBytes([]byte(bad))
+		s.AllowNonFinite = true
+		if _, err := readAll(s); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+func readAll(s *Scanner) ([]Token, error) {
+	var out []Token
+	for {
+		tok, err := s.Next()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, tok)
+		if s.Depth() == 0 {
+			return out, nil
+		}
+	}
+}

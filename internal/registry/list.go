@@ -5,6 +5,7 @@ import (
 	bsprovider "github.com/flameox/flameox/internal/capture/providers/benchsamples"
 	coverageprovider "github.com/flameox/flameox/internal/capture/providers/coverage"
 	memrayprovider "github.com/flameox/flameox/internal/capture/providers/memray"
+	ncuprovider "github.com/flameox/flameox/internal/capture/providers/ncu"
 	"github.com/flameox/flameox/internal/capture/providers/node"
 	"github.com/flameox/flameox/internal/capture/providers/nodeheap"
 	obsprovider "github.com/flameox/flameox/internal/capture/providers/observations"
@@ -13,6 +14,8 @@ import (
 	pyperfprovider "github.com/flameox/flameox/internal/capture/providers/pyperf"
 	"github.com/flameox/flameox/internal/capture/providers/pyspy"
 	pytestprovider "github.com/flameox/flameox/internal/capture/providers/pytest"
+	sanprovider "github.com/flameox/flameox/internal/capture/providers/sanitizer"
+	tritonprovider "github.com/flameox/flameox/internal/capture/providers/triton"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/benchsamples"
@@ -22,6 +25,8 @@ import (
 	"github.com/flameox/flameox/internal/formats/csvpreview"
 	"github.com/flameox/flameox/internal/formats/jsonpreview"
 	"github.com/flameox/flameox/internal/formats/memray"
+	"github.com/flameox/flameox/internal/formats/ncu"
+	"github.com/flameox/flameox/internal/formats/nsys"
 	"github.com/flameox/flameox/internal/formats/nvbench"
 	obsformat "github.com/flameox/flameox/internal/formats/observations"
 	"github.com/flameox/flameox/internal/formats/parquetpreview"
@@ -30,9 +35,11 @@ import (
 	"github.com/flameox/flameox/internal/formats/pstats"
 	"github.com/flameox/flameox/internal/formats/pyperf"
 	"github.com/flameox/flameox/internal/formats/pytestevents"
+	"github.com/flameox/flameox/internal/formats/sanitizer"
 	"github.com/flameox/flameox/internal/formats/sarif"
 	"github.com/flameox/flameox/internal/formats/speedscope"
 	"github.com/flameox/flameox/internal/formats/text"
+	"github.com/flameox/flameox/internal/formats/tritonautotune"
 	"github.com/flameox/flameox/internal/formats/v8cpu"
 	"github.com/flameox/flameox/internal/formats/v8heap"
 	"github.com/flameox/flameox/internal/projection/coverage"
@@ -68,6 +75,11 @@ var formatList = []*formats.Spec{
 	pyperf.Spec,
 	nvbench.Spec,
 	benchsamples.Spec,
+	// GPU and kernels
+	nsys.Spec,
+	ncu.Spec,
+	sanitizer.Spec,
+	tritonautotune.Spec,
 	// Generic previews: conservative sniffers, so specific formats win
 	jsonpreview.JSON,
 	jsonpreview.JSONL,
@@ -96,12 +108,24 @@ var operationList = []*Operation{
 	inspectStaticCandidates,
 	summarizeBenchmarks,
 	compareBenchmarks,
+	inspectGPULaunches,
+	inspectKernelMetrics,
+	inspectSanitizerFindings,
+	inspectTritonAutotune,
 }
 
 // The benchmark operations (internal/registry/bench.go), named here.
 var (
 	summarizeBenchmarks = benchNamed(benchSummarize, "summarize_benchmarks")
 	compareBenchmarks   = benchNamed(benchCompare, "compare_benchmarks")
+)
+
+// GPU and kernels (defined in gpu.go)
+var (
+	inspectGPULaunches       = gpuLaunches("inspect_gpu_launches")
+	inspectKernelMetrics     = gpuKernelMetrics("inspect_kernel_metrics")
+	inspectSanitizerFindings = gpuSanitizerFindings("inspect_sanitizer_findings")
+	inspectTritonAutotune    = gpuTritonAutotune("inspect_triton_autotune")
 )
 
 var summarizeCPUHotspots = &Operation{
@@ -290,4 +314,7 @@ var providerList = []*capture.Provider{
 	feeds(process.Provider, previewTextFragment, previewArtifact),
 	feeds(bsprovider.Provider, summarizeBenchmarks, compareBenchmarks),
 	feeds(pyperfprovider.Provider, summarizeBenchmarks, compareBenchmarks),
+	feeds(sanprovider.Provider, inspectSanitizerFindings),
+	feeds(ncuprovider.Provider, inspectKernelMetrics),
+	feeds(tritonprovider.Provider, inspectTritonAutotune),
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -304,8 +305,14 @@ func (b *Builder) seal() error {
 	if err := os.Chmod(b.tmp, 0o755); err != nil {
 		return evidence.Wrap(evidence.CodeIOFailure, err, "seal bundle directory").At(b.tmp, "")
 	}
-	for _, d := range []string{nativeDir, tablesDir, "."} {
-		if err := durable.SyncDir(filepath.Join(b.tmp, d)); err != nil {
+	dirs := []string{nativeDir}
+	for _, t := range b.tables {
+		if d := path.Dir(t.rel); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d) // tables/<name>, before tables itself
+		}
+	}
+	for _, d := range append(dirs, tablesDir, ".") {
+		if err := durable.SyncDir(filepath.Join(b.tmp, filepath.FromSlash(d))); err != nil {
 			return evidence.Wrap(evidence.CodeIOFailure, err, "sync bundle directory")
 		}
 	}

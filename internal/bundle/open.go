@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"iter"
 	"os"
+	"path"
 	"path/filepath"
 	"unicode/utf8"
 
@@ -117,8 +118,12 @@ func readManifest(path string) ([]byte, error) {
 // an added file is tampering as much as a changed one.
 func (r *Reader) verifyTree() error {
 	listed := map[string]bool{manifestName: true}
+	dirs := map[string]bool{nativeDir: true, tablesDir: true}
 	for _, mb := range r.Manifest.Members {
 		listed[mb.Path] = true
+		if d := path.Dir(mb.Path); mb.Role == roleTable {
+			dirs[d] = true // layout 2: tables/<name>/
+		}
 	}
 	return filepath.WalkDir(r.Dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -129,7 +134,7 @@ func (r *Reader) verifyTree() error {
 		switch {
 		case rel == ".":
 			return nil
-		case d.IsDir() && (rel == nativeDir || rel == tablesDir):
+		case d.IsDir() && dirs[rel]:
 			return nil
 		case listed[rel] && d.Type().IsRegular():
 			return nil

@@ -157,7 +157,10 @@ func newTableWriter(tmp string, t *evidence.Table, index int) (*TableWriter, err
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeInvalidArgument, err, "table %s units", t.ID)
 	}
-	rel := tablesDir + "/" + strconv.Itoa(index) + "-" + fileSafe(t.Name) + ".parquet"
+	rel := tablePath(Layout, index, t.Name)
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(tmp, filepath.FromSlash(rel))), 0o755); err != nil {
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "create table directory")
+	}
 	f, err := os.OpenFile(filepath.Join(tmp, filepath.FromSlash(rel)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "create table file")

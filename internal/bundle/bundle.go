@@ -53,6 +53,7 @@ type Builder struct {
 	tableIDs  map[string]bool
 	failures  []*evidence.Failure
 	done      bool
+	published *Manifest // the manifest Publish wrote, once it did
 	// ctx, when set (WithContext), ends a native copy part way: a large
 	// artifact must not keep an interrupted preserve running.
 	ctx context.Context
@@ -256,6 +257,7 @@ func (b *Builder) Publish(ctx context.Context) (*evidence.Bundle, error) {
 		}
 	}
 	m := b.manifest()
+	b.published = m
 	data, err := m.encode()
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeInternal, err, "encode manifest")

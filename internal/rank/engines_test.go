@@ -1,0 +1,218 @@
+package rank_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/flameox/flameox/internal/evidence"
+)
+
+// fleetBundles is how many bundles the engine tests query.
+const fleetBundles = 200
+
+// profileScript runs a small workload N times under cProfile, a different
+// amount of work each time, and dumps each run's stats: N real pstats
+// profiles from CPython's own profiler, in one interpreter start.
+const profileScript = `
+import cProfile, json, sys
+out, n = sys.argv[1], int(sys.argv[2])
+def hot(k):
+    t = 0
+    for i in range(k):
+        t += i * i
+    return t
+def fib(k):
+    return k if k < 2 else fib(k - 1) + fib(k - 2)
+def words(k):
+    return sorted(str(i) for i in range(k))
+for i in range(n):
+    p = cProfile.Profile()
+    p.enable()
+    hot(3000 + 97 * i)
+    fib(8 + i % 7)
+    json.dumps(words(200 + 13 * i))
+    p.disable()
+    p.dump_stats("%s/run-%03d.pstats" % (out, i))
+`
+
+func venvPython(t *testing.T, module string) string {
+	t.Helper()
+	venv := os.Getenv("FLAMEOX_VENV")
+	if venv == "" {
+		venv = filepath.Join("..", "..", ".venv")
+	}
+	py := filepath.Join(venv, "bin", "python")
+	if err := exec.Command(py, "-c", "import "+module).Run(); err != nil {
+		t.Skipf("%s is not installed in %s (pip install -r tools/requirements.txt): %v", module, venv, err)
+	}
+	return py
+}
+
+var fleet struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// fleetStore is a store of fleetBundles bundles, each the flameox-decode
+// of one real cProfile run preserved with labels service=api|web and
+// run=<i>, built once per test binary.
+func fleetStore(t *testing.T) string {
+	t.Helper()
+	py := venvPython(t, "cProfile")
+	fleet.once.Do(func() {
+		dir, err := os.MkdirTemp("", "flameox-fleet")
+		if err != nil {
+			fleet.err = err
+			return
+		}
+		prof := filepath.Join(dir, "profiles")
+		if err := os.Mkdir(prof, 0o755); err != nil {
+			fleet.err = err
+			return
+		}
+		if out, err := exec.Command(py, "-c", profileScript, prof, strconv.Itoa(fleetBundles)).CombinedOutput(); err != nil {
+			fleet.err = fmt.Errorf("cProfile runs: %v\n%s", err, out)
+			return
+		}
+		fleet.dir = filepath.Join(dir, "store")
+		for i := range fleetBundles {
+			service := []string{"api", "web"}[i%2]
+			preserve(t, fleet.dir, map[string]string{"service": service, "run": strconv.Itoa(i)},
+				filepath.Join(prof, fmt.Sprintf("run-%03d.pstats", i)))
+		}
+	})
+	if fleet.err != nil {
+		t.Fatal(fleet.err)
+	}
+	return fleet.dir
+}
+
+// hotspot is what the engines and flameox-rank are compared on: the
+// identity of a ranked frame and its exact self weight.
+type hotspot struct {
+	Artifact, Frame, Function string
+	Self                      float64
+}
+
+// rankedTop is flameox-rank --bundles STORE [--where …] --top 20.
+func rankedTop(t *testing.T, dir string, where ...string) ([]hotspot, evidence.Object) {
+	t.Helper()
+	r := bundles(t, request("summarize_cpu_hotspots", evidence.Object{"top": 20}), dir, where...)
+	if r.err != nil {
+		t.Fatalf("rank --bundles: %v", r.err)
+	}
+	var out []hotspot
+	for _, b := range r.all(evidence.KindRow) {
+		v := b["values"].(evidence.Object)
+		self, _ := evidence.AsFloat(v["self_weight"])
+		out = append(out, hotspot{v["artifact_id"].(string), v["frame_id"].(string), v["function"].(string), self})
+	}
+	return out, r.all(evidence.KindSummary)[0]
+}
+
+// engineRows reads the JSON lines [artifact_id, frame_id, function,
+// self_weight] an engine printed; the last line is the count of rows the
+// selection admitted.
+func engineRows(t *testing.T, out []byte) ([]hotspot, int64) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var rows []hotspot
+	for _, l := range lines[:len(lines)-1] {
+		var r []any
+		d := json.NewDecoder(strings.NewReader(l))
+		d.UseNumber()
+		if err := d.Decode(&r); err != nil || len(r) != 4 {
+			t.Fatalf("engine row %q: %v", l, err)
+		}
+		self, err := strconv.ParseFloat(string(r[3].(json.Number)), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, hotspot{r[0].(string), r[1].(string), r[2].(string), self})
+	}
+	n, err := strconv.ParseInt(lines[len(lines)-1], 10, 64)
+	if err != nil {
+		t.Fatalf("engine count %q", lines[len(lines)-1])
+	}
+	return rows, n
+}
+
+func sameTop(t *testing.T, engine string, got, want []hotspot) {
+	t.Helper()
+	if len(got) != 20 || len(want) != 20 {
+		t.Fatalf("%s: %d rows, flameox-rank %d; want 20 each", engine, len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%s row %d: %+v\nflameox-rank:    %+v", engine, i+1, got[i], want[i])
+		}
+	}
+}
+
+// The top 20 frames by self weight over the store, as SQL selects them:
+// the same order as flameox-rank (self, then inclusive weight descending,
+// then artifact, frame, thread and process, nulls first), the bundle id
+// from the path, the labels from the index.
+const topSQL = `
+WITH idx AS (SELECT DISTINCT bundle_id FROM read_json('%[1]s/index/*.json', format = 'newline_delimited') WHERE %[2]s),
+frames AS (
+  SELECT f.*, 'sha256:' || regexp_extract(f.filename, 'bundles/([0-9a-f]{64})/', 1) AS bundle_id
+  FROM read_parquet('%[1]s/bundles/*/tables/cpu.frames/*.parquet', filename = true) f)
+SELECT artifact_id, frame_id, function, self_weight FROM frames JOIN idx USING (bundle_id)
+ORDER BY self_weight DESC, inclusive_weight DESC, artifact_id, frame_id, thread NULLS FIRST, process NULLS FIRST
+LIMIT 20`
+
+const countSQL = `
+WITH idx AS (SELECT DISTINCT bundle_id FROM read_json('%[1]s/index/*.json', format = 'newline_delimited') WHERE %[2]s)
+SELECT count(*) FROM read_parquet('%[1]s/bundles/*/tables/cpu.frames/*.parquet', filename = true) f
+JOIN idx ON idx.bundle_id = 'sha256:' || regexp_extract(f.filename, 'bundles/([0-9a-f]{64})/', 1)`
+
+const duckdbScript = `
+import duckdb, json, sys
+con = duckdb.connect()
+for row in con.execute(sys.argv[1]).fetchall():
+    print(json.dumps([row[0], row[1], row[2], row[3]]))
+print(con.execute(sys.argv[2]).fetchone()[0])
+`
+
+// DuckDB, reading the store's Parquet tables and index directly, selects
+// exactly the top 20 that flameox-rank --bundles ranks, over 200 bundles
+// of real cProfile runs, with and without a label selection.
+func TestDuckDBEqualsRankBundles(t *testing.T) {
+	py := venvPython(t, "duckdb")
+	dir := fleetStore(t)
+	for _, tc := range []struct {
+		where []string
+		sql   string
+	}{
+		{nil, "true"},
+		{[]string{"service=api"}, "labels.service = 'api'"},
+	} {
+		want, summary := rankedTop(t, dir, tc.where...)
+		cmd := exec.Command(py, "-c", duckdbScript, fmt.Sprintf(topSQL, dir, tc.sql), fmt.Sprintf(countSQL, dir, tc.sql))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("duckdb: %v\n%s", err, stderr.String())
+		}
+		got, n := engineRows(t, out)
+		sameTop(t, fmt.Sprintf("duckdb %v", tc.where), got, want)
+		if observed, _ := evidence.AsInt(summary["rows_observed"]); observed != n {
+			t.Errorf("%v: duckdb selects %d frame rows, flameox-rank observed %d", tc.where, n, observed)
+		}
+		admitted := metric(summary, "bundles_admitted")
+		if wantN := map[bool]string{true: "200", false: "100"}[tc.where == nil]; canon(t, admitted) != wantN {
+			t.Errorf("%v: %v bundles admitted, want %s", tc.where, admitted, wantN)
+		}
+	}
+}

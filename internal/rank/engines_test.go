@@ -2,7 +2,9 @@ package rank_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,8 +13,15 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/flameox/flameox/internal/bundle"
+	"github.com/flameox/flameox/internal/decode"
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/rank"
+	"github.com/flameox/flameox/internal/registry"
+	"github.com/flameox/flameox/internal/store"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 // fleetBundles is how many bundles the engine tests query.
@@ -43,7 +52,7 @@ for i in range(n):
     p.dump_stats("%s/run-%03d.pstats" % (out, i))
 `
 
-func venvPython(t *testing.T, module string) string {
+func venvPython(t testing.TB, module string) string {
 	t.Helper()
 	venv := os.Getenv("FLAMEOX_VENV")
 	if venv == "" {
@@ -65,35 +74,49 @@ var fleet struct {
 // fleetStore is a store of fleetBundles bundles, each the flameox-decode
 // of one real cProfile run preserved with labels service=api|web and
 // run=<i>, built once per test binary.
-func fleetStore(t *testing.T) string {
+func fleetStore(t testing.TB) string {
 	t.Helper()
 	py := venvPython(t, "cProfile")
-	fleet.once.Do(func() {
-		dir, err := os.MkdirTemp("", "flameox-fleet")
-		if err != nil {
-			fleet.err = err
-			return
-		}
-		prof := filepath.Join(dir, "profiles")
-		if err := os.Mkdir(prof, 0o755); err != nil {
-			fleet.err = err
-			return
-		}
-		if out, err := exec.Command(py, "-c", profileScript, prof, strconv.Itoa(fleetBundles)).CombinedOutput(); err != nil {
-			fleet.err = fmt.Errorf("cProfile runs: %v\n%s", err, out)
-			return
-		}
-		fleet.dir = filepath.Join(dir, "store")
-		for i := range fleetBundles {
-			service := []string{"api", "web"}[i%2]
-			preserve(t, fleet.dir, map[string]string{"service": service, "run": strconv.Itoa(i)},
-				filepath.Join(prof, fmt.Sprintf("run-%03d.pstats", i)))
-		}
-	})
+	fleet.once.Do(func() { fleet.dir, fleet.err = buildFleet(py) })
 	if fleet.err != nil {
 		t.Fatal(fleet.err)
 	}
 	return fleet.dir
+}
+
+func buildFleet(py string) (string, error) {
+	dir, err := os.MkdirTemp("", "flameox-fleet")
+	if err != nil {
+		return "", err
+	}
+	prof := filepath.Join(dir, "profiles")
+	if err := os.Mkdir(prof, 0o755); err != nil {
+		return "", err
+	}
+	if out, err := exec.Command(py, "-c", profileScript, prof, strconv.Itoa(fleetBundles)).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("cProfile runs: %v\n%s", err, out)
+	}
+	st := filepath.Join(dir, "store")
+	ctx := context.Background()
+	for i := range fleetBundles {
+		var stream bytes.Buffer
+		w := wire.NewWriter(&stream)
+		r := &decode.Run{Opts: decode.Options{Specs: registry.Formats()}}
+		if err := r.Path(ctx, filepath.Join(prof, fmt.Sprintf("run-%03d.pstats", i)), decode.StreamTarget{W: w}); err != nil {
+			return "", err
+		}
+		if err := w.Flush(); err != nil {
+			return "", err
+		}
+		labels := map[string]string{"service": []string{"api", "web"}[i%2], "run": strconv.Itoa(i)}
+		index := func(id bundle.ID, m *bundle.Manifest) error {
+			return store.Record(st, store.EntryOf(id, m, labels, time.Now(), "test-host"))
+		}
+		if _, _, err := bundle.PreserveThen(ctx, st, &stream, wire.NewWriter(io.Discard), index); err != nil {
+			return "", err
+		}
+	}
+	return st, nil
 }
 
 // hotspot is what the engines and flameox-rank are compared on: the
@@ -215,4 +238,19 @@ func TestDuckDBEqualsRankBundles(t *testing.T) {
 			t.Errorf("%v: %v bundles admitted, want %s", tc.where, admitted, wantN)
 		}
 	}
+}
+
+// BenchmarkBundles ranks the top 20 frames across the 200-bundle store.
+func BenchmarkBundles(b *testing.B) {
+	dir := fleetStore(b)
+	req := request("summarize_cpu_hotspots", evidence.Object{"top": 20})
+	b.ReportAllocs()
+	for b.Loop() {
+		var buf bytes.Buffer
+		w := wire.NewWriter(&buf)
+		if err := rank.Bundles(context.Background(), req, rank.Fleet{Store: dir}, &rank.JSONL{W: w}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(fleetBundles*b.N)/b.Elapsed().Seconds(), "bundles/s")
 }

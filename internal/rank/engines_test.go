@@ -254,3 +254,69 @@ func BenchmarkBundles(b *testing.B) {
 	}
 	b.ReportMetric(float64(fleetBundles*b.N)/b.Elapsed().Seconds(), "bundles/s")
 }
+
+// sparkScript runs the query of the DuckDB test in Spark local mode on one
+// core: the frames by the glob, the bundle id from input_file_name(), the
+// labels from the index read as JSON.
+const sparkScript = `
+import json, sys
+from pyspark.sql import SparkSession
+store, where = sys.argv[1], sys.argv[2]
+spark = (SparkSession.builder.master("local[1]").appName("flameox-fleet")
+    .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+    .config("spark.sql.shuffle.partitions", "1").config("spark.driver.memory", "512m")
+    .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    .getOrCreate())
+spark.sparkContext.setLogLevel("ERROR")
+spark.read.parquet(store + "/bundles/*/tables/cpu.frames/*.parquet").createOrReplaceTempView("frames")
+spark.read.json(store + "/index/*.json").createOrReplaceTempView("idx")
+sel = """WITH b AS (SELECT DISTINCT bundle_id FROM idx WHERE %s),
+f AS (SELECT *, concat('sha256:', regexp_extract(input_file_name(), 'bundles/([0-9a-f]{64})/', 1)) AS bundle_id FROM frames)
+SELECT f.* FROM f JOIN b ON f.bundle_id = b.bundle_id""" % where
+top = spark.sql(sel + """ ORDER BY self_weight DESC, inclusive_weight DESC, artifact_id, frame_id,
+    thread ASC NULLS FIRST, process ASC NULLS FIRST LIMIT 20""")
+for r in top.collect():
+    print(json.dumps([r["artifact_id"], r["frame_id"], r["function"], r["self_weight"]]))
+print(spark.sql(sel).count())
+spark.stop()
+`
+
+// Spark (pyspark in local mode, on the machine's Java) reads the same
+// store and selects exactly flameox-rank --bundles' top 20. The JVM's
+// start is bounded by a deadline, so a broken Java fails the test in
+// minutes, not at CI's timeout.
+func TestSparkEqualsRankBundles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a JVM")
+	}
+	py := venvPython(t, "pyspark")
+	if _, err := exec.LookPath("java"); err != nil && os.Getenv("JAVA_HOME") == "" {
+		t.Skip("no java on PATH and no JAVA_HOME: Spark needs Java 17")
+	}
+	dir := fleetStore(t)
+	want, summary := rankedTop(t, dir, "service=web")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, "-c", sparkScript, dir, "labels.service = 'web'")
+	cmd.Env = append(os.Environ(), "SPARK_LOCAL_IP=127.0.0.1") // no name lookup of the host
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("spark (%v): %v\n%s", time.Since(start).Round(time.Second), err, tail(stderr.String(), 3000))
+	}
+	t.Logf("spark local[1]: %v for the session, both queries and the JVM", time.Since(start).Round(100*time.Millisecond))
+	got, n := engineRows(t, out)
+	sameTop(t, "spark", got, want)
+	if observed, _ := evidence.AsInt(summary["rows_observed"]); observed != n {
+		t.Errorf("spark selects %d frame rows, flameox-rank observed %d", n, observed)
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}

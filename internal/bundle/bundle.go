@@ -288,6 +288,10 @@ func (b *Builder) Publish(ctx context.Context) (*evidence.Bundle, error) {
 	return m.block(id, target), nil
 }
 
+// Manifest returns the manifest Publish wrote (that of the bundle it
+// returned), or nil before a Publish.
+func (b *Builder) Manifest() *Manifest { return b.published }
+
 // seal makes the work directory's files read-only and its directories
 // durable, so that the rename publishes complete bytes.
 func (b *Builder) seal() error {

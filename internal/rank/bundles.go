@@ -2,8 +2,10 @@ package rank
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/flameox/flameox/internal/bundle"
 	"github.com/flameox/flameox/internal/evidence"
@@ -103,23 +105,106 @@ func (s *session) bundles(ctx context.Context, fl Fleet, out Output) error {
 		w.Widen(len(artifacts))
 	}
 	fo := &fleetOutput{Output: out, sel: sel, dups: dups}
+	var read []fleetBundle
 	for _, fb := range list {
 		if len(fb.tables) > 0 {
-			fo.admitted++
+			read = append(read, fb)
 		}
-		if err := s.bundle(ctx, fb, fo); err != nil {
+	}
+	fo.admitted = len(read)
+	rctx, stop := context.WithCancel(ctx)
+	ahead := readAhead(rctx, read)
+	defer func() { stop(); ahead.wait() }()
+	for k, fb := range read {
+		if err := s.bundle(ctx, fb, ahead.rows(k), fo); err != nil {
 			return err
 		}
+		ahead.done()
 	}
 	return s.finish(fo)
 }
 
-// bundle passes a bundle's provenance on and feeds its tables.
-func (s *session) bundle(ctx context.Context, fb fleetBundle, out *fleetOutput) error {
-	r := fb.r
-	if len(fb.tables) == 0 {
-		return nil
+// batch is a run of rows of one table read ahead, or the end of the table
+// (end), or the error that ended reading.
+type batch struct {
+	rows []evidence.Object
+	end  bool
+	err  error
+}
+
+// ahead reads the admitted tables of a few bundles at once, while the
+// projection takes the rows of the earliest, in order. A bundle is read
+// only when a slot is free, and its rows wait in a short channel, so
+// memory stays bounded by the slots whatever the tables' sizes.
+type ahead struct {
+	out   []chan batch
+	slots chan struct{}
+	wg    sync.WaitGroup
+}
+
+const batchRows = 256
+
+func readAhead(ctx context.Context, list []fleetBundle) *ahead {
+	a := &ahead{out: make([]chan batch, len(list)), slots: make(chan struct{}, 2*runtime.GOMAXPROCS(0))}
+	for k := range list {
+		a.out[k] = make(chan batch, 4)
 	}
+	a.wg.Go(func() {
+		for k, fb := range list {
+			select {
+			case a.slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			a.wg.Go(func() { readBundle(ctx, fb, a.out[k]) })
+		}
+	})
+	return a
+}
+
+// readBundle sends the rows of fb's admitted tables, in batches, each
+// table closed by an end batch; it stops at the first error.
+func readBundle(ctx context.Context, fb fleetBundle, out chan<- batch) {
+	send := func(b batch) bool {
+		select {
+		case out <- b:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for _, i := range fb.tables {
+		rows := make([]evidence.Object, 0, batchRows)
+		for row, err := range fb.r.Rows(i) {
+			if err != nil {
+				send(batch{err: err})
+				return
+			}
+			if rows = append(rows, row); len(rows) == batchRows {
+				if !send(batch{rows: rows}) {
+					return
+				}
+				rows = make([]evidence.Object, 0, batchRows)
+			}
+		}
+		if !send(batch{rows: rows, end: true}) {
+			return
+		}
+	}
+}
+
+// rows is the channel of bundle k's rows.
+func (a *ahead) rows(k int) <-chan batch { return a.out[k] }
+
+// done frees the slot of the bundle just consumed.
+func (a *ahead) done() { <-a.slots }
+
+func (a *ahead) wait() { a.wg.Wait() }
+
+// bundle passes a bundle's provenance on and feeds its tables, whose rows
+// come read ahead on in.
+func (s *session) bundle(ctx context.Context, fb fleetBundle, in <-chan batch, out *fleetOutput) error {
+	r := fb.r
 	if err := out.Pass(r.Block()); err != nil {
 		return err
 	}
@@ -143,16 +228,20 @@ func (s *session) bundle(ctx context.Context, fb fleetBundle, out *fleetOutput) 
 		if err := s.admit(&t); err != nil {
 			return evidence.AsFailure(err, evidence.CodeInvalidArgument).At(r.Dir, "")
 		}
-		n := 0
-		for row, err := range r.Rows(i) {
-			if err != nil {
-				return err
+		for b := range in {
+			if b.err != nil {
+				return b.err
 			}
-			if n++; n%4096 == 0 && ctx.Err() != nil {
+			if ctx.Err() != nil {
 				return evidence.Wrap(evidence.CodeCancelled, ctx.Err(), "rank")
 			}
-			if err := s.proj.Row(&t, row); err != nil {
-				return evidence.AsFailure(err, evidence.CodeInvalidArgument).At(r.Dir, "")
+			for _, row := range b.rows {
+				if err := s.proj.Row(&t, row); err != nil {
+					return evidence.AsFailure(err, evidence.CodeInvalidArgument).At(r.Dir, "")
+				}
+			}
+			if b.end {
+				break
 			}
 		}
 		if te.Summary != nil {

@@ -2,6 +2,8 @@ package rank_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -149,5 +151,43 @@ func TestBundlesFormats(t *testing.T) {
 	got, _ := resultOf(t, bundles(t, req, dir, "format=v8-cpuprofile"))
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("format=v8-cpuprofile:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A table file changed after publication is INTEGRITY_FAILURE at the
+// file, whichever bundle it is in: rows of bytes that are not the
+// manifest's are not evidence.
+func TestBundlesTamperedTable(t *testing.T) {
+	dir := t.TempDir()
+	var ids []string
+	for _, f := range []string{"cprofile-workload.pstats", "cprofile-tiny.pstats", "profile-workload.pstats"} {
+		ids = append(ids, preserve(t, dir, nil, fixture("pstats", f)))
+	}
+	for _, id := range ids {
+		id, _ := bundle.ParseID(id)
+		p := filepath.Join(bundle.Dir(dir, id), "tables", "cpu.frames", "0.parquet")
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data[len(data)/2] ^= 1
+		if err := os.Chmod(p, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := bundles(t, request("summarize_cpu_hotspots", evidence.Object{"top": 3}), dir)
+		f := evidence.AsFailure(r.err, "")
+		if f.Code != evidence.CodeIntegrity || f.Location.Path != p {
+			t.Fatalf("tampered %s: %v", p, r.err)
+		}
+		data[len(data)/2] ^= 1
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := bundles(t, request("summarize_cpu_hotspots", evidence.Object{"top": 3}), dir); r.err != nil {
+		t.Fatalf("restored: %v", r.err)
 	}
 }

@@ -46,7 +46,7 @@ type cli struct {
 	Limits         map[string]int64  `help:"Raw parser ceilings for PATH arguments, e.g. max_nodes=100000." mapsep:"," placeholder:"K=V,..."`
 	Option         map[string]string `help:"Decoder options for PATH arguments." mapsep:"," placeholder:"K=V,..."`
 	Bundles        string            `help:"Rank the preserved tables of the bundles of this store (flameox-preserve --store), without decoding native bytes." placeholder:"STORE" type:"path"`
-	Where          []string          `sep:"none" help:"With --bundles: only bundles with an index entry where KEY=VALUE (a --label, or host, provider, format, outcome, table, bundle_id); repeatable, all must hold." placeholder:"KEY=VALUE"`
+	Where          []string          `sep:"none" help:"With --bundles: only bundles with an index entry where KEY=VALUE (a --label, or host, provider, format, outcome, table, bundle_id), or created>=TIME, created<TIME (RFC 3339 or a date); repeatable, all must hold." placeholder:"KEY=VALUE"`
 	Params         kong.Plugins      `embed:""`
 	Paths          []string          `arg:"" optional:"" help:"Artifacts to decode and rank. Without them, decoded tables are read from stdin." type:"path"`
 }

@@ -3,23 +3,52 @@ package store
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/flameox/flameox/internal/bundle"
 	"github.com/flameox/flameox/internal/evidence"
 )
 
-// Cond is one --where condition: an index field or a label equals a value.
+// Cond is one --where condition: an index field or a label equals a
+// value, or the time of preservation is at or after (>=), or before (<),
+// an instant.
 type Cond struct {
 	Key, Value string
+	Op         string // "=", ">=" or "<"
+	at         time.Time
 }
 
-// ParseWhere reads "KEY=VALUE". KEY is a label name or one of Fields
-// (host, provider, format, outcome, table, bundle_id); a list field
-// (provider, format, outcome, table) matches when it holds the value.
+// Created is the --where key of the time of preservation.
+const Created = "created"
+
+// ParseWhere reads "KEY=VALUE", "created>=TIME" or "created<TIME". KEY is a
+// label name or one of Fields (host, provider, format, outcome, table,
+// bundle_id); a list field (provider, format, outcome, table) matches when
+// it holds the value. TIME is RFC 3339 (2026-11-24T00:00:00Z) or a date
+// (2026-11-24, midnight UTC).
 func ParseWhere(s string) (Cond, error) {
+	for _, op := range []string{">=", "<"} {
+		if k, v, ok := strings.Cut(s, op); ok && k == Created {
+			at, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				at, err = time.Parse(time.DateOnly, v)
+			}
+			if err != nil {
+				f := evidence.Failf(evidence.CodeInvalidArgument, "where %q: %q is not an RFC 3339 time or a date (2026-11-24)", s, v)
+				f.Location.Field = "where"
+				return Cond{}, f
+			}
+			return Cond{Key: Created, Value: v, Op: op, at: at.UTC()}, nil
+		}
+	}
 	k, v, ok := strings.Cut(s, "=")
 	if !ok || k == "" {
 		f := evidence.Failf(evidence.CodeInvalidArgument, "where %q: want KEY=VALUE, KEY a label or one of %s", s, strings.Join(Fields, ", "))
+		f.Location.Field = "where"
+		return Cond{}, f
+	}
+	if k == Created {
+		f := evidence.Failf(evidence.CodeInvalidArgument, "where %q: created takes a range: created>=TIME or created<TIME", s)
 		f.Location.Field = "where"
 		return Cond{}, f
 	}
@@ -28,14 +57,25 @@ func ParseWhere(s string) (Cond, error) {
 		f.Location.Field = "where"
 		return Cond{}, f
 	}
-	return Cond{Key: k, Value: v}, nil
+	return Cond{Key: k, Value: v, Op: "="}, nil
 }
 
 // String returns the condition as it is written.
-func (c Cond) String() string { return c.Key + "=" + c.Value }
+func (c Cond) String() string {
+	if c.Op == "" {
+		return c.Key + "=" + c.Value
+	}
+	return c.Key + c.Op + c.Value
+}
 
 // Match reports whether entry e meets c.
 func (c Cond) Match(e *Entry) bool {
+	switch c.Op {
+	case ">=":
+		return !e.Created.Before(c.at)
+	case "<":
+		return e.Created.Before(c.at)
+	}
 	switch c.Key {
 	case "bundle_id":
 		return e.BundleID == c.Value || strings.TrimPrefix(e.BundleID, "sha256:") == c.Value

@@ -64,7 +64,7 @@ var labelKey = regexp.MustCompile(`^[a-z][a-z0-9_.-]{0,62}$`)
 
 // Fields are the index fields --where can test besides labels; a label
 // may not take one of their names.
-var Fields = []string{"bundle_id", "host", "provider", "format", "outcome", "table"}
+var Fields = []string{"bundle_id", "created", "host", "provider", "format", "outcome", "table"}
 
 // Entry is one index entry: one publication of a bundle.
 type Entry struct {

@@ -72,6 +72,10 @@ func TestRecordSelect(t *testing.T) {
 		{[]string{"host=h2"}, []bundle.ID{b}},
 		{[]string{"bundle_id=" + b.Hex()}, []bundle.ID{b}},
 		{[]string{"service=none"}, nil},
+		{[]string{"created>=2026-12-01T10:00:00.5Z"}, []bundle.ID{b}},
+		{[]string{"created<2026-12-01T10:00:00.5Z"}, []bundle.ID{a}},
+		{[]string{"created>=2026-12-01", "created<2026-12-02"}, []bundle.ID{a, b}},
+		{[]string{"created<2026-12-01"}, nil},
 	} {
 		var conds []Cond
 		for _, w := range tc.where {
@@ -98,7 +102,7 @@ func TestRecordSelect(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range []string{"novalue", "=x", "Bad=x"} {
+	for _, bad := range []string{"novalue", "=x", "Bad=x", "created>=yesterday", "created=2026-12-01"} {
 		_, err := ParseWhere(bad)
 		code(t, err, evidence.CodeInvalidArgument)
 	}

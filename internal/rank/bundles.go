@@ -59,14 +59,11 @@ func (s *session) bundles(ctx context.Context, fl Fleet, out Output) error {
 	seen := map[string]bool{} // canonical headers (id left out) admitted
 	artifacts := map[string]bool{}
 	dups := 0
-	for _, id := range sel.IDs {
-		if err := ctx.Err(); err != nil {
-			return evidence.Wrap(evidence.CodeCancelled, err, "rank")
-		}
-		r, err := bundle.OpenTables(bundle.Dir(fl.Store, id))
-		if err != nil {
-			return err
-		}
+	readers, err := openManifests(ctx, fl.Store, sel.IDs)
+	if err != nil {
+		return err
+	}
+	for _, r := range readers {
 		fb := fleetBundle{r: r}
 		for i, te := range r.Manifest.Tables {
 			ok, err := s.choose(te.Header.Name)
@@ -122,6 +119,44 @@ func (s *session) bundles(ctx context.Context, fl Fleet, out Output) error {
 		ahead.done()
 	}
 	return s.finish(fo)
+}
+
+// openManifests opens (and verifies) the manifests of bundles ids, a few
+// at once, since each costs file system round trips more than CPU. The
+// first failure in id order is the result, as a sequential open's would be.
+func openManifests(ctx context.Context, store string, ids []bundle.ID) ([]*bundle.Reader, error) {
+	out := make([]*bundle.Reader, len(ids))
+	errs := make([]error, len(ids))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(ids), 2*runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for k := range next {
+				out[k], errs[k] = bundle.OpenTables(bundle.Dir(store, ids[k]))
+			}
+		})
+	}
+	var err error
+feed:
+	for k := range ids {
+		select {
+		case next <- k:
+		case <-ctx.Done():
+			err = evidence.Wrap(evidence.CodeCancelled, ctx.Err(), "rank")
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range errs {
+		if e != nil {
+			return nil, e
+		}
+	}
+	return out, nil
 }
 
 // batch is a run of rows of one table read ahead, or the end of the table

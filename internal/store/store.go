@@ -81,9 +81,6 @@ type Entry struct {
 	path string // the entry file it was read from
 }
 
-// Path returns the entry file an entry was read from ("" for a new one).
-func (e *Entry) Path() string { return e.path }
-
 // CanonicalValue implements the canonical encoding of an entry.
 func (e *Entry) CanonicalValue() any {
 	labels := evidence.Object{}

@@ -116,7 +116,7 @@ check: .cache/bin/staticcheck .cache/bin/deadcode
 	@dead=$$(.cache/bin/deadcode -test ./... | grep -v -F -f <(grep -v '^#' tools/deadcode-allow.txt | cut -d' ' -f1)); \
 	  test -z "$$dead" || { echo "$$dead"; echo "unreachable code (delete it, or add it to tools/deadcode-allow.txt with a reason)"; exit 1; }
 	$(GO) run ./internal/gendocs
-	git diff --exit-code docs/support.md
+	git diff --exit-code docs/support.md docs/tables.md
 
 clean:
 	rm -rf $(BIN) .cache/bench

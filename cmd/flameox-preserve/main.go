@@ -8,13 +8,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/flameox/flameox/internal/bundle"
 	"github.com/flameox/flameox/internal/command"
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/store"
 	"github.com/flameox/flameox/internal/wire"
 )
 
@@ -30,11 +33,16 @@ Examples:
   # preserve, then rank the same stream in one pipeline
   flameox-decode profile.cpuprofile | flameox-preserve --store ./evidence | flameox-rank --top 20
 
+  # label bundles, then rank across the ones of one service
+  flameox-capture py-spy -- python app.py | flameox-decode | flameox-preserve --store ./evidence --label service=api
+  flameox-rank --bundles ./evidence --where service=api --top 20
+
   # analyse the preserved native bytes again, without recapturing
   flameox-decode --bundle ./evidence/bundles/<hex id>`
 
 type cli struct {
-	Store string `required:"" type:"path" placeholder:"DIR" help:"Evidence store; the bundle is published under DIR/bundles/ (created if absent)."`
+	Store string   `required:"" type:"path" placeholder:"DIR" help:"Evidence store; the bundle is published under DIR/bundles/ (created if absent) and recorded in DIR/index/."`
+	Label []string `sep:"none" placeholder:"KEY=VALUE" help:"Label the bundle in the store's index (repeatable), e.g. --label service=api; flameox-rank --bundles DIR --where service=api selects by it."`
 }
 
 func main() {
@@ -85,7 +93,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	pr, pw := io.Pipe()
 	go func() { _, err := io.Copy(pw, stdin); pw.CloseWithError(err) }()
 	defer context.AfterFunc(ctx, func() { pr.CloseWithError(ctx.Err()) })()
-	_, upstream, err := bundle.Preserve(ctx, c.Store, pr, out)
+	labels, err := parseLabels(c.Label)
+	if err != nil {
+		return fail(err)
+	}
+	host, _ := os.Hostname() // "" when the system cannot tell
+	index := func(id bundle.ID, m *bundle.Manifest) error {
+		return store.Record(c.Store, store.EntryOf(id, m, labels, time.Now(), host))
+	}
+	_, upstream, err := bundle.PreserveThen(ctx, c.Store, pr, out, index)
 	if err != nil {
 		return fail(err)
 	}
@@ -98,6 +114,26 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return evidence.ExitCode(upstream.Code)
 	}
 	return 0
+}
+
+// parseLabels reads --label KEY=VALUE flags; a key given twice is refused.
+func parseLabels(flags []string) (map[string]string, error) {
+	labels := map[string]string{}
+	for _, l := range flags {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok {
+			f := evidence.Failf(evidence.CodeInvalidArgument, "--label %q: want KEY=VALUE", l)
+			f.Location.Field = "label"
+			return nil, f
+		}
+		if _, dup := labels[k]; dup {
+			f := evidence.Failf(evidence.CodeInvalidArgument, "--label %s is given twice", k)
+			f.Location.Field = "label." + k
+			return nil, f
+		}
+		labels[k] = v
+	}
+	return labels, store.CheckLabels(labels)
 }
 
 // isTerminal reports whether s is a terminal: a person, not a program,

@@ -36,7 +36,8 @@ Examples:
   flameox-rank --operation summarize_cpu_caller_edges --callee-pattern '^parse$' prof.pstats
   flameox-rank --request '{"top":5,"metric":"cumulative"}' out.pstats
   flameox-rank --baseline before.cpuprofile after.cpuprofile
-  flameox-capture node-cpu-profile -- node app.js | flameox-decode | flameox-rank --format table`
+  flameox-capture node-cpu-profile -- node app.js | flameox-decode | flameox-rank --format table
+  flameox-rank --bundles ~/.flameox --where service=api --where format=pstats --top 20`
 
 type cli struct {
 	Operation      string            `help:"Operation to run (default: inferred from the input tables)." placeholder:"NAME"`
@@ -46,6 +47,8 @@ type cli struct {
 	ArtifactFormat string            `help:"Decode PATH arguments as this format (default: detect)." placeholder:"NAME"`
 	Limits         map[string]int64  `help:"Raw parser ceilings for PATH arguments, e.g. max_nodes=100000." mapsep:"," placeholder:"K=V,..."`
 	Option         map[string]string `help:"Decoder options for PATH arguments." mapsep:"," placeholder:"K=V,..."`
+	Bundles        string            `help:"Rank the preserved tables of the bundles of this store (flameox-preserve --store), without decoding native bytes." placeholder:"STORE" type:"path"`
+	Where          []string          `sep:"none" help:"With --bundles: only bundles with an index entry where KEY=VALUE (a --label, or host, provider, format, outcome, table, bundle_id), or created>=TIME, created<TIME (RFC 3339 or a date); repeatable, all must hold." placeholder:"KEY=VALUE"`
 	Params         kong.Plugins      `embed:""`
 	Paths          []string          `arg:"" optional:"" help:"Artifacts to decode and rank. Without them, decoded tables are read from stdin." type:"path"`
 }
@@ -80,7 +83,7 @@ func run(ctx context.Context, env *command.Env) error {
 	if err != nil {
 		return err
 	}
-	if len(c.Paths) == 0 && env.StdinTerminal {
+	if len(c.Paths) == 0 && c.Bundles == "" && env.StdinTerminal {
 		return command.NoInput(kctx, env.Stderr, "give PATH arguments, or pipe decoded tables in (flameox-decode PATH | flameox-rank)")
 	}
 	given, err := flags.Args()
@@ -124,7 +127,11 @@ func run(ctx context.Context, env *command.Env) error {
 	sp.Output = out
 	gate := &gated{Output: sp}
 	out = gate
-	if len(c.Paths) > 0 {
+	if fl, ferr := fleet(c.Bundles, c.Where, len(c.Paths)); ferr != nil {
+		err = ferr
+	} else if fl != nil {
+		err = rank.Bundles(ctx, req, *fl, out)
+	} else if len(c.Paths) > 0 {
 		err = rank.Paths(ctx, req, c.Paths, out)
 	} else {
 		err = rank.Stream(ctx, req, wire.NewReader(env.Stdin), out)

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -52,6 +53,7 @@ type Builder struct {
 	tableIDs  map[string]bool
 	failures  []*evidence.Failure
 	done      bool
+	published *Manifest // the manifest Publish wrote, once it did
 	// ctx, when set (WithContext), ends a native copy part way: a large
 	// artifact must not keep an interrupted preserve running.
 	ctx context.Context
@@ -255,6 +257,7 @@ func (b *Builder) Publish(ctx context.Context) (*evidence.Bundle, error) {
 		}
 	}
 	m := b.manifest()
+	b.published = m
 	data, err := m.encode()
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeInternal, err, "encode manifest")
@@ -285,6 +288,10 @@ func (b *Builder) Publish(ctx context.Context) (*evidence.Bundle, error) {
 	return m.block(id, target), nil
 }
 
+// Manifest returns the manifest Publish wrote (that of the bundle it
+// returned), or nil before a Publish.
+func (b *Builder) Manifest() *Manifest { return b.published }
+
 // seal makes the work directory's files read-only and its directories
 // durable, so that the rename publishes complete bytes.
 func (b *Builder) seal() error {
@@ -304,8 +311,14 @@ func (b *Builder) seal() error {
 	if err := os.Chmod(b.tmp, 0o755); err != nil {
 		return evidence.Wrap(evidence.CodeIOFailure, err, "seal bundle directory").At(b.tmp, "")
 	}
-	for _, d := range []string{nativeDir, tablesDir, "."} {
-		if err := durable.SyncDir(filepath.Join(b.tmp, d)); err != nil {
+	dirs := []string{nativeDir}
+	for _, t := range b.tables {
+		if d := path.Dir(t.rel); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d) // tables/<name>, before tables itself
+		}
+	}
+	for _, d := range append(dirs, tablesDir, ".") {
+		if err := durable.SyncDir(filepath.Join(b.tmp, filepath.FromSlash(d))); err != nil {
 			return evidence.Wrap(evidence.CodeIOFailure, err, "sync bundle directory")
 		}
 	}

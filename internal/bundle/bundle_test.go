@@ -176,7 +176,7 @@ func TestRoundTrip(t *testing.T) {
 	})
 
 	t.Run("parquet", func(t *testing.T) {
-		p := filepath.Join(bl.Path, "tables", "0-cpu.frames.parquet")
+		p := filepath.Join(bl.Path, "tables", "cpu.frames", "0.parquet")
 		f, err := os.Open(p)
 		must(t, err)
 		defer f.Close()
@@ -761,7 +761,7 @@ func TestRowValidation(t *testing.T) {
 		}
 		_, err = b.BeginTable(&evidence.Table{ID: "ok", Name: "../../escape", Columns: []evidence.Column{{Name: "a", Type: "int"}}})
 		must(t, err)
-		if got := b.tables[0].rel; got != "tables/0-_.._.._escape.parquet" {
+		if got := b.tables[0].rel; got != "tables/_.._.._escape/0.parquet" {
 			t.Errorf("table file %q", got)
 		}
 		_, err = b.BeginTable(&evidence.Table{ID: "ok", Name: "x", Columns: []evidence.Column{{Name: "a", Type: "int"}}})

@@ -102,7 +102,9 @@ func verifyOpen(f *os.File, size int64, sum string) error {
 		return errors.New("not a regular file")
 	}
 	h := sha256.New()
-	n, err := io.CopyBuffer(h, io.LimitReader(f, size+1), make([]byte, copyBuffer))
+	// A small table file needs no large buffer: across a store of
+	// thousands, the buffers would cost more than the hashing.
+	n, err := io.CopyBuffer(h, io.LimitReader(f, size+1), make([]byte, min(copyBuffer, max(size+1, 4096))))
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,22 @@ import (
 )
 
 // Layout names this on-disk model. It is part of every manifest, so a
-// reader never mistakes another layout for this one.
-const Layout = "flameox-bundle/1"
+// reader never mistakes another layout for this one. Layout 2 keeps each
+// table at tables/<name>/<n>.parquet, so that one glob per table name
+// reads it across bundles (docs/fleet.md); layout 1 (tables/<n>-<name>.parquet)
+// is still read.
+const (
+	Layout   = "flameox-bundle/2"
+	layoutV1 = "flameox-bundle/1"
+)
+
+// tablePath is where table n of the given name lives in a bundle of layout.
+func tablePath(layout string, n int, name string) string {
+	if layout == layoutV1 {
+		return tablesDir + "/" + strconv.Itoa(n) + "-" + fileSafe(name) + ".parquet"
+	}
+	return tablesDir + "/" + fileSafe(name) + "/" + strconv.Itoa(n) + ".parquet"
+}
 
 // maxManifest bounds the manifest a reader loads: it grows with artifacts,
 // tables and failures, never with rows.
@@ -34,7 +48,7 @@ type Manifest struct {
 type TableEntry struct {
 	Header  *evidence.Table
 	Summary *evidence.Summary // nil when the table never ended
-	Path    string            // "tables/<n>-<name>.parquet"
+	Path    string            // "tables/<name>/<n>.parquet" (layout 1: "tables/<n>-<name>.parquet")
 	Rows    int64
 }
 
@@ -116,10 +130,11 @@ func decodeManifest(data []byte) (*Manifest, error) {
 	if !ok {
 		return nil, fmt.Errorf("not a JSON object")
 	}
-	if l, _ := o["layout"].(string); l != Layout {
-		return nil, evidence.Failf(evidence.CodeUnsupportedFormat, "bundle layout %q is not %q, the one this reader knows", o["layout"], Layout)
+	layout, _ := o["layout"].(string)
+	if layout != Layout && layout != layoutV1 {
+		return nil, evidence.Failf(evidence.CodeUnsupportedFormat, "bundle layout %q is not %q or %q, the ones this reader knows", o["layout"], Layout, layoutV1)
 	}
-	m := &Manifest{Layout: Layout, Writer: map[string]string{}}
+	m := &Manifest{Layout: layout, Writer: map[string]string{}}
 	wr, ok := o["writer"].(evidence.Object)
 	if !ok {
 		return nil, fmt.Errorf("writer: want an object")
@@ -158,7 +173,7 @@ func decodeManifest(data []byte) (*Manifest, error) {
 		return nil, err
 	}
 	if err := eachObject(o, "tables", func(i int, t evidence.Object) error {
-		e, err := tableEntryOf(i, t)
+		e, err := tableEntryOf(layout, i, t)
 		if err != nil {
 			return err
 		}
@@ -241,7 +256,7 @@ func eachObject(o evidence.Object, field string, fn func(int, evidence.Object) e
 	return nil
 }
 
-func tableEntryOf(i int, o evidence.Object) (TableEntry, error) {
+func tableEntryOf(layout string, i int, o evidence.Object) (TableEntry, error) {
 	var e TableEntry
 	ho, ok := o["header"].(evidence.Object)
 	if !ok {
@@ -261,7 +276,7 @@ func tableEntryOf(i int, o evidence.Object) (TableEntry, error) {
 		}
 	}
 	e.Path, _ = o["path"].(string)
-	if want := tablesDir + "/" + strconv.Itoa(i) + "-" + fileSafe(h.Name) + ".parquet"; e.Path != want {
+	if want := tablePath(layout, i, h.Name); e.Path != want {
 		return e, fmt.Errorf("path %q is not %q", e.Path, want)
 	}
 	if e.Rows, ok = evidence.AsInt(o["rows"]); !ok || e.Rows < 0 {

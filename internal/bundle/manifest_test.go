@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -19,7 +20,9 @@ func FuzzManifest(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(data)
+	f.Add(data) // layout 2
+	// The same manifest as layout 1 wrote it.
+	f.Add(bytes.ReplaceAll(bytes.ReplaceAll(data, []byte(Layout), []byte(layoutV1)), []byte("tables/cpu.frames/0.parquet"), []byte("tables/0-cpu.frames.parquet")))
 	f.Add([]byte(`{"layout":"flameox-bundle/1"}`))
 	f.Add([]byte(`{"artifacts":[],"captures":[],"failures":[],"layout":"flameox-bundle/1","members":[{"path":"../x","role":"native","sha256":"00","size":1}],"tables":[],"writer":{}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"iter"
 	"os"
+	"path"
 	"path/filepath"
 	"unicode/utf8"
 
@@ -28,7 +29,16 @@ type Reader struct {
 // digest must be the directory's name, every member's size and digest must
 // match, and nothing else may be in the directory. Any mismatch is an
 // INTEGRITY_FAILURE located at the offending file.
-func Open(dir string) (*Reader, error) {
+func Open(dir string) (*Reader, error) { return open(dir, false) }
+
+// OpenTables verifies the manifest of the bundle in dir (its digest is the
+// directory's name, its structure is this layout's) but not the members:
+// a reader of tables alone (flameox-rank --bundles) need not hash native
+// bytes it never reads, and Rows checks each table file's digest as it
+// opens it.
+func OpenTables(dir string) (*Reader, error) { return open(dir, true) }
+
+func open(dir string, manifestOnly bool) (*Reader, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeInvalidArgument, err, "bundle %s", dir)
@@ -63,6 +73,9 @@ func Open(dir string) (*Reader, error) {
 		return nil, integrity(mpath, "malformed manifest: %v", err)
 	}
 	r := &Reader{Dir: abs, ID: id, Manifest: m, size: int64(len(data))}
+	if manifestOnly {
+		return r, nil
+	}
 	if err := r.verifyTree(); err != nil {
 		return nil, err
 	}
@@ -117,8 +130,12 @@ func readManifest(path string) ([]byte, error) {
 // an added file is tampering as much as a changed one.
 func (r *Reader) verifyTree() error {
 	listed := map[string]bool{manifestName: true}
+	dirs := map[string]bool{nativeDir: true, tablesDir: true}
 	for _, mb := range r.Manifest.Members {
 		listed[mb.Path] = true
+		if d := path.Dir(mb.Path); mb.Role == roleTable {
+			dirs[d] = true // layout 2: tables/<name>/
+		}
 	}
 	return filepath.WalkDir(r.Dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -129,7 +146,7 @@ func (r *Reader) verifyTree() error {
 		switch {
 		case rel == ".":
 			return nil
-		case d.IsDir() && (rel == nativeDir || rel == tablesDir):
+		case d.IsDir() && dirs[rel]:
 			return nil
 		case listed[rel] && d.Type().IsRegular():
 			return nil

@@ -21,14 +21,25 @@ import (
 // the rest): the stage that wrote it failed, and a pipeline's status is
 // that failure's, so the caller exits with it once the bundle is out.
 func Preserve(ctx context.Context, store string, in io.Reader, out *wire.Writer) (_ *evidence.Bundle, upstream *evidence.Failure, err error) {
-	bl, p, err := preserve(ctx, store, in, out)
+	return PreserveThen(ctx, store, in, out, nil)
+}
+
+// Published is called once a bundle is published, with its id and
+// manifest, before its bundle block is written: what it records (a store's
+// index entry) is done when the block announces the bundle. Its failure is
+// the run's; the published bundle stays, as publishing it again would.
+type Published func(id ID, m *Manifest) error
+
+// PreserveThen is Preserve, calling then (when not nil) after publishing.
+func PreserveThen(ctx context.Context, store string, in io.Reader, out *wire.Writer, then Published) (_ *evidence.Bundle, upstream *evidence.Failure, err error) {
+	bl, p, err := preserve(ctx, store, in, out, then)
 	if p != nil {
 		upstream = p.upstream
 	}
 	return bl, upstream, err
 }
 
-func preserve(ctx context.Context, store string, in io.Reader, out *wire.Writer) (*evidence.Bundle, *preserver, error) {
+func preserve(ctx context.Context, store string, in io.Reader, out *wire.Writer, then Published) (*evidence.Bundle, *preserver, error) {
 	b, err := NewBuilder(store)
 	if err != nil {
 		return nil, nil, err
@@ -61,6 +72,15 @@ func preserve(ctx context.Context, store string, in io.Reader, out *wire.Writer)
 	bl, err := b.Publish(ctx)
 	if err != nil {
 		return nil, p, err
+	}
+	if then != nil {
+		id, err := ParseID(bl.ID)
+		if err != nil {
+			return nil, p, err
+		}
+		if err := then(id, b.published); err != nil {
+			return nil, p, err
+		}
 	}
 	if err := out.Write(bl); err != nil {
 		return nil, p, err

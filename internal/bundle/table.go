@@ -116,6 +116,21 @@ func leafNode(typ string) (parquet.Node, error) {
 	return nil, fmt.Errorf("unknown column type %q", typ)
 }
 
+// ParquetType names the Parquet leaf a column of evidence type typ is
+// stored as: its physical type and its logical annotation ("" for none).
+// Every leaf is OPTIONAL. docs/tables.md states it for every column, and a
+// test checks it against the files bundles write.
+func ParquetType(typ string) (physical, logical string, err error) {
+	n, err := leafNode(typ)
+	if err != nil {
+		return "", "", err
+	}
+	if lt := n.Type().LogicalType(); lt != nil {
+		logical = lt.String()
+	}
+	return n.Type().Kind().String(), logical, nil
+}
+
 // tableSchema builds the Parquet schema of a header: one optional leaf per
 // column, so that null stays distinct from every value.
 func tableSchema(t *evidence.Table) (*parquet.Schema, []column) {
@@ -157,7 +172,10 @@ func newTableWriter(tmp string, t *evidence.Table, index int) (*TableWriter, err
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeInvalidArgument, err, "table %s units", t.ID)
 	}
-	rel := tablesDir + "/" + strconv.Itoa(index) + "-" + fileSafe(t.Name) + ".parquet"
+	rel := tablePath(Layout, index, t.Name)
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(tmp, filepath.FromSlash(rel))), 0o755); err != nil {
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "create table directory")
+	}
 	f, err := os.OpenFile(filepath.Join(tmp, filepath.FromSlash(rel)), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "create table file")

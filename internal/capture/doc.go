@@ -13,5 +13,5 @@
 // collector binding and artifact roles; the runtime is the same for all.
 // See docs/capture.md.
 //
-// It imports evidence, param, unit, proc and bundle.
+// It imports evidence, param, unit, proc, bundle and store (the index).
 package capture

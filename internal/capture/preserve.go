@@ -2,9 +2,12 @@ package capture
 
 import (
 	"context"
+	"os"
+	"time"
 
 	"github.com/flameox/flameox/internal/bundle"
 	"github.com/flameox/flameox/internal/evidence"
+	index "github.com/flameox/flameox/internal/store"
 )
 
 // preserve publishes a capture's provenance, native outputs and failure
@@ -41,5 +44,15 @@ func preserve(ctx context.Context, store string, c *evidence.Capture, arts []*ev
 		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "publish bundle in %s", store)
 	}
 	published = true
+	// The store's index lists every bundle published into it, so that
+	// flameox-rank --bundles --where host=… finds captures too.
+	id, err := bundle.ParseID(out.ID)
+	if err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	if err := index.Record(store, index.EntryOf(id, b.Manifest(), nil, time.Now(), host)); err != nil {
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "index bundle %s in %s", out.ID, store)
+	}
 	return out, nil
 }

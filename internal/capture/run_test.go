@@ -17,6 +17,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/proc"
+	index "github.com/flameox/flameox/internal/store"
 	"github.com/flameox/flameox/internal/wire"
 )
 
@@ -602,6 +603,12 @@ func TestPreserve(t *testing.T) {
 				if !members[a.Digest()] {
 					t.Errorf("artifact %s is not in the bundle", a.Name)
 				}
+			}
+			// The store's index records the bundle with its outcome.
+			entries, err := index.Entries(store)
+			if err != nil || len(entries) != 1 || entries[0].BundleID != res.capture.BundleID ||
+				len(entries[0].Outcomes) != 1 || entries[0].Outcomes[0] != res.capture.Outcome {
+				t.Errorf("index entries %+v, %v", entries, err)
 			}
 		})
 	}

@@ -66,6 +66,15 @@ func NewInputs[S any](reads ...*table.Schema) Inputs[S] {
 // Bound sets the artifact bound.
 func (in *Inputs[S]) Bound(b ArtifactBound) { in.bound = b }
 
+// Widen raises the artifact bound to n, for a caller that pools many
+// artifacts by design and has counted them before admitting any (ranking
+// across the bundles of a store). A projection without a bound keeps none.
+func (in *Inputs[S]) Widen(n int) {
+	if in.bound.Max > 0 && n > in.bound.Max {
+		in.bound.Max = n
+	}
+}
+
 // Check refuses a table the projection does not read, one admitted
 // already, or one whose header lacks a column of its schema. Admit checks
 // the same; a projection calls Check first when its own checks of the

@@ -3,7 +3,8 @@
 // the formats involved before any row is read, feeds the admitted tables to
 // the projector and writes the bounded, ranked result.
 //
-// It imports registry, decode, projection, formats, param, table, wire and evidence.
+// It imports registry, decode, projection, formats, param, table, wire,
+// bundle, store and evidence.
 package rank
 
 import (

@@ -164,6 +164,7 @@ func (c *codec) addFields(t reflect.Type, path []int, cols []Column) ([]Column, 
 			return nil, fmt.Errorf("field %s: a json column is nullable already; drop Null", sf.Name)
 		}
 		f.kind, col.Type = k, kindType[k]
+		col.Nullable = f.null || k == kJSON
 		if _, dup := c.byName[col.Name]; dup {
 			return nil, fmt.Errorf("column %s is declared twice", col.Name)
 		}

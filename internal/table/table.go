@@ -36,6 +36,9 @@ type Column struct {
 	// seconds in another).
 	Unit        string
 	Description string
+	// Nullable: the column may hold null (a Null[T] field, or JSON, whose
+	// null is a null); other columns always hold a value.
+	Nullable bool
 	// Identity marks an opaque identity (an artifact digest, a frame id):
 	// machines join on it, people need not read it.
 	Identity bool

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the preview fixtures with real producers. Run from anywhere;
 # needs the project venv (FLAMEOX_VENV, default .venv at the repo root)
-# with tools/requirements.txt and tools/requirements-regen.txt (duckdb)
+# with tools/requirements.txt (pyarrow, duckdb)
 # installed, plus go, iconv and the shared
 # fixture set (FLAMEOX_SHARED_FIXTURES, default /work/shared/fixtures).
 # Record tool versions in PROVENANCE.md when they change.

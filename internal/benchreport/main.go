@@ -71,13 +71,20 @@ func cases() []benchCase {
 		return fmt.Errorf("%s is missing: run `go run ./tools/perfbench` first", out)
 	}
 	const perfInput = "../../testdata/perf/big-200mb.perf.txt"
-	return append([]benchCase{
+	cs := []benchCase{
 		{"v8 decode 10 MiB", "v8-10MiB.cpuprofile", 10 << 20, v8, decodeArgv, 0, false, nil},
 		{"v8 decode 100 MiB", "v8-100MiB.cpuprofile", 100 << 20, v8, decodeArgv, 0, false, nil},
 		{"v8 decode+rank 100 MiB", "v8-100MiB.cpuprofile", 100 << 20, v8, rankArgv, 1.2, false, nodeV8},
 		{"perf-script decode 200 MB", perfInput, 200e6, perf, decodeArgv, 0, false, nil},
 		{"perf-script decode+rank 200 MB", perfInput, 200e6, perf, rankArgv, 1.4, false, nil},
-	}, append(append(append(pstatsCases(), picturesCases(v8, perf, perfInput)...), benchCases()...), memrayCases()...), fleetCase())...)
+	}
+	// Each family's cases, from its own file.
+	cs = append(cs, pstatsCases()...)
+	cs = append(cs, picturesCases(v8, perf, perfInput)...)
+	cs = append(cs, benchCases()...)
+	cs = append(cs, memrayCases()...)
+	cs = append(cs, fleetCase())
+	return cs
 }
 
 // nodeV8 is node parsing the profile whole and summing self samples

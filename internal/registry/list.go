@@ -11,6 +11,7 @@ import (
 	pytestprovider "github.com/flameox/flameox/internal/capture/providers/pytest"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/chrometrace"
 	"github.com/flameox/flameox/internal/formats/collapsed"
 	"github.com/flameox/flameox/internal/formats/coveragepy"
 	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
@@ -52,6 +53,9 @@ var formatList = []*formats.Spec{
 	coveragepy.JSONSpec,
 	// Static candidates
 	sarif.Spec,
+	// Execution traces
+	chrometrace.KinetoSpec,
+	chrometrace.Spec,
 	// Generic previews: conservative sniffers, so specific formats win
 	jsonpreview.JSON,
 	jsonpreview.JSONL,
@@ -71,7 +75,15 @@ var operationList = []*Operation{
 	previewTextFragment,
 	summarizeCoverage,
 	inspectStaticCandidates,
+	summarizeTraceOperations,
+	inspectTraceWindow,
 }
+
+// Names of the trace operations, defined in traces.go.
+const (
+	nameSummarizeTraceOperations = "summarize_trace_operations"
+	nameInspectTraceWindow       = "inspect_trace_window"
+)
 
 var summarizeCPUHotspots = &Operation{
 	Name:       "summarize_cpu_hotspots",

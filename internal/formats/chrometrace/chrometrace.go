@@ -36,7 +36,6 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/jsonscan"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
 )
@@ -112,7 +111,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink, kineto boo
 	if err := in.CheckSize(); err != nil {
 		return err
 	}
-	br := bufio.NewReaderSize(in.R, 256<<10)
+	br := bufio.NewReaderSize(fileReader{in.R}, 256<<10)
 	var src io.Reader = br
 	compressed := false
 	if p, _ := br.Peek(2); bytes.Equal(p, gzipMagic) {
@@ -152,6 +151,23 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// fileReader marks the errors of reading the artifact itself, so that a
+// failed read tells apart from a corrupt gzip stream.
+type fileReader struct{ r io.Reader }
+
+type fileError struct{ err error }
+
+func (e *fileError) Error() string { return e.err.Error() }
+func (e *fileError) Unwrap() error { return e.err }
+
+func (f fileReader) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = &fileError{err}
+	}
+	return n, err
+}
+
 // typed makes a decode error a typed failure: a read failure IO_FAILURE,
 // a truncated or corrupt gzip stream and malformed JSON DECODE_FAILURE;
 // limits and cancellation keep theirs.
@@ -164,7 +180,8 @@ func typed(in *formats.Input, err, over error) error {
 		return f
 	}
 	code := evidence.CodeDecodeFailure
-	if errors.Is(err, jsonscan.ErrRead) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, gzip.ErrChecksum) && !errors.Is(err, gzip.ErrHeader) {
+	var fe *fileError
+	if errors.As(err, &fe) {
 		code = evidence.CodeIOFailure
 	}
 	return evidence.Wrap(code, err, "%s", in.Spec.Title)

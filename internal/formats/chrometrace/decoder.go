@@ -491,6 +491,9 @@ func (d *decoder) act() error {
 			d.st.malformed["negative dur"]++
 			return nil
 		}
+		if err := d.checkOpen(); err != nil {
+			return err
+		}
 		r := d.slice(table.SliceThread)
 		r.EndNS, r.DurationNS = e.ts+e.dur, e.dur
 		return d.nest.add(d.thread(), &item{ts: e.ts, order: 1, dur: e.dur, kind: itemX, row: r})
@@ -501,6 +504,9 @@ func (d *decoder) act() error {
 		r := d.slice(table.SliceThread)
 		return d.nest.add(d.thread(), &item{ts: e.ts, order: 1, dur: 1<<63 - 1, kind: itemB, row: r})
 	case "E":
+		if err := d.checkOpen(); err != nil {
+			return err
+		}
 		it := &item{ts: e.ts, order: 0, kind: itemE}
 		if e.hasName {
 			it.name = e.name
@@ -538,7 +544,7 @@ func (d *decoder) act() error {
 }
 
 func (d *decoder) checkOpen() error {
-	if d.nest.pending+d.open+int64(len(d.order)) > d.maxOpen {
+	if d.nest.pending+d.nest.held+d.open >= d.maxOpen {
 		return d.in.ExceededAt(LimitOpen, nil, d.ev.offset)
 	}
 	return nil

@@ -88,8 +88,9 @@ type nester struct {
 	seq    int64
 	emit   func(*table.TraceSlice) error
 	stats  *stats
-	// pending counts the events held in windows, for the open-slice bound.
-	pending int64
+	// pending counts the events held in windows, held the slices on
+	// nesting stacks: what the open-slice bound counts.
+	pending, held int64
 }
 
 // add queues an event on th and releases what the window no longer holds.
@@ -120,6 +121,7 @@ func (n *nester) late(th *thread, it *item) error {
 		return n.emit(it.row)
 	case itemB:
 		th.stack = append(th.stack, &open{row: it.row, end: math.MaxInt64, begin: true, late: true})
+		n.held++
 		return nil
 	}
 	n.pending++ // release counts it out
@@ -154,6 +156,7 @@ func (n *nester) closeBefore(th *thread, ts int64) error {
 			return nil
 		}
 		th.stack = th.stack[:len(th.stack)-1]
+		n.held--
 		if err := n.finish(th, top); err != nil {
 			return err
 		}
@@ -187,6 +190,7 @@ func (n *nester) push(th *thread, o *open) error {
 		}
 	}
 	th.stack = append(th.stack, o)
+	n.held++
 	return nil
 }
 
@@ -204,6 +208,7 @@ func (n *nester) end(th *thread, it *item) error {
 	for len(th.stack)-1 > i {
 		top := th.stack[len(th.stack)-1]
 		th.stack = th.stack[:len(th.stack)-1]
+		n.held--
 		n.stats.overlapping++
 		top.late = true
 		top.row.Depth, top.row.ParentID = table.Null[int64]{}, table.Null[string]{}
@@ -213,6 +218,7 @@ func (n *nester) end(th *thread, it *item) error {
 	}
 	b := th.stack[i]
 	th.stack = th.stack[:i]
+	n.held--
 	r := b.row
 	if it.name != "" && it.name != r.Name {
 		n.stats.endNameMismatch++
@@ -258,6 +264,7 @@ func (n *nester) drain(threads []*thread) error {
 		for len(th.stack) > 0 {
 			top := th.stack[len(th.stack)-1]
 			th.stack = th.stack[:len(th.stack)-1]
+			n.held--
 			if top.begin {
 				n.stats.unclosedBegin++
 				n.stats.noteUnclosed(top.row.Name)

@@ -340,7 +340,7 @@ func (d *decoder) readArgs(tok jsonscan.Token) error {
 		}
 		// Counters and metadata need their args whatever the option says;
 		// the phase may come after args, so they are read when wanted.
-		if !d.keepArgs && !d.kineto && e.ph != "" && !needArgs(e.ph) {
+		if !d.keepArgs && !needArgs(e.ph) && (!d.kineto || !kinetoArgs[string(key)]) {
 			return d.w.Skip(v)
 		}
 		if len(e.args) >= d.maxArgs {
@@ -359,7 +359,12 @@ func (d *decoder) readArgs(tok jsonscan.Token) error {
 	})
 }
 
-func needArgs(ph string) bool { return ph == "C" || ph == "M" }
+// needArgs: the phase's rows are made of its args (or the phase is not
+// known yet, for an event that writes args first).
+func needArgs(ph string) bool { return ph == "C" || ph == "M" || ph == "" }
+
+// kinetoArgs are the args Kineto's meaning reads.
+var kinetoArgs = map[string]bool{"device": true, "stream": true, "correlation": true}
 
 // boundValue bounds every string in v (keys included) with vals.
 func boundValue(vals *formats.Values, v any) any {

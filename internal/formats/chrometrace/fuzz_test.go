@@ -2,8 +2,8 @@ package chrometrace
 
 import (
 	"bytes"
-	"context"
 	"compress/gzip"
+	"context"
 	"io"
 	"testing"
 

@@ -29,6 +29,7 @@ var fixtures = []struct {
 	{"chrome-trace/node-20-unterminated.json", Spec},
 	{"chrome-trace/chrome-141-no-arg-data.json", Spec},
 	{"kineto/hta-simple_add-a100.trace.json.gz", KinetoSpec},
+	{"kineto/torch-2.5.1-cpu.pt.trace.json", KinetoSpec},
 	{"kineto/hta-cupti_profiler-a100.trace.json.gz", KinetoSpec},
 	{"kineto/hta-mi250-rocm6.2.kineto.json.gz", KinetoSpec},
 	{"kineto/hta-triton_example.json.gz", KinetoSpec},

@@ -9,6 +9,7 @@ import (
 	"github.com/flameox/flameox/internal/capture/providers/process"
 	"github.com/flameox/flameox/internal/capture/providers/pyspy"
 	pytestprovider "github.com/flameox/flameox/internal/capture/providers/pytest"
+	"github.com/flameox/flameox/internal/capture/providers/torchprofiler"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/chrometrace"
@@ -267,4 +268,5 @@ var providerList = []*capture.Provider{
 	feeds(obsprovider.Provider, summarizeObservations),
 	feeds(coverageprovider.Provider, summarizeCoverage),
 	feeds(process.Provider, previewTextFragment, previewArtifact),
+	feeds(torchprofiler.Provider, summarizeTraceOperations, inspectTraceWindow),
 }

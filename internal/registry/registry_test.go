@@ -34,6 +34,7 @@ func TestProvidersFeed(t *testing.T) {
 		"observations":     {"summarize_observations"},
 		"coverage":         {"summarize_coverage"},
 		"process":          {"preview_text_fragment", "preview_artifact"},
+		"torch-profiler":   {"summarize_trace_operations", "inspect_trace_window"},
 	}
 	for _, p := range Providers() {
 		if !slices.Equal(p.Operations, want[p.Name]) {

@@ -233,9 +233,12 @@ func (o *operations) Row(t *evidence.Table, row any) error {
 	}
 	g.count++
 	g.total += r.DurationNS
-	if r.SelfNS.Valid {
+	switch {
+	case r.SelfNS.Valid:
 		g.self += r.SelfNS.V
-	} else {
+	case r.Kind == table.SliceInstant:
+		// An instant has no duration to share.
+	default:
 		g.selfUnknown = true
 	}
 	g.durs = append(g.durs, r.DurationNS)
@@ -348,7 +351,7 @@ func (o *operations) Finish(w projection.Emitter) error {
 		}
 	}
 	if unknown > 0 {
-		s.Limit(fmt.Sprintf("%d operations hold a slice whose nesting the decoder could not place: their self_ns is null", unknown))
+		s.Limit(fmt.Sprintf("%d operations hold slices whose self time is unknown (async slices, spans, or slices the decoder could not place on their thread): their self_ns is null", unknown))
 	}
 	if o.sel.hasStart || o.sel.hasEnd {
 		s.Limit("a time window keeps whole slices that overlap it; durations are not clipped to the window")

@@ -143,24 +143,24 @@ var TraceTables = []*Schema{TraceSlices.Schema, TraceCounters.Schema, TraceFlows
 // identity (kind, category, process, thread, track, device, stream, rank)
 // in one artifact, aggregated.
 type TraceOperation struct {
-	Rank       int64        `col:"rank" doc:"1 = largest by the ranking metric"`
-	ArtifactID string       `col:"artifact_id,identity" doc:"artifact the slices were read from"`
-	Name       string       `col:"name" doc:"operation name"`
-	Kind       string       `col:"kind" doc:"slice, async, instant, span or object"`
-	Category   Null[string] `col:"category" doc:"producer category; null when none"`
-	TraceIDs
-	ProcessName Null[string] `col:"process_name" doc:"name trace.tracks gives the process; null when none"`
-	ThreadName  Null[string] `col:"thread_name" doc:"name trace.tracks gives the thread (or track); null when none"`
+	Rank        int64        `col:"rank" doc:"1 = largest by the ranking metric"`
+	ArtifactID  string       `col:"artifact_id,identity" doc:"artifact the slices were read from"`
+	Name        string       `col:"name" doc:"operation name"`
+	Category    Null[string] `col:"category" doc:"producer category; null when none"`
 	Count       int64        `col:"count,unit=slices" doc:"slices in the group"`
 	TotalNS     int64        `col:"total_ns,unit=ns" doc:"sum of durations"`
-	SelfNS      Null[int64]  `col:"self_ns,unit=ns" doc:"sum of self times (duration minus directly enclosed slices on the same thread or track); null when some slice's nesting is unknown"`
-	MeanNS      float64      `col:"mean_ns,unit=ns" doc:"total_ns / count"`
+	SelfNS      Null[int64]  `col:"self_ns,unit=ns" doc:"sum of self times (duration minus directly enclosed slices on the same thread or track); null when some slice's self time is unknown"`
 	P50NS       int64        `col:"p50_ns,unit=ns" doc:"median duration (nearest rank)"`
-	P90NS       int64        `col:"p90_ns,unit=ns" doc:"90th percentile duration (nearest rank)"`
 	P99NS       int64        `col:"p99_ns,unit=ns" doc:"99th percentile duration (nearest rank)"`
 	MaxNS       int64        `col:"max_ns,unit=ns" doc:"longest duration"`
-	FirstNS     int64        `col:"first_ns,unit=ns" doc:"earliest start in the group"`
-	LastNS      int64        `col:"last_ns,unit=ns" doc:"latest end in the group"`
+	ThreadName  Null[string] `col:"thread_name" doc:"name trace.tracks gives the thread (or track); null when none"`
+	ProcessName Null[string] `col:"process_name" doc:"name trace.tracks gives the process; null when none"`
+	Kind        string       `col:"kind" doc:"slice, async, instant, span or object"`
+	TraceIDs
+	MeanNS  float64 `col:"mean_ns,unit=ns" doc:"total_ns / count"`
+	P90NS   int64   `col:"p90_ns,unit=ns" doc:"90th percentile duration (nearest rank)"`
+	FirstNS int64   `col:"first_ns,unit=ns" doc:"earliest start in the group"`
+	LastNS  int64   `col:"last_ns,unit=ns" doc:"latest end in the group"`
 }
 
 // TraceOperations is the trace.operations schema.

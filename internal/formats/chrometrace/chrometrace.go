@@ -111,7 +111,17 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink, kineto boo
 	if err := in.CheckSize(); err != nil {
 		return err
 	}
-	br := bufio.NewReaderSize(fileReader{in.R}, 256<<10)
+	// Rows stream out while the file is read, so its digest must be known
+	// first: hashed in one pass here, rather than every row held until
+	// the end (formats.Hold) and read back.
+	src0 := in.R
+	if in.File != nil && in.Artifact != nil {
+		if err := in.VerifyFile(); err != nil {
+			return err
+		}
+		src0 = io.NewSectionReader(in.File, 0, in.Artifact.Size)
+	}
+	br := bufio.NewReaderSize(fileReader{src0}, 256<<10)
 	var src io.Reader = br
 	compressed := false
 	if p, _ := br.Peek(2); bytes.Equal(p, gzipMagic) {

@@ -517,7 +517,8 @@ func TestFailures(t *testing.T) {
 // max_value_bytes, and the tables say so.
 func TestValueBound(t *testing.T) {
 	long := strings.Repeat("n", 200)
-	doc := fmt.Sprintf(`{"traceEvents":[{"ph":"X","name":%q,"cat":%q,"pid":1,"tid":1,"ts":1,"dur":1,"args":{"k":%q}},{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":%q}}]}`, long, long, long, long)
+	doc := fmt.Sprintf(`{"traceEvents":[{"ph":"X","name":%q,"cat":%q,"pid":1,"tid":1,"ts":1,"dur":1,"args":{"k":%q}},{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":%q}},`+
+		`{"ph":"B","name":"b","pid":1,"tid":1,"ts":2},{"ph":"E","pid":1,"tid":1,"ts":3,"args":{"e":%q}}]}`, long, long, long, long, long)
 	cut, err := formatstest.Decode(Spec, "t.json", []byte(doc), evidence.Object{formats.OptionValueBytes: 32}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -530,6 +531,14 @@ func TestValueBound(t *testing.T) {
 		return &formatstest.Sink{Tables: []*formatstest.Table{s.Table(table.TraceSlices.Name), s.Table(table.TraceTracks.Name)}}
 	}
 	formatstest.CheckValueBound(t, pick(cut), pick(full), 32)
+	// Args are bounded inside too, an E's merged into its B's included.
+	for _, r := range cut.Table(table.TraceSlices.Name).Typed {
+		for k, v := range r.(*table.TraceSlice).Args {
+			if s, _ := v.(string); len(s) > 32+len("…[9999 bytes cut]") {
+				t.Errorf("args %s is %d bytes", k, len(s))
+			}
+		}
+	}
 }
 
 // TestGzipConcatenated: a gzip file of two members reads as their

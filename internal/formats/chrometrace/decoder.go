@@ -517,7 +517,7 @@ func (d *decoder) act() error {
 			it.name = e.name
 		}
 		if d.keepArgs {
-			it.args = e.args
+			it.args = d.rowArgs(d.sliceVals) // bounded like the B's own
 		}
 		return d.nest.add(d.thread(), it)
 	case "b", "e", "n":

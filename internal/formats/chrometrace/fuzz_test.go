@@ -13,12 +13,12 @@ import (
 	"github.com/flameox/flameox/internal/table"
 )
 
-// fuzzDecode decodes b with a small reorder window and a 1 MiB bound on
+// fuzzDecode decodes b with a small reorder window and a 64 KiB bound on
 // what gzip may expand to, so a mutated stream cannot make one execution
 // slow.
 func fuzzDecode(spec *formats.Spec, b []byte) (*formatstest.Sink, error) {
 	art := &evidence.Artifact{Path: "/virtual/f.json", Name: "f.json", Size: int64(len(b)), Role: "explicit"}
-	in, err := formatstest.Input(spec, art, bytes.NewReader(b), map[string]int64{LimitDecompressed: 1 << 20}, evidence.Object{OptionWindow: 4})
+	in, err := formatstest.Input(spec, art, bytes.NewReader(b), map[string]int64{LimitDecompressed: 64 << 10}, evidence.Object{OptionWindow: 4})
 	if err != nil {
 		return &formatstest.Sink{}, err
 	}
@@ -31,11 +31,11 @@ func fuzzDecode(spec *formats.Spec, b []byte) (*formatstest.Sink, error) {
 // summaries and slices whose times add up.
 func FuzzDecode(f *testing.F) {
 	for _, dir := range []string{"chrome-trace", "kineto"} {
-		for _, b := range formatstest.Seeds(f, dir, 16<<10) {
+		for _, b := range formatstest.Seeds(f, dir, 8<<10) {
 			if bytes.HasPrefix(b, gzipMagic) {
 				zr, err := gzip.NewReader(bytes.NewReader(b))
 				if err == nil {
-					if plain, err := io.ReadAll(io.LimitReader(zr, 16<<10)); err == nil || len(plain) > 0 {
+					if plain, err := io.ReadAll(io.LimitReader(zr, 8<<10)); err == nil || len(plain) > 0 {
 						f.Add(plain)
 					}
 				}

@@ -31,11 +31,11 @@ func fuzzDecode(spec *formats.Spec, b []byte) (*formatstest.Sink, error) {
 // summaries and slices whose times add up.
 func FuzzDecode(f *testing.F) {
 	for _, dir := range []string{"chrome-trace", "kineto"} {
-		for _, b := range formatstest.Seeds(f, dir, 8<<10) {
+		for _, b := range formatstest.Seeds(f, dir, 2<<10) {
 			if bytes.HasPrefix(b, gzipMagic) {
 				zr, err := gzip.NewReader(bytes.NewReader(b))
 				if err == nil {
-					if plain, err := io.ReadAll(io.LimitReader(zr, 8<<10)); err == nil || len(plain) > 0 {
+					if plain, err := io.ReadAll(io.LimitReader(zr, 2<<10)); err == nil || len(plain) > 0 {
 						f.Add(plain)
 					}
 				}

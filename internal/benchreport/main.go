@@ -84,6 +84,7 @@ func cases() []benchCase {
 	cs = append(cs, benchCases()...)
 	cs = append(cs, memrayCases()...)
 	cs = append(cs, fleetCase())
+	cs = append(cs, traceCases()...)
 	return cs
 }
 

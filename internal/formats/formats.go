@@ -94,6 +94,7 @@ const (
 	FamilyCPU         = "CPU profiles"
 	FamilyReliability = "Reliability"
 	FamilyStatic      = "Static candidates"
+	FamilyTraces      = "Execution traces"
 	FamilyPreviews    = "Generic previews"
 	FamilyBenchmarks  = "Benchmarks"
 	FamilyGPU         = "GPU and kernels"

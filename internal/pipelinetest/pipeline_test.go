@@ -52,6 +52,9 @@ func TestScripts(t *testing.T) {
 				env.Setenv("FLAMEOX_HOME", v)
 			}
 			env.Setenv("FLAMEOX_VENV", venv(root))
+			// A venv with torch (regen-only: GBs from PyPI), for the
+			// torch-profiler pipeline; unset, that script skips.
+			env.Setenv("FLAMEOX_TORCH_VENV", os.Getenv("FLAMEOX_TORCH_VENV"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -63,6 +66,11 @@ func TestScripts(t *testing.T) {
 			if cond == "venv" {
 				_, err := os.Stat(filepath.Join(venv(root), "bin", "python"))
 				return err == nil, nil
+			}
+			if cond == "torch" {
+				v := os.Getenv("FLAMEOX_TORCH_VENV")
+				_, err := os.Stat(filepath.Join(v, "bin", "python"))
+				return v != "" && err == nil, nil
 			}
 			if tool, ok := strings.CutPrefix(cond, "tool:"); ok {
 				_, err := exec.LookPath(tool)

@@ -15,10 +15,12 @@ import (
 	"github.com/flameox/flameox/internal/capture/providers/pyspy"
 	pytestprovider "github.com/flameox/flameox/internal/capture/providers/pytest"
 	sanprovider "github.com/flameox/flameox/internal/capture/providers/sanitizer"
+	"github.com/flameox/flameox/internal/capture/providers/torchprofiler"
 	tritonprovider "github.com/flameox/flameox/internal/capture/providers/triton"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/benchsamples"
+	"github.com/flameox/flameox/internal/formats/chrometrace"
 	"github.com/flameox/flameox/internal/formats/collapsed"
 	"github.com/flameox/flameox/internal/formats/coveragepy"
 	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
@@ -80,6 +82,9 @@ var formatList = []*formats.Spec{
 	ncu.Spec,
 	sanitizer.Spec,
 	tritonautotune.Spec,
+	// Execution traces
+	chrometrace.KinetoSpec,
+	chrometrace.Spec,
 	// Generic previews: conservative sniffers, so specific formats win
 	jsonpreview.JSON,
 	jsonpreview.JSONL,
@@ -112,6 +117,8 @@ var operationList = []*Operation{
 	inspectKernelMetrics,
 	inspectSanitizerFindings,
 	inspectTritonAutotune,
+	summarizeTraceOperations,
+	inspectTraceWindow,
 }
 
 // The benchmark operations (internal/registry/bench.go), named here.
@@ -126,6 +133,12 @@ var (
 	inspectKernelMetrics     = gpuKernelMetrics("inspect_kernel_metrics")
 	inspectSanitizerFindings = gpuSanitizerFindings("inspect_sanitizer_findings")
 	inspectTritonAutotune    = gpuTritonAutotune("inspect_triton_autotune")
+)
+
+// Names of the trace operations, defined in traces.go.
+const (
+	nameSummarizeTraceOperations = "summarize_trace_operations"
+	nameInspectTraceWindow       = "inspect_trace_window"
 )
 
 var summarizeCPUHotspots = &Operation{
@@ -317,4 +330,5 @@ var providerList = []*capture.Provider{
 	feeds(sanprovider.Provider, inspectSanitizerFindings),
 	feeds(ncuprovider.Provider, inspectKernelMetrics),
 	feeds(tritonprovider.Provider, inspectTritonAutotune),
+	feeds(torchprofiler.Provider, summarizeTraceOperations, inspectTraceWindow),
 }

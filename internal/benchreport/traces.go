@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/flameox/flameox/internal/formats/chrometrace"
+	"github.com/flameox/flameox/internal/projection/trace"
+	"github.com/flameox/flameox/internal/registry"
+	"github.com/flameox/flameox/internal/table"
+)
+
+// traceSeed is the real Kineto trace the trace inputs are built from.
+const traceSeed = "testdata/kineto/hta-simple_add-a100.trace.json.gz"
+
+// traceCases are the execution-trace cases: a Kineto trace grown from a
+// real one to 100 MB and 1 GB, decoded, and summarized by operation
+// beside a Python json.load of the same file (what a script over a
+// PyTorch trace does; HTA's loader starts with it).
+func traceCases() []benchCase {
+	gen := func(out string, size int64) error {
+		seed, err := os.ReadFile(traceSeed)
+		if err != nil {
+			return err
+		}
+		f, err := os.Create(out)
+		if err != nil {
+			return err
+		}
+		if err := chrometrace.Generate(f, seed, size); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	// The operation of the trace-operations projection, by its table.
+	var op string
+	for _, o := range registry.OperationsForTables([]string{table.TraceSlices.Name}) {
+		if o.Projection == trace.Operations {
+			op = o.Name
+		}
+	}
+	ops := func(bin, in string) []string {
+		return []string{filepath.Join(bin, "flameox-rank"), "--format", "jsonl", "--top", "20", "--operation", op, in}
+	}
+	return []benchCase{
+		{"kineto decode 100 MB", "kineto-100MB.pt.trace.json", 100e6, gen, decodeArgv, 0, true, nil},
+		{"kineto decode 1 GB", "kineto-1GB.pt.trace.json", 1e9, gen, decodeArgv, 0, true, nil},
+		{"kineto summarize operations 100 MB", "kineto-100MB.pt.trace.json", 100e6, gen, ops, 0, true, pythonTrace},
+		{"kineto summarize operations 1 GB", "kineto-1GB.pt.trace.json", 1e9, gen, ops, 0, true, pythonTrace},
+	}
+}
+
+// pythonTrace is CPython's json.load of the whole trace and a per-name
+// sum of X durations (internal/benchreport/peers/trace-ops.py).
+var pythonTrace = &peer{name: "python3 json " + version("python3", "--version"), argv: func(in string) []string {
+	return []string{"python3", "internal/benchreport/peers/trace-ops.py", in}
+}}

@@ -1,0 +1,281 @@
+package chrometrace
+
+import (
+	"container/heap"
+	"math"
+
+	"github.com/flameox/flameox/internal/table"
+)
+
+// Nesting on a thread. Chrome's viewer nests the synchronous slices of a
+// thread (X events and B/E pairs) by time: a slice encloses the slices
+// that start and end within it. The events of a thread usually come in
+// time order, but not always (Kineto writes some X events late; several
+// writers flush per-thread buffers), so each thread's events pass through
+// a reorder window: a heap of at most window events, released in time
+// order. An event that arrives after a later one was released is late:
+// it is emitted, counted, and its nesting left unknown, never guessed.
+//
+// A released begin (B) opens a slice whose end is not known until its E
+// is released; an X opens one whose end is. A slice is emitted when it
+// closes, after the slices it encloses, with its self time.
+
+// item is one event waiting in a thread's window.
+type item struct {
+	ts    int64
+	order int8  // at one time: ends (0) before starts (1)
+	dur   int64 // starts: duration, math.MaxInt64 for a B whose end is unknown
+	seq   int64 // arrival order, the last tie-break
+	kind  int8  // itemX, itemB or itemE
+	row   *table.TraceSlice
+	args  map[string]any // an E's args, merged into its B's
+	name  string         // an E's name, when it has one
+}
+
+const (
+	itemX int8 = iota
+	itemB
+	itemE
+)
+
+type window []*item
+
+func (w window) Len() int { return len(w) }
+func (w window) Less(i, j int) bool {
+	a, b := w[i], w[j]
+	if a.ts != b.ts {
+		return a.ts < b.ts
+	}
+	if a.order != b.order {
+		return a.order < b.order
+	}
+	if a.dur != b.dur {
+		return a.dur > b.dur // the enclosing slice first
+	}
+	return a.seq < b.seq
+}
+func (w window) Swap(i, j int) { w[i], w[j] = w[j], w[i] }
+func (w *window) Push(x any)   { *w = append(*w, x.(*item)) }
+func (w *window) Pop() any {
+	old := *w
+	n := len(old)
+	x := old[n-1]
+	old[n-1] = nil
+	*w = old[:n-1]
+	return x
+}
+
+// open is a slice on a thread's nesting stack.
+type open struct {
+	row      *table.TraceSlice
+	end      int64 // math.MaxInt64 while a B waits for its E
+	begin    bool  // a B
+	children int64 // durations of the slices it directly encloses
+	late     bool  // nesting unknown
+}
+
+// thread is one thread's timeline.
+type thread struct {
+	win      window
+	stack    []*open
+	released int64 // time of the last released event
+	any      bool  // an event was released
+}
+
+// nester nests the synchronous slices of every thread.
+type nester struct {
+	window int
+	seq    int64
+	emit   func(*table.TraceSlice) error
+	stats  *stats
+	// pending counts the events held in windows, held the slices on
+	// nesting stacks: what the open-slice bound counts.
+	pending, held int64
+}
+
+// add queues an event on th and releases what the window no longer holds.
+func (n *nester) add(th *thread, it *item) error {
+	n.seq++
+	it.seq = n.seq
+	if th.any && it.ts < th.released {
+		// Later events of this thread are out already.
+		return n.late(th, it)
+	}
+	heap.Push(&th.win, it)
+	n.pending++
+	for len(th.win) > n.window {
+		if err := n.release(th, heap.Pop(&th.win).(*item)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// late handles an event that arrived after its thread released a later
+// one: an X or a B/E pair still becomes a slice, but not placed.
+func (n *nester) late(th *thread, it *item) error {
+	n.stats.late++
+	switch it.kind {
+	case itemX:
+		it.row.Depth, it.row.ParentID, it.row.SelfNS = table.Null[int64]{}, table.Null[string]{}, table.Null[int64]{}
+		return n.emit(it.row)
+	case itemB:
+		th.stack = append(th.stack, &open{row: it.row, end: math.MaxInt64, begin: true, late: true})
+		n.held++
+		return nil
+	}
+	n.pending++ // release counts it out
+	return n.release(th, it)
+}
+
+// release takes the next event of th in time order.
+func (n *nester) release(th *thread, it *item) error {
+	n.pending--
+	if !th.any || it.ts > th.released {
+		th.released = it.ts
+	}
+	th.any = true
+	if err := n.closeBefore(th, it.ts); err != nil {
+		return err
+	}
+	switch it.kind {
+	case itemE:
+		return n.end(th, it)
+	case itemX:
+		return n.push(th, &open{row: it.row, end: it.ts + it.dur})
+	default:
+		return n.push(th, &open{row: it.row, end: math.MaxInt64, begin: true})
+	}
+}
+
+// closeBefore emits the slices of th that end at or before ts.
+func (n *nester) closeBefore(th *thread, ts int64) error {
+	for len(th.stack) > 0 {
+		top := th.stack[len(th.stack)-1]
+		if top.end > ts {
+			return nil
+		}
+		th.stack = th.stack[:len(th.stack)-1]
+		n.held--
+		if err := n.finish(th, top); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// push places a slice inside the innermost open slice that encloses it.
+// One that starts inside the innermost slice but ends after it overlaps
+// it: it is counted, and emitted without a place (not re-parented into a
+// slice it does not nest in).
+func (n *nester) push(th *thread, o *open) error {
+	r := o.row
+	if len(th.stack) > 0 {
+		top := th.stack[len(th.stack)-1]
+		if o.end > top.end {
+			n.stats.overlapping++
+			o.late = true
+			if !o.begin {
+				r.Depth, r.ParentID, r.SelfNS = table.Null[int64]{}, table.Null[string]{}, table.Null[int64]{}
+				return n.emit(r)
+			}
+		} else if !top.late {
+			r.ParentID = table.Some(top.row.SliceID)
+		}
+	}
+	if !o.late {
+		r.Depth = table.Some(int64(len(th.stack)))
+		if len(th.stack) > 0 && th.stack[len(th.stack)-1].late {
+			o.late = true // inside a slice that has no place
+		}
+	}
+	th.stack = append(th.stack, o)
+	n.held++
+	return nil
+}
+
+// end closes the innermost B of th at an E. X slices still open above it
+// end after it: they overlap its end, are counted, and close with it.
+func (n *nester) end(th *thread, it *item) error {
+	i := len(th.stack) - 1
+	for i >= 0 && !th.stack[i].begin {
+		i--
+	}
+	if i < 0 {
+		n.stats.unmatchedEnd++
+		return nil
+	}
+	for len(th.stack)-1 > i {
+		top := th.stack[len(th.stack)-1]
+		th.stack = th.stack[:len(th.stack)-1]
+		n.held--
+		n.stats.overlapping++
+		top.late = true
+		top.row.Depth, top.row.ParentID = table.Null[int64]{}, table.Null[string]{}
+		if err := n.finish(th, top); err != nil {
+			return err
+		}
+	}
+	b := th.stack[i]
+	th.stack = th.stack[:i]
+	n.held--
+	r := b.row
+	if it.name != "" && it.name != r.Name {
+		n.stats.endNameMismatch++
+	}
+	r.EndNS = it.ts
+	r.DurationNS = it.ts - r.StartNS
+	b.end = it.ts
+	for k, v := range it.args {
+		if r.Args == nil {
+			r.Args = map[string]any{}
+		}
+		if _, dup := r.Args[k]; !dup {
+			r.Args[k] = v
+		}
+	}
+	return n.finish(th, b)
+}
+
+// finish emits a closed slice with its self time and adds its duration
+// to its parent's children.
+func (n *nester) finish(th *thread, o *open) error {
+	r := o.row
+	if o.late {
+		r.Depth, r.SelfNS = table.Null[int64]{}, table.Null[int64]{}
+	} else {
+		r.SelfNS = table.Some(r.DurationNS - o.children)
+		if len(th.stack) > 0 {
+			th.stack[len(th.stack)-1].children += r.DurationNS
+		}
+	}
+	return n.emit(r)
+}
+
+// drain releases everything at the end of the trace. B slices still open
+// are unclosed: counted, not emitted (their end is unknown).
+func (n *nester) drain(threads []*thread) error {
+	for _, th := range threads {
+		for len(th.win) > 0 {
+			if err := n.release(th, heap.Pop(&th.win).(*item)); err != nil {
+				return err
+			}
+		}
+		for len(th.stack) > 0 {
+			top := th.stack[len(th.stack)-1]
+			th.stack = th.stack[:len(th.stack)-1]
+			n.held--
+			if top.begin {
+				n.stats.unclosedBegin++
+				n.stats.noteUnclosed(top.row.Name)
+				// What it enclosed keeps its place; the parent's self
+				// time is unknown.
+				continue
+			}
+			if err := n.finish(th, top); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

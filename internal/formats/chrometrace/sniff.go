@@ -1,0 +1,134 @@
+package chrometrace
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/jsonscan"
+)
+
+// Kineto writes these top-level members before traceEvents; Chrome's
+// writers have none of them.
+var kinetoKeys = map[string]bool{"schemaVersion": true, "deviceProperties": true, "distributedInfo": true, "baseTimeNanoseconds": true}
+
+// look says what a document prefix is: a trace (an object whose members
+// include traceEvents, or an array whose first element is an event),
+// and whether Kineto's members come first. cut is true when the prefix
+// ended before look could tell.
+func look(doc []byte) (trace, kineto, cut bool) {
+	s := jsonscan.NewBytes(doc)
+	s.CheckDuplicates = false
+	tok, err := s.Next()
+	if err != nil {
+		return false, false, true
+	}
+	switch tok.Kind {
+	case jsonscan.ObjectStart:
+		var kinetoKey, schema bool
+		for {
+			k, err := s.Next()
+			if err != nil {
+				return false, false, true
+			}
+			if k.Kind != jsonscan.String {
+				return false, false, false // the object ended without traceEvents
+			}
+			key := string(k.Bytes)
+			if key == "traceEvents" {
+				v, err := s.Next()
+				if err != nil {
+					return false, false, true
+				}
+				return v.Kind == jsonscan.ArrayStart, schema && kinetoKey, false
+			}
+			if key == "schemaVersion" {
+				schema = true
+			} else if kinetoKeys[key] {
+				kinetoKey = true
+			}
+			v, err := s.Next()
+			if err != nil {
+				return false, false, true
+			}
+			if err := s.Skip(v); err != nil {
+				return false, false, true
+			}
+			if schema && kinetoKey {
+				return true, true, false
+			}
+		}
+	case jsonscan.ArrayStart:
+		el, err := s.Next()
+		if err != nil {
+			return false, false, true
+		}
+		if el.Kind != jsonscan.ObjectStart {
+			return false, false, false
+		}
+		var ph, other bool
+		for {
+			k, err := s.Next()
+			if err != nil {
+				return false, false, true
+			}
+			if k.Kind != jsonscan.String {
+				return ph && other, false, false
+			}
+			switch string(k.Bytes) {
+			case "ph":
+				ph = true
+			case "ts", "pid", "name":
+				other = true
+			}
+			v, err := s.Next()
+			if err != nil {
+				return false, false, true
+			}
+			if err := s.Skip(v); err != nil {
+				return false, false, true
+			}
+		}
+	}
+	return false, false, false
+}
+
+// sniffDoc answers for a prefix, gzip'd or not.
+func sniffDoc(prefix []byte, wantKineto bool) formats.Verdict {
+	whole := len(prefix) < formats.SniffBytes
+	doc := prefix
+	if bytes.HasPrefix(prefix, gzipMagic) {
+		zr, err := gzip.NewReader(bytes.NewReader(prefix))
+		if err != nil {
+			if whole {
+				return formats.No
+			}
+			return formats.NeedMore
+		}
+		var buf bytes.Buffer
+		_, err = io.Copy(&buf, io.LimitReader(zr, 256<<10))
+		whole = whole && err == nil
+		doc = buf.Bytes()
+	}
+	doc = bytes.TrimLeft(doc, " \t\r\n")
+	if len(doc) == 0 || (doc[0] != '{' && doc[0] != '[') {
+		if len(doc) == 0 && !whole {
+			return formats.NeedMore
+		}
+		return formats.No
+	}
+	trace, kineto, cut := look(doc)
+	switch {
+	case cut && whole:
+		return formats.No
+	case cut:
+		return formats.NeedMore
+	case trace && kineto == wantKineto:
+		return formats.Yes
+	}
+	return formats.No
+}
+
+func sniffChrome(prefix []byte) formats.Verdict { return sniffDoc(prefix, false) }
+func sniffKineto(prefix []byte) formats.Verdict { return sniffDoc(prefix, true) }

@@ -8,7 +8,8 @@ import (
 	"github.com/flameox/flameox/internal/projection/bench"
 )
 
-var benchSummarize = &Operation{
+var summarizeBenchmarks = &Operation{
+	Name:       nameSummarizeBenchmarks,
 	Title:      "Benchmark statistics per series",
 	Family:     formats.FamilyBenchmarks,
 	Projection: bench.Summarize,
@@ -25,7 +26,8 @@ var benchSummarize = &Operation{
 	},
 }
 
-var benchCompare = &Operation{
+var compareBenchmarks = &Operation{
+	Name:       nameCompareBenchmarks,
 	Title:      "Compare a baseline and a new benchmark run",
 	Family:     formats.FamilyBenchmarks,
 	Projection: bench.Compare,
@@ -57,12 +59,4 @@ func regressionStatus(s *evidence.Summary) (int, string) {
 		return 0, ""
 	}
 	return ExitRegression, fmt.Sprintf("REGRESSION: %d benchmark series significantly slower than the baseline (exit status %d)", n, ExitRegression)
-}
-
-// benchNamed gives a benchmark operation its name, which list.go writes
-// where it declares the operation's variable, so that whatever refers to
-// the variable (providers' feeds) sees it named.
-func benchNamed(o *Operation, name string) *Operation {
-	o.Name = name
-	return o
 }

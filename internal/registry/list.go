@@ -101,9 +101,9 @@ const opMemoryHotspots = "summarize_memory_hotspots"
 var operationList = []*Operation{
 	summarizeCPUHotspots,
 	summarizeCPUCallerEdges,
-	named("compare_cpu_profiles", compareCPUProfiles),
-	named("summarize_cpu_stacks", summarizeCPUStacks),
-	named("compare_cpu_stacks", compareCPUStacks),
+	compareCPUProfiles,
+	summarizeCPUStacks,
+	compareCPUStacks,
 	summarizeMemoryHotspots,
 	summarizeFailures,
 	summarizeObservations,
@@ -121,22 +121,20 @@ var operationList = []*Operation{
 	inspectTraceWindow,
 }
 
-// The benchmark operations (internal/registry/bench.go), named here.
-var (
-	summarizeBenchmarks = benchNamed(benchSummarize, "summarize_benchmarks")
-	compareBenchmarks   = benchNamed(benchCompare, "compare_benchmarks")
-)
-
-// GPU and kernels (defined in gpu.go)
-var (
-	inspectGPULaunches       = gpuLaunches("inspect_gpu_launches")
-	inspectKernelMetrics     = gpuKernelMetrics("inspect_kernel_metrics")
-	inspectSanitizerFindings = gpuSanitizerFindings("inspect_sanitizer_findings")
-	inspectTritonAutotune    = gpuTritonAutotune("inspect_triton_autotune")
-)
-
-// Names of the trace operations, defined in traces.go.
+// The names of the operations defined in a family's own file
+// (pictures.go, bench.go, gpu.go, traces.go): written here, as every
+// operation name is, and constants so that providerList can use the
+// operations whatever the order of initialization.
 const (
+	nameCompareCPUProfiles       = "compare_cpu_profiles"
+	nameSummarizeCPUStacks       = "summarize_cpu_stacks"
+	nameCompareCPUStacks         = "compare_cpu_stacks"
+	nameSummarizeBenchmarks      = "summarize_benchmarks"
+	nameCompareBenchmarks        = "compare_benchmarks"
+	nameInspectGPULaunches       = "inspect_gpu_launches"
+	nameInspectKernelMetrics     = "inspect_kernel_metrics"
+	nameInspectSanitizerFindings = "inspect_sanitizer_findings"
+	nameInspectTritonAutotune    = "inspect_triton_autotune"
 	nameSummarizeTraceOperations = "summarize_trace_operations"
 	nameInspectTraceWindow       = "inspect_trace_window"
 )
@@ -316,9 +314,9 @@ var inspectStaticCandidates = &Operation{
 // artifacts' formats by the format packages' specs; what they feed is
 // said here, where the operation names are.
 var providerList = []*capture.Provider{
-	feeds(node.Provider, summarizeCPUHotspots, summarizeCPUCallerEdges),
-	feeds(pyspy.Provider, summarizeCPUHotspots, summarizeCPUCallerEdges),
-	feeds(perf.Provider, summarizeCPUHotspots, summarizeCPUCallerEdges),
+	feeds(node.Provider, summarizeCPUHotspots, summarizeCPUCallerEdges, summarizeCPUStacks),
+	feeds(pyspy.Provider, summarizeCPUHotspots, summarizeCPUCallerEdges, summarizeCPUStacks),
+	feeds(perf.Provider, summarizeCPUHotspots, summarizeCPUCallerEdges, summarizeCPUStacks),
 	feeds(nodeheap.Provider, summarizeMemoryHotspots),
 	feeds(memrayprovider.Provider, summarizeMemoryHotspots),
 	feeds(pytestprovider.Provider, summarizeFailures),

@@ -5,15 +5,9 @@ import (
 	"github.com/flameox/flameox/internal/projection/stacks"
 )
 
-// named gives an operation defined outside list.go its name, which is
-// written in list.go (the one place for operation names).
-func named(name string, o *Operation) *Operation {
-	o.Name = name
-	return o
-}
-
 // compareCPUProfiles is named in list.go.
 var compareCPUProfiles = &Operation{
+	Name:       nameCompareCPUProfiles,
 	Title:      "Differential CPU profile",
 	Family:     "CPU profiles",
 	Projection: cpu.Diff,
@@ -38,6 +32,7 @@ var pictureOutputs = []string{"folded", "svg", "html", "pprof"}
 
 // summarizeCPUStacks is named in list.go.
 var summarizeCPUStacks = &Operation{
+	Name:       nameSummarizeCPUStacks,
 	Title:      "CPU stacks (folded; flame graph)",
 	Family:     "CPU profiles",
 	Projection: stacks.Spec,
@@ -58,6 +53,7 @@ var summarizeCPUStacks = &Operation{
 
 // compareCPUStacks is named in list.go.
 var compareCPUStacks = &Operation{
+	Name:       nameCompareCPUStacks,
 	Title:      "Differential CPU stacks (differential flame graph)",
 	Family:     "CPU profiles",
 	Projection: stacks.Diff,

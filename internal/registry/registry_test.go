@@ -25,7 +25,7 @@ func TestSupportDocUpToDate(t *testing.T) {
 // The registry says what each provider's captures feed; the first
 // operation is a capture tool's default.
 func TestProvidersFeed(t *testing.T) {
-	cpu := []string{"summarize_cpu_hotspots", "summarize_cpu_caller_edges"}
+	cpu := []string{"summarize_cpu_hotspots", "summarize_cpu_caller_edges", "summarize_cpu_stacks"}
 	want := map[string][]string{
 		"node-cpu-profile":  cpu,
 		"py-spy":            cpu,

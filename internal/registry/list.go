@@ -15,6 +15,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/coveragepy"
 	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/internal/formats/csvpreview"
+	"github.com/flameox/flameox/internal/formats/inference/aiperf"
 	"github.com/flameox/flameox/internal/formats/jsonpreview"
 	obsformat "github.com/flameox/flameox/internal/formats/observations"
 	"github.com/flameox/flameox/internal/formats/parquetpreview"
@@ -52,6 +53,10 @@ var formatList = []*formats.Spec{
 	coveragepy.JSONSpec,
 	// Static candidates
 	sarif.Spec,
+	// Inference exports
+	aiperf.RecordsSpec,
+	aiperf.AggregateSpec,
+	aiperf.CSVSpec,
 	// Generic previews: conservative sniffers, so specific formats win
 	jsonpreview.JSON,
 	jsonpreview.JSONL,
@@ -71,7 +76,10 @@ var operationList = []*Operation{
 	previewTextFragment,
 	summarizeCoverage,
 	inspectStaticCandidates,
+	summarizeInference,
 }
+
+var summarizeInference = inferenceOperation("summarize_inference")
 
 var summarizeCPUHotspots = &Operation{
 	Name:       "summarize_cpu_hotspots",

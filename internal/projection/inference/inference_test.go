@@ -133,7 +133,6 @@ func TestAmbiguousPairing(t *testing.T) {
 	}
 }
 
-
 func TestArguments(t *testing.T) {
 	if _, err := projectiontest.Start(Spec, evidence.Object{"mode": "runs", "metrics": []any{"ttft"}}); err == nil {
 		t.Error("metrics in runs mode accepted")

@@ -133,6 +133,12 @@ type Scanner struct {
 	CheckDuplicates bool
 	// AllowTrailing accepts more data after the top-level value (JSONL).
 	AllowTrailing bool
+	// NonFinite accepts Python json.dumps's spellings of non-finite
+	// floats (Infinity, -Infinity, NaN; SGLang writes an unbounded
+	// request rate so) as Number tokens holding those words, which
+	// FloatOf and Integer still refuse: a caller that knows a field may
+	// hold one reads the token's bytes.
+	NonFinite bool
 	// MaxToken bounds the bytes of one string or number; 0 means 64 MiB.
 	MaxToken int
 	// Bound, when set, makes the error for a crossed bound: err is
@@ -442,6 +448,15 @@ func (s *Scanner) readValue() (Token, error) {
 	case 'n':
 		return s.literal("null", Null, off)
 	}
+	if s.NonFinite && (c == 'I' || c == 'N' || c == '-') {
+		for _, w := range nonFinite {
+			if c == w[0] && s.fill(len(w)) && string(s.buf[s.pos:s.pos+len(w)]) == w {
+				s.pos += len(w)
+				s.valueDone()
+				return Token{Kind: Number, Bytes: s.buf[s.pos-len(w) : s.pos], Offset: off}, nil
+			}
+		}
+	}
 	if c == '-' || (c >= '0' && c <= '9') {
 		b, err := s.readNumber()
 		if err != nil {
@@ -455,6 +470,9 @@ func (s *Scanner) readValue() (Token, error) {
 	}
 	return Token{}, s.errorf(off, nil, "invalid character %q", c)
 }
+
+// nonFinite are the words NonFinite accepts.
+var nonFinite = []string{"Infinity", "-Infinity", "NaN"}
 
 func (s *Scanner) literal(word string, k Kind, off int64) (Token, error) {
 	if !s.fill(len(word)) || string(s.buf[s.pos:s.pos+len(word)]) != word {

@@ -16,6 +16,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/internal/formats/csvpreview"
 	"github.com/flameox/flameox/internal/formats/inference/aiperf"
+	"github.com/flameox/flameox/internal/formats/inference/servebench"
 	"github.com/flameox/flameox/internal/formats/jsonpreview"
 	obsformat "github.com/flameox/flameox/internal/formats/observations"
 	"github.com/flameox/flameox/internal/formats/parquetpreview"
@@ -57,6 +58,8 @@ var formatList = []*formats.Spec{
 	aiperf.RecordsSpec,
 	aiperf.AggregateSpec,
 	aiperf.CSVSpec,
+	servebench.VLLMSpec,
+	servebench.SGLangSpec,
 	// Generic previews: conservative sniffers, so specific formats win
 	jsonpreview.JSON,
 	jsonpreview.JSONL,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates testdata/aiperf/mock-0.13 with the real AIPerf from PyPI,
-# run offline against the loopback mock server beside this script.
+# run offline against the loopback mock server in ../inference.
 #
 #   AIPERF_VENV=/tmp/aiperf-venv testdata/aiperf/regen.sh
 #
@@ -14,9 +14,9 @@ venv=${AIPERF_VENV:?set AIPERF_VENV to a venv with aiperf==0.13.0}
 port=${PORT:-18731}
 work=$(mktemp -d)
 trap 'kill $srv 2>/dev/null || true; rm -rf "$work"' EXIT
-"$venv/bin/python" "$here/mock_server.py" "$port" &
+"$venv/bin/python" "$here/../inference/mock_server.py" "$port" &
 srv=$!
-"$venv/bin/python" "$here/make_tokenizer.py" "$work/tok"
+"$venv/bin/python" "$here/../inference/make_tokenizer.py" "$work/tok"
 sleep 1
 # 40 streaming chat requests, 4 at a time; the mock fails every 9th with
 # HTTP 500, so the export holds real error records.

@@ -155,7 +155,7 @@ func Number(w *jsonscan.Walker, what string) (v float64, ok bool, err error) {
 // open an object or is malformed before it is cut.
 func TopKeys(prefix []byte) (keys map[string]bool, closed, ok bool) {
 	s := jsonscan.NewBytes(prefix)
-	s.AllowTrailing = true
+	s.AllowTrailing, s.NonFinite = true, true
 	w := jsonscan.Walker{S: s}
 	tok, err := w.Value()
 	if err != nil || tok.Kind != jsonscan.ObjectStart {

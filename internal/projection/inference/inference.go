@@ -352,7 +352,7 @@ func (p *projector) Finish(w projection.Emitter) error {
 	if p.mode == ModeLatency {
 		sum.Metrics["compared_metrics"] = evidence.Metric{Value: compared, Unit: "metrics"}
 		sum.Metrics["disagreeing_metrics"] = evidence.Metric{Value: disagree, Unit: "metrics"}
-		sum.Limit("times are ms; flameox rows pool successful requests of the profiling phase; std is the population standard deviation and percentiles interpolate linearly between closest ranks, as AIPerf, vLLM and SGLang compute them")
+		sum.Limit("times are ms; flameox rows pool successful requests (AIPerf: of its profiling phase); std is the population standard deviation and percentiles interpolate linearly between closest ranks, as AIPerf, vLLM and SGLang compute them")
 		if disagree > 0 {
 			sum.Limit(fmt.Sprintf("%d computed distributions differ from the producer's own beyond %g relative (agrees=false, max_rel_diff shows by how much)", disagree, Tolerance))
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/formatstest"
 	"github.com/flameox/flameox/internal/formats/inference/aiperf"
+	"github.com/flameox/flameox/internal/formats/inference/servebench"
 	"github.com/flameox/flameox/internal/projection/projectiontest"
 )
 
@@ -172,4 +173,30 @@ func TestPercentile(t *testing.T) {
 func BenchmarkAIPerf(b *testing.B) {
 	in := append(decode(b, aiperf.RecordsSpec, "aiperf/mock-0.13/profile_export.jsonl"), decode(b, aiperf.AggregateSpec, "aiperf/mock-0.13/profile_export_aiperf.json")...)
 	projectiontest.Bench(b, Spec, evidence.Object{}, in...)
+}
+
+// vLLM's detailed result and SGLang's --output-details: what flameox
+// computes from the per-request arrays equals the producer's aggregates
+// of the same run (SGLang: TTFT and ITL; its arrays hold no latency).
+func TestServeBenchDetailedEqualsAggregate(t *testing.T) {
+	for _, c := range []struct {
+		spec    *formats.Spec
+		rel     string
+		metrics []string
+	}{
+		{servebench.VLLMSpec, "vllm/detailed.json", []string{"ttft", "tpot", "itl", "e2e"}},
+		{servebench.SGLangSpec, "sglang/bench_serving.jsonl", []string{"ttft", "itl"}},
+	} {
+		res := rows(t, evidence.Object{}, decode(t, c.spec, c.rel)...)
+		for _, m := range c.metrics {
+			mine := find(res, m, "flameox")
+			if mine == nil || mine["agrees"] != true {
+				t.Errorf("%s %s: %v", c.rel, m, mine)
+				continue
+			}
+			if d, _ := mine["max_rel_diff"].(float64); d > 1e-12 {
+				t.Errorf("%s %s: differs by %v", c.rel, m, d)
+			}
+		}
+	}
 }

@@ -1,7 +1,9 @@
-"""A loopback OpenAI-compatible chat-completions server for regenerating AIPerf
-fixtures: it streams a fixed number of small chunks with a short, varying delay,
-and fails every FAIL_EVERY-th request with HTTP 500, so the export holds real
-error records. It stops by itself after MAX_SECONDS.
+"""A loopback OpenAI-compatible server (chat and text completions, streaming) for
+regenerating the AIPerf and SGLang fixtures: it streams a bounded number of small
+chunks with a short, varying delay, and fails every FAIL_EVERY-th request with
+HTTP 500, so the exports hold real error records. GET /server_info and POST
+/flush_cache answer as an SGLang server's would. It stops by itself after
+MAX_SECONDS.
 
 Usage: python mock_server.py PORT
 """
@@ -25,7 +27,10 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
-        body = json.dumps({"object": "list", "data": [{"id": "mock-model", "object": "model"}]}).encode()
+        if self.path.startswith("/server_info"):
+            body = json.dumps({"version": "mock", "model_path": "mock-model"}).encode()
+        else:
+            body = json.dumps({"object": "list", "data": [{"id": "mock-model", "object": "model"}]}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -36,6 +41,12 @@ class Handler(BaseHTTPRequestHandler):
         global _count
         n = int(self.headers.get("Content-Length", "0"))
         req = json.loads(self.rfile.read(n) or b"{}")
+        if self.path.startswith("/flush_cache"):
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        chat = self.path.startswith("/v1/chat")
         with _lock:
             _count += 1
             k = _count
@@ -55,12 +66,16 @@ class Handler(BaseHTTPRequestHandler):
         created = int(time.time())
         time.sleep(0.004 + 0.001 * (k % 5))  # prefill
         for i in range(tokens):
-            chunk = {"id": "cmpl-%d" % k, "object": "chat.completion.chunk", "created": created, "model": "mock-model",
-                     "choices": [{"index": 0, "delta": {"content": " tok%d" % i}, "finish_reason": None}]}
+            if chat:
+                chunk = {"id": "cmpl-%d" % k, "object": "chat.completion.chunk", "created": created, "model": "mock-model",
+                         "choices": [{"index": 0, "delta": {"content": " tok%d" % i}, "finish_reason": None}]}
+            else:
+                chunk = {"id": "cmpl-%d" % k, "object": "text_completion", "created": created, "model": "mock-model",
+                         "choices": [{"index": 0, "text": " tok%d" % i, "finish_reason": None}]}
             self._chunk(b"data: " + json.dumps(chunk).encode() + b"\n\n")
             time.sleep(0.001 + 0.0005 * ((i * k) % 7))
         usage = {"id": "cmpl-%d" % k, "object": "chat.completion.chunk", "created": created, "model": "mock-model",
-                 "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                 "choices": [{"index": 0, "delta": {}, "text": "", "finish_reason": "stop"}],
                  "usage": {"prompt_tokens": 32, "completion_tokens": tokens, "total_tokens": 32 + tokens}}
         self._chunk(b"data: " + json.dumps(usage).encode() + b"\n\n")
         self._chunk(b"data: [DONE]\n\n")

@@ -68,7 +68,9 @@ var VLLMSpec = &formats.Spec{
 	Options:  inference.Options,
 	Producer: "vLLM bench serve (vllm.benchmarks.serve)",
 	Version:  Version,
-	Decoder:  formats.DecoderFunc(func(ctx context.Context, in *formats.Input, out formats.Sink) error { return decode(ctx, in, out, vllm) }),
+	Decoder: formats.DecoderFunc(func(ctx context.Context, in *formats.Input, out formats.Sink) error {
+		return decode(ctx, in, out, vllm)
+	}),
 }
 
 // SGLangSpec is SGLang's bench_serving result.
@@ -82,7 +84,9 @@ var SGLangSpec = &formats.Spec{
 	Options:  inference.Options,
 	Producer: "SGLang bench_serving (sglang.benchmark.serving)",
 	Version:  Version,
-	Decoder:  formats.DecoderFunc(func(ctx context.Context, in *formats.Input, out formats.Sink) error { return decode(ctx, in, out, sglang) }),
+	Decoder: formats.DecoderFunc(func(ctx context.Context, in *formats.Input, out formats.Sink) error {
+		return decode(ctx, in, out, sglang)
+	}),
 }
 
 // dialect is what differs between the two producers.

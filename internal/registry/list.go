@@ -16,6 +16,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/internal/formats/csvpreview"
 	"github.com/flameox/flameox/internal/formats/inference/aiperf"
+	"github.com/flameox/flameox/internal/formats/inference/mooncake"
 	"github.com/flameox/flameox/internal/formats/inference/servebench"
 	"github.com/flameox/flameox/internal/formats/jsonpreview"
 	obsformat "github.com/flameox/flameox/internal/formats/observations"
@@ -60,6 +61,7 @@ var formatList = []*formats.Spec{
 	aiperf.CSVSpec,
 	servebench.VLLMSpec,
 	servebench.SGLangSpec,
+	mooncake.Spec,
 	// Generic previews: conservative sniffers, so specific formats win
 	jsonpreview.JSON,
 	jsonpreview.JSONL,

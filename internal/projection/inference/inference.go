@@ -234,13 +234,14 @@ func (p *projector) request(r *run, q *table.InferenceRequest) error {
 	if q.Blocks.Valid {
 		r.blocks += q.Blocks.V
 		r.reused += q.ReusedBlocks.V
-		// A trace's arrivals: the gap to the previous request in file order.
-		if q.Start.Valid {
-			if r.hasStart {
-				p.sample(r, "interarrival", table.Some(float64(q.Start.V-r.lastStart)))
-			}
-			r.lastStart, r.hasStart = q.Start.V, true
+	}
+	// Arrivals: the gap to the previous request in file order (shown for
+	// traces, whose records are in arrival order).
+	if q.Start.Valid {
+		if r.hasStart {
+			p.sample(r, "interarrival", table.Some(float64(q.Start.V-r.lastStart)))
 		}
+		r.lastStart, r.hasStart = q.Start.V, true
 	}
 	return nil
 }

@@ -18,7 +18,9 @@ import (
 )
 
 // secret is a distinct planted string for one omitted field.
-func secret(field string) string { return "PLANTED-" + strings.ToUpper(strings.NewReplacer(".", "-", "_", "-").Replace(field)) + "-7f3a" }
+func secret(field string) string {
+	return "PLANTED-" + strings.ToUpper(strings.NewReplacer(".", "-", "_", "-").Replace(field)) + "-7f3a"
+}
 
 // Hash values planted in a Mooncake trace: numbers no count, offset or
 // timestamp of the file can equal.

@@ -14,6 +14,7 @@
 package inference
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -190,4 +191,15 @@ func Strings(v *formats.Values, s string) table.Null[string] {
 		return table.Null[string]{}
 	}
 	return table.Some(v.Bound(s))
+}
+
+// Fail types a decoding error: a failure stays as it is, a read error is
+// IO_FAILURE, anything else (a syntax error located by the scanner, a
+// structure the reader refuses) DECODE_FAILURE, prefixed with what.
+func Fail(err error, what string) *evidence.Failure {
+	code := evidence.CodeDecodeFailure
+	if errors.Is(err, jsonscan.ErrRead) {
+		code = evidence.CodeIOFailure
+	}
+	return evidence.Wrap(code, err, "%s", what)
 }

@@ -75,7 +75,7 @@ func decodeAggregate(ctx context.Context, in *formats.Input, out formats.Sink) e
 		return r.top(string(key))
 	})
 	if err != nil {
-		return err
+		return inference.Fail(err, "AIPerf aggregate export")
 	}
 	if r.metrics == 0 {
 		return evidence.Failf(evidence.CodeDecodeFailure, "AIPerf aggregate export: no metrics")

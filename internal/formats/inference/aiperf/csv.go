@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
@@ -72,6 +73,9 @@ func decodeCSV(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		if len(bytes.TrimSpace(l.Bytes)) == 0 {
 			cols, section = nil, ""
 			continue
+		}
+		if !utf8.Valid(l.Bytes) {
+			return lr.Err(evidence.CodeDecodeFailure, "AIPerf CSV line %d is not UTF-8", l.Number)
 		}
 		rec, err := csv.NewReader(bytes.NewReader(l.Bytes)).Read()
 		if err != nil {

@@ -291,13 +291,7 @@ func (r *reader) summary() *evidence.Summary {
 }
 
 func (r *reader) abort(err error) error {
-	f := evidence.Wrap(evidence.CodeDecodeFailure, err, "%s result", r.d.producer)
-	var se *jsonscan.Error
-	if e, ok := err.(*evidence.Failure); ok {
-		f = e
-	} else if errors.As(err, &se) {
-		f.Location.Offset, f.Location.Line = se.Offset, se.Line
-	}
+	f := inference.Fail(err, r.d.producer+" result")
 	s := r.summary()
 	s.Complete = false
 	s.Truncation = &evidence.Truncation{Reason: "document_incomplete"}

@@ -114,6 +114,7 @@ type frame struct {
 	keys      []byte
 	keyEnds   []int
 	keySet    map[string]struct{} // the keys of a large object
+	spare     map[string]struct{} // a cleared key set left by an earlier container at this depth
 	afterItem bool                // a value was read: a comma or close must follow
 }
 
@@ -161,6 +162,16 @@ func New(r io.Reader) *Scanner {
 // NewBytes returns a scanner over an in-memory document.
 func NewBytes(b []byte) *Scanner {
 	return &Scanner{buf: b, end: len(b), line: 1, rerr: io.EOF, CheckDuplicates: true}
+}
+
+// Reset makes s a scanner over the in-memory document b, as NewBytes
+// does, keeping its settings (bounds, hooks, duplicate checks) and the
+// memory of its container stack: for decoders that scan many small
+// documents, one per line.
+func (s *Scanner) Reset(b []byte) {
+	*s = Scanner{buf: b, end: len(b), line: 1, rerr: io.EOF, stack: s.stack[:0], scratch: s.scratch[:0], key: s.key[:0],
+		MaxDepth: s.MaxDepth, CheckDuplicates: s.CheckDuplicates, AllowTrailing: s.AllowTrailing, NonFinite: s.NonFinite,
+		MaxToken: s.MaxToken, Bound: s.Bound}
 }
 
 // NewAt returns a scanner for a value that starts offset bytes into a
@@ -392,7 +403,11 @@ func (f *frame) addKey(b []byte) error {
 		f.keyEnds = append(f.keyEnds, len(f.keys))
 		return nil
 	}
-	f.keySet = make(map[string]struct{}, 32)
+	if f.spare != nil {
+		f.keySet, f.spare = f.spare, nil
+	} else {
+		f.keySet = make(map[string]struct{}, 32)
+	}
 	start = 0
 	for _, end := range f.keyEnds {
 		f.keySet[string(f.keys[start:end])] = struct{}{}
@@ -414,7 +429,13 @@ func (s *Scanner) push(object bool) error {
 	if len(s.stack) < cap(s.stack) {
 		s.stack = s.stack[:len(s.stack)+1]
 		f := &s.stack[len(s.stack)-1]
-		*f = frame{object: object, wantKey: object, keys: f.keys[:0], keyEnds: f.keyEnds[:0]}
+		spare := f.keySet
+		if spare == nil {
+			spare = f.spare
+		} else {
+			clear(spare)
+		}
+		*f = frame{object: object, wantKey: object, keys: f.keys[:0], keyEnds: f.keyEnds[:0], spare: spare}
 	} else {
 		s.stack = append(s.stack, frame{object: object, wantKey: object})
 	}

@@ -52,6 +52,7 @@ type recordReader struct {
 	row     table.InferenceRequest
 	ok, bad int64
 	phases  map[string]int64
+	scan    *jsonscan.Scanner // reused line after line
 }
 
 func decodeRecords(ctx context.Context, in *formats.Input, out formats.Sink) error {
@@ -176,8 +177,13 @@ func (r *recordReader) runs(out formats.Sink, n int64) error {
 
 // parse reads one record line into r.row.
 func (r *recordReader) parse(line []byte, index, at int64) error {
-	s := jsonscan.NewBytes(line)
-	s.MaxDepth, s.MaxToken = 16, int(r.in.Limit(formats.LimitToken))
+	if r.scan == nil {
+		r.scan = jsonscan.NewBytes(nil)
+	}
+	s := r.scan
+	s.Reset(line)
+	s.MaxToken = int(r.in.Limit(formats.LimitToken))
+	s.MaxDepth = 16
 	s.Bound = func(err error, off int64) error {
 		if err != jsonscan.ErrTokenTooLong {
 			return nil
@@ -270,13 +276,14 @@ func (r *recordReader) metadata(w *jsonscan.Walker) error {
 }
 
 // metrics reads the metrics object: each member {value, unit}; the ones
-// the row has a column for are kept, converted to ns or tokens.
+// the row has a column for are kept, converted to ns or tokens. Only those
+// are looked into; the others (inter_chunk_latency's arrays among them)
+// are skipped whole.
 func (r *recordReader) metrics(w *jsonscan.Walker) error {
 	return w.Object("metrics", func(key []byte) error {
-		tag := string(key)
 		var dst *table.Null[float64]
 		var count *table.Null[int64]
-		switch tag {
+		switch string(key) {
 		case "ttft", "time_to_first_token":
 			dst = &r.row.TTFT
 		case "request_latency":
@@ -290,22 +297,8 @@ func (r *recordReader) metrics(w *jsonscan.Walker) error {
 		default:
 			return w.SkipValue()
 		}
-		var v float64
-		var has bool
-		unit := ""
-		err := w.Object("metrics."+tag, func(k []byte) error {
-			switch string(k) {
-			case "value":
-				var err error
-				v, has, err = inference.Number(w, "metrics."+tag+".value")
-				return err
-			case "unit":
-				u, _, _, err := w.Str("metrics."+tag+".unit", 32)
-				unit = u
-				return err
-			}
-			return w.SkipValue()
-		})
+		tag := string(key)
+		v, has, unit, err := r.metricValue(w)
 		if err != nil || !has {
 			return err
 		}
@@ -323,6 +316,28 @@ func (r *recordReader) metrics(w *jsonscan.Walker) error {
 		*count = table.Some(int64(v))
 		return nil
 	})
+}
+
+// metricValue reads one {value, unit} object.
+func (r *recordReader) metricValue(w *jsonscan.Walker) (v float64, has bool, unit string, err error) {
+	tok, err := w.Expect(jsonscan.ObjectStart, "a metric")
+	if err != nil {
+		return 0, false, "", err
+	}
+	err = w.Members(tok, "a metric", func(k []byte) error {
+		switch string(k) {
+		case "value":
+			var err error
+			v, has, err = inference.Number(w, "a metric's value")
+			return err
+		case "unit":
+			u, _, _, err := w.Str("a metric's unit", 32)
+			unit = u
+			return err
+		}
+		return w.SkipValue()
+	})
+	return v, has, unit, err
 }
 
 // errorDetails keeps an error's type (bounded) and code; its message,

@@ -76,6 +76,7 @@ type reader struct {
 	inputs, outputs int64
 	maxDistinct     int64
 	line            *lines.Line
+	scan            *jsonscan.Scanner // reused line after line
 }
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
@@ -168,8 +169,13 @@ func (r *reader) summary(n int64, vals *formats.Values) *evidence.Summary {
 }
 
 func (r *reader) parse(line []byte, index, at int64) error {
-	s := jsonscan.NewBytes(line)
-	s.MaxDepth, s.MaxToken = 8, int(r.in.Limit(formats.LimitToken))
+	if r.scan == nil {
+		r.scan = jsonscan.NewBytes(nil)
+	}
+	s := r.scan
+	s.Reset(line)
+	s.MaxToken = int(r.in.Limit(formats.LimitToken))
+	s.MaxDepth = 16
 	s.Bound = func(err error, off int64) error {
 		if err != jsonscan.ErrTokenTooLong {
 			return nil

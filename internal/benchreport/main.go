@@ -77,7 +77,7 @@ func cases() []benchCase {
 		{"v8 decode+rank 100 MiB", "v8-100MiB.cpuprofile", 100 << 20, v8, rankArgv, 1.2, false, nodeV8},
 		{"perf-script decode 200 MB", perfInput, 200e6, perf, decodeArgv, 0, false, nil},
 		{"perf-script decode+rank 200 MB", perfInput, 200e6, perf, rankArgv, 1.4, false, nil},
-	}, pstatsCases()...)
+	}, append(pstatsCases(), inferenceCases()...)...)
 }
 
 // nodeV8 is node parsing the profile whole and summing self samples

@@ -198,11 +198,9 @@ func (r *aggReader) metricBody(tag string, tok jsonscan.Token) error {
 		if only {
 			st = "value" // AIPerf writes a run total (request_count) as its avg
 		}
-		v, u := s.value, m.unit
+		v, u := s.value, "values"
 		if st != "count" {
 			v, u = inference.Normalize(v, m.unit)
-		} else {
-			u = "values"
 		}
 		r.stats = append(r.stats, table.InferenceStat{Metric: name, Native: r.vals.Bound(tag), Stat: st, Value: v, Unit: u})
 	}

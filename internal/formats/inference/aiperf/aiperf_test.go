@@ -261,3 +261,22 @@ func TestValueBound(t *testing.T) {
 	}
 	formatstest.CheckValueBound(t, cut, full, 16)
 }
+
+// Warmup records are rows, but not counted in the run's totals, as
+// AIPerf's aggregates leave them out.
+func TestWarmupNotCounted(t *testing.T) {
+	rec := func(phase string) string {
+		return `{"metadata":{"request_start_ns":1,"benchmark_phase":"` + phase + `"},"metrics":{"time_to_first_token":{"value":1,"unit":"ms"}},"error":null}` + "\n"
+	}
+	s, err := formatstest.Decode(RecordsSpec, "x.jsonl", []byte(rec("warmup")+rec("profiling")+rec("profiling")), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, s)
+	if count(t, r["completed"]) != 2 || count(t, r["requests"]) != 3 {
+		t.Errorf("run %v", r)
+	}
+	if n, _ := evidence.AsInt(s.Table(table.InferenceRequests.Name).Summary.Metrics["phase_warmup"].Value); n != 1 {
+		t.Errorf("phase_warmup %v", s.Table(table.InferenceRequests.Name).Summary.Metrics)
+	}
+}

@@ -221,9 +221,13 @@ func (r *recordReader) parse(line []byte, index, at int64) error {
 	if !hasMeta || !hasMetrics {
 		return fmt.Errorf("a record needs metadata and metrics")
 	}
-	if r.row.OK {
+	// AIPerf's totals count the profiling phase; warmup records are
+	// counted apart (phase_warmup).
+	switch {
+	case r.row.Phase.Valid && r.row.Phase.V == "warmup":
+	case r.row.OK:
 		r.ok++
-	} else {
+	default:
 		r.bad++
 	}
 	if r.row.Phase.Valid {

@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"strconv"
 	"unicode/utf16"
@@ -113,8 +114,8 @@ type frame struct {
 	// container at the same depth, so checking allocates nothing.
 	keys      []byte
 	keyEnds   []int
-	keySet    map[string]struct{} // the keys of a large object
-	spare     map[string]struct{} // a cleared key set left by an earlier container at this depth
+	keySet    map[uint64]struct{} // the key hashes of a large object
+	spare     map[uint64]struct{} // a cleared key set left by an earlier container at this depth
 	afterItem bool                // a value was read: a comma or close must follow
 }
 
@@ -385,37 +386,53 @@ func (s *Scanner) readKey(f *frame) (Token, error) {
 
 func (f *frame) addKey(b []byte) error {
 	if f.keySet != nil {
-		if _, dup := f.keySet[string(b)]; dup {
+		// A large object: the key's hash finds a possible duplicate; only
+		// then are the keys compared, so a collision is never a false
+		// duplicate. Every key stays in keys, so no string is made.
+		h := maphash.Bytes(keySeed, b)
+		if _, hit := f.keySet[h]; hit && f.hasKey(b) {
 			return ErrDuplicateKey
 		}
-		f.keySet[string(b)] = struct{}{}
-		return nil
-	}
-	start := 0
-	for _, end := range f.keyEnds {
-		if bytes.Equal(f.keys[start:end], b) {
-			return ErrDuplicateKey
-		}
-		start = end
-	}
-	if len(f.keyEnds) < 16 {
+		f.keySet[h] = struct{}{}
 		f.keys = append(f.keys, b...)
 		f.keyEnds = append(f.keyEnds, len(f.keys))
+		return nil
+	}
+	if f.hasKey(b) {
+		return ErrDuplicateKey
+	}
+	f.keys = append(f.keys, b...)
+	f.keyEnds = append(f.keyEnds, len(f.keys))
+	if len(f.keyEnds) <= 16 {
 		return nil
 	}
 	if f.spare != nil {
 		f.keySet, f.spare = f.spare, nil
 	} else {
-		f.keySet = make(map[string]struct{}, 32)
+		f.keySet = make(map[uint64]struct{}, 32)
 	}
-	start = 0
+	start := 0
 	for _, end := range f.keyEnds {
-		f.keySet[string(f.keys[start:end])] = struct{}{}
+		f.keySet[maphash.Bytes(keySeed, f.keys[start:end])] = struct{}{}
 		start = end
 	}
-	f.keySet[string(b)] = struct{}{}
 	return nil
 }
+
+// hasKey reports whether the object read key b already.
+func (f *frame) hasKey(b []byte) bool {
+	start := 0
+	for _, end := range f.keyEnds {
+		if bytes.Equal(f.keys[start:end], b) {
+			return true
+		}
+		start = end
+	}
+	return false
+}
+
+// keySeed seeds the key hashes of large objects.
+var keySeed = maphash.MakeSeed()
 
 func (s *Scanner) push(object bool) error {
 	max := s.MaxDepth

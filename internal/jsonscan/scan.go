@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"strconv"
 	"unicode/utf16"
@@ -113,7 +114,8 @@ type frame struct {
 	// container at the same depth, so checking allocates nothing.
 	keys      []byte
 	keyEnds   []int
-	keySet    map[string]struct{} // the keys of a large object
+	keySet    map[uint64]struct{} // the key hashes of a large object
+	spare     map[uint64]struct{} // a cleared key set left by an earlier container at this depth
 	afterItem bool                // a value was read: a comma or close must follow
 }
 
@@ -134,8 +136,10 @@ type Scanner struct {
 	// AllowTrailing accepts more data after the top-level value (JSONL).
 	AllowTrailing bool
 	// AllowNonFinite accepts the NaN, Infinity and -Infinity that Python's
-	// json module writes by default, as Number tokens whose Bytes are the
-	// word (strconv.ParseFloat reads them). Off, they are invalid JSON.
+	// json module writes by default (SGLang's unbounded request rate,
+	// Triton's failed timings), as Number tokens whose Bytes are the word.
+	// FloatOf and Integer still refuse them: a caller that knows a field
+	// may hold one reads the token's bytes. Off, they are invalid JSON.
 	AllowNonFinite bool
 	// MaxToken bounds the bytes of one string or number; 0 means 64 MiB.
 	MaxToken int
@@ -159,6 +163,16 @@ func New(r io.Reader) *Scanner {
 // NewBytes returns a scanner over an in-memory document.
 func NewBytes(b []byte) *Scanner {
 	return &Scanner{buf: b, end: len(b), line: 1, rerr: io.EOF, CheckDuplicates: true}
+}
+
+// Reset makes s a scanner over the in-memory document b, as NewBytes
+// does, keeping its settings (bounds, hooks, duplicate checks) and the
+// memory of its container stack: for decoders that scan many small
+// documents, one per line.
+func (s *Scanner) Reset(b []byte) {
+	*s = Scanner{buf: b, end: len(b), line: 1, rerr: io.EOF, stack: s.stack[:0], scratch: s.scratch[:0], key: s.key[:0],
+		MaxDepth: s.MaxDepth, CheckDuplicates: s.CheckDuplicates, AllowTrailing: s.AllowTrailing, AllowNonFinite: s.AllowNonFinite,
+		MaxToken: s.MaxToken, Bound: s.Bound}
 }
 
 // NewAt returns a scanner for a value that starts offset bytes into a
@@ -372,33 +386,53 @@ func (s *Scanner) readKey(f *frame) (Token, error) {
 
 func (f *frame) addKey(b []byte) error {
 	if f.keySet != nil {
-		if _, dup := f.keySet[string(b)]; dup {
+		// A large object: the key's hash finds a possible duplicate; only
+		// then are the keys compared, so a collision is never a false
+		// duplicate. Every key stays in keys, so no string is made.
+		h := maphash.Bytes(keySeed, b)
+		if _, hit := f.keySet[h]; hit && f.hasKey(b) {
 			return ErrDuplicateKey
 		}
-		f.keySet[string(b)] = struct{}{}
-		return nil
-	}
-	start := 0
-	for _, end := range f.keyEnds {
-		if bytes.Equal(f.keys[start:end], b) {
-			return ErrDuplicateKey
-		}
-		start = end
-	}
-	if len(f.keyEnds) < 16 {
+		f.keySet[h] = struct{}{}
 		f.keys = append(f.keys, b...)
 		f.keyEnds = append(f.keyEnds, len(f.keys))
 		return nil
 	}
-	f.keySet = make(map[string]struct{}, 32)
-	start = 0
+	if f.hasKey(b) {
+		return ErrDuplicateKey
+	}
+	f.keys = append(f.keys, b...)
+	f.keyEnds = append(f.keyEnds, len(f.keys))
+	if len(f.keyEnds) <= 16 {
+		return nil
+	}
+	if f.spare != nil {
+		f.keySet, f.spare = f.spare, nil
+	} else {
+		f.keySet = make(map[uint64]struct{}, 32)
+	}
+	start := 0
 	for _, end := range f.keyEnds {
-		f.keySet[string(f.keys[start:end])] = struct{}{}
+		f.keySet[maphash.Bytes(keySeed, f.keys[start:end])] = struct{}{}
 		start = end
 	}
-	f.keySet[string(b)] = struct{}{}
 	return nil
 }
+
+// hasKey reports whether the object read key b already.
+func (f *frame) hasKey(b []byte) bool {
+	start := 0
+	for _, end := range f.keyEnds {
+		if bytes.Equal(f.keys[start:end], b) {
+			return true
+		}
+		start = end
+	}
+	return false
+}
+
+// keySeed seeds the key hashes of large objects.
+var keySeed = maphash.MakeSeed()
 
 func (s *Scanner) push(object bool) error {
 	max := s.MaxDepth
@@ -412,7 +446,13 @@ func (s *Scanner) push(object bool) error {
 	if len(s.stack) < cap(s.stack) {
 		s.stack = s.stack[:len(s.stack)+1]
 		f := &s.stack[len(s.stack)-1]
-		*f = frame{object: object, wantKey: object, keys: f.keys[:0], keyEnds: f.keyEnds[:0]}
+		spare := f.keySet
+		if spare == nil {
+			spare = f.spare
+		} else {
+			clear(spare)
+		}
+		*f = frame{object: object, wantKey: object, keys: f.keys[:0], keyEnds: f.keyEnds[:0], spare: spare}
 	} else {
 		s.stack = append(s.stack, frame{object: object, wantKey: object})
 	}
@@ -483,7 +523,13 @@ func (s *Scanner) literal(word string, k Kind, off int64) (Token, error) {
 // nonFinite reads NaN, Infinity or -Infinity (by its first byte c) as a
 // Number token.
 func (s *Scanner) nonFinite(c byte, off int64) (Token, error) {
-	word := map[byte]string{'N': "NaN", 'I': "Infinity", '-': "-Infinity"}[c]
+	word := "NaN"
+	switch c {
+	case 'I':
+		word = "Infinity"
+	case '-':
+		word = "-Infinity"
+	}
 	tok, err := s.literal(word, Number, off)
 	if err == nil {
 		tok.Bytes = []byte(word)

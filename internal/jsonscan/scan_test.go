@@ -458,3 +458,43 @@ func readAll(s *Scanner) ([]Token, error) {
 		}
 	}
 }
+
+// AllowNonFinite reads Python's Infinity, -Infinity and NaN as number tokens
+// that FloatOf refuses; without it they are invalid.
+func TestNonFiniteFloatOf(t *testing.T) {
+	doc := `{"a":Infinity,"b":-Infinity,"c":NaN,"d":-1}`
+	s := NewBytes([]byte(doc))
+	if err := s.Skip(mustNext(t, s)); err == nil {
+		t.Fatal("Infinity accepted without AllowNonFinite")
+	}
+	s = NewBytes([]byte(doc))
+	s.AllowNonFinite = true
+	w := Walker{S: s}
+	var got []string
+	err := w.Document("doc", func(key []byte) error {
+		tok, err := w.Value()
+		if err != nil {
+			return err
+		}
+		if tok.Kind != Number {
+			t.Errorf("%s: %v", key, tok.Kind)
+		}
+		if _, err := w.FloatOf(tok, "x"); err == nil && string(key) != "d" {
+			t.Errorf("%s: FloatOf accepted %s", key, tok.Bytes)
+		}
+		got = append(got, string(tok.Bytes))
+		return nil
+	})
+	if err != nil || strings.Join(got, " ") != "Infinity -Infinity NaN -1" {
+		t.Fatalf("%v %v", got, err)
+	}
+}
+
+func mustNext(t *testing.T, s *Scanner) Token {
+	t.Helper()
+	tok, err := s.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}

@@ -259,7 +259,7 @@ func (w *Walker) FloatOf(tok Token, what string) (float64, error) {
 		return 0, w.S.Errorf(tok, "%s must be a number, found %s", what, tok.Kind)
 	}
 	f, err := strconv.ParseFloat(string(tok.Bytes), 64)
-	if err != nil || math.IsInf(f, 0) {
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 		return 0, w.S.Errorf(tok, "%s %s is out of range", what, tok.Bytes)
 	}
 	return f, nil

@@ -25,6 +25,9 @@ import (
 	"github.com/flameox/flameox/internal/formats/coveragepy"
 	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
 	"github.com/flameox/flameox/internal/formats/csvpreview"
+	"github.com/flameox/flameox/internal/formats/inference/aiperf"
+	"github.com/flameox/flameox/internal/formats/inference/mooncake"
+	"github.com/flameox/flameox/internal/formats/inference/servebench"
 	"github.com/flameox/flameox/internal/formats/jsonpreview"
 	"github.com/flameox/flameox/internal/formats/memray"
 	"github.com/flameox/flameox/internal/formats/ncu"
@@ -85,6 +88,13 @@ var formatList = []*formats.Spec{
 	// Execution traces
 	chrometrace.KinetoSpec,
 	chrometrace.Spec,
+	// Inference exports
+	aiperf.RecordsSpec,
+	aiperf.AggregateSpec,
+	aiperf.CSVSpec,
+	servebench.VLLMSpec,
+	servebench.SGLangSpec,
+	mooncake.Spec,
 	// Generic previews: conservative sniffers, so specific formats win
 	jsonpreview.JSON,
 	jsonpreview.JSONL,
@@ -119,10 +129,11 @@ var operationList = []*Operation{
 	inspectTritonAutotune,
 	summarizeTraceOperations,
 	inspectTraceWindow,
+	summarizeInference,
 }
 
 // The names of the operations defined in a family's own file
-// (pictures.go, bench.go, gpu.go, traces.go): written here, as every
+// (pictures.go, bench.go, gpu.go, traces.go, inference.go): written here, as every
 // operation name is, and constants so that providerList can use the
 // operations whatever the order of initialization.
 const (
@@ -137,6 +148,7 @@ const (
 	nameInspectTritonAutotune    = "inspect_triton_autotune"
 	nameSummarizeTraceOperations = "summarize_trace_operations"
 	nameInspectTraceWindow       = "inspect_trace_window"
+	nameSummarizeInference       = "summarize_inference"
 )
 
 var summarizeCPUHotspots = &Operation{

@@ -351,7 +351,7 @@ func label(schema *table.Schema, c evidence.Column) string {
 // outcomes, messages, text, weights and shares.
 func essential(schema *table.Schema, c evidence.Column) bool {
 	switch c.Name {
-	case "rank", "function", "nodeid", "outcome", "message", "text", "name", "pointer", "location":
+	case "rank", "function", "nodeid", "outcome", "message", "text", "name", "pointer", "location", "metric", "source":
 		return true
 	case table.ArtifactColumn:
 		return true // shown only when rows of several artifacts mix

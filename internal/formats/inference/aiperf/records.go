@@ -1,0 +1,377 @@
+package aiperf
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/inference"
+	"github.com/flameox/flameox/internal/jsonscan"
+	"github.com/flameox/flameox/internal/lines"
+	"github.com/flameox/flameox/internal/table"
+)
+
+// sniffRecords says Yes to a first line that opens an object whose first
+// keys are metadata then metrics, as every AIPerf record starts.
+func sniffRecords(prefix []byte) formats.Verdict {
+	sc := lines.Split(prefix)
+	l, err := sc.Next()
+	if err != nil {
+		return formats.NeedMore
+	}
+	keys, _, ok := inference.TopKeys(l.Bytes)
+	if !ok {
+		return formats.No
+	}
+	if keys["metadata"] && keys["metrics"] {
+		return formats.Yes
+	}
+	return formats.No
+}
+
+// Metadata keys AIPerf writes that the reader does not keep (ids of
+// workers and processors, phase bookkeeping, correlation ids): known, so
+// not counted as unknown.
+var knownMetadata = map[string]bool{
+	"session_num": true, "x_correlation_id": true, "credit_issued_ns": true, "request_ack_ns": true,
+	"worker_id": true, "record_processor_id": true, "phase_index": true, "profiling_index": true,
+	"phase_name": true, "phase_kind": true, "context_overflow_skip": true, "agent_depth": true,
+	"parent_correlation_id": true, "root_correlation_id": true, "source_trace_id": true,
+	"source_outer_idx": true, "source_inner_idx": true, "source_kind": true, "cancellation_time_ns": true,
+	"request_end_ns": true,
+}
+
+type recordReader struct {
+	in      *formats.Input
+	vals    *formats.Values
+	ledger  *inference.Ledger
+	row     table.InferenceRequest
+	ok, bad int64
+	phases  map[string]int64
+	scan    *jsonscan.Scanner // reused line after line
+}
+
+func decodeRecords(ctx context.Context, in *formats.Input, out formats.Sink) error {
+	r := &recordReader{in: in, vals: in.Values(), ledger: inference.NewLedger(), phases: map[string]int64{}}
+	lr := lines.NewStrict(in.R, int(in.Limit(inference.LimitLine)), inference.LimitLine)
+	reqs := formats.NewLazyTable(out, table.InferenceRequests.Header(""))
+	keep := out.Wants(table.InferenceRequests.Schema)
+	var n int64
+	var unterminated int64
+	fail := func(err error) error {
+		s := r.summary(n)
+		s.Complete = false
+		s.Truncation = &evidence.Truncation{Reason: "document_incomplete"}
+		s.Limit(fmt.Sprintf("decoding stopped after %d records: %v", n, err))
+		return reqs.Abort(err, s)
+	}
+	for {
+		l, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fail(lr.Errorf(evidence.CodeIOFailure, err, "read records"))
+		}
+		if n%1024 == 0 && ctx.Err() != nil {
+			return fail(ctx.Err())
+		}
+		if len(l.Bytes) == 0 || isSpace(l.Bytes) {
+			continue
+		}
+		if l.Term == lines.None {
+			unterminated = l.Size
+		}
+		if err := r.parse(l.Bytes, n, l.Offset); err != nil {
+			f := &evidence.Failure{Code: evidence.CodeDecodeFailure, Err: err,
+				Message:  fmt.Sprintf("AIPerf record at line %d: %v", l.Number, err),
+				Location: evidence.Location{Line: int(l.Number), Offset: l.Offset}}
+			var se *jsonscan.Error
+			if errors.As(err, &se) {
+				f.Location.Offset = l.Offset + se.Offset
+			}
+			var ff *evidence.Failure
+			if errors.As(err, &ff) {
+				f = l.At(ff)
+			}
+			return fail(f)
+		}
+		n++
+		if keep {
+			if err := reqs.Row(&r.row); err != nil {
+				return err
+			}
+		}
+	}
+	s := r.summary(n)
+	if unterminated > 0 {
+		// AIPerf ends every record with a newline; a last line without one
+		// parsed whole, so it is kept, but the writer may have stopped.
+		s.Limit(fmt.Sprintf("the last record (%d bytes) has no newline: the export may have been cut off after it", unterminated))
+	}
+	if err := reqs.End(s); err != nil {
+		return err
+	}
+	return r.runs(out, n)
+}
+
+func isSpace(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *recordReader) summary(n int64) *evidence.Summary {
+	s := &evidence.Summary{RowsObserved: n, Complete: true, Metrics: map[string]evidence.Metric{
+		"records":       {Value: n, Unit: "requests"},
+		"ok_records":    {Value: r.ok, Unit: "requests"},
+		"error_records": {Value: r.bad, Unit: "requests"},
+		"line_bound":    {Value: r.in.Limit(inference.LimitLine), Unit: "bytes"},
+	}}
+	for p, c := range r.phases {
+		s.Metrics["phase_"+metricKey(p)] = evidence.Metric{Value: c, Unit: "requests"}
+	}
+	r.ledger.Summarize(s)
+	r.vals.Summarize(s)
+	return s
+}
+
+// metricKey keeps a metric name made from native text short and plain.
+func metricKey(s string) string {
+	b := make([]byte, 0, min(len(s), 32))
+	for i := 0; i < len(s) && len(b) < 32; i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' {
+			b = append(b, c)
+		} else {
+			b = append(b, '_')
+		}
+	}
+	return string(b)
+}
+
+// runs writes the one run a records file holds: its counts, from the
+// records (AIPerf's own totals are in the aggregate export).
+func (r *recordReader) runs(out formats.Sink, n int64) error {
+	tw, err := out.Begin(table.InferenceRuns.Header(""))
+	if err != nil {
+		return err
+	}
+	run := &table.InferenceRun{Run: 0, Producer: inference.AIPerf, Completed: table.Some(r.ok), Failed: table.Some(r.bad),
+		Requests:    table.Some(n),
+		UnknownKeys: r.ledger.UnknownCount(), OmittedFields: r.ledger.OmittedCount()}
+	if err := tw.Row(run); err != nil {
+		return err
+	}
+	s := &evidence.Summary{RowsObserved: 1, Complete: true}
+	r.vals.Summarize(s) // the counts are of the rows above, cut as they are
+	return tw.End(s)
+}
+
+// parse reads one record line into r.row.
+func (r *recordReader) parse(line []byte, index, at int64) error {
+	if r.scan == nil {
+		r.scan = jsonscan.NewBytes(nil)
+	}
+	s := r.scan
+	s.Reset(line)
+	s.MaxToken = int(r.in.Limit(formats.LimitToken))
+	s.MaxDepth = 16
+	s.Bound = func(err error, off int64) error {
+		if err != jsonscan.ErrTokenTooLong {
+			return nil
+		}
+		return r.in.ExceededAt(formats.LimitToken, nil, at+off)
+	}
+	w := jsonscan.Walker{S: s}
+	// An absent or null error is a success, as AIPerf's model defaults it.
+	r.row = table.InferenceRequest{Request: index, OK: true}
+	var hasMeta, hasMetrics bool
+	err := w.Document("an AIPerf record", func(key []byte) error {
+		switch string(key) {
+		case "metadata":
+			hasMeta = true
+			return r.metadata(&w)
+		case "metrics":
+			hasMetrics = true
+			return r.metrics(&w)
+		case "error":
+			return r.errorDetails(&w)
+		case "trace_data":
+			// HTTP trace: request and response headers, which may hold
+			// credentials.
+			r.ledger.Omit("trace_data")
+			return w.SkipValue()
+		case "spec_decode_acceptance":
+			return w.SkipValue()
+		}
+		r.ledger.Unknowns()
+		return w.SkipValue()
+	})
+	if err != nil {
+		return err
+	}
+	if !hasMeta || !hasMetrics {
+		return fmt.Errorf("a record needs metadata and metrics")
+	}
+	// AIPerf's totals count the profiling phase; warmup records are
+	// counted apart (phase_warmup).
+	switch {
+	case r.row.Phase.Valid && r.row.Phase.V == "warmup":
+	case r.row.OK:
+		r.ok++
+	default:
+		r.bad++
+	}
+	if r.row.Phase.Valid {
+		r.phases[r.row.Phase.V]++
+	}
+	return nil
+}
+
+func (r *recordReader) metadata(w *jsonscan.Walker) error {
+	return w.Object("metadata", func(key []byte) error {
+		k := string(key)
+		switch k {
+		case "x_request_id", "conversation_id", "benchmark_phase", "credit_phase":
+			v, _, null, err := w.Str("metadata."+k, 0)
+			if err != nil || null {
+				return err
+			}
+			b := inference.Strings(r.vals, v)
+			switch k {
+			case "x_request_id":
+				r.row.RequestID = b
+			case "conversation_id":
+				r.row.Session = b
+			default:
+				r.row.Phase = b
+			}
+			return nil
+		case "turn_index":
+			n, ok, err := w.OptionalInt("metadata.turn_index")
+			r.row.Turn = table.Null[int64]{V: n, Valid: ok}
+			return err
+		case "request_start_ns", "timestamp_ns":
+			n, ok, err := w.OptionalInt("metadata." + k)
+			if ok {
+				r.row.Start = table.Some(n)
+			}
+			return err
+		case "was_cancelled":
+			tok, err := w.Value()
+			if err != nil {
+				return err
+			}
+			return w.Skip(tok)
+		}
+		if !knownMetadata[k] {
+			r.ledger.Unknowns()
+		}
+		return w.SkipValue()
+	})
+}
+
+// metrics reads the metrics object: each member {value, unit}; the ones
+// the row has a column for are kept, converted to ns or tokens. Only those
+// are looked into; the others (inter_chunk_latency's arrays among them)
+// are skipped whole.
+func (r *recordReader) metrics(w *jsonscan.Walker) error {
+	return w.Object("metrics", func(key []byte) error {
+		var dst *table.Null[float64]
+		var count *table.Null[int64]
+		switch string(key) {
+		case "ttft", "time_to_first_token":
+			dst = &r.row.TTFT
+		case "request_latency":
+			dst = &r.row.E2E
+		case "inter_token_latency":
+			dst = &r.row.ITL
+		case "input_sequence_length", "error_isl":
+			count = &r.row.InputTokens
+		case "output_sequence_length":
+			count = &r.row.OutputTokens
+		default:
+			return w.SkipValue()
+		}
+		tag := string(key)
+		v, has, unit, err := r.metricValue(w)
+		if err != nil || !has {
+			return err
+		}
+		if dst != nil {
+			f, ok := inference.TimeFactor(unit)
+			if !ok {
+				return fmt.Errorf("metrics.%s: unit %q is not a time unit", tag, unit)
+			}
+			*dst = table.Some(v * f)
+			return nil
+		}
+		if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+			return fmt.Errorf("metrics.%s: %v tokens is not a count", tag, v)
+		}
+		*count = table.Some(int64(v))
+		return nil
+	})
+}
+
+// metricValue reads one {value, unit} object.
+func (r *recordReader) metricValue(w *jsonscan.Walker) (v float64, has bool, unit string, err error) {
+	tok, err := w.Expect(jsonscan.ObjectStart, "a metric")
+	if err != nil {
+		return 0, false, "", err
+	}
+	err = w.Members(tok, "a metric", func(k []byte) error {
+		switch string(k) {
+		case "value":
+			var err error
+			v, has, err = inference.Number(w, "a metric's value")
+			return err
+		case "unit":
+			u, _, _, err := w.Str("a metric's unit", 32)
+			unit = u
+			return err
+		}
+		return w.SkipValue()
+	})
+	return v, has, unit, err
+}
+
+// errorDetails keeps an error's type (bounded) and code; its message,
+// cause, cause chain and details are skipped unread.
+func (r *recordReader) errorDetails(w *jsonscan.Walker) error {
+	null, err := w.ObjectOrNull("error", func(key []byte) error {
+		switch string(key) {
+		case "code":
+			n, ok, err := w.OptionalInt("error.code")
+			r.row.ErrorCode = table.Null[int64]{V: n, Valid: ok}
+			return err
+		case "type":
+			v, _, null, err := w.Str("error.type", 0)
+			if err == nil && !null {
+				r.row.ErrorCategory = inference.Strings(r.vals, v)
+			}
+			return err
+		case "message", "cause", "cause_chain", "details":
+			r.ledger.Omit("error." + string(key))
+			return w.SkipValue()
+		}
+		r.ledger.Unknowns()
+		return w.SkipValue()
+	})
+	if err != nil || null {
+		return err
+	}
+	r.row.OK = false
+	if !r.row.ErrorCategory.Valid {
+		r.row.ErrorCategory = table.Some("error")
+	}
+	return nil
+}

@@ -85,8 +85,21 @@ func TestToolsCoverRegistry(t *testing.T) {
 		if !isOp {
 			continue
 		}
-		if req := in["required"].([]any); len(req) != 1 || req[0] != "paths" {
-			t.Errorf("%s: required = %v, want [paths]", tool.Name, req)
+		// paths, and the operation's own required arguments (a trace
+		// window's start_ns and end_ns), as param.JSONSchema sorts them.
+		wantReq := []string{"paths"}
+		for _, p := range op.Params() {
+			if p.Required {
+				wantReq = append(wantReq, p.Name)
+			}
+		}
+		slices.Sort(wantReq)
+		var req []string
+		for _, r := range in["required"].([]any) {
+			req = append(req, r.(string))
+		}
+		if !slices.Equal(req, wantReq) {
+			t.Errorf("%s: required = %v, want %v", tool.Name, req, wantReq)
 		}
 		for _, p := range op.Params() {
 			if _, ok := props(in)[p.Name]; !ok {

@@ -138,14 +138,15 @@ func TestCaptureSchemaFromProvider(t *testing.T) {
 		}
 	}
 	// The operation's own arguments are declared once, by its tool; the
-	// capture's analysis object names the operation and says so.
+	// capture's analysis object names the operation, and the instructions
+	// say, once for every capture tool, what else it holds.
 	a := props(in)["analysis"].(evidence.Object)
 	op := props(a)["operation"].(evidence.Object)
 	if got := op["enum"].([]any); len(got) != 2 || got[0] != "summarize_cpu_hotspots" {
 		t.Errorf("analysis.operation = %v", op)
 	}
-	if d, _ := a["description"].(string); !strings.Contains(d, "arguments") {
-		t.Errorf("analysis description = %q", d)
+	if !strings.Contains(Instructions(nil), "analysis holds operation") {
+		t.Error("the instructions do not say what a capture's analysis holds")
 	}
 	if d := tooldesc(s, "capture_test_v8"); !strings.Contains(d, `Example: {"analysis":{"top":10},"argv":`) {
 		t.Errorf("a capture tool's description has no example: %q", d)
@@ -235,5 +236,102 @@ func TestOptionsSchemaNamesDeclarations(t *testing.T) {
 	}
 	if _, ok := props(in)["limits"]; !ok {
 		t.Error("no limits argument")
+	}
+}
+
+func TestClipDoc(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"short", "short"},
+		// clauses that fit
+		{"keep these kinds of device activity (kernel, memcpy); default: all of them", "keep these kinds of device activity (kernel, memcpy)"},
+		// the first clause, when none fits
+		{"aggregate: one row per series (name, phase, unit, process, artifact) in name order; raw: in file order",
+			"aggregate: one row per series (name, phase, unit, process, artifact) in name order"},
+		// a trailing parenthesis
+		{"record tensor memory allocation events of every op (--profile-memory: profile_memory=True)",
+			"record tensor memory allocation events of every op"},
+		// a parenthesis that is one of a list stays
+		{"keep producer-made frames such as (program), (idle) and (garbage collector)",
+			"keep producer-made frames such as (program), (idle) and (garbage collector)"},
+		// no clause boundary: whole
+		{"relative change that counts, slower when the whole interval is above one plus the threshold",
+			"relative change that counts, slower when the whole interval is above one plus the threshold"},
+	} {
+		if got := clipDoc(c.in, 64); got != c.want {
+			t.Errorf("clipDoc(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestFirstSentences(t *testing.T) {
+	long := "Use to see what changed between two CPU profiles of the same workload (before and after a change): " +
+		"per function the baseline and new weights, their shares and the change, ranked by the change of self weight."
+	if got, want := firstSentences(long, 160), "Use to see what changed between two CPU profiles of the same workload (before and after a change)."; got != want {
+		t.Errorf("firstSentences = %q, want %q", got, want)
+	}
+	two := "Sample a program. Then say more about it than fits in the bound of this description, at length, at length."
+	if got := firstSentences(two, 40); got != "Sample a program." {
+		t.Errorf("firstSentences = %q", got)
+	}
+	// a short clause would say too little: the first sentence stays whole
+	one := "Track every allocation with Memray: pick it for where Python memory goes at its peak and what leaks at exit."
+	if got := firstSentences(one, 80); got != one {
+		t.Errorf("firstSentences = %q", got)
+	}
+}
+
+// An argument description several schemas share is said once, in the
+// instructions; one described otherwise keeps its own.
+func TestShareDocs(t *testing.T) {
+	mk := func(top string) evidence.Object {
+		return evidence.Object{"properties": evidence.Object{
+			"top":     evidence.Object{"type": "integer", "description": top},
+			"options": evidence.Object{"type": "object", "description": "a, b"},
+		}}
+	}
+	schemas := []evidence.Object{mk("rows to keep"), mk("rows to keep"), mk("slices to return")}
+	shared := shareDocs(schemas)
+	if len(shared) != 1 || shared[0] != [2]string{"top", "rows to keep"} {
+		t.Fatalf("shared = %v", shared)
+	}
+	for i, want := range []string{"", "", "slices to return"} {
+		if got, _ := props(schemas[i])["top"].(evidence.Object)["description"].(string); got != want {
+			t.Errorf("schema %d: top description %q, want %q", i, got, want)
+		}
+		if _, ok := props(schemas[i])["options"].(evidence.Object)["description"]; !ok {
+			t.Errorf("schema %d: the options' names were removed", i)
+		}
+	}
+	if ins := Instructions(shared); !strings.Contains(ins, "top: rows to keep.") {
+		t.Errorf("instructions do not carry the shared description: %q", ins[len(ins)-80:])
+	}
+}
+
+// A schema keeps what a model needs to call the tool: types, enums,
+// bounds, defaults other than false; a type beside an enum and a false
+// boolean default are dropped.
+func TestCompactSchema(t *testing.T) {
+	in, err := analysisSchema(mustOp(t, "summarize_cpu_hotspots"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := props(in)
+	if m := p["metric"].(evidence.Object); m["type"] != nil || m["enum"] == nil {
+		t.Errorf("metric = %v, want a bare enum", m)
+	}
+	if top := p["top"].(evidence.Object); top["type"] != "integer" || top["minimum"] == nil || top["maximum"] == nil || top["default"] == nil {
+		t.Errorf("top = %v, want its type, bounds and default", top)
+	}
+	if s := p["include_synthetic"].(evidence.Object); s["default"] != true {
+		t.Errorf("include_synthetic = %v, want its true default kept", s)
+	}
+	p2 := testProvider(t)
+	p2.Params = append(p2.Params, param.Param{Name: "native", Type: param.Bool, Default: false, Doc: "native frames"})
+	cin, err := captureSchema(p2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := props(cin)["native"].(evidence.Object); n["default"] != nil || n["type"] != "boolean" {
+		t.Errorf("native = %v, want a boolean without its false default", n)
 	}
 }

@@ -109,8 +109,8 @@ Results: one text line per row (tab-separated, with the table's header lines) an
 id = the short prefix rows use), capture, handle, bundles}. summary.complete says whether evidence is
 whole. A failure: isError, structuredContent.failure {code, message, location, retry, limit,
 details.partial_evidence, details.handle}.
-Schemas: an omitted boolean is false unless a default says otherwise; docs/support.md has every format,
-option, limit and argument in full.`
+Schemas: an omitted boolean is false unless a default says otherwise; regular expressions are RE2;
+docs/support.md has every format, option, limit and argument in full.`
 
 // Instructions is the server's instructions with the shared argument
 // descriptions (shareDocs) appended, one line.

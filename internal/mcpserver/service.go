@@ -66,7 +66,7 @@ func preserveSchema() evidence.Object {
 }
 
 const preserveDescription = "Publish a capture (handle) or explicit artifacts (paths, decoded too) as an immutable, " +
-	"content-addressed bundle in an evidence store; the same evidence gives the same bundle id. " +
+	"content-addressed bundle in an evidence store (the same evidence, the same bundle id). " +
 	"Returns the bundle id and its resource (flameox://bundle/{id}), which reanalyze reads after the session.\n" +
 	`Example: {"handle":"h-0123456789abcdef","store":"/abs/evidence"}`
 
@@ -85,7 +85,7 @@ func prepareSchema() evidence.Object {
 	}
 }
 
-const prepareDescription = "Install each managed collector's pinned version (one after another) and check host " +
+const prepareDescription = "Install each managed collector's pinned version, one after another, and check host " +
 	"collectors on PATH: use when a capture fails with PROVIDER_UNAVAILABLE (analysis tools need no setup). " +
 	"Returns one line per provider: status, executable, version and the launcher (the setup command).\n" +
 	`Example: {"providers":["py-spy"]}`

@@ -91,7 +91,7 @@ func checkReserved(what string, params []param.Param, reserved []string) error {
 
 // maxParamDoc bounds an argument's description in a tool's schema (see
 // clipDoc); docs/support.md has the whole text.
-const maxParamDoc = 64
+const maxParamDoc = 56
 
 // compactSchema bounds the descriptions of a schema's properties and
 // drops what carries nothing a model needs: the type beside an enum (the
@@ -120,27 +120,35 @@ func compactSchema(schema evidence.Object) evidence.Object {
 }
 
 // clipDoc bounds an argument's description at about n bytes, at a clause
-// boundary only: a longer one keeps the clauses (up to "; ") that fit, or
-// its first clause; one of a single clause drops a trailing parenthesis,
-// or the detail after a colon, or stays whole rather than lose its sense.
+// boundary only: a longer one keeps the clauses (up to "; ", outside
+// parentheses) that fit, or its first clause; then drops a trailing
+// reference to the native tool's flag or the pattern syntax ("(--idle)",
+// "(RE2)": the CLI's words, which docs/support.md keeps). What is still
+// longer stays whole rather than lose its sense; a parenthesis listing
+// values, or the detail after a colon (a pattern's syntax, where a cursor
+// comes from), is never dropped.
 func clipDoc(d string, n int) string {
 	if len(d) <= n {
 		return d
 	}
-	if i := strings.LastIndex(d[:n], "; "); i > 0 {
-		return d[:i]
+	cut := -1 // the last clause end within n, else the first
+	for i := 0; i+1 < len(d); i++ {
+		if d[i] == ';' && d[i+1] == ' ' && strings.Count(d[:i], "(") == strings.Count(d[:i], ")") {
+			if i > n && cut > 0 {
+				break
+			}
+			cut = i
+		}
 	}
-	if i := strings.Index(d, "; "); i > 0 {
-		d = d[:i]
-		if len(d) <= n {
+	if cut > 0 {
+		if d = d[:cut]; len(d) <= n {
 			return d
 		}
 	}
-	if i := strings.LastIndex(d, " ("); i > n/2 && i <= n && strings.HasSuffix(d, ")") && !strings.Contains(d[:i], "(") {
-		return d[:i]
-	}
-	if i := strings.LastIndex(d[:n], ": "); i > n/2 {
-		return d[:i]
+	if i := strings.LastIndex(d, " ("); i > 0 && strings.HasSuffix(d, ")") && !strings.Contains(d[i+2:], "(") {
+		if p := d[i+2:]; strings.HasPrefix(p, "-") || strings.Contains(p, " -") || p == "RE2)" {
+			return d[:i]
+		}
 	}
 	return d
 }
@@ -433,8 +441,9 @@ const maxGuidance = 160
 
 // firstSentences is s up to the last sentence end within n bytes (all of
 // s when it fits). A first sentence longer than n is cut at its last
-// clause (": " or "; ") within n, whose rest details what the clause
-// says (docs/support.md has it), else kept whole.
+// clause (": " or "; ") within n when that keeps more than half of n (the
+// rest details what the clause says; docs/support.md has it), else kept
+// whole: a shorter cut would drop what the tool is for.
 func firstSentences(s string, n int) string {
 	if len(s) <= n {
 		return s

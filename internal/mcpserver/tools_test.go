@@ -247,17 +247,24 @@ func TestClipDoc(t *testing.T) {
 		// the first clause, when none fits
 		{"aggregate: one row per series (name, phase, unit, process, artifact) in name order; raw: in file order",
 			"aggregate: one row per series (name, phase, unit, process, artifact) in name order"},
-		// a trailing parenthesis
+		// a clause end inside a parenthesis is not one
+		{"keep files whose recorded path matches one of these globs (`**` spans directories; a directory matches everything below it)",
+			"keep files whose recorded path matches one of these globs (`**` spans directories; a directory matches everything below it)"},
+		// a trailing flag reference, or the pattern syntax
 		{"record tensor memory allocation events of every op (--profile-memory: profile_memory=True)",
 			"record tensor memory allocation events of every op"},
-		// a parenthesis that is one of a list stays
+		{"keep findings whose source file matches this regular expression (RE2)",
+			"keep findings whose source file matches this regular expression"},
+		// a parenthesis listing values stays
 		{"keep producer-made frames such as (program), (idle) and (garbage collector)",
 			"keep producer-made frames such as (program), (idle) and (garbage collector)"},
-		// no clause boundary: whole
-		{"relative change that counts, slower when the whole interval is above one plus the threshold",
-			"relative change that counts, slower when the whole interval is above one plus the threshold"},
+		{"keep these kinds of device activity (kernel, memcpy, memset, memory pool operations)",
+			"keep these kinds of device activity (kernel, memcpy, memset, memory pool operations)"},
+		// the detail after a colon stays: a cursor's source, a glob's syntax
+		{"continue after the last row of an earlier result: its summary's coverage.next_cursor",
+			"continue after the last row of an earlier result: its summary's coverage.next_cursor"},
 	} {
-		if got := clipDoc(c.in, 64); got != c.want {
+		if got := clipDoc(c.in, 56); got != c.want {
 			t.Errorf("clipDoc(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}

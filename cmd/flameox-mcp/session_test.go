@@ -25,11 +25,15 @@ import (
 )
 
 // Size budget of tools/list: every tool of today, with room for the
-// operations and providers still to come.
+// operations and providers still to come. Every family of the plan has
+// landed but two parts: summarize_inference (one operation, the inference
+// family) and the providers nsight-systems, rocprofv3, xctrace and nvbench,
+// counted as five to leave room for one more. A family beyond the plan
+// raises these and must still fit.
 const (
 	toolsListBound  = 64 << 10
-	moreOperations  = 15
-	moreProviders   = 10
+	moreOperations  = 1
+	moreProviders   = 5
 	hotspotTextSize = 4 << 10
 )
 

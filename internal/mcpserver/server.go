@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,19 +88,42 @@ func BinDir() (string, error) {
 	return filepath.Dir(exe), nil
 }
 
+// instructions is what every tool shares, said once: the tools' schemas
+// and descriptions leave it out. Instructions adds the argument
+// descriptions several tools share.
 const instructions = `flameox turns profiler, tracer and test-runner outputs into typed, bounded evidence.
-Analysis tools (summarize_*, inspect_*, preview_*) read artifacts named by absolute path (paths).
-Capture tools (capture_*) run a workload (argv, no shell) under a collector, then analyze its outputs in
-the same call; analysis holds operation and that operation tool's arguments (limits, options, top...).
-A capture returns a session handle: reanalyze it with corrected arguments instead of re-running the
-workload, preserve it to an evidence store (a bundle, then a resource flameox://bundle/{id}).
+Analysis tools (summarize_*, inspect_*, preview_*, compare_*) read artifacts: paths (absolute, one format;
+detected, or format to force one), limits (parser ceilings by name; LIMIT_EXCEEDED names the one crossed,
+its value and the observed value: retry higher), options (decoder options; the schema names them), detail
+(compact, the default, or full: every block whole and JSONL text).
+Capture tools (capture_*) run a workload (argv, no shell; cwd absolute) under a collector, then analyze its
+outputs in the same call: analysis holds operation (the analysis tool to run; default the first) and that
+tool's arguments (limits, options, top...). budget: {timeout_seconds, max_memory_bytes, max_output_bytes,
+min_free_bytes}; crossing one ends the workload with a limit receipt. console_output: bounded or full.
+preserve: an absolute evidence store dir, published at capture time. E.g. {"argv":["./bench"],
+"budget":{"timeout_seconds":600},"analysis":{"top":10}}. A capture returns a session handle: reanalyze it
+with corrected arguments instead of re-running the workload, preserve it to an evidence store (a bundle,
+then a resource flameox://bundle/{id}). PROVIDER_UNAVAILABLE: call prepare_providers.
 Results: one text line per row (tab-separated, with the table's header lines) and structuredContent
 {ok, operation, provider, tables:[{name, columns, rows (arrays), summary}], artifacts (full ids once,
-id = the short prefix rows use), capture, handle, bundles}; detail "full" gives every block whole and
-JSONL text. summary.complete says whether evidence is whole. A failure: isError, structuredContent.failure
-{code, message, location, retry, limit, details.partial_evidence, details.handle}. limits are parser
-ceilings by name (LIMIT_EXCEEDED names the one crossed, its value and the observed value; retry higher);
-PROVIDER_UNAVAILABLE: call prepare_providers. docs/support.md lists formats, options and limits.`
+id = the short prefix rows use), capture, handle, bundles}. summary.complete says whether evidence is
+whole. A failure: isError, structuredContent.failure {code, message, location, retry, limit,
+details.partial_evidence, details.handle}.
+Schemas: an omitted boolean is false unless a default says otherwise; regular expressions are RE2;
+docs/support.md has every format, option, limit and argument in full.`
+
+// Instructions is the server's instructions with the shared argument
+// descriptions (shareDocs) appended, one line.
+func Instructions(shared [][2]string) string {
+	if len(shared) == 0 {
+		return instructions
+	}
+	parts := make([]string, len(shared))
+	for i, d := range shared {
+		parts[i] = d[0] + ": " + d[1]
+	}
+	return instructions + "\nArguments of that name, where a tool's schema leaves them undescribed: " + strings.Join(parts, "; ") + "."
+}
 
 // New builds the server and generates its tools. It fails when a
 // parameter collides with a field the server owns.
@@ -130,16 +154,40 @@ func New(opts Options) (*Server, error) {
 		opts.Providers = registry.Providers()
 	}
 	s := &Server{opts: opts, run: &runner{binDir: opts.BinDir, grace: opts.Grace}, sess: newSession(opts.Scratch, slices.Clone(opts.Stores))}
-	s.mcp = server.NewMCPServer("flameox", opts.Version,
-		server.WithToolCapabilities(false),
-		server.WithResourceCapabilities(false, true),
-		server.WithInstructions(instructions),
-		server.WithRecovery())
-	for _, op := range opts.Operations {
+	// Every schema is made first: the argument descriptions several tools
+	// share are then said once, in the instructions.
+	anIn := make([]evidence.Object, len(opts.Operations))
+	for i, op := range opts.Operations {
 		in, err := analysisSchema(op)
 		if err != nil {
 			return nil, err
 		}
+		anIn[i] = in
+	}
+	capOps := make([][]*registry.Operation, len(opts.Providers))
+	capIn := make([]evidence.Object, len(opts.Providers))
+	for i, p := range opts.Providers {
+		for _, name := range p.Operations {
+			k := indexOp(opts.Operations, name)
+			if k < 0 {
+				return nil, fmt.Errorf("mcpserver: provider %s feeds unknown operation %s", p.Name, name)
+			}
+			capOps[i] = append(capOps[i], opts.Operations[k])
+		}
+		in, err := captureSchema(p, capOps[i])
+		if err != nil {
+			return nil, err
+		}
+		capIn[i] = in
+	}
+	shared := shareDocs(append(slices.Clone(anIn), capIn...))
+	s.mcp = server.NewMCPServer("flameox", opts.Version,
+		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, true),
+		server.WithInstructions(Instructions(shared)),
+		server.WithRecovery())
+	for i, op := range opts.Operations {
+		in := anIn[i]
 		t, err := newTool(op.Name, op.Title, analysisDescription(op, opts.Providers), in, true)
 		if err != nil {
 			return nil, err
@@ -147,19 +195,8 @@ func New(opts Options) (*Server, error) {
 		accepted := sortedNames(in["properties"].(evidence.Object))
 		s.add(t, &job{operation: op.Name}, func(args evidence.Object) (*job, error) { return prepareAnalysis(op, accepted, args) }, nil)
 	}
-	for _, p := range opts.Providers {
-		var ops []*registry.Operation
-		for _, name := range p.Operations {
-			i := indexOp(opts.Operations, name)
-			if i < 0 {
-				return nil, fmt.Errorf("mcpserver: provider %s feeds unknown operation %s", p.Name, name)
-			}
-			ops = append(ops, opts.Operations[i])
-		}
-		in, err := captureSchema(p, ops)
-		if err != nil {
-			return nil, err
-		}
+	for i, p := range opts.Providers {
+		ops, in := capOps[i], capIn[i]
 		t, err := newTool(CaptureToolName(p.Name), p.Title, captureDescription(p, ops), in, false)
 		if err != nil {
 			return nil, err

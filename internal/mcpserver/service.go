@@ -39,18 +39,17 @@ func reanalyzeSchema() evidence.Object {
 			"handle":   evidence.Object{"type": "string", "description": "a capture's handle"},
 			"bundle":   evidence.Object{"type": "string", "description": "or a preserved bundle id"},
 			"store":    evidence.Object{"type": "string", "description": "the bundle's store (default: those of this session)"},
-			"analysis": evidence.Object{"type": "object", "description": "operation (an analysis tool's name; default the capture's) and its tool's arguments"},
+			"analysis": evidence.Object{"type": "object", "description": "operation (any analysis tool; default the capture's) and its arguments"},
 			"detail":   detailSchema,
 		},
 		"additionalProperties": false,
 	}
 }
 
-const reanalyzeDescription = "Run an operation again on a capture's staged outputs (handle) or a preserved bundle, " +
-	"with corrected arguments, without running the workload again: after a failed analysis (a limit set too low), " +
-	"or for another operation. The bundle's native bytes are verified first.\n" +
-	`Example: {"handle":"h-0123456789abcdef","analysis":{"limits":{"max_nodes":10000000},"top":20}}` + "\n" +
-	"Returns one line per row, as the operation's tool."
+const reanalyzeDescription = "Run an operation again on a capture's staged outputs (handle) or a preserved bundle " +
+	"(its native bytes verified first), with corrected arguments, without running the workload again: after a failed " +
+	"analysis (a limit set too low), or for another operation. Returns what the operation's tool returns.\n" +
+	`Example: {"handle":"h-0123456789abcdef","analysis":{"limits":{"max_nodes":10000000},"top":20}}`
 
 func preserveSchema() evidence.Object {
 	return evidence.Object{
@@ -67,10 +66,9 @@ func preserveSchema() evidence.Object {
 }
 
 const preserveDescription = "Publish a capture (handle) or explicit artifacts (paths, decoded too) as an immutable, " +
-	"content-addressed bundle in an evidence store; the same evidence gives the same bundle id. " +
-	"The bundle becomes a resource (flameox://bundle/{id}) and can be reanalyzed after the session.\n" +
-	`Example: {"handle":"h-0123456789abcdef","store":"/abs/evidence"}` + "\n" +
-	"Returns the bundle id and its resource link."
+	"content-addressed bundle in an evidence store (the same evidence, the same bundle id). " +
+	"Returns the bundle id and its resource (flameox://bundle/{id}), which reanalyze reads after the session.\n" +
+	`Example: {"handle":"h-0123456789abcdef","store":"/abs/evidence"}`
 
 // prepareSchema names providers as capture tools do, less "capture_";
 // an unknown one fails naming every provider. It does not list them, so
@@ -87,11 +85,10 @@ func prepareSchema() evidence.Object {
 	}
 }
 
-const prepareDescription = "Prepare capture providers: install each managed collector's pinned version " +
-	"(one after another) and check host collectors on PATH. Use when a capture fails with PROVIDER_UNAVAILABLE. " +
-	"Analysis tools need no setup.\n" +
-	`Example: {"providers":["py-spy"]}` + "\n" +
-	"Returns one line per provider: status, executable, version and the launcher (the setup command)."
+const prepareDescription = "Install each managed collector's pinned version, one after another, and check host " +
+	"collectors on PATH: use when a capture fails with PROVIDER_UNAVAILABLE (analysis tools need no setup). " +
+	"Returns one line per provider: status, executable, version and the launcher (the setup command).\n" +
+	`Example: {"providers":["py-spy"]}`
 
 // stringArg reads an optional string argument.
 func stringArg(args evidence.Object, name string) (string, bool, error) {

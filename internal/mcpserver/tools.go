@@ -48,12 +48,12 @@ func specsOf(names []string) []*formats.Spec {
 // limitsSchema describes the raw parser ceilings of the given formats,
 // named but not listed: the server checks each name against the formats
 // (an unknown one fails naming every accepted one) and a crossed limit's
-// failure names it, its value and the observed value; docs/support.md
-// lists them with their defaults.
+// failure names it, its value and the observed value; the instructions
+// say what limits are once, docs/support.md lists them with defaults.
 func limitsSchema(specs []*formats.Spec) evidence.Object {
 	for _, s := range specs {
 		if len(s.Limits) > 0 {
-			return evidence.Object{"type": "object", "description": "parser ceilings"}
+			return evidence.Object{"type": "object"}
 		}
 	}
 	return nil
@@ -62,7 +62,8 @@ func limitsSchema(specs []*formats.Spec) evidence.Object {
 // optionsSchema describes the decoder options of the given formats by
 // name only: the format that decodes an artifact declares and validates
 // its options strictly (types and bounds), and an unknown name fails
-// naming every accepted one; docs/support.md describes them.
+// naming every accepted one; docs/support.md describes them. The
+// description is the names alone: the instructions say what options are.
 func optionsSchema(specs []*formats.Spec) evidence.Object {
 	var names []string
 	for _, s := range specs {
@@ -76,7 +77,7 @@ func optionsSchema(specs []*formats.Spec) evidence.Object {
 		return nil
 	}
 	slices.Sort(names)
-	return evidence.Object{"type": "object", "description": "decoder options: " + strings.Join(names, ", ")}
+	return evidence.Object{"type": "object", "description": strings.Join(names, ", ")}
 }
 
 func checkReserved(what string, params []param.Param, reserved []string) error {
@@ -88,26 +89,118 @@ func checkReserved(what string, params []param.Param, reserved []string) error {
 	return nil
 }
 
-// maxParamDoc bounds an argument's description in a tool's schema: a
-// longer one keeps its clauses (up to "; ") that fit; docs/support.md has
-// the whole text.
-const maxParamDoc = 80
+// maxParamDoc bounds an argument's description in a tool's schema (see
+// clipDoc); docs/support.md has the whole text.
+const maxParamDoc = 56
 
-// trimDocs bounds the descriptions of a schema's properties.
-func trimDocs(schema evidence.Object) evidence.Object {
+// compactSchema bounds the descriptions of a schema's properties and
+// drops what carries nothing a model needs: the type beside an enum (the
+// enum says it), and the default of a boolean that is false (the
+// instructions say an omitted boolean is false unless its default says
+// otherwise). Types, enums, bounds, other defaults and required stay; the
+// server validates every argument strictly anyway.
+func compactSchema(schema evidence.Object) evidence.Object {
 	props, _ := schema["properties"].(evidence.Object)
 	for _, v := range props {
 		o, ok := v.(evidence.Object)
 		if !ok {
 			continue
 		}
-		if d, ok := o["description"].(string); ok && len(d) > maxParamDoc {
-			if i := strings.LastIndex(d[:maxParamDoc], "; "); i > 0 {
-				o["description"] = d[:i]
-			}
+		if d, ok := o["description"].(string); ok && o["type"] != "object" {
+			o["description"] = clipDoc(d, maxParamDoc) // an object's (options) is its names
+		}
+		if _, ok := o["enum"]; ok && o["type"] == "string" {
+			delete(o, "type")
+		}
+		if o["type"] == "boolean" && o["default"] == false {
+			delete(o, "default")
 		}
 	}
 	return schema
+}
+
+// clipDoc bounds an argument's description at about n bytes, at a clause
+// boundary only: a longer one keeps the clauses (up to "; ", outside
+// parentheses) that fit, or its first clause; then drops a trailing
+// reference to the native tool's flag or the pattern syntax ("(--idle)",
+// "(RE2)": the CLI's words, which docs/support.md keeps). What is still
+// longer stays whole rather than lose its sense; a parenthesis listing
+// values, or the detail after a colon (a pattern's syntax, where a cursor
+// comes from), is never dropped.
+func clipDoc(d string, n int) string {
+	if len(d) <= n {
+		return d
+	}
+	cut := -1 // the last clause end within n, else the first
+	for i := 0; i+1 < len(d); i++ {
+		if d[i] == ';' && d[i+1] == ' ' && strings.Count(d[:i], "(") == strings.Count(d[:i], ")") {
+			if i > n && cut > 0 {
+				break
+			}
+			cut = i
+		}
+	}
+	if cut > 0 {
+		if d = d[:cut]; len(d) <= n {
+			return d
+		}
+	}
+	if i := strings.LastIndex(d, " ("); i > 0 && strings.HasSuffix(d, ")") && !strings.Contains(d[i+2:], "(") {
+		if p := d[i+2:]; strings.HasPrefix(p, "-") || strings.Contains(p, " -") || p == "RE2)" {
+			return d[:i]
+		}
+	}
+	return d
+}
+
+// shareDocs moves the descriptions of arguments several tools share out
+// of their schemas: for each argument name, its most common description
+// (used by at least two schemas; a tie goes to the first in byte order)
+// is removed wherever it is used and returned, by name, for the
+// instructions, which say it once. A schema that describes the name
+// otherwise keeps its own description: there its meaning differs.
+func shareDocs(schemas []evidence.Object) [][2]string {
+	count := map[string]map[string]int{}
+	for _, in := range schemas {
+		for name, v := range in["properties"].(evidence.Object) {
+			if d, ok := shareable(v); ok {
+				if count[name] == nil {
+					count[name] = map[string]int{}
+				}
+				count[name][d]++
+			}
+		}
+	}
+	common := map[string]string{}
+	var out [][2]string
+	for _, name := range sortedNames(count) {
+		best, n := "", 1
+		for _, d := range sortedNames(count[name]) {
+			if count[name][d] > n {
+				best, n = d, count[name][d]
+			}
+		}
+		if best != "" {
+			common[name] = best
+			out = append(out, [2]string{name, best})
+		}
+	}
+	for _, in := range schemas {
+		for name, v := range in["properties"].(evidence.Object) {
+			if d, ok := shareable(v); ok && common[name] == d {
+				delete(v.(evidence.Object), "description")
+			}
+		}
+	}
+	return out
+}
+
+// shareable is a property's description, unless it is an object's (the
+// names of options), which is that object's own.
+func shareable(v any) (string, bool) {
+	o, _ := v.(evidence.Object)
+	d, ok := o["description"].(string)
+	return d, ok && o["type"] != "object"
 }
 
 // detailSchema is the detail argument every evidence tool takes.
@@ -136,7 +229,7 @@ func analysisSchema(op *registry.Operation) (evidence.Object, error) {
 	if fs := op.Formats(); len(fs) > 0 {
 		extra["format"] = evidence.Object{"enum": fs}
 	}
-	return trimDocs(param.JSONSchema(op.Params(), extra, []string{"paths"})), nil
+	return compactSchema(param.JSONSchema(op.Params(), extra, []string{"paths"})), nil
 }
 
 // feeds returns the formats a provider declares that an operation accepts.
@@ -157,17 +250,15 @@ func captureSchema(p *capture.Provider, ops []*registry.Operation) (evidence.Obj
 	}
 	extra := map[string]evidence.Object{
 		"argv": {
-			"type":        "array",
-			"description": "workload command, no shell",
-			"items":       evidence.Object{"type": "string"},
-			"minItems":    1,
+			"type":     "array",
+			"items":    evidence.Object{"type": "string"},
+			"minItems": 1,
 		},
 		"cwd":            {"type": "string"},
 		"budget":         budgetSchema(),
 		"console_output": {"enum": []string{capture.ConsoleBounded, capture.ConsoleFull}},
-		"preserve": {"type": "string",
-			"description": "evidence store dir"},
-		"detail": detailSchema,
+		"preserve":       {"type": "string"},
+		"detail":         detailSchema,
 	}
 	if len(ops) > 0 {
 		a, err := nestedSchema(p, ops)
@@ -176,13 +267,13 @@ func captureSchema(p *capture.Provider, ops []*registry.Operation) (evidence.Obj
 		}
 		extra["analysis"] = a
 	}
-	return trimDocs(param.JSONSchema(p.Params, extra, []string{"argv"})), nil
+	return compactSchema(param.JSONSchema(p.Params, extra, []string{"argv"})), nil
 }
 
 // budgetSchema is the workload budget, from capture's argument model:
-// typed and strict, described once.
+// typed and strict; its names are said once, in the instructions.
 func budgetSchema() evidence.Object {
-	return evidence.Object{"type": "object", "description": strings.Join(param.Names(capture.BudgetParams), ", ")}
+	return evidence.Object{"type": "object"}
 }
 
 // nestedSchema is the "analysis" object of a capture tool (and of
@@ -206,9 +297,8 @@ func nestedSchema(p *capture.Provider, ops []*registry.Operation) (evidence.Obje
 		}
 	}
 	return evidence.Object{
-		"type":        "object",
-		"description": "operation and its tool's arguments",
-		"properties":  evidence.Object{"operation": evidence.Object{"enum": names}},
+		"type":       "object",
+		"properties": evidence.Object{"operation": evidence.Object{"enum": names}},
 	}, nil
 }
 
@@ -221,10 +311,10 @@ func feedsOf(p *capture.Provider, op *registry.Operation) []string {
 	return feeds(p, op)
 }
 
-// outputSchema is the one output schema every tool shares: trimmed to
-// what holds for every result. The shape of the rest is stated once, in
-// the server's instructions and docs/mcp.md.
-var outputSchema = evidence.Object{"type": "object", "required": []string{"ok"}}
+// outputSchema is the one output schema every tool shares, trimmed to
+// what MCP requires of one (an object). The shape of structuredContent
+// is stated once, in the server's instructions and docs/mcp.md.
+var outputSchema = evidence.Object{"type": "object"}
 
 // annotations states what differs from MCP's defaults (not read-only,
 // destructive, not idempotent, open world): an analysis only reads named
@@ -314,20 +404,17 @@ func analysisDescription(op *registry.Operation, providers []*capture.Provider) 
 			shown++
 		}
 	}
-	b.WriteString(resultNote)
-	return b.String()
+	return strings.TrimSuffix(b.String(), "\n")
 }
-
-const resultNote = "Returns one line per row."
 
 func bindingText(p *capture.Provider) string {
 	switch b := p.Binding; {
 	case b.Managed:
-		return fmt.Sprintf("managed %s %s (prepare_providers)", b.Executable, b.Pinned)
+		return fmt.Sprintf("%s %s, managed (prepare_providers)", b.Executable, b.Pinned)
 	case b.InWorkload:
-		return fmt.Sprintf("%s imported by the workload's interpreter", b.Executable)
+		return fmt.Sprintf("%s in the workload's interpreter", b.Executable)
 	default:
-		return fmt.Sprintf("%s from PATH", b.Executable)
+		return fmt.Sprintf("%s on PATH", b.Executable)
 	}
 }
 
@@ -336,49 +423,52 @@ func captureDescription(p *capture.Provider, ops []*registry.Operation) string {
 	b.WriteString(spell(firstSentences(p.Selection, maxSelection), ""))
 	var roles []string
 	for _, r := range p.Artifacts {
-		roles = append(roles, fmt.Sprintf("%s (%s)", r.Role, r.Format))
+		roles = append(roles, r.Format)
 	}
-	fmt.Fprintf(&b, "\nCollector: %s. Outputs: %s.", bindingText(p), strings.Join(roles, ", "))
-	b.WriteString("\n")
+	fmt.Fprintf(&b, "\nCollector: %s; outputs: %s.", bindingText(p), strings.Join(roles, ", "))
 	for _, ex := range captureExamples(p, ops) {
-		fmt.Fprintf(&b, "Example: %s\n", ex)
+		fmt.Fprintf(&b, "\nExample: %s", ex)
 	}
-	b.WriteString("Returns the analysis and a handle (reanalyze, preserve).")
 	return b.String()
 }
 
 // maxSelection bounds how much of a provider's selection text a capture
 // tool's description carries; docs/support.md has all of it.
-const maxSelection = 150
+const maxSelection = 160
 
 // maxGuidance bounds an operation's guidance in its tool's description.
-const maxGuidance = 150
+const maxGuidance = 160
 
 // firstSentences is s up to the last sentence end within n bytes (all of
-// s when it fits, else at least its first sentence).
+// s when it fits). A first sentence longer than n is cut at its last
+// clause (": " or "; ") within n when that keeps more than half of n (the
+// rest details what the clause says; docs/support.md has it), else kept
+// whole: a shorter cut would drop what the tool is for.
 func firstSentences(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := strings.LastIndex(s[:n], ". ")
-	if cut < 0 {
-		if i := strings.Index(s, ". "); i >= 0 {
-			return s[:i+1]
-		}
-		return s
+	if cut := strings.LastIndex(s[:n], ". "); cut >= 0 {
+		return s[:cut+1]
 	}
-	return s[:cut+1]
+	if cut := max(strings.LastIndex(s[:n], ": "), strings.LastIndex(s[:n], "; ")); cut > n/2 {
+		return s[:cut] + "."
+	}
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
 }
 
 // captureExamples are a capture tool's example calls: the provider's
-// representative workload, with the default analysis's top bound, and with
-// a budget.
+// representative workload, with the default analysis's top bound. The
+// instructions show a budget once.
 func captureExamples(p *capture.Provider, ops []*registry.Operation) []string {
 	argv := p.Example
 	if len(argv) == 0 {
 		argv = []string{"./workload"}
 	}
-	ex := evidence.Object{"argv": argv, "budget": evidence.Object{"timeout_seconds": 600}}
+	ex := evidence.Object{"argv": argv}
 	if len(ops) > 0 && slices.Contains(param.Names(ops[0].Params()), "top") {
 		ex["analysis"] = evidence.Object{"top": 10}
 	}

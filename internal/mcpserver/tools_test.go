@@ -85,8 +85,21 @@ func TestToolsCoverRegistry(t *testing.T) {
 		if !isOp {
 			continue
 		}
-		if req := in["required"].([]any); len(req) != 1 || req[0] != "paths" {
-			t.Errorf("%s: required = %v, want [paths]", tool.Name, req)
+		// paths, and the operation's own required arguments (a trace
+		// window's start_ns and end_ns), as param.JSONSchema sorts them.
+		wantReq := []string{"paths"}
+		for _, p := range op.Params() {
+			if p.Required {
+				wantReq = append(wantReq, p.Name)
+			}
+		}
+		slices.Sort(wantReq)
+		var req []string
+		for _, r := range in["required"].([]any) {
+			req = append(req, r.(string))
+		}
+		if !slices.Equal(req, wantReq) {
+			t.Errorf("%s: required = %v, want %v", tool.Name, req, wantReq)
 		}
 		for _, p := range op.Params() {
 			if _, ok := props(in)[p.Name]; !ok {
@@ -125,14 +138,15 @@ func TestCaptureSchemaFromProvider(t *testing.T) {
 		}
 	}
 	// The operation's own arguments are declared once, by its tool; the
-	// capture's analysis object names the operation and says so.
+	// capture's analysis object names the operation, and the instructions
+	// say, once for every capture tool, what else it holds.
 	a := props(in)["analysis"].(evidence.Object)
 	op := props(a)["operation"].(evidence.Object)
 	if got := op["enum"].([]any); len(got) != 2 || got[0] != "summarize_cpu_hotspots" {
 		t.Errorf("analysis.operation = %v", op)
 	}
-	if d, _ := a["description"].(string); !strings.Contains(d, "arguments") {
-		t.Errorf("analysis description = %q", d)
+	if !strings.Contains(Instructions(nil), "analysis holds operation") {
+		t.Error("the instructions do not say what a capture's analysis holds")
 	}
 	if d := tooldesc(s, "capture_test_v8"); !strings.Contains(d, `Example: {"analysis":{"top":10},"argv":`) {
 		t.Errorf("a capture tool's description has no example: %q", d)
@@ -222,5 +236,109 @@ func TestOptionsSchemaNamesDeclarations(t *testing.T) {
 	}
 	if _, ok := props(in)["limits"]; !ok {
 		t.Error("no limits argument")
+	}
+}
+
+func TestClipDoc(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"short", "short"},
+		// clauses that fit
+		{"keep these kinds of device activity (kernel, memcpy); default: all of them", "keep these kinds of device activity (kernel, memcpy)"},
+		// the first clause, when none fits
+		{"aggregate: one row per series (name, phase, unit, process, artifact) in name order; raw: in file order",
+			"aggregate: one row per series (name, phase, unit, process, artifact) in name order"},
+		// a clause end inside a parenthesis is not one
+		{"keep files whose recorded path matches one of these globs (`**` spans directories; a directory matches everything below it)",
+			"keep files whose recorded path matches one of these globs (`**` spans directories; a directory matches everything below it)"},
+		// a trailing flag reference, or the pattern syntax
+		{"record tensor memory allocation events of every op (--profile-memory: profile_memory=True)",
+			"record tensor memory allocation events of every op"},
+		{"keep findings whose source file matches this regular expression (RE2)",
+			"keep findings whose source file matches this regular expression"},
+		// a parenthesis listing values stays
+		{"keep producer-made frames such as (program), (idle) and (garbage collector)",
+			"keep producer-made frames such as (program), (idle) and (garbage collector)"},
+		{"keep these kinds of device activity (kernel, memcpy, memset, memory pool operations)",
+			"keep these kinds of device activity (kernel, memcpy, memset, memory pool operations)"},
+		// the detail after a colon stays: a cursor's source, a glob's syntax
+		{"continue after the last row of an earlier result: its summary's coverage.next_cursor",
+			"continue after the last row of an earlier result: its summary's coverage.next_cursor"},
+	} {
+		if got := clipDoc(c.in, 56); got != c.want {
+			t.Errorf("clipDoc(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestFirstSentences(t *testing.T) {
+	long := "Use to see what changed between two CPU profiles of the same workload (before and after a change): " +
+		"per function the baseline and new weights, their shares and the change, ranked by the change of self weight."
+	if got, want := firstSentences(long, 160), "Use to see what changed between two CPU profiles of the same workload (before and after a change)."; got != want {
+		t.Errorf("firstSentences = %q, want %q", got, want)
+	}
+	two := "Sample a program. Then say more about it than fits in the bound of this description, at length, at length."
+	if got := firstSentences(two, 40); got != "Sample a program." {
+		t.Errorf("firstSentences = %q", got)
+	}
+	// a short clause would say too little: the first sentence stays whole
+	one := "Track every allocation with Memray: pick it for where Python memory goes at its peak and what leaks at exit."
+	if got := firstSentences(one, 80); got != one {
+		t.Errorf("firstSentences = %q", got)
+	}
+}
+
+// An argument description several schemas share is said once, in the
+// instructions; one described otherwise keeps its own.
+func TestShareDocs(t *testing.T) {
+	mk := func(top string) evidence.Object {
+		return evidence.Object{"properties": evidence.Object{
+			"top":     evidence.Object{"type": "integer", "description": top},
+			"options": evidence.Object{"type": "object", "description": "a, b"},
+		}}
+	}
+	schemas := []evidence.Object{mk("rows to keep"), mk("rows to keep"), mk("slices to return")}
+	shared := shareDocs(schemas)
+	if len(shared) != 1 || shared[0] != [2]string{"top", "rows to keep"} {
+		t.Fatalf("shared = %v", shared)
+	}
+	for i, want := range []string{"", "", "slices to return"} {
+		if got, _ := props(schemas[i])["top"].(evidence.Object)["description"].(string); got != want {
+			t.Errorf("schema %d: top description %q, want %q", i, got, want)
+		}
+		if _, ok := props(schemas[i])["options"].(evidence.Object)["description"]; !ok {
+			t.Errorf("schema %d: the options' names were removed", i)
+		}
+	}
+	if ins := Instructions(shared); !strings.Contains(ins, "top: rows to keep.") {
+		t.Errorf("instructions do not carry the shared description: %q", ins[len(ins)-80:])
+	}
+}
+
+// A schema keeps what a model needs to call the tool: types, enums,
+// bounds, defaults other than false; a type beside an enum and a false
+// boolean default are dropped.
+func TestCompactSchema(t *testing.T) {
+	in, err := analysisSchema(mustOp(t, "summarize_cpu_hotspots"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := props(in)
+	if m := p["metric"].(evidence.Object); m["type"] != nil || m["enum"] == nil {
+		t.Errorf("metric = %v, want a bare enum", m)
+	}
+	if top := p["top"].(evidence.Object); top["type"] != "integer" || top["minimum"] == nil || top["maximum"] == nil || top["default"] == nil {
+		t.Errorf("top = %v, want its type, bounds and default", top)
+	}
+	if s := p["include_synthetic"].(evidence.Object); s["default"] != true {
+		t.Errorf("include_synthetic = %v, want its true default kept", s)
+	}
+	p2 := testProvider(t)
+	p2.Params = append(p2.Params, param.Param{Name: "native", Type: param.Bool, Default: false, Doc: "native frames"})
+	cin, err := captureSchema(p2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := props(cin)["native"].(evidence.Object); n["default"] != nil || n["type"] != "boolean" {
+		t.Errorf("native = %v, want a boolean without its false default", n)
 	}
 }

@@ -77,9 +77,9 @@ var inspectTritonAutotune = &Operation{
 	Title:      "Triton autotune configurations and timings",
 	Family:     formats.FamilyGPU,
 	Projection: gpu.Autotune,
-	Guidance: "Use on the *.autotune.json files Triton writes with cache_results=True (or TRITON_CACHE_AUTOTUNING=1) to see, for " +
-		"each kernel and tuning key, every configuration the autotuner benchmarked (kwargs, num_warps, num_stages, num_ctas, " +
-		"maxnreg) with its timings as measured, failed ones (+Infinity) included, and which one Triton selects. best keeps only the selected ones.",
+	Guidance: "Use on the *.autotune.json files Triton writes (cache_results=True or TRITON_CACHE_AUTOTUNING=1) to see every " +
+		"configuration the autotuner benchmarked for each kernel and tuning key, and which one Triton selects. Each has its " +
+		"kwargs, num_warps, num_stages, num_ctas, maxnreg and timings as measured, failed ones (+Infinity) included. best keeps only the selected ones.",
 	Examples: []Example{
 		{Title: "every configuration", Args: evidence.Object{}},
 		{Title: "the selected configuration of each key", Args: evidence.Object{"mode": "best"}},

@@ -42,9 +42,9 @@ var Provider = &capture.Provider{
 	Title:   "benchmark samples (flameox SDK)",
 	Example: []string{"python3", "bench.py"},
 	Family:  "Benchmarks",
-	Selection: "Run ARGV with " + bs.EnvVar + " naming the artifact, so that the values a benchmark harness " +
-		"records through flameox's benchmark-samples SDK (Python `import flameox_bench`, which this provider puts " +
-		"on PYTHONPATH; Go `pkg/benchsamples`) become evidence for summarize_benchmarks and compare_benchmarks. " +
+	Selection: "Run a benchmark harness that records its values through flameox's benchmark-samples SDK " +
+		"(Python `import flameox_bench`, Go `pkg/benchsamples`), for summarize_benchmarks and compare_benchmarks. " +
+		"ARGV runs with " + bs.EnvVar + " naming the artifact, and this provider puts flameox_bench on PYTHONPATH. " +
 		"A harness that writes no file fails with missing outputs.",
 	Artifacts: []capture.Role{{
 		Role:     Role,

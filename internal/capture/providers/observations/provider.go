@@ -43,10 +43,10 @@ var Provider = &capture.Provider{
 	Title:   "workload observations (flameox SDK)",
 	Example: []string{"go", "test", "-run", "TestLoad", "./..."},
 	Family:  "Reliability",
-	Selection: "Run ARGV with " + observe.EnvVar + " naming the artifact, so that values and phases the workload " +
-		"records itself through flameox's SDK (Python `import flameox_observe`, which this provider puts on " +
-		"PYTHONPATH; Go `pkg/observe`) become evidence. Use when the program knows what to measure (loss, " +
-		"batch latency, rows processed, phases of work). A workload that records nothing fails with missing outputs.",
+	Selection: "Run a workload that records values and phases itself through flameox's SDK (Python " +
+		"`import flameox_observe`, Go `pkg/observe`). Use when the program knows what to measure (loss, " +
+		"batch latency, rows processed, phases of work). ARGV runs with " + observe.EnvVar + " naming the artifact, " +
+		"and this provider puts flameox_observe on PYTHONPATH. A workload that records nothing fails with missing outputs.",
 	Artifacts: []capture.Role{{
 		Role:     Role,
 		Format:   obsformat.Spec.Name,

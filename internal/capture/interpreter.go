@@ -29,6 +29,20 @@ type InterpreterProbe struct {
 	Broken, Field, Silent string
 }
 
+// VersionProbe is the script of a probe for one module: it prints
+// {"executable", "python", MODULE: MODULE.__version__ or null when the
+// import fails with ImportError}.
+func VersionProbe(module string) string {
+	return `import json, sys
+try:
+    import ` + module + `
+    v = ` + module + `.__version__
+except ImportError:
+    v = None
+print(json.dumps({"executable": sys.executable, "python": sys.version.split()[0], "` + module + `": v}))
+`
+}
+
 // Run runs the probe in python (a path found by WorkloadPath) in dir and
 // decodes its answer into answer. A probe past its timeout is
 // PROVIDER_UNAVAILABLE, a cancelled one CANCELLED.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -104,6 +105,29 @@ func TestCheckScriptArgv(t *testing.T) {
 		}
 		if evidence.CodeOf(err) != evidence.CodeInvalidArgument || err.(*evidence.Failure).Message != c.msg {
 			t.Fatalf("%q: %v, want %q", c.argv, err, c.msg)
+		}
+	}
+}
+
+// TestVersionProbe runs the generated script in a real interpreter: a
+// module that imports answers its version, a missing one null.
+func TestVersionProbe(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 on PATH")
+	}
+	for _, c := range []struct {
+		module string
+		found  bool
+	}{{"json", true}, {"flameox_no_such_module", false}} {
+		a := map[string]any{}
+		p := &InterpreterProbe{Script: VersionProbe(c.module), For: c.module, Timeout: time.Minute, Broken: "broken", Silent: "silent"}
+		if err := p.Run(context.Background(), py, t.TempDir(), &a); err != nil {
+			t.Fatalf("%s: %v", c.module, err)
+		}
+		v, ok := a[c.module]
+		if !ok || (v != nil) != c.found || a["python"] == nil {
+			t.Fatalf("%s: answer %v", c.module, a)
 		}
 	}
 }

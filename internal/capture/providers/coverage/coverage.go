@@ -34,15 +34,8 @@ const (
 // probeTimeout bounds the interpreter probe.
 const probeTimeout = 30 * time.Second
 
-// probe prints what the interpreter is and which coverage.py it imports.
-const probe = `import json, sys
-try:
-    import coverage
-    v = coverage.__version__
-except ImportError:
-    v = None
-print(json.dumps({"executable": sys.executable, "python": sys.version.split()[0], "coverage": v}))
-`
+// probe asks the interpreter which coverage it imports.
+var probe = capture.VersionProbe("coverage")
 
 // Provider is the registry entry.
 var Provider = &capture.Provider{

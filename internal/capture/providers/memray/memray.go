@@ -33,15 +33,8 @@ const CaptureFile = "capture.bin"
 // probeTimeout bounds the interpreter probe.
 const probeTimeout = 30 * time.Second
 
-// probe prints what the interpreter is and which memray it imports.
-const probe = `import json, sys
-try:
-    import memray
-    v = memray.__version__
-except ImportError:
-    v = None
-print(json.dumps({"executable": sys.executable, "python": sys.version.split()[0], "memray": v}))
-`
+// probe asks the interpreter which memray it imports.
+var probe = capture.VersionProbe("memray")
 
 // Provider is the memray contract.
 var Provider = &capture.Provider{

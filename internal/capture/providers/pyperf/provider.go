@@ -45,14 +45,8 @@ const (
 
 const probeTimeout = 30 * time.Second
 
-const probe = `import json, sys
-try:
-    import pyperf
-    v = pyperf.__version__
-except ImportError:
-    v = None
-print(json.dumps({"executable": sys.executable, "python": sys.version.split()[0], "pyperf": v}))
-`
+// probe asks the interpreter which pyperf it imports.
+var probe = capture.VersionProbe("pyperf")
 
 // launcher executes the argv its one argument encodes (hex of UTF-8
 // JSON), with no shell: os.execv keeps the process, so pyperf times the

@@ -94,6 +94,24 @@ func InterpreterResolved(executable, version string) (*Resolved, error) {
 	return &Resolved{Executable: &evidence.Executable{Path: executable, SHA256: sum}, Version: version}, nil
 }
 
+// InstallRetry is the retry for a collector the workload interpreter
+// lacks: pip-install requirement with that interpreter's own pip.
+func InstallRetry(executable, what, requirement string) *evidence.Retry {
+	return &evidence.Retry{
+		Action: "install " + what + " in the workload interpreter (not flameox's), then capture again",
+		Argv:   []string{executable, "-m", "pip", "install", requirement},
+	}
+}
+
+// NotInWorkload is the PROVIDER_UNAVAILABLE failure for a collector the
+// workload interpreter (executable, Python version python) does not
+// import.
+func NotInWorkload(what, executable, python string, retry *evidence.Retry) *evidence.Failure {
+	return &evidence.Failure{Code: evidence.CodeProviderUnavailable,
+		Message: what + " is not installed in the workload interpreter " + executable + " (Python " + python + ")",
+		Details: evidence.Object{"interpreter": executable, "python": python}, Retry: retry}
+}
+
 // CheckScriptArgv accepts the workloads an in-process Python collector
 // runs in place of the interpreter: `PY script [args]` and
 // `PY -m module [args]`. Interpreter options and -c have no equivalent

@@ -131,3 +131,11 @@ func TestVersionProbe(t *testing.T) {
 		}
 	}
 }
+
+func TestNotInWorkload(t *testing.T) {
+	f := NotInWorkload("memray", "/venv/bin/python", "3.11.7", InstallRetry("/venv/bin/python", "memray", "memray==1.20.0"))
+	if f.Code != evidence.CodeProviderUnavailable || f.Message != "memray is not installed in the workload interpreter /venv/bin/python (Python 3.11.7)" ||
+		strings.Join(f.Retry.Argv, " ") != "/venv/bin/python -m pip install memray==1.20.0" || f.Details["interpreter"] != "/venv/bin/python" {
+		t.Fatalf("%+v %+v", f, f.Retry)
+	}
+}

@@ -101,14 +101,9 @@ func Resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, erro
 	}).Run(ctx, py, req.Cwd, &pr); err != nil {
 		return nil, err
 	}
-	retry := &evidence.Retry{
-		Action: "install coverage.py in the workload interpreter (not flameox's), then capture again",
-		Argv:   []string{pr.Executable, "-m", "pip", "install", "coverage==" + Pinned},
-	}
+	retry := capture.InstallRetry(pr.Executable, "coverage.py", "coverage=="+Pinned)
 	if pr.Coverage == nil {
-		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
-			Message: fmt.Sprintf("coverage.py is not installed in the workload interpreter %s (Python %s)", pr.Executable, pr.Python),
-			Details: evidence.Object{"interpreter": pr.Executable, "python": pr.Python}, Retry: retry}
+		return nil, capture.NotInWorkload("coverage.py", pr.Executable, pr.Python, retry)
 	}
 	if !strings.HasPrefix(*pr.Coverage, "7.") {
 		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,

@@ -91,14 +91,9 @@ func Resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, erro
 	}).Run(ctx, py, req.Cwd, &pr); err != nil {
 		return nil, err
 	}
-	retry := &evidence.Retry{
-		Action: "install memray in the workload interpreter (not flameox's), then capture again",
-		Argv:   []string{pr.Executable, "-m", "pip", "install", "memray==" + Pinned},
-	}
+	retry := capture.InstallRetry(pr.Executable, "memray", "memray=="+Pinned)
 	if pr.Memray == nil {
-		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
-			Message: fmt.Sprintf("memray is not installed in the workload interpreter %s (Python %s)", pr.Executable, pr.Python),
-			Details: evidence.Object{"interpreter": pr.Executable, "python": pr.Python}, Retry: retry}
+		return nil, capture.NotInWorkload("memray", pr.Executable, pr.Python, retry)
 	}
 	if v := *pr.Memray; !strings.HasPrefix(v, "1.19.") && !strings.HasPrefix(v, "1.20.") {
 		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,

@@ -119,11 +119,7 @@ func Resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, erro
 		return nil, err
 	}
 	if pr.Torch == nil {
-		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
-			Message: fmt.Sprintf("torch is not installed in the workload interpreter %s (Python %s)", pr.Executable, pr.Python),
-			Details: evidence.Object{"interpreter": pr.Executable, "python": pr.Python},
-			Retry: &evidence.Retry{Action: "install torch in the workload interpreter (not flameox's), then capture again",
-				Argv: []string{pr.Executable, "-m", "pip", "install", "torch"}}}
+		return nil, capture.NotInWorkload("torch", pr.Executable, pr.Python, capture.InstallRetry(pr.Executable, "torch", "torch"))
 	}
 	if !strings.HasPrefix(*pr.Torch, "2.") {
 		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,

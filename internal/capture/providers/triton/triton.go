@@ -86,11 +86,9 @@ func resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, erro
 	}).Run(ctx, py, req.Cwd, &pr); err != nil {
 		return nil, err
 	}
-	retry := &evidence.Retry{Action: "install Triton " + Pinned + " in the workload interpreter (not flameox's), then capture again",
-		Argv: []string{pr.Executable, "-m", "pip", "install", "triton==" + Pinned + ".*"}}
+	retry := capture.InstallRetry(pr.Executable, "Triton "+Pinned, "triton=="+Pinned+".*")
 	if pr.Triton == nil {
-		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
-			Message: fmt.Sprintf("Triton is not installed in the workload interpreter %s (Python %s)", pr.Executable, pr.Python), Retry: retry}
+		return nil, capture.NotInWorkload("Triton", pr.Executable, pr.Python, retry)
 	}
 	if v := *pr.Triton; v != Pinned && !strings.HasPrefix(v, Pinned+".") {
 		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,

@@ -507,6 +507,23 @@ func (c *capture) threadName(s *source) error {
 
 // readAll reads the all-allocations record stream to its trailer.
 func (c *capture) readAll(ctx context.Context, s *source) error {
+	return c.readRecords(ctx, s, c.record, streamEnds{
+		eof:    "the stream ends without memray's trailer record",
+		inside: "the stream ends inside a record",
+		zeros:  "the stream ends in zero padding without memray's trailer record: the tracked process did not finish",
+	})
+}
+
+// streamEnds words, for the summary, how a record stream ends short of
+// its trailer: at the end of the file, inside a record (memray's reader
+// stops at a record it cannot finish, as for a capture whose process was
+// killed), or in the zero padding of a file the writer never finished.
+type streamEnds struct{ eof, inside, zeros string }
+
+// readRecords hands each record of the stream to record, until the
+// trailer or an end short of it (noted as truncation), under the records
+// limit.
+func (c *capture) readRecords(ctx context.Context, s *source, record func(*source, byte, int64) error, ends streamEnds) error {
 	maxRecords := c.in.Limit(LimitRecords)
 	var n int64
 	for {
@@ -514,7 +531,7 @@ func (c *capture) readAll(ctx context.Context, s *source) error {
 		b, err := s.next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				c.truncated = errors.New("the stream ends without memray's trailer record")
+				c.truncated = errors.New(ends.eof)
 				return nil
 			}
 			return err
@@ -523,24 +540,21 @@ func (c *capture) readAll(ctx context.Context, s *source) error {
 		if n > maxRecords {
 			return c.in.ExceededAt(LimitRecords, nil, at)
 		}
-		if n&0xFFFFF == 0 && ctx.Err() != nil {
+		if n&0xFFFF == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err := c.record(s, b, at); err != nil {
-			if err == errTrailer {
-				c.trailer = true
-				return nil
-			}
-			if errors.Is(err, errTruncated) {
-				// memray's reader stops at a record it cannot finish,
-				// as for a capture whose process was killed.
-				c.truncated = errors.New("the stream ends inside a record")
-				return nil
-			}
-			if err == errZeroTail {
-				c.truncated = errors.New("the stream ends in zero padding without memray's trailer record: the tracked process did not finish")
-				return nil
-			}
+		err = record(s, b, at)
+		switch {
+		case err == errTrailer:
+			c.trailer = true
+			return nil
+		case err == errZeroTail:
+			c.truncated = errors.New(ends.zeros)
+			return nil
+		case errors.Is(err, errTruncated):
+			c.truncated = errors.New(ends.inside)
+			return nil
+		case err != nil:
 			return wrapAt(s, at, err)
 		}
 	}
@@ -702,40 +716,11 @@ func (c *capture) zeroTail(s *source, at int64) error {
 // with the frame tree and code objects they name.
 func (c *capture) readAggregated(ctx context.Context, s *source) error {
 	c.aggregated = true
-	maxRecords := c.in.Limit(LimitRecords)
-	var n int64
-	for {
-		at := s.offset()
-		b, err := s.next()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				c.truncated = errors.New("the aggregated capture ends without its trailer record")
-				return nil
-			}
-			return err
-		}
-		n++
-		if n > maxRecords {
-			return c.in.ExceededAt(LimitRecords, nil, at)
-		}
-		if n&0xFFFF == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		err = c.aggRecord(s, b, at)
-		switch {
-		case err == errTrailer:
-			c.trailer = true
-			return nil
-		case err == errZeroTail:
-			c.truncated = errors.New("the aggregated capture ends in zero padding without its trailer record")
-			return nil
-		case errors.Is(err, errTruncated):
-			c.truncated = errors.New("the aggregated capture ends inside a record")
-			return nil
-		case err != nil:
-			return wrapAt(s, at, err)
-		}
-	}
+	return c.readRecords(ctx, s, c.aggRecord, streamEnds{
+		eof:    "the aggregated capture ends without its trailer record",
+		inside: "the aggregated capture ends inside a record",
+		zeros:  "the aggregated capture ends in zero padding without its trailer record",
+	})
 }
 
 func (c *capture) aggRecord(s *source, b byte, at int64) error {

@@ -7,20 +7,19 @@
 // and only resolved against the tree after the whole document was read, so
 // key order in the file does not matter.
 //
-// It imports formats, evidence, jsonscan, param, table and unit.
+// It imports formats, evidence, jsonscan, param, table, unit, and v8frame
+// for the callFrame reading it shares with the other V8 profile decoder.
 package v8cpu
 
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/v8frame"
 	"github.com/flameox/flameox/internal/jsonscan"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
@@ -69,13 +68,7 @@ func sniff(prefix []byte) formats.Verdict {
 }
 
 // callFrame is a node's frame identity.
-type callFrame struct {
-	function string
-	scriptID string
-	url      string
-	line     int64 // -1 when absent
-	column   int64
-}
+type callFrame = v8frame.CallFrame
 
 type node struct {
 	id        int64
@@ -284,7 +277,7 @@ func (p *profile) parseNode(w *jsonscan.Walker, start jsonscan.Token) error {
 			n.id, err = w.Int("id")
 			haveID = true
 		case "callFrame":
-			cf, err = parseCallFrame(w)
+			cf, err = v8frame.Parse(w)
 			haveFrame = true
 		case "hitCount":
 			n.hitCount, err = w.Int("hitCount")
@@ -325,37 +318,6 @@ func (p *profile) parseNode(w *jsonscan.Walker, start jsonscan.Token) error {
 	p.byID[n.id] = int32(len(p.nodes))
 	p.nodes = append(p.nodes, n)
 	return nil
-}
-
-func parseCallFrame(w *jsonscan.Walker) (callFrame, error) {
-	cf := callFrame{line: -1, column: -1}
-	err := w.Object("callFrame", func(key []byte) error {
-		var err error
-		switch string(key) {
-		case "functionName":
-			cf.function, err = w.String("callFrame.functionName")
-		case "url":
-			cf.url, err = w.String("callFrame.url")
-		case "scriptId":
-			var t jsonscan.Token
-			if t, err = w.Value(); err != nil {
-				return err
-			}
-			// Older profiles write scriptId as a number.
-			if t.Kind != jsonscan.String && t.Kind != jsonscan.Number {
-				return w.S.Errorf(t, "callFrame.scriptId must be a string, found %s", t.Kind)
-			}
-			cf.scriptID = string(t.Bytes)
-		case "lineNumber":
-			cf.line, err = w.Int("callFrame.lineNumber")
-		case "columnNumber":
-			cf.column, err = w.Int("callFrame.columnNumber")
-		default:
-			err = w.SkipValue()
-		}
-		return err
-	})
-	return cf, err
 }
 
 // link resolves every child and parent id inside the file and checks that
@@ -430,32 +392,14 @@ func (p *profile) order() ([]int32, error) {
 	return out, nil
 }
 
-var syntheticNames = map[string]bool{"(root)": true, "(program)": true, "(idle)": true, "(garbage collector)": true}
-
 func symbolization(cf callFrame) string {
 	switch {
-	case syntheticNames[cf.function] && cf.url == "":
+	case cf.Synthetic():
 		return table.Synthetic
-	case cf.function == "":
+	case cf.Function == "":
 		return table.Anonymous
 	}
 	return table.Symbolized
-}
-
-// frameID hashes a frame's identity: the same frame in two profiles of
-// the same script gets the same id.
-func frameID(cf callFrame, buf []byte) (string, []byte) {
-	buf = append(buf[:0], cf.function...)
-	buf = append(buf, 0)
-	buf = append(buf, cf.scriptID...)
-	buf = append(buf, 0)
-	buf = append(buf, cf.url...)
-	buf = append(buf, 0)
-	buf = strconv.AppendInt(buf, cf.line, 10)
-	buf = append(buf, 0)
-	buf = strconv.AppendInt(buf, cf.column, 10)
-	sum := sha256.Sum256(buf)
-	return "v8:" + hex.EncodeToString(sum[:8]), buf
 }
 
 func (p *profile) emit(in *formats.Input, out formats.Sink) error {
@@ -513,7 +457,7 @@ func (p *profile) emit(in *formats.Input, out formats.Sink) error {
 	ids := make([]string, len(p.frames))
 	var buf []byte
 	for fi, cf := range p.frames {
-		ids[fi], buf = frameID(cf, buf)
+		ids[fi], buf = cf.ID(buf)
 	}
 	if wantFrames {
 		tw, err := out.Begin(table.CPUFrames.HeaderBased(unit.Samples, 0))
@@ -528,10 +472,10 @@ func (p *profile) emit(in *formats.Input, out formats.Sink) error {
 			*row = table.Frame{
 				FrameSite: table.FrameSite{
 					FrameID:       ids[fi],
-					Function:      vals.Bound(cf.function),
-					File:          table.NonEmpty(vals.Bound(cf.url)),
-					Line:          cf.line,
-					Column:        cf.column,
+					Function:      vals.Bound(cf.Function),
+					File:          table.NonEmpty(vals.Bound(cf.URL)),
+					Line:          cf.Line,
+					Column:        cf.Column,
 					Symbolization: symbolization(cf),
 				},
 				SelfWeight:                float64(self[fi]),
@@ -572,13 +516,13 @@ func (p *profile) emitEdges(in *formats.Input, out formats.Sink, ids []string, e
 		row := &rows[e]
 		*row = table.Edge{
 			CallerID:       ids[k.caller],
-			CallerFunction: vals.Bound(caller.function),
-			CallerFile:     table.NonEmpty(vals.Bound(caller.url)),
-			CallerLine:     caller.line,
+			CallerFunction: vals.Bound(caller.Function),
+			CallerFile:     table.NonEmpty(vals.Bound(caller.URL)),
+			CallerLine:     caller.Line,
 			CalleeID:       ids[k.callee],
-			CalleeFunction: vals.Bound(callee.function),
-			CalleeFile:     table.NonEmpty(vals.Bound(callee.url)),
-			CalleeLine:     callee.line,
+			CalleeFunction: vals.Bound(callee.Function),
+			CalleeFile:     table.NonEmpty(vals.Bound(callee.URL)),
+			CalleeLine:     callee.Line,
 			Weight:         table.Some(float64(edgeW[e][0])),
 			SelfWeight:     table.Some(float64(edgeW[e][1])),
 		}
@@ -705,7 +649,7 @@ func (p *profile) emitStacks(in *formats.Input, out formats.Sink, ids []string, 
 		frames := make([]string, 0, len(path))
 		for k := len(path) - 1; k >= 0; k-- {
 			nd := &p.nodes[path[k]]
-			if nd.parent < 0 && p.frames[nd.frame].function == "(root)" && p.frames[nd.frame].url == "" {
+			if nd.parent < 0 && p.frames[nd.frame].Function == "(root)" && p.frames[nd.frame].URL == "" {
 				continue
 			}
 			frames = append(frames, ids[nd.frame])

@@ -14,20 +14,19 @@
 // The document is streamed once; memory grows with the call-tree nodes
 // and distinct sampled node ids, not with the samples.
 //
-// It imports formats, evidence, jsonscan, param, table and unit.
+// It imports formats, evidence, jsonscan, param, table, unit, and v8frame
+// for the callFrame reading it shares with the other V8 profile decoder.
 package v8heap
 
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math"
-	"strconv"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/formats/v8frame"
 	"github.com/flameox/flameox/internal/jsonscan"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
@@ -80,10 +79,8 @@ func sniff(prefix []byte) formats.Verdict {
 // CountUnit is the unit of the count columns: sample records.
 const CountUnit = unit.Samples
 
-type callFrame struct {
-	function, scriptID, url string
-	line, column            int64
-}
+// callFrame is a node's frame identity.
+type callFrame = v8frame.CallFrame
 
 type node struct {
 	frame    int32
@@ -165,7 +162,7 @@ func (p *profile) parseNode(ctx context.Context, w *jsonscan.Walker, start jsons
 	err := w.Members(start, "a call-tree node", func(key []byte) error {
 		switch string(key) {
 		case "callFrame":
-			cf, err := parseCallFrame(w)
+			cf, err := v8frame.Parse(w)
 			if err != nil {
 				return err
 			}
@@ -240,36 +237,6 @@ func wholeBytes(w *jsonscan.Walker, tok jsonscan.Token, what string) (int64, err
 	return int64(f), nil
 }
 
-func parseCallFrame(w *jsonscan.Walker) (callFrame, error) {
-	cf := callFrame{line: -1, column: -1}
-	err := w.Object("callFrame", func(key []byte) error {
-		var err error
-		switch string(key) {
-		case "functionName":
-			cf.function, err = w.String("callFrame.functionName")
-		case "url":
-			cf.url, err = w.String("callFrame.url")
-		case "scriptId":
-			var t jsonscan.Token
-			if t, err = w.Value(); err != nil {
-				return err
-			}
-			if t.Kind != jsonscan.String && t.Kind != jsonscan.Number {
-				return w.S.Errorf(t, "callFrame.scriptId must be a string, found %s", t.Kind)
-			}
-			cf.scriptID = string(t.Bytes)
-		case "lineNumber":
-			cf.line, err = w.Int("callFrame.lineNumber")
-		case "columnNumber":
-			cf.column, err = w.Int("callFrame.columnNumber")
-		default:
-			err = w.SkipValue()
-		}
-		return err
-	})
-	return cf, err
-}
-
 func (p *profile) parseSamples(ctx context.Context, w *jsonscan.Walker) error {
 	max := p.in.Limit(LimitSamples)
 	return w.Array("samples", func(i int, el jsonscan.Token) error {
@@ -321,35 +288,19 @@ func (p *profile) parseSamples(ctx context.Context, w *jsonscan.Walker) error {
 	})
 }
 
-var syntheticNames = map[string]bool{"(root)": true, "(program)": true, "(idle)": true, "(garbage collector)": true}
-
 // symbolization: producer-made nodes are synthetic; a frame with neither
 // a URL nor a line (Node 20 writes user module frames so, and V8's native
 // builtins) is unresolved: its location is unknown, whatever its name.
 func symbolization(cf callFrame) string {
 	switch {
-	case syntheticNames[cf.function] && cf.url == "":
+	case cf.Synthetic():
 		return table.Synthetic
-	case cf.url == "" && cf.line < 0:
+	case cf.URL == "" && cf.Line < 0:
 		return table.Unresolved
-	case cf.function == "":
+	case cf.Function == "":
 		return table.Anonymous
 	}
 	return table.Symbolized
-}
-
-func frameID(cf callFrame, buf []byte) (string, []byte) {
-	buf = append(buf[:0], cf.function...)
-	buf = append(buf, 0)
-	buf = append(buf, cf.scriptID...)
-	buf = append(buf, 0)
-	buf = append(buf, cf.url...)
-	buf = append(buf, 0)
-	buf = strconv.AppendInt(buf, cf.line, 10)
-	buf = append(buf, 0)
-	buf = strconv.AppendInt(buf, cf.column, 10)
-	sum := sha256.Sum256(buf)
-	return "v8:" + hex.EncodeToString(sum[:8]), buf
 }
 
 func (p *profile) emit(in *formats.Input, out formats.Sink) error {
@@ -442,10 +393,10 @@ func (p *profile) emit(in *formats.Input, out formats.Sink) error {
 	}
 	for fi, cf := range p.frames {
 		var id string
-		id, buf = frameID(cf, buf)
+		id, buf = cf.ID(buf)
 		rows[fi] = table.MemoryFrame{
-			FrameSite: table.FrameSite{FrameID: id, Function: vals.Bound(cf.function), File: table.NonEmpty(vals.Bound(cf.url)),
-				Line: cf.line, Column: cf.column, Symbolization: symbolization(cf)},
+			FrameSite: table.FrameSite{FrameID: id, Function: vals.Bound(cf.Function), File: table.NonEmpty(vals.Bound(cf.URL)),
+				Line: cf.Line, Column: cf.Column, Symbolization: symbolization(cf)},
 			Population: table.PopulationSampled,
 			SelfBytes:  selfB[fi], InclusiveBytes: inclB[fi],
 			SelfCount: count(selfN[fi]), InclusiveCount: count(inclN[fi]),

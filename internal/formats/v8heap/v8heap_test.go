@@ -130,7 +130,7 @@ func TestEqualsIndependentCount(t *testing.T) {
 			// scripts through the same identities.
 			scripts := map[string]string{}
 			for k := range want {
-				id, _ := frameID(callFrame{function: k.function, scriptID: k.script, url: k.url, line: k.line, column: k.column}, nil)
+				id, _ := callFrame{Function: k.function, ScriptID: k.script, URL: k.url, Line: k.line, Column: k.column}.ID(nil)
 				scripts[id] = k.script
 			}
 			if len(tab.Rows) != len(want) {

@@ -8,12 +8,8 @@
 package coverage
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -38,15 +34,8 @@ const (
 // probeTimeout bounds the interpreter probe.
 const probeTimeout = 30 * time.Second
 
-// probe prints what the interpreter is and which coverage.py it imports.
-const probe = `import json, sys
-try:
-    import coverage
-    v = coverage.__version__
-except ImportError:
-    v = None
-print(json.dumps({"executable": sys.executable, "python": sys.version.split()[0], "coverage": v}))
-`
+// probe asks the interpreter which coverage it imports.
+var probe = capture.VersionProbe("coverage")
 
 // Provider is the registry entry.
 var Provider = &capture.Provider{
@@ -105,71 +94,29 @@ func Resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, erro
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, py, "-c", probe)
-	cmd.Dir = req.Cwd
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled) {
-			return nil, evidence.Failf(evidence.CodeProviderUnavailable, "probing %s for coverage.py timed out after %s", py, probeTimeout)
-		}
-		if errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled) {
-			return nil, evidence.Wrap(evidence.CodeCancelled, err, "probe %s", py)
-		}
-		return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
-			Message: fmt.Sprintf("argv[0] %s is not a working Python interpreter: the coverage provider runs `%s -m coverage run ...`", py, req.Argv[0]),
-			Details: evidence.Object{"probe_error": err.Error(), "stderr": bounded(stderr.String(), 2048)}, Err: err}
-	}
 	var pr probeResult
-	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &pr); err != nil || pr.Executable == "" {
-		return nil, evidence.Failf(evidence.CodeInvalidArgument, "argv[0] %s did not answer the Python probe; the coverage provider needs a Python interpreter as argv[0]", py)
+	if err := (&capture.InterpreterProbe{Script: probe, For: "coverage.py", Timeout: probeTimeout,
+		Broken: fmt.Sprintf("argv[0] %s is not a working Python interpreter: the coverage provider runs `%s -m coverage run ...`", py, req.Argv[0]),
+		Silent: fmt.Sprintf("argv[0] %s did not answer the Python probe; the coverage provider needs a Python interpreter as argv[0]", py),
+	}).Run(ctx, py, req.Cwd, &pr); err != nil {
+		return nil, err
 	}
-	retry := &evidence.Retry{
-		Action: "install coverage.py in the workload interpreter (not flameox's), then capture again",
-		Argv:   []string{pr.Executable, "-m", "pip", "install", "coverage==" + Pinned},
-	}
+	retry := capture.InstallRetry(pr.Executable, "coverage.py", "coverage=="+Pinned)
 	if pr.Coverage == nil {
-		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
-			Message: fmt.Sprintf("coverage.py is not installed in the workload interpreter %s (Python %s)", pr.Executable, pr.Python),
-			Details: evidence.Object{"interpreter": pr.Executable, "python": pr.Python}, Retry: retry}
+		return nil, capture.NotInWorkload("coverage.py", pr.Executable, pr.Python, retry)
 	}
 	if !strings.HasPrefix(*pr.Coverage, "7.") {
 		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
 			Message: fmt.Sprintf("coverage.py %s in %s is not supported: flameox reads coverage.py 7.x data (schema 7) and JSON reports (format 3)", *pr.Coverage, pr.Executable),
 			Details: evidence.Object{"interpreter": pr.Executable, "coverage": *pr.Coverage}, Retry: retry}
 	}
-	sum, err := capture.FileSHA256(pr.Executable)
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "hash interpreter %s", pr.Executable)
-	}
-	return &capture.Resolved{Executable: &evidence.Executable{Path: pr.Executable, SHA256: sum}, Version: *pr.Coverage}, nil
+	return capture.InterpreterResolved(pr.Executable, *pr.Coverage)
 }
 
-func bounded(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
-
-// checkArgv accepts `PY script [args]` and `PY -m module [args]`: what
-// `coverage run` can run. Interpreter options and -c have no coverage run
-// equivalent, so they are rejected rather than dropped.
+// checkArgv accepts what `coverage run` can run.
 func checkArgv(argv []string) error {
-	if len(argv) < 2 {
-		return evidence.Failf(evidence.CodeInvalidArgument, "coverage capture needs `python script.py ...` or `python -m module ...`, got %q", argv)
-	}
-	switch a := argv[1]; {
-	case a == "-m":
-		if len(argv) < 3 || argv[2] == "" {
-			return evidence.Failf(evidence.CodeInvalidArgument, "`-m` needs a module name")
-		}
-	case strings.HasPrefix(a, "-"):
-		return evidence.Failf(evidence.CodeInvalidArgument, "interpreter option %q is not supported: coverage run accepts only a script path or -m module after the interpreter", a)
-	}
-	return nil
+	return capture.CheckScriptArgv(argv, "coverage capture needs `python script.py ...` or `python -m module ...`",
+		"coverage run accepts only a script path or -m module after the interpreter")
 }
 
 // Plan builds `PY -m coverage run --data-file=OUT/.coverage [--branch]

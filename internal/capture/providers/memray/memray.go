@@ -11,12 +11,8 @@
 package memray
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -37,15 +33,8 @@ const CaptureFile = "capture.bin"
 // probeTimeout bounds the interpreter probe.
 const probeTimeout = 30 * time.Second
 
-// probe prints what the interpreter is and which memray it imports.
-const probe = `import json, sys
-try:
-    import memray
-    v = memray.__version__
-except ImportError:
-    v = None
-print(json.dumps({"executable": sys.executable, "python": sys.version.split()[0], "memray": v}))
-`
+// probe asks the interpreter which memray it imports.
+var probe = capture.VersionProbe("memray")
 
 // Provider is the memray contract.
 var Provider = &capture.Provider{
@@ -95,71 +84,29 @@ func Resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, erro
 		return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
 			Message: fmt.Sprintf("workload interpreter %q is not on PATH", req.Argv[0]), Err: err}
 	}
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, py, "-c", probe)
-	cmd.Dir = req.Cwd
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, evidence.Failf(evidence.CodeProviderUnavailable, "probing %s for memray timed out after %s", py, probeTimeout)
-		}
-		if ctx.Err() != nil {
-			return nil, evidence.Wrap(evidence.CodeCancelled, err, "probe %s", py)
-		}
-		return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
-			Message: fmt.Sprintf("argv[0] %s is not a working Python interpreter: the memray provider runs `%s -m memray run ...`", py, req.Argv[0]),
-			Details: evidence.Object{"probe_error": err.Error(), "stderr": tail(stderr.String(), 2048)}, Err: err}
-	}
 	var pr probeResult
-	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &pr); err != nil || pr.Executable == "" {
-		return nil, evidence.Failf(evidence.CodeInvalidArgument, "argv[0] %s did not answer the Python probe; the memray provider needs a Python interpreter as argv[0]", py)
+	if err := (&capture.InterpreterProbe{Script: probe, For: "memray", Timeout: probeTimeout,
+		Broken: fmt.Sprintf("argv[0] %s is not a working Python interpreter: the memray provider runs `%s -m memray run ...`", py, req.Argv[0]),
+		Silent: fmt.Sprintf("argv[0] %s did not answer the Python probe; the memray provider needs a Python interpreter as argv[0]", py),
+	}).Run(ctx, py, req.Cwd, &pr); err != nil {
+		return nil, err
 	}
-	retry := &evidence.Retry{
-		Action: "install memray in the workload interpreter (not flameox's), then capture again",
-		Argv:   []string{pr.Executable, "-m", "pip", "install", "memray==" + Pinned},
-	}
+	retry := capture.InstallRetry(pr.Executable, "memray", "memray=="+Pinned)
 	if pr.Memray == nil {
-		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
-			Message: fmt.Sprintf("memray is not installed in the workload interpreter %s (Python %s)", pr.Executable, pr.Python),
-			Details: evidence.Object{"interpreter": pr.Executable, "python": pr.Python}, Retry: retry}
+		return nil, capture.NotInWorkload("memray", pr.Executable, pr.Python, retry)
 	}
 	if v := *pr.Memray; !strings.HasPrefix(v, "1.19.") && !strings.HasPrefix(v, "1.20.") {
 		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
 			Message: fmt.Sprintf("memray %s in %s is not supported: flameox reads the captures of memray 1.19 and 1.20 (header versions 12 and 13)", v, pr.Executable),
 			Details: evidence.Object{"interpreter": pr.Executable, "memray": v}, Retry: retry}
 	}
-	sum, err := capture.FileSHA256(pr.Executable)
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "hash interpreter %s", pr.Executable)
-	}
-	return &capture.Resolved{Executable: &evidence.Executable{Path: pr.Executable, SHA256: sum}, Version: *pr.Memray}, nil
+	return capture.InterpreterResolved(pr.Executable, *pr.Memray)
 }
 
-func tail(s string, n int) string {
-	if len(s) > n {
-		return s[len(s)-n:]
-	}
-	return s
-}
-
-// checkArgv accepts `PY script [args]` and `PY -m module [args]`: what
-// `memray run` runs. Interpreter options and -c have no memray run
-// equivalent, so they are refused rather than dropped.
+// checkArgv accepts what `memray run` runs.
 func checkArgv(argv []string) error {
-	if len(argv) < 2 {
-		return evidence.Failf(evidence.CodeInvalidArgument, "memray capture needs `python script.py ...` or `python -m module ...`, got %q", argv)
-	}
-	switch a := argv[1]; {
-	case a == "-m":
-		if len(argv) < 3 || argv[2] == "" {
-			return evidence.Failf(evidence.CodeInvalidArgument, "`-m` needs a module name")
-		}
-	case strings.HasPrefix(a, "-"):
-		return evidence.Failf(evidence.CodeInvalidArgument, "interpreter option %q is not supported: memray run accepts only a script path or -m module after the interpreter", a)
-	}
-	return nil
+	return capture.CheckScriptArgv(argv, "memray capture needs `python script.py ...` or `python -m module ...`",
+		"memray run accepts only a script path or -m module after the interpreter")
 }
 
 // Plan builds `PY -m memray run -q -o OUT/capture.bin [flags] ARGS...` in

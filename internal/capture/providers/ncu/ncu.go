@@ -14,7 +14,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -92,33 +91,17 @@ func Reader(ncu string) (string, bool) {
 }
 
 func resolve(ctx context.Context, _ *capture.Request) (*capture.Resolved, error) {
-	path, err := exec.LookPath("ncu")
+	path, digest, err := (&capture.HostTool{Name: "ncu", Fallback: fallback,
+		Missing: "ncu (Nsight Compute) is not on PATH (nor in /usr/local/cuda/bin)", Guidance: Guidance}).Look()
 	if err != nil {
-		if st, serr := os.Stat(fallback); serr == nil && st.Mode().IsRegular() {
-			path, err = fallback, nil
-		}
-	}
-	if err != nil {
-		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
-			Message: "ncu (Nsight Compute) is not on PATH (nor in /usr/local/cuda/bin)", Retry: &evidence.Retry{Action: Guidance}, Err: err}
-	}
-	if path, err = filepath.Abs(path); err != nil {
-		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "resolve ncu")
+		return nil, err
 	}
 	if _, ok := Reader(path); !ok {
 		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
 			Message: fmt.Sprintf("%s has no extras/python/ncu_report.py in its installation: its reports could not be read", path),
 			Retry:   &evidence.Retry{Action: Guidance}, Details: evidence.Object{"ncu": path}}
 	}
-	digest, err := capture.FileSHA256(path)
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "read %s", path)
-	}
-	vctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(vctx, path, "--version")
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "LC_ALL=C"}
-	out, err := cmd.Output()
+	out, err := capture.HostVersion(ctx, path, 60*time.Second)
 	m := versionLine.FindSubmatch(out)
 	if err != nil || m == nil || !strings.Contains(string(out), "Nsight Compute") {
 		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,

@@ -23,9 +23,6 @@ import (
 // Guidance is the host guidance when node is missing or too old.
 const Guidance = "install Node.js 12 or newer (Debian: apt-get install nodejs) and put node on PATH, or name its path as the workload's argv[0]"
 
-// minMajor is the first Node.js release with --cpu-prof-dir.
-const minMajor = 12
-
 // Provider is the node-cpu-profile contract.
 var Provider = &capture.Provider{
 	Name:   "node-cpu-profile",
@@ -51,75 +48,103 @@ var Provider = &capture.Provider{
 	Plan:    plan,
 }
 
-// resolve checks the workload's shape and binds the node it names.
+// cpuProf is what node-cpu-profile sets on Node's command line.
+var cpuProf = &Profiler{
+	Provider: "node-cpu-profile",
+	Flag:     "--cpu-prof",
+	Needs:    "--cpu-prof-dir",
+	Param:    "sampling_interval_us",
+	Output:   "cpu-profile",
+}
+
 func resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, error) {
+	return cpuProf.Resolve(ctx, req)
+}
+
+// plan: Node refuses --cpu-prof in NODE_OPTIONS, so descendants started
+// any way other than child_process.fork (which passes execArgv on) are not
+// profiled.
+func plan(req *capture.Request, scratch string, r *capture.Resolved) (*capture.Plan, error) {
+	return cpuProf.Plan(req, scratch, r)
+}
+
+// Profiler is one of V8's profilers that Node starts from its own flags
+// (--cpu-prof, --heap-prof): the resolve and plan its providers share.
+type Profiler struct {
+	Provider string // the provider's name, which starts its failures
+	Flag     string // the flag family it owns: Flag, Flag-dir=, Flag-interval=
+	Needs    string // the flag that needs Node.js MinMajor, for the too-old failure
+	Param    string // the provider argument holding the interval
+	Output   string // the output directory's name in the scratch
+}
+
+// MinMajor is the first Node.js release with --cpu-prof-dir and --heap-prof.
+const MinMajor = 12
+
+// Resolve checks the workload's shape and binds the node it names.
+func (p *Profiler) Resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, error) {
 	argv0 := req.Argv[0]
 	if b := filepath.Base(argv0); b != "node" && b != "nodejs" {
 		return nil, evidence.Failf(evidence.CodeInvalidArgument,
-			"node-cpu-profile runs `node script.js ...`; the workload's argv[0] is %q", argv0)
+			"%s runs `node script.js ...`; the workload's argv[0] is %q", p.Provider, argv0)
 	}
 	for _, a := range req.Argv[1:] {
 		if a == "--" {
 			break
 		}
-		if strings.HasPrefix(a, "--cpu-prof") {
+		if strings.HasPrefix(a, p.Flag) {
 			return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
-				Message:  fmt.Sprintf("node-cpu-profile sets Node's --cpu-prof flags itself; remove %q (use --sampling-interval-us for the interval)", a),
+				Message: fmt.Sprintf("%s sets Node's %s flags itself; remove %q (use --%s for the interval)",
+					p.Provider, p.Flag, a, strings.ReplaceAll(p.Param, "_", "-")),
 				Location: evidence.Location{Field: "argv"}}
 		}
 	}
 	path, err := capture.WorkloadPath(argv0, req.Cwd)
 	if err != nil {
-		return nil, unavailable("%s is not on PATH", argv0)
+		return nil, p.unavailable("%s is not on PATH", argv0)
 	}
-	path, err = filepath.Abs(path)
-	if err != nil {
-		return nil, unavailable("%s: %v", argv0, err)
+	if path, err = filepath.Abs(path); err != nil {
+		return nil, p.unavailable("%s: %v", argv0, err)
 	}
 	sum, err := capture.FileSHA256(path)
 	if err != nil {
-		return nil, unavailable("%v", err)
+		return nil, p.unavailable("%v", err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(pctx, path, "--version").Output()
 	if ctx.Err() != nil {
-		return nil, evidence.Wrap(evidence.CodeCancelled, ctx.Err(), "node-cpu-profile: %s --version", path)
+		return nil, evidence.Wrap(evidence.CodeCancelled, ctx.Err(), "%s: %s --version", p.Provider, path)
 	}
 	version := strings.TrimSpace(string(out))
 	major, perr := strconv.Atoi(strings.SplitN(strings.TrimPrefix(version, "v"), ".", 2)[0])
 	if err != nil || perr != nil {
-		return nil, unavailable("%s --version did not report a Node.js version (%q, %v)", path, clip(version), err)
+		return nil, p.unavailable("%s --version did not report a Node.js version (%q, %v)", path, clip(version), err)
 	}
-	if major < minMajor {
-		return nil, unavailable("%s is Node.js %s; --cpu-prof-dir needs %d or newer", path, version, minMajor)
+	if major < MinMajor {
+		return nil, p.unavailable("%s is Node.js %s; %s needs %d or newer", path, version, p.Needs, MinMajor)
 	}
 	return &capture.Resolved{Executable: &evidence.Executable{Path: path, SHA256: sum}, Version: version}, nil
 }
 
-func unavailable(format string, args ...any) error {
+func (p *Profiler) unavailable(format string, args ...any) error {
 	return &evidence.Failure{Code: evidence.CodeProviderUnavailable,
-		Message: "node-cpu-profile: " + fmt.Sprintf(format, args...),
+		Message: p.Provider + ": " + fmt.Sprintf(format, args...),
 		Retry:   &evidence.Retry{Action: Guidance}}
 }
 
-// plan inserts the profiler flags right after argv[0], so they are Node
+// Plan inserts the profiler flags right after argv[0], so they are Node
 // options of the main process whatever the script's own arguments are.
-// Node refuses --cpu-prof in NODE_OPTIONS, so descendants started any way
-// other than child_process.fork (which passes execArgv on) are not
-// profiled.
-func plan(req *capture.Request, scratch string, r *capture.Resolved) (*capture.Plan, error) {
-	interval, ok := evidence.AsInt(req.Args["sampling_interval_us"])
+// No name flag: Node's generated names carry the pid and thread id, so
+// forked processes and workers do not overwrite each other's profile.
+func (p *Profiler) Plan(req *capture.Request, scratch string, r *capture.Resolved) (*capture.Plan, error) {
+	interval, ok := evidence.AsInt(req.Args[p.Param])
 	if !ok {
-		return nil, fmt.Errorf("node-cpu-profile: sampling_interval_us is %v", req.Args["sampling_interval_us"])
+		return nil, fmt.Errorf("%s: %s is %v", p.Provider, p.Param, req.Args[p.Param])
 	}
-	out := filepath.Join(scratch, "cpu-profile")
-	cmd := []string{r.Executable.Path, "--cpu-prof", "--cpu-prof-dir=" + out, "--cpu-prof-interval=" + strconv.FormatInt(interval, 10)}
-	return &capture.Plan{
-		Command:   append(cmd, req.Argv[1:]...),
-		Dir:       req.Cwd,
-		OutputDir: out,
-	}, nil
+	out := filepath.Join(scratch, p.Output)
+	cmd := []string{r.Executable.Path, p.Flag, p.Flag + "-dir=" + out, p.Flag + "-interval=" + strconv.FormatInt(interval, 10)}
+	return &capture.Plan{Command: append(cmd, req.Argv[1:]...), Dir: req.Cwd, OutputDir: out}, nil
 }
 
 func clip(s string) string {

@@ -3,30 +3,22 @@
 // and stages the profiles Node writes, one per profiled thread or process,
 // under Node's generated names.
 //
-// It imports capture, evidence, param, and formats/v8heap for the name of
-// the format it stages.
+// It imports capture, param, providers/node for the V8 profiler flags it
+// shares with node-cpu-profile, and formats/v8heap for the name of the
+// format it stages.
 package nodeheap
 
 import (
 	"context"
-	"fmt"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/flameox/flameox/internal/capture"
-	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/capture/providers/node"
 	"github.com/flameox/flameox/internal/formats/v8heap"
 	"github.com/flameox/flameox/internal/param"
 )
 
 // Guidance is the host guidance when node is missing or too old.
-const Guidance = "install Node.js 12 or newer (Debian: apt-get install nodejs) and put node on PATH, or name its path as the workload's argv[0]"
-
-// minMajor is the first Node.js release with --heap-prof.
-const minMajor = 12
+const Guidance = node.Guidance
 
 // Provider is the node-heap-profile contract.
 var Provider = &capture.Provider{
@@ -54,74 +46,19 @@ var Provider = &capture.Provider{
 	Plan:    plan,
 }
 
-// resolve checks the workload's shape and binds the node it names.
+// heapProf is what node-heap-profile sets on Node's command line.
+var heapProf = &node.Profiler{
+	Provider: "node-heap-profile",
+	Flag:     "--heap-prof",
+	Needs:    "--heap-prof",
+	Param:    "sampling_interval_bytes",
+	Output:   "heap-profile",
+}
+
 func resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, error) {
-	argv0 := req.Argv[0]
-	if b := filepath.Base(argv0); b != "node" && b != "nodejs" {
-		return nil, evidence.Failf(evidence.CodeInvalidArgument,
-			"node-heap-profile runs `node script.js ...`; the workload's argv[0] is %q", argv0)
-	}
-	for _, a := range req.Argv[1:] {
-		if a == "--" {
-			break
-		}
-		if strings.HasPrefix(a, "--heap-prof") {
-			return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
-				Message:  fmt.Sprintf("node-heap-profile sets Node's --heap-prof flags itself; remove %q (use --sampling-interval-bytes for the interval)", a),
-				Location: evidence.Location{Field: "argv"}}
-		}
-	}
-	path, err := capture.WorkloadPath(argv0, req.Cwd)
-	if err != nil {
-		return nil, unavailable("%s is not on PATH", argv0)
-	}
-	if path, err = filepath.Abs(path); err != nil {
-		return nil, unavailable("%s: %v", argv0, err)
-	}
-	sum, err := capture.FileSHA256(path)
-	if err != nil {
-		return nil, unavailable("%v", err)
-	}
-	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(pctx, path, "--version").Output()
-	if ctx.Err() != nil {
-		return nil, evidence.Wrap(evidence.CodeCancelled, ctx.Err(), "node-heap-profile: %s --version", path)
-	}
-	version := strings.TrimSpace(string(out))
-	major, perr := strconv.Atoi(strings.SplitN(strings.TrimPrefix(version, "v"), ".", 2)[0])
-	if err != nil || perr != nil {
-		return nil, unavailable("%s --version did not report a Node.js version (%q, %v)", path, clip(version), err)
-	}
-	if major < minMajor {
-		return nil, unavailable("%s is Node.js %s; --heap-prof needs %d or newer", path, version, minMajor)
-	}
-	return &capture.Resolved{Executable: &evidence.Executable{Path: path, SHA256: sum}, Version: version}, nil
+	return heapProf.Resolve(ctx, req)
 }
 
-func unavailable(format string, args ...any) error {
-	return &evidence.Failure{Code: evidence.CodeProviderUnavailable,
-		Message: "node-heap-profile: " + fmt.Sprintf(format, args...),
-		Retry:   &evidence.Retry{Action: Guidance}}
-}
-
-// plan inserts the profiler flags right after argv[0], so they are Node
-// options of the main process whatever the script's own arguments are.
-// No --heap-prof-name: Node's generated names carry the pid and thread id,
-// so forked processes and workers do not overwrite each other's profile.
 func plan(req *capture.Request, scratch string, r *capture.Resolved) (*capture.Plan, error) {
-	interval, ok := evidence.AsInt(req.Args["sampling_interval_bytes"])
-	if !ok {
-		return nil, fmt.Errorf("node-heap-profile: sampling_interval_bytes is %v", req.Args["sampling_interval_bytes"])
-	}
-	out := filepath.Join(scratch, "heap-profile")
-	cmd := []string{r.Executable.Path, "--heap-prof", "--heap-prof-dir=" + out, "--heap-prof-interval=" + strconv.FormatInt(interval, 10)}
-	return &capture.Plan{Command: append(cmd, req.Argv[1:]...), Dir: req.Cwd, OutputDir: out}, nil
-}
-
-func clip(s string) string {
-	if len(s) > 80 {
-		s = s[:80]
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
+	return heapProf.Plan(req, scratch, r)
 }

@@ -3,16 +3,14 @@
 // observations SDK (Python flameox_observe, Go pkg/observe) record named
 // values and phases into a declared artifact.
 //
-// It imports capture, evidence, pkg/observe and sdk/python (the SDK it ships to the workload), and formats/observations for the name of the format it stages.
+// It imports capture, pkg/observe and sdk/python (the SDK it ships to the workload), and formats/observations for the name of the format it stages.
 package observations
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 
 	"github.com/flameox/flameox/internal/capture"
-	"github.com/flameox/flameox/internal/evidence"
 	obsformat "github.com/flameox/flameox/internal/formats/observations"
 	"github.com/flameox/flameox/pkg/observe"
 	pysdk "github.com/flameox/flameox/sdk/python"
@@ -63,37 +61,14 @@ var Provider = &capture.Provider{
 	Plan:    plan,
 }
 
+// workload is the resolve and plan this provider shares with the other SDK providers.
+var workload = &capture.SDKWorkload{Provider: Name, EnvVar: observe.EnvVar, File: File,
+	OutputDir: OutputDir, SupportDir: SupportDir, ZipName: SDKZip, Zip: sdkZip}
+
 func resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, error) {
-	if len(req.Argv) == 0 || req.Argv[0] == "" {
-		return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument, Message: "provider observations needs a workload ARGV", Location: evidence.Location{Field: "argv"}}
-	}
-	exe, err := capture.WorkloadExecutable(req.Argv[0], req.Cwd, "ARGV[0]")
-	if err != nil {
-		return nil, err
-	}
-	sum, err := capture.FileSHA256(exe)
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "hash %s", exe)
-	}
-	return &capture.Resolved{Executable: &evidence.Executable{Path: exe, SHA256: sum}}, nil
+	return workload.Resolve(ctx, req)
 }
 
 func plan(req *capture.Request, scratch string, r *capture.Resolved) (*capture.Plan, error) {
-	if len(req.Argv) == 0 || r == nil || r.Executable == nil {
-		return nil, evidence.Failf(evidence.CodeInternal, "provider observations planned without a resolved ARGV")
-	}
-	z, err := sdkZip()
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeInternal, err, "build the SDK archive")
-	}
-	zipPath := filepath.Join(scratch, SupportDir, SDKZip)
-	out := filepath.Join(scratch, OutputDir)
-	return &capture.Plan{
-		Command:    append([]string{r.Executable.Path}, req.Argv[1:]...),
-		Env:        []string{observe.EnvVar + "=" + filepath.Join(out, File), capture.PythonPath(zipPath)},
-		Dir:        req.Cwd,
-		OutputDir:  out,
-		Support:    []capture.SupportFile{{Path: zipPath, Content: z, Mode: 0o444}},
-		AcceptExit: []int{0},
-	}, nil
+	return workload.Plan(req, scratch, r)
 }

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -73,23 +72,11 @@ var Provider = &capture.Provider{
 var probe = probePerfEvent
 
 func resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, error) {
-	path, err := exec.LookPath("perf")
+	path, digest, err := (&capture.HostTool{Name: "perf", Missing: "perf is not on PATH", Guidance: installGuidance}).Look()
 	if err != nil {
-		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
-			Message: "perf is not on PATH", Retry: &evidence.Retry{Action: installGuidance}, Err: err}
+		return nil, err
 	}
-	if path, err = filepath.Abs(path); err != nil {
-		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "resolve perf")
-	}
-	digest, err := capture.FileSHA256(path)
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "read %s", path)
-	}
-	vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(vctx, path, "--version")
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "LC_ALL=C", "PERF_CONFIG=/dev/null"}
-	out, err := cmd.Output()
+	out, err := capture.HostVersion(ctx, path, 30*time.Second, "PERF_CONFIG=/dev/null")
 	version := strings.TrimSpace(string(out))
 	if err != nil || !strings.HasPrefix(version, "perf version ") {
 		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,

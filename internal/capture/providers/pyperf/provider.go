@@ -15,13 +15,10 @@
 package pyperf
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -48,14 +45,8 @@ const (
 
 const probeTimeout = 30 * time.Second
 
-const probe = `import json, sys
-try:
-    import pyperf
-    v = pyperf.__version__
-except ImportError:
-    v = None
-print(json.dumps({"executable": sys.executable, "python": sys.version.split()[0], "pyperf": v}))
-`
+// probe asks the interpreter which pyperf it imports.
+var probe = capture.VersionProbe("pyperf")
 
 // launcher executes the argv its one argument encodes (hex of UTF-8
 // JSON), with no shell: os.execv keeps the process, so pyperf times the
@@ -117,22 +108,12 @@ func Resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, erro
 		return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument, Message: fmt.Sprintf("python %q is not on PATH", pyName),
 			Err: err, Location: evidence.Location{Field: "python"}}
 	}
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, py, "-c", probe)
-	cmd.Dir = req.Cwd
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	if err := cmd.Run(); err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, evidence.Failf(evidence.CodeProviderUnavailable, "probing %s for pyperf timed out after %s", py, probeTimeout)
-		}
-		return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument, Err: err, Location: evidence.Location{Field: "python"},
-			Message: fmt.Sprintf("python %s is not a working Python interpreter", py)}
-	}
 	var pr probeResult
-	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &pr); err != nil || pr.Executable == "" {
-		return nil, evidence.Failf(evidence.CodeInvalidArgument, "python %s did not answer the Python probe", py)
+	if err := (&capture.InterpreterProbe{Script: probe, For: "pyperf", Timeout: probeTimeout,
+		Broken: fmt.Sprintf("python %s is not a working Python interpreter", py), Field: "python",
+		Silent: fmt.Sprintf("python %s did not answer the Python probe", py),
+	}).Run(ctx, py, req.Cwd, &pr); err != nil {
+		return nil, err
 	}
 	retry := &evidence.Retry{Action: "install pyperf in that interpreter, then capture again",
 		Argv: []string{pr.Executable, "-m", "pip", "install", "pyperf==" + Pinned}}
@@ -144,11 +125,7 @@ func Resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, erro
 		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable, Retry: retry,
 			Message: fmt.Sprintf("pyperf %s in %s is not 2.x, which this provider drives", *pr.Pyperf, pr.Executable)}
 	}
-	sum, err := capture.FileSHA256(pr.Executable)
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "hash interpreter %s", pr.Executable)
-	}
-	return &capture.Resolved{Executable: &evidence.Executable{Path: pr.Executable, SHA256: sum}, Version: *pr.Pyperf}, nil
+	return capture.InterpreterResolved(pr.Executable, *pr.Pyperf)
 }
 
 // NeedsLauncher reports whether pyperf would refuse argv in its metadata.

@@ -15,7 +15,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -75,28 +74,12 @@ var Provider = &capture.Provider{
 var versionLine = regexp.MustCompile(`(?m)^Version (\S+)`)
 
 func resolve(ctx context.Context, _ *capture.Request) (*capture.Resolved, error) {
-	path, err := exec.LookPath("compute-sanitizer")
+	path, digest, err := (&capture.HostTool{Name: "compute-sanitizer", Fallback: fallback,
+		Missing: "compute-sanitizer is not on PATH (nor in /usr/local/cuda/bin)", Guidance: Guidance}).Look()
 	if err != nil {
-		if st, serr := os.Stat(fallback); serr == nil && st.Mode().IsRegular() {
-			path, err = fallback, nil
-		}
+		return nil, err
 	}
-	if err != nil {
-		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
-			Message: "compute-sanitizer is not on PATH (nor in /usr/local/cuda/bin)", Retry: &evidence.Retry{Action: Guidance}, Err: err}
-	}
-	if path, err = filepath.Abs(path); err != nil {
-		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "resolve compute-sanitizer")
-	}
-	digest, err := capture.FileSHA256(path)
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "read %s", path)
-	}
-	vctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(vctx, path, "--version")
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "LC_ALL=C"}
-	out, err := cmd.Output()
+	out, err := capture.HostVersion(ctx, path, 30*time.Second)
 	m := versionLine.FindSubmatch(out)
 	if err != nil || m == nil || !strings.Contains(string(out), "Compute Sanitizer") {
 		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,

@@ -13,13 +13,10 @@
 package torchprofiler
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -98,22 +95,10 @@ type probeResult struct {
 	CUDA       bool    `json:"cuda"`
 }
 
-// checkArgv accepts `PY script [args]` and `PY -m module [args]`, what
-// the launcher can run; interpreter options and -c are refused rather
-// than dropped.
+// checkArgv accepts what the launcher can run.
 func checkArgv(argv []string) error {
-	if len(argv) < 2 {
-		return evidence.Failf(evidence.CodeInvalidArgument, "torch-profiler capture needs `python train.py ...` or `python -m module ...`, got %q", argv)
-	}
-	switch a := argv[1]; {
-	case a == "-m":
-		if len(argv) < 3 || argv[2] == "" {
-			return evidence.Failf(evidence.CodeInvalidArgument, "`-m` needs a module name")
-		}
-	case strings.HasPrefix(a, "-"):
-		return evidence.Failf(evidence.CodeInvalidArgument, "interpreter option %q is not supported: give a script path or -m module after the interpreter", a)
-	}
-	return nil
+	return capture.CheckScriptArgv(argv, "torch-profiler capture needs `python train.py ...` or `python -m module ...`",
+		"give a script path or -m module after the interpreter")
 }
 
 // Resolve probes the workload interpreter for torch.
@@ -126,53 +111,22 @@ func Resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, erro
 		return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
 			Message: fmt.Sprintf("workload interpreter %q is not on PATH", req.Argv[0]), Err: err, Location: evidence.Location{Field: "argv"}}
 	}
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, py, "-c", probe)
-	cmd.Dir = req.Cwd
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		switch {
-		case errors.Is(ctx.Err(), context.DeadlineExceeded):
-			return nil, evidence.Failf(evidence.CodeProviderUnavailable, "probing %s for torch timed out after %s", py, probeTimeout)
-		case errors.Is(ctx.Err(), context.Canceled):
-			return nil, evidence.Wrap(evidence.CodeCancelled, err, "probe %s", py)
-		}
-		tail := stderr.String()
-		if len(tail) > 2048 {
-			tail = tail[len(tail)-2048:]
-		}
-		return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
-			Message: fmt.Sprintf("argv[0] %s is not a working Python interpreter: the torch-profiler provider runs the workload in it", py),
-			Details: evidence.Object{"probe_error": err.Error(), "stderr": tail}, Err: err}
-	}
 	var pr probeResult
-	// torch may print warnings before the answer: it is the last line.
-	out := bytes.TrimSpace(stdout.Bytes())
-	if i := bytes.LastIndexByte(out, '\n'); i >= 0 {
-		out = out[i+1:]
-	}
-	if err := json.Unmarshal(out, &pr); err != nil || pr.Executable == "" {
-		return nil, evidence.Failf(evidence.CodeInvalidArgument, "argv[0] %s did not answer the Python probe; the torch-profiler provider needs a Python interpreter as argv[0]", py)
+	if err := (&capture.InterpreterProbe{Script: probe, For: "torch", Timeout: probeTimeout,
+		Broken: fmt.Sprintf("argv[0] %s is not a working Python interpreter: the torch-profiler provider runs the workload in it", py),
+		Silent: fmt.Sprintf("argv[0] %s did not answer the Python probe; the torch-profiler provider needs a Python interpreter as argv[0]", py),
+	}).Run(ctx, py, req.Cwd, &pr); err != nil {
+		return nil, err
 	}
 	if pr.Torch == nil {
-		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
-			Message: fmt.Sprintf("torch is not installed in the workload interpreter %s (Python %s)", pr.Executable, pr.Python),
-			Details: evidence.Object{"interpreter": pr.Executable, "python": pr.Python},
-			Retry: &evidence.Retry{Action: "install torch in the workload interpreter (not flameox's), then capture again",
-				Argv: []string{pr.Executable, "-m", "pip", "install", "torch"}}}
+		return nil, capture.NotInWorkload("torch", pr.Executable, pr.Python, capture.InstallRetry(pr.Executable, "torch", "torch"))
 	}
 	if !strings.HasPrefix(*pr.Torch, "2.") {
 		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
 			Message: fmt.Sprintf("torch %s in %s is not supported: the provider needs torch 2.x (torch.profiler with Kineto)", *pr.Torch, pr.Executable),
 			Details: evidence.Object{"interpreter": pr.Executable, "torch": *pr.Torch}}
 	}
-	sum, err := capture.FileSHA256(pr.Executable)
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "hash interpreter %s", pr.Executable)
-	}
-	return &capture.Resolved{Executable: &evidence.Executable{Path: pr.Executable, SHA256: sum}, Version: *pr.Torch}, nil
+	return capture.InterpreterResolved(pr.Executable, *pr.Torch)
 }
 
 // Plan builds `PY SCRATCH/launcher.py OUT OPTIONS ARGV[1:]...`: the

@@ -13,12 +13,9 @@
 package triton
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -82,37 +79,23 @@ func resolve(ctx context.Context, req *capture.Request) (*capture.Resolved, erro
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, py, "-c", probe)
-	cmd.Dir = req.Cwd
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	if err := cmd.Run(); err != nil {
-		return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
-			Message: fmt.Sprintf("argv[0] %s is not a working Python interpreter: the triton provider runs the workload with it", py), Err: err,
-			Location: evidence.Location{Field: "argv"}}
-	}
 	var pr probeResult
-	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &pr); err != nil || pr.Executable == "" {
-		return nil, evidence.Failf(evidence.CodeInvalidArgument, "argv[0] %s did not answer the Python probe; the triton provider needs a Python interpreter as argv[0]", py)
+	if err := (&capture.InterpreterProbe{Script: probe, For: "triton", Timeout: probeTimeout,
+		Broken: fmt.Sprintf("argv[0] %s is not a working Python interpreter: the triton provider runs the workload with it", py), Field: "argv",
+		Silent: fmt.Sprintf("argv[0] %s did not answer the Python probe; the triton provider needs a Python interpreter as argv[0]", py),
+	}).Run(ctx, py, req.Cwd, &pr); err != nil {
+		return nil, err
 	}
-	retry := &evidence.Retry{Action: "install Triton " + Pinned + " in the workload interpreter (not flameox's), then capture again",
-		Argv: []string{pr.Executable, "-m", "pip", "install", "triton==" + Pinned + ".*"}}
+	retry := capture.InstallRetry(pr.Executable, "Triton "+Pinned, "triton=="+Pinned+".*")
 	if pr.Triton == nil {
-		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
-			Message: fmt.Sprintf("Triton is not installed in the workload interpreter %s (Python %s)", pr.Executable, pr.Python), Retry: retry}
+		return nil, capture.NotInWorkload("Triton", pr.Executable, pr.Python, retry)
 	}
 	if v := *pr.Triton; v != Pinned && !strings.HasPrefix(v, Pinned+".") {
 		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
 			Message: fmt.Sprintf("the workload interpreter %s has Triton %s; the autotune cache format read here is Triton %s's", pr.Executable, v, Pinned),
 			Retry:   retry, Details: evidence.Object{"triton": v}}
 	}
-	digest, err := capture.FileSHA256(pr.Executable)
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "read %s", pr.Executable)
-	}
-	return &capture.Resolved{Executable: &evidence.Executable{Path: pr.Executable, SHA256: digest}, Version: "triton " + *pr.Triton}, nil
+	return capture.InterpreterResolved(pr.Executable, "triton "+*pr.Triton)
 }
 
 func plan(req *capture.Request, scratch string, _ *capture.Resolved) (*capture.Plan, error) {

@@ -40,6 +40,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/pstats"
 	"github.com/flameox/flameox/internal/formats/pyperf"
 	"github.com/flameox/flameox/internal/formats/pytestevents"
+	"github.com/flameox/flameox/internal/formats/rocprof"
 	"github.com/flameox/flameox/internal/formats/sanitizer"
 	"github.com/flameox/flameox/internal/formats/sarif"
 	"github.com/flameox/flameox/internal/formats/speedscope"
@@ -88,6 +89,7 @@ var formatList = []*formats.Spec{
 	// Execution traces
 	chrometrace.KinetoSpec,
 	chrometrace.Spec,
+	rocprof.Spec,
 	// Inference exports
 	aiperf.RecordsSpec,
 	aiperf.AggregateSpec,

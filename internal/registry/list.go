@@ -14,6 +14,7 @@ import (
 	pyperfprovider "github.com/flameox/flameox/internal/capture/providers/pyperf"
 	"github.com/flameox/flameox/internal/capture/providers/pyspy"
 	pytestprovider "github.com/flameox/flameox/internal/capture/providers/pytest"
+	rocprofprovider "github.com/flameox/flameox/internal/capture/providers/rocprofv3"
 	sanprovider "github.com/flameox/flameox/internal/capture/providers/sanitizer"
 	"github.com/flameox/flameox/internal/capture/providers/torchprofiler"
 	tritonprovider "github.com/flameox/flameox/internal/capture/providers/triton"
@@ -343,4 +344,5 @@ var providerList = []*capture.Provider{
 	feeds(ncuprovider.Provider, inspectKernelMetrics),
 	feeds(tritonprovider.Provider, inspectTritonAutotune),
 	feeds(torchprofiler.Provider, summarizeTraceOperations, inspectTraceWindow),
+	feeds(rocprofprovider.Provider, summarizeTraceOperations, inspectTraceWindow),
 }

@@ -36,15 +36,20 @@ import (
 	"github.com/flameox/flameox/internal/table"
 )
 
+// OptionArgs is the option that keeps the other columns in args.
+const OptionArgs = "args"
+
 // Spec is a rocprofv3 CSV trace output.
 var Spec = &formats.Spec{
-	Name:     "rocprofv3-csv",
-	Title:    "rocprofv3 CSV trace",
-	Family:   formats.FamilyTraces,
-	Sniff:    sniff,
-	Tables:   []*table.Schema{table.TraceSlices.Schema, table.TraceCounters.Schema},
-	Limits:   []formats.Limit{{Name: formats.LimitBytes, Default: 1 << 40, Unit: "bytes", Doc: "bytes in the file"}, csvpreview.LimitRecord},
-	Options:  []param.Param{formats.ValueBytesParam},
+	Name:   "rocprofv3-csv",
+	Title:  "rocprofv3 CSV trace",
+	Family: formats.FamilyTraces,
+	Sniff:  sniff,
+	Tables: []*table.Schema{table.TraceSlices.Schema, table.TraceCounters.Schema},
+	Limits: []formats.Limit{{Name: formats.LimitBytes, Default: 1 << 40, Unit: "bytes", Doc: "bytes in the file"}, csvpreview.LimitRecord},
+	Options: []param.Param{formats.ValueBytesParam,
+		{Name: OptionArgs, Type: param.Bool, Default: true,
+			Doc: "keep the columns without a row column of their own (dispatch and kernel ids, register counts, sizes, agents of a copy…) in the args column (false: leave it null, which decodes faster)"}},
 	Producer: "rocprofv3 (ROCm rocprofiler-sdk) --kernel-trace, --hip-trace, --hsa-trace, --memory-copy-trace, --marker-trace, --pmc … --output-format csv",
 	Version:  "1",
 	Decoder:  formats.DecoderFunc(decode),
@@ -149,6 +154,7 @@ type decoder struct {
 	header   []string
 	c        cols
 	vals     *formats.Values
+	keepArgs bool
 	slices   *formats.LazyTable
 	counters *formats.LazyTable
 
@@ -172,7 +178,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err != nil {
 		return err
 	}
-	d := &decoder{in: in, header: append([]string(nil), rec...), vals: in.Values(), minStart: -1}
+	d := &decoder{in: in, header: append([]string(nil), rec...), vals: in.Values(), keepArgs: in.Bool(OptionArgs), minStart: -1}
 	d.k = classify(d.header)
 	switch d.k {
 	case kindNone:
@@ -237,7 +243,10 @@ func (d *decoder) text(rec []string, col int) table.Null[string] {
 // args keeps the columns not given a row column: integers as numbers,
 // the rest as bounded text.
 func (d *decoder) args(rec []string, extra map[string]string) evidence.Object {
-	o := evidence.Object{}
+	if !d.keepArgs {
+		return nil
+	}
+	o := make(evidence.Object, len(rec)+len(extra))
 	for i, v := range rec {
 		if d.c.used[i] {
 			continue

@@ -3,6 +3,7 @@ package rocprof
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os/exec"
 	"path/filepath"
@@ -266,4 +267,24 @@ func TestValueBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	formatstest.CheckValueBound(t, cut, full, 16)
+}
+
+// TestNoArgs: args=false leaves args null and changes nothing else.
+func TestNoArgs(t *testing.T) {
+	data := formatstest.Read(t, "rocprofv3/kernel_trace.csv")
+	s, err := formatstest.Decode(Spec, "k.csv", data, evidence.Object{OptionArgs: false}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, _ := formatstest.Decode(Spec, "k.csv", data, nil, nil)
+	for i, r := range s.Table(table.TraceSlices.Name).Typed {
+		a, b := *r.(*table.TraceSlice), *full.Table(table.TraceSlices.Name).Typed[i].(*table.TraceSlice)
+		if a.Args != nil {
+			t.Fatalf("args kept: %+v", a)
+		}
+		b.Args = nil
+		if fmt.Sprintf("%+v", a) != fmt.Sprintf("%+v", b) {
+			t.Fatalf("row %d differs", i)
+		}
+	}
 }

@@ -355,12 +355,12 @@ type Reader struct {
 	base int64
 }
 
-// NewReader reads in.R as comma-separated records. A leading UTF-8 byte
-// order mark is skipped. Records are reused between calls: copy what is
-// kept.
-func NewReader(in *formats.Input) (*Reader, error) {
+// NewReader reads src (in.R, or the verified file) as comma-separated
+// records under in's limits. A leading UTF-8 byte order mark is skipped.
+// Records are reused between calls: copy what is kept.
+func NewReader(in *formats.Input, src io.Reader) (*Reader, error) {
 	ceiling := in.Limit(limitRecord.Name)
-	g := &guard{r: in.R, line: 1, ceiling: ceiling, starts: []lineStart{{line: 1}}}
+	g := &guard{r: src, line: 1, ceiling: ceiling, starts: []lineStart{{line: 1}}}
 	br := bufio.NewReaderSize(g, readBuffer)
 	base, err := formats.SkipBOM(br)
 	if err != nil {
@@ -399,7 +399,3 @@ func (r *Reader) Read() (rec []string, line, offset int64, err error) {
 	}
 	return rec, int64(l), st.offset, nil
 }
-
-// FieldPos is encoding/csv's line and column of field i of the record
-// just read.
-func (r *Reader) FieldPos(i int) (line, column int) { return r.cr.FieldPos(i) }

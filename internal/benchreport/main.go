@@ -85,6 +85,7 @@ func cases() []benchCase {
 	cs = append(cs, memrayCases()...)
 	cs = append(cs, fleetCase())
 	cs = append(cs, traceCases()...)
+	cs = append(cs, rocprofCases()...)
 	cs = append(cs, inferenceCases()...)
 	return cs
 }

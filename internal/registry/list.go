@@ -14,6 +14,7 @@ import (
 	pyperfprovider "github.com/flameox/flameox/internal/capture/providers/pyperf"
 	"github.com/flameox/flameox/internal/capture/providers/pyspy"
 	pytestprovider "github.com/flameox/flameox/internal/capture/providers/pytest"
+	rocprofprovider "github.com/flameox/flameox/internal/capture/providers/rocprofv3"
 	sanprovider "github.com/flameox/flameox/internal/capture/providers/sanitizer"
 	"github.com/flameox/flameox/internal/capture/providers/torchprofiler"
 	tritonprovider "github.com/flameox/flameox/internal/capture/providers/triton"
@@ -40,6 +41,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/pstats"
 	"github.com/flameox/flameox/internal/formats/pyperf"
 	"github.com/flameox/flameox/internal/formats/pytestevents"
+	"github.com/flameox/flameox/internal/formats/rocprof"
 	"github.com/flameox/flameox/internal/formats/sanitizer"
 	"github.com/flameox/flameox/internal/formats/sarif"
 	"github.com/flameox/flameox/internal/formats/speedscope"
@@ -88,6 +90,7 @@ var formatList = []*formats.Spec{
 	// Execution traces
 	chrometrace.KinetoSpec,
 	chrometrace.Spec,
+	rocprof.Spec,
 	// Inference exports
 	aiperf.RecordsSpec,
 	aiperf.AggregateSpec,
@@ -341,4 +344,5 @@ var providerList = []*capture.Provider{
 	feeds(ncuprovider.Provider, inspectKernelMetrics),
 	feeds(tritonprovider.Provider, inspectTritonAutotune),
 	feeds(torchprofiler.Provider, summarizeTraceOperations, inspectTraceWindow),
+	feeds(rocprofprovider.Provider, summarizeTraceOperations, inspectTraceWindow),
 }

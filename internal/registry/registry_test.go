@@ -42,6 +42,7 @@ func TestProvidersFeed(t *testing.T) {
 		"nsight-compute":    {"inspect_kernel_metrics"},
 		"triton":            {"inspect_triton_autotune"},
 		"torch-profiler":    {"summarize_trace_operations", "inspect_trace_window"},
+		"rocprofv3":         {"summarize_trace_operations", "inspect_trace_window"},
 	}
 	for _, p := range Providers() {
 		if !slices.Equal(p.Operations, want[p.Name]) {

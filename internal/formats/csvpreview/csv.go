@@ -339,3 +339,63 @@ func csvFailure(in *formats.Input, err error, offset int64) *evidence.Failure {
 	f.Location.Offset = offset
 	return f
 }
+
+// LimitRecord is the record ceiling every decoder reading CSV through
+// Reader declares on its spec.
+var LimitRecord = limitRecord
+
+// Reader reads CSV records one at a time with their exact line and byte
+// offset, under the record ceiling (LimitRecord): the one CSV reader of
+// the formats that are CSV (rocprofv3's outputs), so they share the
+// preview's guard, locations and typed failures.
+type Reader struct {
+	in   *formats.Input
+	g    *guard
+	cr   *csv.Reader
+	base int64
+}
+
+// NewReader reads src (in.R, or the verified file) as comma-separated
+// records under in's limits. A leading UTF-8 byte order mark is skipped.
+// Records are reused between calls: copy what is kept.
+func NewReader(in *formats.Input, src io.Reader) (*Reader, error) {
+	ceiling := in.Limit(limitRecord.Name)
+	g := &guard{r: src, line: 1, ceiling: ceiling, starts: []lineStart{{line: 1}}}
+	br := bufio.NewReaderSize(g, readBuffer)
+	base, err := formats.SkipBOM(br)
+	if err != nil {
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "read csv")
+	}
+	g.starts[0].offset = base
+	cr := csv.NewReader(br)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	return &Reader{in: in, g: g, cr: cr, base: base}, nil
+}
+
+// Read returns the next record, the line it starts on (1-based) and its
+// byte offset; io.EOF at the end. Any other error is a typed failure:
+// DECODE_FAILURE (malformed CSV), LIMIT_EXCEEDED (a record past the
+// ceiling) or IO_FAILURE.
+func (r *Reader) Read() (rec []string, line, offset int64, err error) {
+	start := r.base + r.cr.InputOffset()
+	r.g.recordStart = start
+	rec, err = r.cr.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, 0, 0, io.EOF
+	}
+	if err != nil {
+		return nil, 0, 0, csvFailure(r.in, err, start)
+	}
+	l, _ := r.cr.FieldPos(0)
+	st, _ := r.g.start(int64(l))
+	r.g.prune(int64(l))
+	end := r.base + r.cr.InputOffset()
+	if size := end - st.offset; size > r.g.ceiling+2 {
+		f := r.in.Exceeded(limitRecord.Name, size)
+		f.Message = fmt.Sprintf("a CSV record is %d bytes, more than max_parse_record_bytes=%d", size, r.g.ceiling)
+		f.Location = evidence.Location{Line: l, Offset: st.offset}
+		return nil, 0, 0, f
+	}
+	return rec, int64(l), st.offset, nil
+}

@@ -140,6 +140,7 @@ func TestExplicitFormat(t *testing.T) {
 // inference exports): detected as it, the specific format winning.
 var ownedByReaders = map[string]string{
 	"csv/aiperf-profile_export_aiperf.csv":   "aiperf-csv",
+	"csv/rocprofv3-kernel_trace.csv":         "rocprofv3-csv",
 	"json/aiperf-profile_export_aiperf.json": "aiperf-json",
 	"jsonl/aiperf-profile_export.jsonl":      "aiperf-records",
 	"jsonl/mooncake-synthetic_trace.jsonl":   "mooncake-trace",

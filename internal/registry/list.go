@@ -21,6 +21,7 @@ import (
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/benchsamples"
 	"github.com/flameox/flameox/internal/formats/chrometrace"
+	"github.com/flameox/flameox/internal/formats/otlp"
 	"github.com/flameox/flameox/internal/formats/collapsed"
 	"github.com/flameox/flameox/internal/formats/coveragepy"
 	"github.com/flameox/flameox/internal/formats/coveragepy/datafile"
@@ -88,6 +89,7 @@ var formatList = []*formats.Spec{
 	// Execution traces
 	chrometrace.KinetoSpec,
 	chrometrace.Spec,
+	otlp.Spec,
 	// Inference exports
 	aiperf.RecordsSpec,
 	aiperf.AggregateSpec,

@@ -50,7 +50,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		return d.end()
 	}
 	jerr = typed(in, jerr, lim.over)
-	if d.spans > 0 || rec.overflow || lim.over != nil || rec.readErr || isLimit(jerr) {
+	if d.jsonRead || d.spans > 0 || rec.overflow || lim.over != nil || rec.readErr || isLimit(jerr) {
 		return d.abort(jerr)
 	}
 	// Nothing was read as JSON: the bytes may be protobuf that happens

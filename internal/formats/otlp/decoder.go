@@ -32,6 +32,7 @@ type decoder struct {
 	maxArgs    int
 	compressed bool
 	encoding   string
+	jsonRead   bool   // a whole resourceSpans element was read as JSON
 	triedJSON  string // why the bytes did not read as JSON, when they were read as protobuf after
 
 	slices, counters, flows, tracks *formats.LazyTable
@@ -154,7 +155,7 @@ func (d *decoder) labels(attrs []*commonpb.KeyValue, schemaURL string) table.Nul
 	if err != nil {
 		return table.Null[string]{}
 	}
-	return table.Some(string(b))
+	return table.Some(d.trVals.Bound(string(b)))
 }
 
 var kindNames = map[tracepb.Span_SpanKind]string{

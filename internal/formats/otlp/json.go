@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,6 +70,7 @@ func (d *decoder) json(r io.Reader) error {
 					}
 					return err
 				}
+				d.jsonRead = true // valid JSON: a failure from here on is not protobuf's
 				rs, err := resourceSpansJSON(v)
 				if err != nil {
 					f := evidence.Failf(evidence.CodeDecodeFailure, "%s (JSON): resourceSpans[%d]%v", d.in.Spec.Title, i, err)
@@ -156,7 +158,8 @@ func kind(v any) string {
 	return "null"
 }
 
-// fields calls fn with each member of o under its folded name.
+// fields calls fn with each member of o under its folded name. fn must
+// give the same result when called again (it is, on a failure).
 func fields(o obj, fn func(k string, v any) error) error {
 	for k, v := range o {
 		if err := fn(norm(k), v); err != nil {
@@ -203,15 +206,37 @@ func intText(v any) (string, error) {
 	case json.Number:
 		s := string(x)
 		if strings.ContainsAny(s, ".eE") {
-			f, err := strconv.ParseFloat(s, 64)
-			if err != nil || f != math.Trunc(f) || math.Abs(f) >= 1<<63 {
-				return "", fmt.Errorf("%s is not an integer", s)
+			// Exactly, not through a float64, which would round a
+			// nanosecond time to an integer it is not.
+			if len(s) > 64 || exponent(s) > 100 {
+				return "", fmt.Errorf("%s is not a 64-bit integer", trim(s))
 			}
-			return strconv.FormatFloat(f, 'f', -1, 64), nil
+			r, ok := new(big.Rat).SetString(s)
+			if !ok || !r.IsInt() {
+				return "", fmt.Errorf("%s is not an integer", trim(s))
+			}
+			return r.Num().String(), nil
 		}
 		return s, nil
 	}
 	return "", fmt.Errorf("must be an integer (a string or a number), found %s", kind(v))
+}
+
+// exponent is the magnitude of a number literal's exponent (0 when it
+// has none), so that 1e999999 is refused before it is computed.
+func exponent(s string) int {
+	i := strings.IndexAny(s, "eE")
+	if i < 0 {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+	if err != nil {
+		return math.MaxInt
+	}
+	if n < 0 {
+		n = -n
+	}
+	return n
 }
 
 func asInt64(v any) (int64, error) {
@@ -538,16 +563,22 @@ func anyValueJSON(v any) (*commonpb.AnyValue, error) {
 	if err != nil || o == nil {
 		return nil, err
 	}
+	n := 0
+	for k, v := range o {
+		switch norm(k) {
+		case "stringvalue", "boolvalue", "intvalue", "doublevalue", "arrayvalue", "kvlistvalue", "bytesvalue":
+			if v != nil {
+				n++
+			}
+		}
+	}
+	if n > 1 {
+		return nil, errors.New("more than one value of the AnyValue oneof")
+	}
 	a := &commonpb.AnyValue{}
 	return a, fields(o, func(k string, v any) error {
 		if v == nil {
 			return nil
-		}
-		if a.Value != nil {
-			switch k {
-			case "stringvalue", "boolvalue", "intvalue", "doublevalue", "arrayvalue", "kvlistvalue", "bytesvalue":
-				return errors.New("a second value of a oneof")
-			}
 		}
 		switch k {
 		case "stringvalue":

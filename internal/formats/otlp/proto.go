@@ -2,6 +2,7 @@ package otlp
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +21,7 @@ func (d *decoder) protobuf(r io.Reader) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var off int64
 	maxMsg := d.in.Limit(LimitMessage)
-	var buf []byte
+	var buf bytes.Buffer
 	fail := func(at int64, format string, args ...any) error {
 		f := evidence.Failf(evidence.CodeDecodeFailure, "%s (protobuf): %s", d.in.Spec.Title, fmt.Sprintf(format, args...))
 		f.Location.Offset = at
@@ -70,6 +71,9 @@ func (d *decoder) protobuf(r io.Reader) error {
 			}
 			if num != 1 {
 				if _, err := io.CopyN(io.Discard, br, int64(l)); err != nil {
+					if err == io.EOF {
+						err = io.ErrUnexpectedEOF
+					}
 					return d.readFail(err, start, fmt.Sprintf("field %d: length %d runs past the end", num, l), fail)
 				}
 				off += int64(l)
@@ -78,16 +82,18 @@ func (d *decoder) protobuf(r io.Reader) error {
 			if int64(l) > maxMsg {
 				return d.in.ExceededAt(LimitMessage, int64(l), start)
 			}
-			if cap(buf) < int(l) {
-				buf = make([]byte, l)
-			}
-			buf = buf[:l]
-			if _, err := io.ReadFull(br, buf); err != nil {
+			// Grown as the bytes arrive, so that a length the stream does
+			// not hold (a gzip'd body's size is unknown) allocates nothing.
+			buf.Reset()
+			if _, err := io.CopyN(&buf, br, int64(l)); err != nil {
+				if err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
 				return d.readFail(err, start, fmt.Sprintf("resource_spans length %d runs past the end", l), fail)
 			}
 			off += int64(l)
 			rs := &tracepb.ResourceSpans{}
-			if err := proto.Unmarshal(buf, rs); err != nil {
+			if err := proto.Unmarshal(buf.Bytes(), rs); err != nil {
 				return fail(start, "resource_spans %d: %v", d.resourceSpans+1, err)
 			}
 			if err := d.resource(rs); err != nil {

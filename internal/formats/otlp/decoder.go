@@ -500,9 +500,7 @@ func (d *decoder) end() error {
 }
 
 func (d *decoder) empty(why string) *evidence.Summary {
-	s := &evidence.Summary{Complete: true, Coverage: evidence.Object{"time_unit": "ns", "encoding": d.encoding}}
-	s.Limit(why)
-	return s
+	return &evidence.Summary{Complete: true, Coverage: evidence.Object{"time_unit": "ns", "encoding": d.encoding, "note": why}}
 }
 
 func (d *decoder) tracksSummary() *evidence.Summary {

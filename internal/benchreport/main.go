@@ -86,6 +86,7 @@ func cases() []benchCase {
 	cs = append(cs, fleetCase())
 	cs = append(cs, traceCases()...)
 	cs = append(cs, inferenceCases()...)
+	cs = append(cs, otlpCases()...)
 	return cs
 }
 

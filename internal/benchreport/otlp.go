@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 
 	"github.com/flameox/flameox/internal/formats/otlp"
+	"github.com/flameox/flameox/internal/projection/trace"
+	"github.com/flameox/flameox/internal/registry"
+	"github.com/flameox/flameox/internal/table"
 )
 
 // otlpSeed is the real exporter body the OTLP inputs are built from.
@@ -30,8 +33,15 @@ func otlpCases() []benchCase {
 		}
 		return f.Close()
 	}
+	// The operation of the trace-operations projection, by its table.
+	var op string
+	for _, o := range registry.OperationsForTables([]string{table.TraceSlices.Name}) {
+		if o.Projection == trace.Operations {
+			op = o.Name
+		}
+	}
 	ops := func(bin, in string) []string {
-		return []string{filepath.Join(bin, "flameox-rank"), "--format", "jsonl", "--top", "20", "--operation", "summarize_trace_operations", in}
+		return []string{filepath.Join(bin, "flameox-rank"), "--format", "jsonl", "--top", "20", "--operation", op, in}
 	}
 	return []benchCase{
 		{"otlp decode 200 MB", "otlp-200MB.pb", 200e6, gen, decodeArgv, 0, true, nil},

@@ -87,6 +87,7 @@ func cases() []benchCase {
 	cs = append(cs, traceCases()...)
 	cs = append(cs, rocprofCases()...)
 	cs = append(cs, inferenceCases()...)
+	cs = append(cs, otlpCases()...)
 	return cs
 }
 

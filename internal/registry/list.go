@@ -35,6 +35,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/nsys"
 	"github.com/flameox/flameox/internal/formats/nvbench"
 	obsformat "github.com/flameox/flameox/internal/formats/observations"
+	"github.com/flameox/flameox/internal/formats/otlp"
 	"github.com/flameox/flameox/internal/formats/parquetpreview"
 	"github.com/flameox/flameox/internal/formats/perfscript"
 	"github.com/flameox/flameox/internal/formats/pprof"
@@ -91,6 +92,7 @@ var formatList = []*formats.Spec{
 	chrometrace.KinetoSpec,
 	chrometrace.Spec,
 	rocprof.Spec,
+	otlp.Spec,
 	// Inference exports
 	aiperf.RecordsSpec,
 	aiperf.AggregateSpec,

@@ -98,7 +98,7 @@ var Hotspots = &projection.Spec{
 		param.Param{Name: "include_synthetic", Type: param.Bool, Default: true,
 			Doc: "keep producer-made frames such as (program), (idle) and (garbage collector)"},
 		param.Param{Name: "group_by", Type: param.Enum, Enum: []string{GroupFunction, GroupLine, GroupFrame}, Default: GroupFunction,
-			Doc: "function: a row per function (name, file, module) of one series, a profile's per-line frames (py-spy) pooled; line: a row per sampled source line, for profiles whose frames are lines (py-spy), refused for the others; frame: a row per frame identity as the decoder wrote it"},
+			Doc: "function: a row per function of a series (py-spy's per-line frames pooled); line: a row per sampled source line (py-spy only); frame: a row per frame as decoded"},
 	),
 	New: newHotspots,
 }

@@ -151,6 +151,10 @@ type Caps struct {
 	// FieldPositions: preview.fields positions index the values of
 	// preview.records rows (CSV), so a field selection can keep columns.
 	FieldPositions bool
+	// SampledLines: the format can carry cpu.frames whose line is the
+	// line each sample was on, and its tables say when they do
+	// (table.SampledLinesHeader), so hotspots can rank source lines.
+	SampledLines bool
 }
 
 // Spec describes one native format.

@@ -218,10 +218,11 @@ func TestReadmeExamples(t *testing.T) {
 		"app.js":         "examples/hotspot/app.js",
 		"app.py":         "testdata/pstats/workload.py",
 		// Two runs of one workload, one function made 3x slower.
-		"before.cpuprofile":   "testdata/diff/base.cpuprofile",
-		"after.cpuprofile":    "testdata/diff/slow.cpuprofile",
-		"cpu.pprof":           "testdata/pprof/cpu.pb.gz",
-		"memray-app.1234.bin": "testdata/memray/lz4-pyalloc.bin",
+		"before.cpuprofile":       "testdata/diff/base.cpuprofile",
+		"after.cpuprofile":        "testdata/diff/slow.cpuprofile",
+		"cpu.pprof":               "testdata/pprof/cpu.pb.gz",
+		"memray-app.1234.bin":     "testdata/memray/lz4-pyalloc.bin",
+		"profile.speedscope.json": "testdata/speedscope/pyspy-0.4.1-two-threads.speedscope.json",
 	} {
 		b, err := os.ReadFile(filepath.Join(root, src))
 		if err != nil {

@@ -1,6 +1,10 @@
 package table
 
-import "github.com/flameox/flameox/internal/evidence"
+import (
+	"strings"
+
+	"github.com/flameox/flameox/internal/evidence"
+)
 
 // Symbolization states of a CPU frame.
 const (
@@ -115,3 +119,27 @@ type Edge struct {
 
 // CPUEdges is the cpu.edges schema; weights are in the table's unit.
 var CPUEdges = Define[Edge]("cpu.edges", "one row per caller→callee pair with the callee's weight under that caller", FromArtifact)
+
+// sampledLines is how a cpu.frames header says its line column is the
+// source line each sample was on (a frame per line, as py-spy writes
+// them), not where the function starts: what group_by line needs.
+const sampledLines = "; the line a sample was on: the table has a frame per source line"
+
+// SampledLinesHeader is CPUFrames.HeaderBased for a decoder whose frames
+// are sampled source lines.
+func SampledLinesHeader(unit string, base int) *evidence.Table {
+	h := CPUFrames.HeaderBased(unit, base)
+	for i := range h.Columns {
+		if h.Columns[i].Name == "line" {
+			h.Columns[i].Description += sampledLines
+		}
+	}
+	return h
+}
+
+// SampledLines reports whether cpu.frames header h states that its line
+// column is the line each sample was on (SampledLinesHeader).
+func SampledLines(h *evidence.Table) bool {
+	c, ok := h.Column("line")
+	return ok && strings.HasSuffix(c.Description, sampledLines)
+}

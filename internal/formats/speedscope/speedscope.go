@@ -65,9 +65,11 @@ var Spec = formats.CPUStackProfile(formats.Spec{
 	Sniff:    Sniff,
 	Limits:   limitList,
 	Options:  []param.Param{formats.ValueBytesParam},
+	Caps:     formats.Caps{SampledLines: true}, // py-spy's frames are lines
 	Producer: "py-spy record --format speedscope (or any speedscope exporter)",
-	Version:  "1",
-	Decoder:  formats.DecoderFunc(decode),
+	// 2: py-spy frame tables state their lines are sampled, 1-based.
+	Version: "2",
+	Decoder: formats.DecoderFunc(decode),
 })
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
@@ -247,7 +249,11 @@ func (e *emitter) group(g *group, out formats.Sink) error {
 	}
 
 	if out.Wants(table.CPUFrames.Schema) {
-		tw, err := out.Begin(table.CPUFrames.Header(g.unit))
+		h := table.CPUFrames.Header(g.unit)
+		if e.sampledLines() {
+			h = table.SampledLinesHeader(g.unit, 1)
+		}
+		tw, err := out.Begin(h)
 		if err != nil {
 			return err
 		}
@@ -426,3 +432,21 @@ func needMoreOrNo(err error) formats.Verdict {
 }
 
 func isEOF(err error) bool { return errors.Is(err, io.ErrUnexpectedEOF) }
+
+// sampledLines reports whether the frames are the source lines samples
+// were on, numbered from 1: py-spy writes a frame per (function, line)
+// with Python's line numbers unless --nolineno leaves them out (then no
+// frame has one). Other exporters' lines are their own (speedscope's
+// Chrome import, for one, writes where a function starts), so they are
+// not said to be sampled lines.
+func (e *emitter) sampledLines() bool {
+	if !strings.HasPrefix(e.r.exporter, "py-spy@") {
+		return false
+	}
+	for i := range e.r.frames {
+		if e.r.frames[i].line > 0 {
+			return true
+		}
+	}
+	return false
+}

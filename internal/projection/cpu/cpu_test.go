@@ -10,6 +10,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/perfscript"
+	"github.com/flameox/flameox/internal/formats/pprof"
 	"github.com/flameox/flameox/internal/formats/pstats"
 	"github.com/flameox/flameox/internal/formats/speedscope"
 	"github.com/flameox/flameox/internal/formats/v8cpu"
@@ -538,7 +539,7 @@ func TestPooledEventsSaid(t *testing.T) {
 // its frames', the total is unchanged, and the pooling is stated.
 func TestGroupByFunction(t *testing.T) {
 	in := projectiontest.Decode(t, speedscope.Spec, fixtures+"speedscope/pyspy-0.4.1-two-threads.speedscope.json", nil)[0]
-	frames := rank(t, Hotspots, evidence.Object{"top": int64(100000)}, in)
+	frames := rank(t, Hotspots, evidence.Object{"top": int64(100000), "group_by": GroupFrame}, in)
 	funcs := rank(t, Hotspots, evidence.Object{"top": int64(100000), "group_by": GroupFunction}, in)
 	type key struct{ fn, file, thread any }
 	want := map[key][2]float64{}
@@ -564,5 +565,118 @@ func TestGroupByFunction(t *testing.T) {
 	}
 	if n, _ := evidence.AsInt(funcs.Summary.Metrics["pooled_functions"].Value); n == 0 {
 		t.Fatalf("summary %+v", funcs.Summary)
+	}
+}
+
+// group_by line ranks py-spy's sampled lines: a row per (function, file,
+// line) of a thread with the frames' weights, the line 1-based as py-spy
+// wrote it and stated so in the header, the total unchanged. A profile
+// whose frames are functions (V8, pprof, perf, pstats) is refused with a
+// typed failure rather than given function start lines as hot lines.
+func TestGroupByLine(t *testing.T) {
+	in := projectiontest.Decode(t, speedscope.Spec, fixtures+"speedscope/pyspy-0.4.1-two-threads.speedscope.json", nil)[0]
+	if !table.SampledLines(in.Header) {
+		t.Fatal("py-spy frames table does not state sampled lines")
+	}
+	frames := rank(t, Hotspots, evidence.Object{"top": int64(100000), "group_by": GroupFrame}, in)
+	lines := rank(t, Hotspots, evidence.Object{"top": int64(100000), "group_by": GroupLine}, in)
+	type key struct{ fn, file, line, thread any }
+	want := map[key][2]float64{}
+	for _, r := range frames.Rows {
+		k := key{r["function"], r["file"], r["line"], r["thread"]}
+		s, _ := evidence.AsFloat(r["self_weight"])
+		i, _ := evidence.AsFloat(r["inclusive_weight"])
+		w := want[k]
+		want[k] = [2]float64{w[0] + s, w[1] + i}
+	}
+	if len(lines.Rows) != len(want) {
+		t.Fatalf("%d line rows for %d lines", len(lines.Rows), len(want))
+	}
+	hot := 0
+	for _, r := range lines.Rows {
+		s, _ := evidence.AsFloat(r["self_weight"])
+		i, _ := evidence.AsFloat(r["inclusive_weight"])
+		n, _ := evidence.AsInt(r["line"])
+		if n < 1 {
+			t.Fatalf("%v: line %v", r["function"], r["line"])
+		}
+		if w := want[key{r["function"], r["file"], r["line"], r["thread"]}]; math.Abs(w[0]-s) > 1e-9 || math.Abs(w[1]-i) > 1e-9 {
+			t.Fatalf("%v:%v: %v/%v, frames sum to %v", r["function"], r["line"], s, i, w)
+		}
+		if s > 0 {
+			hot++
+		}
+	}
+	if hot < 2 {
+		t.Fatalf("%d lines with self weight", hot)
+	}
+	if lines.Summary.Metrics[table.MetricTotalWeight] != frames.Summary.Metrics[table.MetricTotalWeight] {
+		t.Fatal("grouping changed the total")
+	}
+	if c, _ := lines.Header.Column("line"); !strings.HasPrefix(c.Description, "1-based") {
+		t.Fatalf("line column %q", c.Description)
+	}
+
+	for _, refused := range []*projectiontest.Input{
+		projectiontest.Decode(t, v8cpu.Spec, fixtures+"v8/hotspot.cpuprofile", nil)[0],
+		projectiontest.Decode(t, pprof.Spec, fixtures+"pprof/cpu.pb.gz", nil)[0],
+		framesTable(t, projectiontest.Decode(t, pstats.Spec, fixtures+"pstats/cprofile-workload.pstats", nil)),
+		projectiontest.Decode(t, perfscript.ScriptSpec, fixtures+"perf/hot.perf.txt", nil)[0],
+		projectiontest.Decode(t, speedscope.Spec, fixtures+"speedscope/simple-sampled.speedscope.json", nil)[0],
+	} {
+		_, err := projectiontest.Run(Hotspots, evidence.Object{"group_by": GroupLine}, refused)
+		if evidence.CodeOf(err) != evidence.CodeInvalidArgument || !strings.Contains(err.Error(), "use group_by function") {
+			t.Errorf("%s: %v", refused.Header.Format, err)
+		}
+	}
+}
+
+// function is the default grouping: py-spy's per-line frames pool into
+// functions, and a profile whose frames are functions ranks exactly as
+// group_by frame (V8's anonymous functions of one file stay apart).
+func TestGroupByDefault(t *testing.T) {
+	py := projectiontest.Decode(t, speedscope.Spec, fixtures+"speedscope/pyspy-0.4.1-two-threads.speedscope.json", nil)[0]
+	v8 := projectiontest.Decode(t, v8cpu.Spec, fixtures+"v8/hotspot.cpuprofile", nil)[0]
+	for _, c := range []struct {
+		in   *projectiontest.Input
+		same string
+	}{{py, GroupFunction}, {v8, GroupFrame}} {
+		def := rank(t, Hotspots, evidence.Object{"top": int64(100000)}, c.in)
+		ex := rank(t, Hotspots, evidence.Object{"top": int64(100000), "group_by": c.same}, c.in)
+		a, _ := evidence.Canonical(def.Rows)
+		b, _ := evidence.Canonical(ex.Rows)
+		if string(a) != string(b) {
+			t.Errorf("%s: the default ranks otherwise than group_by %s", c.in.Header.Format, c.same)
+		}
+	}
+}
+
+// framesTable is the cpu.frames table of a decode.
+func framesTable(t *testing.T, ins []*projectiontest.Input) *projectiontest.Input {
+	t.Helper()
+	for _, in := range ins {
+		if in.Header.Name == table.CPUFrames.Name {
+			return in
+		}
+	}
+	t.Fatal("no cpu.frames table")
+	return nil
+}
+
+// BenchmarkHotspotsLines pools 100k per-line frames (as py-spy writes
+// them: 1000 functions of 100 lines) by function and by line.
+func BenchmarkHotspotsLines(b *testing.B) {
+	h := table.SampledLinesHeader("samples", 1)
+	h.ID, h.Format, h.ArtifactIDs = "a.cpu.frames", "speedscope", []string{"sha256:a"}
+	typed := benchFrames(100000)
+	for i, r := range typed {
+		f := r.(*table.Frame)
+		f.Function, f.Line, f.Column = fmt.Sprint("fn", i%1000), int64(1+i/1000), -1
+	}
+	in := input(h, typed...)
+	for _, g := range []string{GroupFunction, GroupLine} {
+		b.Run(g, func(b *testing.B) {
+			projectiontest.Bench(b, Hotspots, evidence.Object{"top": int64(20), "group_by": g}, in)
+		})
 	}
 }

@@ -97,8 +97,8 @@ var Hotspots = &projection.Spec{
 		param.Param{Name: "file_pattern", Type: param.String, Doc: "RE2 regular expression the file or URL must match"},
 		param.Param{Name: "include_synthetic", Type: param.Bool, Default: true,
 			Doc: "keep producer-made frames such as (program), (idle) and (garbage collector)"},
-		param.Param{Name: "group_by", Type: param.Enum, Enum: []string{GroupFrame, GroupFunction}, Default: GroupFrame,
-			Doc: "frame: a row per frame identity (py-spy and pstats frames are source lines); function: the frames of one function (name, file, module) of one series pooled into one row"},
+		param.Param{Name: "group_by", Type: param.Enum, Enum: []string{GroupFunction, GroupLine, GroupFrame}, Default: GroupFunction,
+			Doc: "function: a row per function of a series (py-spy's per-line frames pooled); line: a row per sampled source line (py-spy only); frame: a row per frame as decoded"},
 	),
 	New: newHotspots,
 }
@@ -107,6 +107,7 @@ var Hotspots = &projection.Spec{
 const (
 	GroupFrame    = "frame"
 	GroupFunction = "function"
+	GroupLine     = "line"
 )
 
 // groupKey pools the frames of one function of one series of one table.
@@ -115,6 +116,7 @@ type groupKey struct {
 	function        string
 	file, module    table.Null[string]
 	thread, process table.Null[string]
+	line            int64 // group_by line; 0 otherwise
 }
 
 // frameRow is a selected frame: a copy of its row (decoders may reuse
@@ -126,7 +128,7 @@ type frameRow struct {
 	incl  float64
 	// factor converts the row's other weights to the result unit.
 	factor float64
-	pooled bool // group_by function: the row pools several frames
+	pooled bool // group_by function or line: the row pools several frames
 }
 
 type hotspots struct {
@@ -143,10 +145,16 @@ type hotspots struct {
 
 	fnMiss, fileMiss *miss
 
-	byFunction bool
-	groups     map[groupKey]*frameRow
-	order      []groupKey
-	pooled     int // groups that pooled several frames
+	group  string           // GroupFunction, GroupLine or GroupFrame
+	groups map[groupKey]int // index in rows
+	rows   []frameRow       // the groups, in order of first frame
+	pooled int              // groups that pooled several frames
+	// group_by line: frames of a line table that carry no line, each
+	// ranked as a row of its own.
+	noLine int
+	// lineTables: an admitted table's frames are lines, so group_by
+	// function pools (and says how much).
+	lineTables bool
 }
 
 func newHotspots(args evidence.Object, given map[string]bool) (projection.Projector, error) {
@@ -163,8 +171,12 @@ func newHotspots(args evidence.Object, given map[string]bool) (projection.Projec
 		h.synthetic = b
 	}
 	h.ranked = projection.NewTopN(h.top, h.before)
-	if g, _ := args["group_by"].(string); g == GroupFunction {
-		h.byFunction, h.groups = true, map[groupKey]*frameRow{}
+	h.group = GroupFunction
+	if g, ok := args["group_by"].(string); ok {
+		h.group = g
+	}
+	if h.group != GroupFrame {
+		h.groups = map[groupKey]int{}
 	}
 	h.seriesFilters()
 	h.fnMiss = h.filter("function_pattern", str(args, "function_pattern"), "function names")
@@ -228,28 +240,62 @@ func (h *hotspots) Row(t *evidence.Table, row any) error {
 	}
 	r := frameRow{frame: *f, self: self, incl: incl, factor: x.State.factor,
 		id: identity{artifact: artifact, table: x.Index, a: f.FrameID, thread: f.Thread, process: f.Process}}
-	if h.byFunction {
-		h.pool(r, x.Index)
-		return nil
+	// A table whose frames are functions already has a row per
+	// function; only one whose frames are lines pools them.
+	switch {
+	case h.group == GroupFunction && x.State.lines:
+		h.pool(r, groupKey{table: x.Index, function: f.Function, file: f.File, module: f.Module, thread: f.Thread, process: f.Process})
+	case h.group == GroupLine && f.Line >= 1:
+		h.pool(r, groupKey{table: x.Index, function: f.Function, file: f.File, module: f.Module, thread: f.Thread, process: f.Process, line: f.Line})
+	case h.group == GroupLine:
+		h.noLine++
+		h.ranked.Add(r)
+	default:
+		h.ranked.Add(r)
 	}
-	h.ranked.Add(r)
 	return nil
 }
 
-// pool adds a selected frame to its function's row (group_by function).
-// Weights add; a coordinate the frames do not share becomes -1; call
-// counts add where all the frames record them.
-func (h *hotspots) pool(r frameRow, tableIndex int) {
+// Table admits a table as profiles do; group_by line also needs a table
+// whose frames are the lines samples were on.
+func (h *hotspots) Table(t *evidence.Table, caps formats.Caps) error {
+	if err := h.profiles.Table(t, caps); err != nil {
+		return err
+	}
+	lines := table.SampledLines(t)
+	if h.group == GroupLine && !lines {
+		return lineFailure(t.Format, " (table "+t.ID+")")
+	}
+	h.lineTables = h.lineTables || lines
+	return nil
+}
+
+// lineFailure refuses group_by line for a profile whose frames are
+// functions: their line is where the function starts, not a hot line.
+func lineFailure(format, where string) error {
+	return &evidence.Failure{Code: evidence.CodeInvalidArgument,
+		Message: fmt.Sprintf("group_by line: %s frames%s carry where each function starts, not the lines samples were on; "+
+			"hot lines are read from py-spy speedscope profiles (V8 positionTicks, perf srcline and pprof lines are not decoded yet): use group_by function", format, where),
+		Location: evidence.Location{Field: "group_by"}, Details: evidence.Object{"format": format}}
+}
+
+// pool adds a selected frame to its group's row (group_by function or
+// line). Weights add; a coordinate the frames do not share becomes -1;
+// call counts add where all the frames record them.
+func (h *hotspots) pool(r frameRow, k groupKey) {
 	f := &r.frame
-	k := groupKey{table: tableIndex, function: f.Function, file: f.File, module: f.Module, thread: f.Thread, process: f.Process}
-	g := h.groups[k]
-	if g == nil {
-		h.groups[k] = &r
-		h.order = append(h.order, k)
+	i, ok := h.groups[k]
+	if !ok {
+		h.groups[k] = len(h.rows)
+		h.rows = append(h.rows, r)
 		return
 	}
-	if g.frame.Line != f.Line || g.frame.Column != f.Column {
-		g.frame.Line, g.frame.Column = -1, -1
+	g := &h.rows[i]
+	if g.frame.Line != f.Line {
+		g.frame.Line = -1
+	}
+	if g.frame.Column != f.Column {
+		g.frame.Column = -1
 	}
 	if !g.pooled && g.frame.FrameID != f.FrameID {
 		h.pooled++
@@ -286,8 +332,8 @@ func (h *hotspots) Finish(w projection.Emitter) error {
 	if err := h.Ready(); err != nil {
 		return err
 	}
-	for _, k := range h.order {
-		h.ranked.Add(*h.groups[k])
+	for _, r := range h.rows {
+		h.ranked.Add(r)
 	}
 	head := h.Header(table.CPUHotspots.Schema, h.unit, evidence.Derived, h.args)
 	head.Arguments["metric"] = h.metric
@@ -307,10 +353,22 @@ func (h *hotspots) Finish(w projection.Emitter) error {
 		}
 	}
 	sum := h.summary(pop, &h.misses, h.ranked.Observed(), h.ranked.Truncation())
-	if h.byFunction {
+	switch h.group {
+	case GroupFunction:
+		if !h.lineTables {
+			break // frames are functions: nothing pooled
+		}
 		sum.Metrics["pooled_functions"] = evidence.Metric{Value: int64(h.pooled), Unit: "count"}
 		if h.pooled > 0 {
 			sum.Limit(fmt.Sprintf("group_by function: %d functions pool several frames (their lines or columns differ); a row's frame_id is its first frame's, its line and column -1 where the frames differ, and its inclusive weight the sum of its frames', which counts a sample twice when two of them are on its stack", h.pooled))
+		}
+	case GroupLine:
+		sum.Metrics["pooled_lines"] = evidence.Metric{Value: int64(h.pooled), Unit: "count"}
+		if h.pooled > 0 {
+			sum.Limit(fmt.Sprintf("group_by line: %d lines pool several frames (their columns or ids differ); a row's frame_id is its first frame's and its inclusive weight the sum of its frames'", h.pooled))
+		}
+		if h.noLine > 0 {
+			sum.Limit(fmt.Sprintf("group_by line: %d selected frames carry no line; each is a row of its own, its line unavailable", h.noLine))
 		}
 	}
 	return res.End(sum)
@@ -335,7 +393,14 @@ func share(v, total float64) table.Null[float64] {
 // Check is the pre-execution rule of summarize_cpu_hotspots: an explicit
 // metric needs recorded call counts and cumulative times (a deterministic
 // profiler's records); a sampled format has one native fixed weight.
-func Check(specs []*formats.Spec, given map[string]bool, _ evidence.Object) error {
+func Check(specs []*formats.Spec, given map[string]bool, args evidence.Object) error {
+	if g, _ := args["group_by"].(string); g == GroupLine {
+		for _, s := range specs {
+			if !s.Caps.SampledLines {
+				return lineFailure(s.Name, "")
+			}
+		}
+	}
 	if !given["metric"] {
 		return nil
 	}

@@ -19,6 +19,9 @@ const MaxProfiles = 32
 // profile is what a CPU projection keeps of one admitted table.
 type profile struct {
 	factor float64 // converts the table's weights to the result unit
+	// lines: the table's frames are the source lines samples were on
+	// (table.SampledLines), not functions.
+	lines bool
 	// What the rows of the selected series tell, for a table whose
 	// summary gives no total to take: their self weight, in the result
 	// unit, and the series themselves.
@@ -85,7 +88,7 @@ func (p *profiles) Table(t *evidence.Table, caps formats.Caps) error {
 			Message: fmt.Sprintf("profiles of different formats (%s, %s) do not rank together; rank each format separately", f, t.Format),
 			Details: evidence.Object{"formats": []string{f, t.Format}}}
 	}
-	if _, err := p.Admit(t, caps, profile{factor: u.Factor}); err != nil {
+	if _, err := p.Admit(t, caps, profile{factor: u.Factor, lines: table.SampledLines(t)}); err != nil {
 		return err
 	}
 	if p.unit == "" {

@@ -31,7 +31,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"errors"
 	"io"
 
 	"github.com/flameox/flameox/internal/evidence"
@@ -42,7 +41,7 @@ import (
 
 // Limit and option names.
 const (
-	LimitDecompressed = "max_decompressed_bytes"
+	LimitDecompressed = formats.LimitDecompressed
 	LimitOpen         = "max_open_slices"
 	OptionArgs        = "args"
 	OptionMaxArgs     = "max_args"
@@ -121,7 +120,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink, kineto boo
 		}
 		src0 = io.NewSectionReader(in.File, 0, in.Artifact.Size)
 	}
-	br := bufio.NewReaderSize(fileReader{src0}, 256<<10)
+	br := bufio.NewReaderSize(formats.FileReader(src0), 256<<10)
 	var src io.Reader = br
 	compressed := false
 	if p, _ := br.Peek(2); bytes.Equal(p, gzipMagic) {
@@ -132,67 +131,12 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink, kineto boo
 		defer zr.Close()
 		src, compressed = zr, true
 	}
-	lim := &limitReader{r: src, max: in.Limit(LimitDecompressed), in: in}
+	lim := in.Decompressed(src)
 	d := newDecoder(ctx, in, out, kineto)
 	d.compressed = compressed
 	err := d.run(lim)
 	if err != nil {
-		return d.abort(typed(in, err, lim.over))
+		return d.abort(in.Typed(err, lim.Over))
 	}
 	return d.end()
-}
-
-// limitReader fails a read past the decompressed-bytes limit.
-type limitReader struct {
-	r    io.Reader
-	n    int64
-	max  int64
-	in   *formats.Input
-	over error
-}
-
-func (l *limitReader) Read(p []byte) (int, error) {
-	n, err := l.r.Read(p)
-	l.n += int64(n)
-	if l.n > l.max {
-		l.over = l.in.Exceeded(LimitDecompressed, nil)
-		return n, l.over
-	}
-	return n, err
-}
-
-// fileReader marks the errors of reading the artifact itself, so that a
-// failed read tells apart from a corrupt gzip stream.
-type fileReader struct{ r io.Reader }
-
-type fileError struct{ err error }
-
-func (e *fileError) Error() string { return e.err.Error() }
-func (e *fileError) Unwrap() error { return e.err }
-
-func (f fileReader) Read(p []byte) (int, error) {
-	n, err := f.r.Read(p)
-	if err != nil && err != io.EOF {
-		err = &fileError{err}
-	}
-	return n, err
-}
-
-// typed makes a decode error a typed failure: a read failure IO_FAILURE,
-// a truncated or corrupt gzip stream and malformed JSON DECODE_FAILURE;
-// limits and cancellation keep theirs.
-func typed(in *formats.Input, err, over error) error {
-	if over != nil && errors.Is(err, over) {
-		return over
-	}
-	var f *evidence.Failure
-	if errors.As(err, &f) {
-		return f
-	}
-	code := evidence.CodeDecodeFailure
-	var fe *fileError
-	if errors.As(err, &fe) {
-		code = evidence.CodeIOFailure
-	}
-	return evidence.Wrap(code, err, "%s", in.Spec.Title)
 }

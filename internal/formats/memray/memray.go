@@ -37,7 +37,7 @@ const Version = "1"
 // Limit and option names.
 const (
 	LimitRecords      = "max_records"
-	LimitDecompressed = "max_decompressed_bytes"
+	LimitDecompressed = formats.LimitDecompressed
 	LimitFrames       = "max_frames"
 	LimitLocations    = "max_locations"
 	LimitString       = "max_string_bytes"

@@ -23,7 +23,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err := in.CheckSize(); err != nil {
 		return err
 	}
-	br := bufio.NewReaderSize(fileReader{in.R}, 256<<10)
+	br := bufio.NewReaderSize(formats.FileReader(in.R), 256<<10)
 	var src io.Reader = br
 	d := newDecoder(ctx, in, out)
 	if p, _ := br.Peek(2); bytes.Equal(p, gzipMagic) {
@@ -34,12 +34,12 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		defer zr.Close()
 		src, d.compressed = zr, true
 	}
-	lim := &limitReader{r: src, max: in.Limit(LimitDecompressed), in: in}
+	lim := in.Decompressed(src)
 	zb := bufio.NewReaderSize(lim, 64<<10)
 	if !looksJSON(zb) {
 		d.encoding = encProtobuf
 		if err := d.protobuf(zb); err != nil {
-			return d.abort(typed(in, err, lim.over))
+			return d.abort(in.Typed(err, lim.Over))
 		}
 		return d.end()
 	}
@@ -49,8 +49,8 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if jerr == nil {
 		return d.end()
 	}
-	jerr = typed(in, jerr, lim.over)
-	if d.jsonRead || d.spans > 0 || rec.overflow || lim.over != nil || rec.readErr || isLimit(jerr) {
+	jerr = in.Typed(jerr, lim.Over)
+	if d.jsonRead || d.spans > 0 || rec.overflow || lim.Over != nil || rec.readErr || isLimit(jerr) {
 		return d.abort(jerr)
 	}
 	// Nothing was read as JSON: the bytes may be protobuf that happens
@@ -62,7 +62,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if perr == nil {
 		return d.end()
 	}
-	perr = typed(in, perr, lim.over)
+	perr = in.Typed(perr, lim.Over)
 	var f *evidence.Failure
 	if errors.As(jerr, &f) && f.Code == evidence.CodeDecodeFailure && !isLimit(perr) {
 		f.Message += "; read as protobuf instead: " + perr.Error()
@@ -118,58 +118,4 @@ func (r *recorder) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
-}
-
-// limitReader fails a read past the decompressed-bytes limit.
-type limitReader struct {
-	r    io.Reader
-	n    int64
-	max  int64
-	in   *formats.Input
-	over error
-}
-
-func (l *limitReader) Read(p []byte) (int, error) {
-	n, err := l.r.Read(p)
-	l.n += int64(n)
-	if l.n > l.max {
-		l.over = l.in.Exceeded(LimitDecompressed, nil)
-		return n, l.over
-	}
-	return n, err
-}
-
-// fileReader marks the errors of reading the artifact itself, so that a
-// failed read tells apart from a corrupt stream.
-type fileReader struct{ r io.Reader }
-
-type fileError struct{ err error }
-
-func (e *fileError) Error() string { return e.err.Error() }
-func (e *fileError) Unwrap() error { return e.err }
-
-func (f fileReader) Read(p []byte) (int, error) {
-	n, err := f.r.Read(p)
-	if err != nil && err != io.EOF {
-		err = &fileError{err}
-	}
-	return n, err
-}
-
-// typed makes a decode error a typed failure: a read failure IO_FAILURE,
-// malformed input DECODE_FAILURE; limits and cancellation keep theirs.
-func typed(in *formats.Input, err, over error) error {
-	if over != nil && errors.Is(err, over) {
-		return over
-	}
-	var f *evidence.Failure
-	if errors.As(err, &f) {
-		return f
-	}
-	code := evidence.CodeDecodeFailure
-	var fe *fileError
-	if errors.As(err, &fe) {
-		code = evidence.CodeIOFailure
-	}
-	return evidence.Wrap(code, err, "%s", in.Spec.Title)
 }

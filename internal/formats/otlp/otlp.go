@@ -30,7 +30,7 @@ import (
 
 // Limit and option names.
 const (
-	LimitDecompressed = "max_decompressed_bytes"
+	LimitDecompressed = formats.LimitDecompressed
 	LimitMessage      = "max_message_bytes"
 	OptionArgs        = "args"
 	OptionMaxArgs     = "max_args"

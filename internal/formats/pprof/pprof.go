@@ -40,7 +40,7 @@ import (
 
 // Limit and option names.
 const (
-	LimitDecompressed = "max_decompressed_bytes"
+	LimitDecompressed = formats.LimitDecompressed
 	LimitSamples      = "max_samples"
 	LimitLocations    = "max_locations"
 	OptionSampleIndex = "sample_index"

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
@@ -218,6 +219,11 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		}
 		if err != nil {
 			return d.abort(err)
+		}
+		for i, f := range rec {
+			if !utf8.ValidString(f) { // evidence strings are UTF-8; the native bytes stay in the artifact
+				return d.abort(d.fail(line, offset, min(i, len(d.header)-1), "field %d is not valid UTF-8", i+1))
+			}
 		}
 		if err := d.record(rec, line, offset); err != nil {
 			return d.abort(err)

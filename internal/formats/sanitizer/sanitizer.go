@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
@@ -119,6 +120,11 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		}
 		if l.Cut() {
 			d.cutLines++
+		}
+		if !utf8.Valid(l.Bytes) { // evidence strings are UTF-8; the native bytes stay in the artifact
+			return d.tw.Abort(&evidence.Failure{Code: evidence.CodeDecodeFailure,
+				Message:  fmt.Sprintf("compute-sanitizer report line %d is not valid UTF-8", l.Number),
+				Location: evidence.Location{Line: int(l.Number), Offset: l.Offset}}, &evidence.Summary{RowsObserved: d.index})
 		}
 		if err := d.line(l.Number, string(l.Bytes)); err != nil {
 			return d.tw.Abort(err, &evidence.Summary{RowsObserved: d.index})

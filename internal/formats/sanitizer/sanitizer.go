@@ -124,7 +124,8 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		if !utf8.Valid(l.Bytes) { // evidence strings are UTF-8; the native bytes stay in the artifact
 			return d.tw.Abort(&evidence.Failure{Code: evidence.CodeDecodeFailure,
 				Message:  fmt.Sprintf("compute-sanitizer report line %d is not valid UTF-8", l.Number),
-				Location: evidence.Location{Line: int(l.Number), Offset: l.Offset}}, &evidence.Summary{RowsObserved: d.index})
+				Location: evidence.Location{Line: int(l.Number), Offset: l.Offset}},
+				&evidence.Summary{RowsObserved: d.index, Limitations: []string{"decoding stopped at a line that is not valid UTF-8"}})
 		}
 		if err := d.line(l.Number, string(l.Bytes)); err != nil {
 			return d.tw.Abort(err, &evidence.Summary{RowsObserved: d.index})

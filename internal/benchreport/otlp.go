@@ -5,9 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/flameox/flameox/internal/formats/otlp"
-	"github.com/flameox/flameox/internal/projection/trace"
-	"github.com/flameox/flameox/internal/registry"
-	"github.com/flameox/flameox/internal/table"
 )
 
 // otlpSeed is the real exporter body the OTLP inputs are built from.
@@ -18,31 +15,8 @@ const otlpSeed = "testdata/otlp/python-sdk.pb"
 // Python classes parsing it whole (they must be installed in the venv:
 // tools/requirements-regen.txt).
 func otlpCases() []benchCase {
-	gen := func(out string, size int64) error {
-		seed, err := os.ReadFile(otlpSeed)
-		if err != nil {
-			return err
-		}
-		f, err := os.Create(out)
-		if err != nil {
-			return err
-		}
-		if err := otlp.Generate(f, seed, size); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
-	}
-	// The operation of the trace-operations projection, by its table.
-	var op string
-	for _, o := range registry.OperationsForTables([]string{table.TraceSlices.Name}) {
-		if o.Projection == trace.Operations {
-			op = o.Name
-		}
-	}
-	ops := func(bin, in string) []string {
-		return []string{filepath.Join(bin, "flameox-rank"), "--format", "jsonl", "--top", "20", "--operation", op, in}
-	}
+	gen := seeded(otlpSeed, otlp.Generate)
+	ops := traceOps()
 	return []benchCase{
 		{"otlp decode 200 MB", "otlp-200MB.pb", 200e6, gen, decodeArgv, 0, true, nil},
 		{"otlp summarize operations 200 MB", "otlp-200MB.pb", 200e6, gen, ops, 0, true, otlpPython},

@@ -1,13 +1,7 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
-
 	"github.com/flameox/flameox/internal/formats/rocprof"
-	"github.com/flameox/flameox/internal/projection/trace"
-	"github.com/flameox/flameox/internal/registry"
-	"github.com/flameox/flameox/internal/table"
 )
 
 // rocprofSeed is the real rocprofv3 kernel_trace the inputs grow from.
@@ -17,30 +11,8 @@ const rocprofSeed = "testdata/rocprofv3/kernel_trace.csv"
 // 100 MB, decoded, and summarized by operation beside Python's csv
 // module summing the same durations.
 func rocprofCases() []benchCase {
-	gen := func(out string, size int64) error {
-		seed, err := os.ReadFile(rocprofSeed)
-		if err != nil {
-			return err
-		}
-		f, err := os.Create(out)
-		if err != nil {
-			return err
-		}
-		if err := rocprof.Generate(f, seed, size); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
-	}
-	var op string
-	for _, o := range registry.OperationsForTables([]string{table.TraceSlices.Name}) {
-		if o.Projection == trace.Operations {
-			op = o.Name
-		}
-	}
-	ops := func(bin, in string) []string {
-		return []string{filepath.Join(bin, "flameox-rank"), "--format", "jsonl", "--top", "20", "--operation", op, in}
-	}
+	gen := seeded(rocprofSeed, rocprof.Generate)
+	ops := traceOps()
 	return []benchCase{
 		{"rocprofv3 kernel_trace decode 100 MB", "rocprofv3-100MB-kernel_trace.csv", 100e6, gen, decodeArgv, 0, true, nil},
 		{"rocprofv3 kernel_trace summarize operations 100 MB", "rocprofv3-100MB-kernel_trace.csv", 100e6, gen, ops, 0, true, pythonRocprof},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 
@@ -18,31 +19,8 @@ const traceSeed = "testdata/kineto/hta-simple_add-a100.trace.json.gz"
 // beside a Python json.load of the same file (what a script over a
 // PyTorch trace does; HTA's loader starts with it).
 func traceCases() []benchCase {
-	gen := func(out string, size int64) error {
-		seed, err := os.ReadFile(traceSeed)
-		if err != nil {
-			return err
-		}
-		f, err := os.Create(out)
-		if err != nil {
-			return err
-		}
-		if err := chrometrace.Generate(f, seed, size); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
-	}
-	// The operation of the trace-operations projection, by its table.
-	var op string
-	for _, o := range registry.OperationsForTables([]string{table.TraceSlices.Name}) {
-		if o.Projection == trace.Operations {
-			op = o.Name
-		}
-	}
-	ops := func(bin, in string) []string {
-		return []string{filepath.Join(bin, "flameox-rank"), "--format", "jsonl", "--top", "20", "--operation", op, in}
-	}
+	gen := seeded(traceSeed, chrometrace.Generate)
+	ops := traceOps()
 	return []benchCase{
 		{"kineto decode 100 MB", "kineto-100MB.pt.trace.json", 100e6, gen, decodeArgv, 0, true, nil},
 		{"kineto decode 1 GB", "kineto-1GB.pt.trace.json", 1e9, gen, decodeArgv, 0, true, nil},
@@ -56,3 +34,37 @@ func traceCases() []benchCase {
 var pythonTrace = &peer{name: "python3 json " + version("python3", "--version"), argv: func(in string) []string {
 	return []string{"python3", "internal/benchreport/peers/trace-ops.py", in}
 }}
+
+// seeded generates an input of size bytes from a real seed file with a
+// format's own generator.
+func seeded(seedPath string, generate func(io.Writer, []byte, int64) error) func(string, int64) error {
+	return func(out string, size int64) error {
+		seed, err := os.ReadFile(seedPath)
+		if err != nil {
+			return err
+		}
+		f, err := os.Create(out)
+		if err != nil {
+			return err
+		}
+		if err := generate(f, seed, size); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+}
+
+// traceOps is the command line of the trace-operations projection (its
+// operation found by its table).
+func traceOps() func(bin, in string) []string {
+	var op string
+	for _, o := range registry.OperationsForTables([]string{table.TraceSlices.Name}) {
+		if o.Projection == trace.Operations {
+			op = o.Name
+		}
+	}
+	return func(bin, in string) []string {
+		return []string{filepath.Join(bin, "flameox-rank"), "--format", "jsonl", "--top", "20", "--operation", op, in}
+	}
+}

@@ -71,9 +71,10 @@ type codeObject struct {
 type treeNode struct {
 	frame  uint32
 	parent uint32
-	// kids are the node's children, scanned before the maps: a call
-	// site has few callees, and the scan costs less than two lookups.
-	kids []uint32
+	// kids are the node's first children with their frames, scanned
+	// before the maps: a call site has few callees, and the scan costs
+	// less than two lookups.
+	kids []kid
 	// The location of the node's stack for thread locTID (loc+1; 0:
 	// none yet): nearly every stack is one thread's.
 	locTID uint64
@@ -108,10 +109,18 @@ type interval struct {
 	loc        uint32
 }
 
+type kid struct {
+	frame pyFrame
+	node  uint32
+}
+
 type thread struct {
 	stack []uint32
 	name  string
 	named bool
+	// The location of the stack whose top is node locNode (loc+1; 0:
+	// none yet): allocations come in runs under one frame.
+	locNode, loc uint32
 }
 
 // capture is the reader's state.
@@ -213,9 +222,9 @@ const maxKids = 8
 // push is the node of frame f pushed on the stack whose top is parent.
 func (c *capture) push(parent uint32, f pyFrame) (uint32, error) {
 	if kids := c.nodes[parent].kids; len(kids) < maxKids {
-		for _, k := range kids {
-			if c.frames[c.nodes[k].frame] == f {
-				return k, nil
+		for i := range kids {
+			if kids[i].frame == f {
+				return kids[i].node, nil
 			}
 		}
 	}
@@ -240,7 +249,7 @@ func (c *capture) traceIndex(parent, frame uint32) (uint32, error) {
 	c.nodes = append(c.nodes, treeNode{frame: frame, parent: parent})
 	c.child[k] = n
 	if p := &c.nodes[parent]; len(p.kids) < maxKids {
-		p.kids = append(p.kids, n)
+		p.kids = append(p.kids, kid{c.frames[frame], n})
 	}
 	return n, nil
 }
@@ -309,19 +318,12 @@ func (c *capture) updatePeak() {
 // live one at its address, a free forgets an unknown address, a munmap
 // frees, shrinks or splits the mapped ranges it overlaps.
 func (c *capture) allocation(addr, size uint64, allocator byte) error {
-	c.records++
-	if allocator != allocFree && allocator != allocPymallocFree && allocator != allocMunmap {
-		c.allocations++
-		c.allocated += size
-		c.byAllocator[allocator]++
-	}
 	switch allocator {
 	case allocFree, allocPymallocFree:
-		if old, ok := c.live.take(addr); ok {
-			c.change(old.loc, -1, -int64(old.size))
-			c.heap -= old.size
-		}
+		c.free(addr)
+		return nil
 	case allocMmap:
+		c.countAllocation(size, allocator)
 		loc, err := c.stackLocation()
 		if err != nil {
 			return err
@@ -332,30 +334,65 @@ func (c *capture) allocation(addr, size uint64, allocator byte) error {
 		}
 		c.heap += size
 	case allocMunmap:
+		c.records++
 		c.munmap(addr, size)
 	default:
-		loc, err := c.stackLocation()
-		if err != nil {
-			return err
-		}
-		if old, replaced := c.live.put(addr, loc, size); replaced {
-			// memray's finder keeps counting the replaced allocation's
-			// bytes; its snapshot forgets the allocation. So does this.
-			c.change(old.loc, -1, -int64(old.size))
-		}
-		c.change(loc, 1, int64(size))
-		c.heap += size
+		return c.alloc(addr, size, allocator)
 	}
 	c.updatePeak()
 	return nil
 }
 
-func (c *capture) stackLocation() (uint32, error) {
-	var stack uint32
-	if n := len(c.cur.stack); n > 0 {
-		stack = c.cur.stack[n-1]
+func (c *capture) countAllocation(size uint64, allocator byte) {
+	c.records++
+	c.allocations++
+	c.allocated += size
+	c.byAllocator[allocator]++
+}
+
+// free is a free record: the live allocation at addr, if any, goes.
+func (c *capture) free(addr uint64) {
+	c.records++
+	if old, ok := c.live.take(addr); ok {
+		c.change(old.loc, -1, -int64(old.size))
+		c.heap -= old.size
 	}
-	return c.location(c.tid, stack)
+	c.updatePeak()
+}
+
+// alloc is a simple allocation record (malloc, realloc, pymalloc's...).
+func (c *capture) alloc(addr, size uint64, allocator byte) error {
+	c.countAllocation(size, allocator)
+	loc, err := c.stackLocation()
+	if err != nil {
+		return err
+	}
+	if old, replaced := c.live.put(addr, loc, size); replaced {
+		// memray's finder keeps counting the replaced allocation's
+		// bytes; its snapshot forgets the allocation. So does this.
+		c.change(old.loc, -1, -int64(old.size))
+	}
+	c.change(loc, 1, int64(size))
+	c.heap += size
+	c.updatePeak()
+	return nil
+}
+
+func (c *capture) stackLocation() (uint32, error) {
+	t := c.cur
+	var stack uint32
+	if n := len(t.stack); n > 0 {
+		stack = t.stack[n-1]
+	}
+	if t.loc != 0 && t.locNode == stack {
+		return t.loc - 1, nil
+	}
+	i, err := c.location(c.tid, stack)
+	if err != nil {
+		return 0, err
+	}
+	t.locNode, t.loc = stack, i+1
+	return i, nil
 }
 
 func (c *capture) munmap(addr, size uint64) {
@@ -402,18 +439,24 @@ func (c *capture) pointer(s *source, idx byte) (uint64, error) {
 		}
 		return c.cache[j], nil
 	}
-	v, err := s.delta(&c.lastPtr)
+	d, err := s.varint()
 	if err != nil {
 		return 0, err
 	}
-	addr := v << 3
-	// The new address becomes entry 0; the oldest (entry 14) drops.
+	return c.newPointer(d), nil
+}
+
+// newPointer applies a zig-zag delta to the last new address (>>3); the
+// address becomes entry 0 of the cache and the oldest (entry 14) drops.
+func (c *capture) newPointer(d uint64) uint64 {
+	c.lastPtr += unzigzag(d)
+	addr := c.lastPtr << 3
 	c.head--
 	if c.head < 0 {
 		c.head = 14
 	}
 	c.cache[c.head] = addr
-	return addr, nil
+	return addr
 }
 
 func (c *capture) codeObject(s *source) error {
@@ -507,7 +550,7 @@ func (c *capture) threadName(s *source) error {
 
 // readAll reads the all-allocations record stream to its trailer.
 func (c *capture) readAll(ctx context.Context, s *source) error {
-	return c.readRecords(ctx, s, c.record, streamEnds{
+	return c.readRecords(ctx, s, c.record, c.fastRecords, streamEnds{
 		eof:    "the stream ends without memray's trailer record",
 		inside: "the stream ends inside a record",
 		zeros:  "the stream ends in zero padding without memray's trailer record: the tracked process did not finish",
@@ -522,11 +565,26 @@ type streamEnds struct{ eof, inside, zeros string }
 
 // readRecords hands each record of the stream to record, until the
 // trailer or an end short of it (noted as truncation), under the records
-// limit.
-func (c *capture) readRecords(ctx context.Context, s *source, record func(*source, byte, int64) error, ends streamEnds) error {
+// limit. fast, when given, applies the common records first, as many as
+// it can (see fastRecords); record reads the one it stopped at.
+func (c *capture) readRecords(ctx context.Context, s *source, record func(*source, byte, int64) error,
+	fast func(*source, int64) (int64, error), ends streamEnds) error {
 	maxRecords := c.in.Limit(LimitRecords)
-	var n int64
+	var n, check int64
 	for {
+		if n >= check {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			check = n + 0x10000
+		}
+		if fast != nil {
+			k, err := fast(s, maxRecords-n)
+			n += k
+			if err != nil {
+				return err
+			}
+		}
 		at := s.offset()
 		b, err := s.next()
 		if err != nil {
@@ -540,11 +598,9 @@ func (c *capture) readRecords(ctx context.Context, s *source, record func(*sourc
 		if n > maxRecords {
 			return c.in.ExceededAt(LimitRecords, nil, at)
 		}
-		if n&0xFFFF == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
 		err = record(s, b, at)
 		switch {
+		case err == nil:
 		case err == errTrailer:
 			c.trailer = true
 			return nil
@@ -716,7 +772,7 @@ func (c *capture) zeroTail(s *source, at int64) error {
 // with the frame tree and code objects they name.
 func (c *capture) readAggregated(ctx context.Context, s *source) error {
 	c.aggregated = true
-	return c.readRecords(ctx, s, c.aggRecord, streamEnds{
+	return c.readRecords(ctx, s, c.aggRecord, nil, streamEnds{
 		eof:    "the aggregated capture ends without its trailer record",
 		inside: "the aggregated capture ends inside a record",
 		zeros:  "the aggregated capture ends in zero padding without its trailer record",

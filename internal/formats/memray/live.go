@@ -26,8 +26,6 @@ func newLiveMap() *liveMap {
 	return m
 }
 
-
-
 // home is addr's first slot: the addresses of one 64 KiB block (16-byte
 // granules) take neighbouring slots, since allocators hand out and free
 // neighbouring addresses together and the slots stay in cache; blocks are

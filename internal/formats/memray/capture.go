@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/flameox/flameox/internal/evidence"
@@ -102,6 +104,24 @@ type location struct {
 type locKey struct {
 	tid   uint64
 	stack uint32
+	// With native rows: the allocation's native trace (a native frame
+	// index, 0 for none) and the segment generation its ips resolve in.
+	native, gen uint64
+}
+
+// nativeFrame is a NATIVE_TRACE_INDEX record: a return address and the
+// index of its caller's frame (1-based; 0 ends the trace).
+type nativeFrame struct {
+	ip     uint64
+	parent uint64
+}
+
+// image is one SEGMENT_HEADER of a memory map: a loaded module, its load
+// bias, and its segments' absolute address ranges.
+type image struct {
+	path string
+	base uint64
+	segs []interval
 }
 
 type interval struct {
@@ -121,6 +141,8 @@ type thread struct {
 	// The location of the stack whose top is node locNode (loc+1; 0:
 	// none yet): allocations come in runs under one frame.
 	locNode, loc uint32
+	locNative    uint64
+	locGen       uint64
 }
 
 // capture is the reader's state.
@@ -151,6 +173,15 @@ type capture struct {
 
 	locs   []location
 	locIdx map[locKey]uint32
+
+	// Native rows (option native on a --native capture): the native
+	// frames, the images of each segment generation (memory map), and
+	// each location's native key (locNative[i] for location i).
+	nativeRows   bool
+	nativeFrames []nativeFrame
+	generation   uint64
+	images       map[uint64][]image
+	locNative    []locKey
 
 	live  *liveMap
 	mmaps []interval
@@ -186,7 +217,7 @@ func newCapture(h *header, in *formats.Input) *capture {
 	return &capture{h: h, in: in,
 		threads: map[uint64]*thread{}, frameID: map[pyFrame]uint32{},
 		nodes: []treeNode{{}}, child: map[uint64]uint32{}, codes: map[uint64]*codeObject{},
-		locIdx: map[locKey]uint32{}, live: newLiveMap(),
+		locIdx: map[locKey]uint32{}, live: newLiveMap(), images: map[uint64][]image{},
 		maxLimitFrames: in.Limit(LimitFrames), maxLimitLocation: in.Limit(LimitLocations)}
 }
 
@@ -260,7 +291,7 @@ func (c *capture) location(tid uint64, stack uint32) (uint32, error) {
 	if n.loc != 0 && n.locTID == tid {
 		return n.loc - 1, nil
 	}
-	k := locKey{tid, stack}
+	k := locKey{tid: tid, stack: stack}
 	i, ok := c.locIdx[k]
 	if !ok {
 		if int64(len(c.locs)) >= c.maxLimitLocation {
@@ -384,6 +415,17 @@ func (c *capture) stackLocation() (uint32, error) {
 	if n := len(t.stack); n > 0 {
 		stack = t.stack[n-1]
 	}
+	if c.nativeRows {
+		if t.loc != 0 && t.locNode == stack && t.locNative == c.lastN && t.locGen == c.generation {
+			return t.loc - 1, nil
+		}
+		i, err := c.nativeLocation(c.tid, stack, c.lastN, c.generation)
+		if err != nil {
+			return 0, err
+		}
+		t.locNode, t.loc, t.locNative, t.locGen = stack, i+1, c.lastN, c.generation
+		return i, nil
+	}
 	if t.loc != 0 && t.locNode == stack {
 		return t.loc - 1, nil
 	}
@@ -392,6 +434,23 @@ func (c *capture) stackLocation() (uint32, error) {
 		return 0, err
 	}
 	t.locNode, t.loc = stack, i+1
+	return i, nil
+}
+
+// nativeLocation is location with the allocation's native trace (the
+// last native frame id read) and segment generation in its identity.
+func (c *capture) nativeLocation(tid uint64, stack uint32, native, gen uint64) (uint32, error) {
+	k := locKey{tid: tid, stack: stack, native: native, gen: gen}
+	i, ok := c.locIdx[k]
+	if !ok {
+		if int64(len(c.locs)) >= c.maxLimitLocation {
+			return 0, c.in.Exceeded(LimitLocations, nil)
+		}
+		i = uint32(len(c.locs))
+		c.locs = append(c.locs, location{tid: tid, stack: stack, stamp: c.peaks})
+		c.locNative = append(c.locNative, k)
+		c.locIdx[k] = i
+	}
 	return i, nil
 }
 
@@ -492,15 +551,26 @@ func (c *capture) codeObject(s *source) error {
 }
 
 func (c *capture) segmentHeader(s *source) error {
-	if _, err := s.cstring(); err != nil {
+	path, err := s.cstring()
+	if err != nil {
 		return err
 	}
 	n, err := s.varint()
 	if err != nil {
 		return err
 	}
-	if _, err := s.u64(); err != nil {
+	base, err := s.u64()
+	if err != nil {
 		return err
+	}
+	var img *image
+	if c.nativeRows {
+		if !utf8.ValidString(path) {
+			path = strings.ToValidUTF8(path, "\uFFFD")
+		}
+		c.images[c.generation] = append(c.images[c.generation], image{path: path, base: base})
+		imgs := c.images[c.generation]
+		img = &imgs[len(imgs)-1]
 	}
 	for i := uint64(0); i < n; i++ {
 		at := s.offset()
@@ -511,24 +581,48 @@ func (c *capture) segmentHeader(s *source) error {
 		if t != recSegment {
 			return s.failure(at, "segment %d of %d of an image is a record of type %d, not a segment", i+1, n, t)
 		}
-		if _, err := s.u64(); err != nil {
+		vaddr, err := s.u64()
+		if err != nil {
 			return err
 		}
-		if _, err := s.varint(); err != nil {
+		memsz, err := s.varint()
+		if err != nil {
 			return err
 		}
 		c.segments++
+		if img != nil {
+			if int64(c.segments) > c.maxLimitFrames {
+				return c.in.Exceeded(LimitFrames, nil)
+			}
+			start := base + vaddr
+			img.segs = append(img.segs, interval{start: start, end: start + memsz})
+		}
 	}
 	return nil
 }
 
 func (c *capture) nativeIndex(s *source) error {
-	if _, err := s.delta(&c.lastIP); err != nil {
+	ip, err := s.delta(&c.lastIP)
+	if err != nil {
 		return err
 	}
-	_, err := s.delta(&c.lastN)
+	parent, err := s.delta(&c.lastN)
+	if err != nil {
+		return err
+	}
 	c.native++
-	return err
+	if c.nativeRows {
+		// memray's writer names a caller already written; anything else
+		// would make the trace walk loop.
+		if parent > uint64(len(c.nativeFrames)) {
+			return fmt.Errorf("native frame %d names caller frame %d, which is not written yet", len(c.nativeFrames)+1, parent)
+		}
+		if int64(len(c.nativeFrames)) >= c.maxLimitFrames {
+			return c.in.Exceeded(LimitFrames, nil)
+		}
+		c.nativeFrames = append(c.nativeFrames, nativeFrame{ip: ip, parent: parent})
+	}
+	return nil
 }
 
 func (c *capture) threadName(s *source) error {
@@ -737,6 +831,7 @@ func (c *capture) record(s *source, b byte, at int64) error {
 		return c.nativeIndex(s)
 	case recMapStart:
 		c.mapStarts++
+		c.generation++
 		return nil
 	case recSegmentHeader:
 		return c.segmentHeader(s)
@@ -809,7 +904,12 @@ func (c *capture) aggRecord(s *source, b byte, at int64) error {
 			c.threads[tid] = &thread{}
 			c.threadOrder = append(c.threadOrder, tid)
 		}
-		i, err := c.location(tid, uint32(node))
+		var i uint32
+		if c.nativeRows {
+			i, err = c.nativeLocation(tid, uint32(node), binary.LittleEndian.Uint64(f[16:]), binary.LittleEndian.Uint64(f[32:]))
+		} else {
+			i, err = c.location(tid, uint32(node))
+		}
 		if err != nil {
 			return err
 		}
@@ -869,6 +969,7 @@ func (c *capture) aggRecord(s *source, b byte, at int64) error {
 		return c.nativeIndex(s)
 	case recMapStart:
 		c.mapStarts++
+		c.generation++
 		return nil
 	case recSegmentHeader:
 		return c.segmentHeader(s)

@@ -384,9 +384,25 @@ func (c *capture) countAllocation(size uint64, allocator byte) {
 // free is a free record: the live allocation at addr, if any, goes.
 func (c *capture) free(addr uint64) {
 	c.records++
-	if old, ok := c.live.take(addr); ok {
-		c.change(old.loc, -1, -int64(old.size))
-		c.heap -= old.size
+	// liveMap.take, by hand: a free is every other record.
+	m := c.live
+	for i := m.home(addr); ; i = (i + 1) & m.mask {
+		sl := &m.slots[i]
+		if sl.loc == 0 {
+			break
+		}
+		if sl.addr == addr {
+			loc, size := sl.loc-1, sl.size
+			if m.slots[(i+1)&m.mask].loc == 0 {
+				*sl = liveSlot{} // nothing to shift back
+				m.n--
+			} else {
+				m.remove(i)
+			}
+			c.change(loc, -1, -int64(size))
+			c.heap -= size
+			break
+		}
 	}
 	c.updatePeak()
 }
@@ -398,10 +414,26 @@ func (c *capture) alloc(addr, size uint64, allocator byte) error {
 	if err != nil {
 		return err
 	}
-	if old, replaced := c.live.put(addr, loc, size); replaced {
-		// memray's finder keeps counting the replaced allocation's
-		// bytes; its snapshot forgets the allocation. So does this.
-		c.change(old.loc, -1, -int64(old.size))
+	// liveMap.put, by hand: an allocation is every other record.
+	m := c.live
+	if 2*(m.n+1) > len(m.slots) {
+		m.resize(2 * len(m.slots))
+	}
+	for i := m.home(addr); ; i = (i + 1) & m.mask {
+		sl := &m.slots[i]
+		if sl.loc == 0 {
+			*sl = liveSlot{addr: addr, size: size, loc: loc + 1}
+			m.n++
+			break
+		}
+		if sl.addr == addr {
+			// memray's finder keeps counting the replaced allocation's
+			// bytes; its snapshot forgets the allocation. So does this.
+			old, oldSize := sl.loc-1, sl.size
+			*sl = liveSlot{addr: addr, size: size, loc: loc + 1}
+			c.change(old, -1, -int64(oldSize))
+			break
+		}
 	}
 	c.change(loc, 1, int64(size))
 	c.heap += size

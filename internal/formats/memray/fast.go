@@ -23,14 +23,21 @@ func (c *capture) fastRecords(s *source, room int64) (int64, error) {
 	room = min(room, fastBatch)
 	native := c.h.nativeTraces
 	var n int64
+	// The buffer and the read position stay in locals (s.pos is written
+	// back before any return or refill): the record methods never read s.
+	buf, pos := s.buf[:s.end], s.pos
+	defer func() { s.pos = pos }()
 	for n < room {
-		if s.end-s.pos < fastRoom {
+		if len(buf)-pos < fastRoom {
+			s.pos = pos
 			if s.err != nil || s.fill() != nil || s.end-s.pos < fastRoom {
+				pos = s.pos
 				return n, nil
 			}
+			buf, pos = s.buf[:s.end], s.pos
 		}
-		buf := s.buf[s.pos:s.end:s.end]
-		b := buf[0]
+		rec := buf[pos : pos+fastRoom : pos+fastRoom]
+		b := rec[0]
 		cur := c.cur
 		if cur == nil {
 			return n, nil
@@ -40,7 +47,7 @@ func (c *capture) fastRecords(s *source, room int64) (int64, error) {
 			i := 1
 			allocator := b & 7
 			if allocator == 0 {
-				allocator = buf[1]
+				allocator = rec[1]
 				if allocator == 0 || allocator > allocMunmap {
 					return n, nil
 				}
@@ -50,22 +57,22 @@ func (c *capture) fastRecords(s *source, room int64) (int64, error) {
 			var ptrDelta, nDelta, size uint64
 			var ok bool
 			if idx == 15 {
-				if ptrDelta, i, ok = uvarint(buf, i); !ok {
+				if ptrDelta, i, ok = uvarint(rec, i); !ok {
 					return n, nil
 				}
 			}
 			simpleFree := allocator == allocFree || allocator == allocPymallocFree
 			if !simpleFree {
 				if native {
-					if nDelta, i, ok = uvarint(buf, i); !ok {
+					if nDelta, i, ok = uvarint(rec, i); !ok {
 						return n, nil
 					}
 				}
-				if size, i, ok = uvarint(buf, i); !ok {
+				if size, i, ok = uvarint(rec, i); !ok {
 					return n, nil
 				}
 			}
-			s.pos += i
+			pos += i
 			var addr uint64
 			if idx == 15 {
 				addr = c.newPointer(ptrDelta)
@@ -92,15 +99,15 @@ func (c *capture) fastRecords(s *source, room int64) (int64, error) {
 				}
 			}
 		case b&recFramePush != 0:
-			code, i, ok := uvarint(buf, 1)
+			code, i, ok := uvarint(rec, 1)
 			if !ok {
 				return n, nil
 			}
-			off, i, ok := uvarint(buf, i)
+			off, i, ok := uvarint(rec, i)
 			if !ok {
 				return n, nil
 			}
-			s.pos += i
+			pos += i
 			var parent uint32
 			if k := len(cur.stack); k > 0 {
 				parent = cur.stack[k-1]
@@ -116,16 +123,16 @@ func (c *capture) fastRecords(s *source, room int64) (int64, error) {
 			var ptrDelta, nDelta uint64
 			var ok bool
 			if idx == 15 {
-				if ptrDelta, i, ok = uvarint(buf, i); !ok {
+				if ptrDelta, i, ok = uvarint(rec, i); !ok {
 					return n, nil
 				}
 			}
 			if native && b&1 != 0 {
-				if nDelta, i, ok = uvarint(buf, i); !ok {
+				if nDelta, i, ok = uvarint(rec, i); !ok {
 					return n, nil
 				}
 			}
-			s.pos += i
+			pos += i
 			if idx == 15 {
 				c.newPointer(ptrDelta)
 			}
@@ -138,11 +145,11 @@ func (c *capture) fastRecords(s *source, room int64) (int64, error) {
 			if k > len(cur.stack) {
 				return n, nil
 			}
-			s.pos++
+			pos++
 			cur.stack = cur.stack[:len(cur.stack)-k]
 		case b == recContextSwitch:
-			s.pos += 9
-			c.contextSwitch(binary.LittleEndian.Uint64(buf[1:9]))
+			pos += 9
+			c.contextSwitch(binary.LittleEndian.Uint64(rec[1:9]))
 		default:
 			return n, nil
 		}

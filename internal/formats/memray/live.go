@@ -71,24 +71,6 @@ func (m *liveMap) put(addr uint64, loc uint32, size uint64) (old liveSlot, repla
 	}
 }
 
-// take removes addr's entry and returns it.
-func (m *liveMap) take(addr uint64) (liveSlot, bool) {
-	i := m.home(addr)
-	for {
-		s := &m.slots[i]
-		if s.loc == 0 {
-			return liveSlot{}, false
-		}
-		if s.addr == addr {
-			out := *s
-			out.loc--
-			m.remove(i)
-			return out, true
-		}
-		i = (i + 1) & m.mask
-	}
-}
-
 // remove empties slot i and shifts back the entries of its probe run.
 func (m *liveMap) remove(i uint64) {
 	m.n--

@@ -8,6 +8,7 @@ import (
 	ncuprovider "github.com/flameox/flameox/internal/capture/providers/ncu"
 	"github.com/flameox/flameox/internal/capture/providers/node"
 	"github.com/flameox/flameox/internal/capture/providers/nodeheap"
+	nvbenchprovider "github.com/flameox/flameox/internal/capture/providers/nvbench"
 	obsprovider "github.com/flameox/flameox/internal/capture/providers/observations"
 	"github.com/flameox/flameox/internal/capture/providers/perf"
 	"github.com/flameox/flameox/internal/capture/providers/process"
@@ -342,6 +343,7 @@ var providerList = []*capture.Provider{
 	feeds(process.Provider, previewTextFragment, previewArtifact),
 	feeds(bsprovider.Provider, summarizeBenchmarks, compareBenchmarks),
 	feeds(pyperfprovider.Provider, summarizeBenchmarks, compareBenchmarks),
+	feeds(nvbenchprovider.Provider, summarizeBenchmarks, compareBenchmarks),
 	feeds(sanprovider.Provider, inspectSanitizerFindings),
 	feeds(ncuprovider.Provider, inspectKernelMetrics),
 	feeds(tritonprovider.Provider, inspectTritonAutotune),

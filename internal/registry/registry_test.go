@@ -38,6 +38,7 @@ func TestProvidersFeed(t *testing.T) {
 		"process":           {"preview_text_fragment", "preview_artifact"},
 		"benchmark-samples": {"summarize_benchmarks", "compare_benchmarks"},
 		"pyperf":            {"summarize_benchmarks", "compare_benchmarks"},
+		"nvbench":           {"summarize_benchmarks", "compare_benchmarks"},
 		"compute-sanitizer": {"inspect_sanitizer_findings"},
 		"nsight-compute":    {"inspect_kernel_metrics"},
 		"triton":            {"inspect_triton_autotune"},

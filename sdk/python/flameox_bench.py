@@ -15,6 +15,15 @@ With no path, the Writer writes to the file that flameox's capture
 provider ``benchmark-samples`` names in FLAMEOX_BENCH_SAMPLES; outside a
 capture (the variable unset) it validates and writes nothing.
 
+PyTorch's ``torch.utils.benchmark`` results (the Measurements that
+``Timer.blocked_autorange``, ``Timer.adaptive_autorange`` and ``Timer.timeit``
+return, and that ``Compare`` takes) are written with their task spec::
+
+    m = Timer("x + y", globals={"x": x, "y": y}, label="add", sub_label="1024",
+              description="float32", num_threads=4).blocked_autorange()
+    with fb.Writer("torch.bench.jsonl", producer="torch.utils.benchmark") as w:
+        w.torch_measurement("add-1024", m)     # or w.torch_measurements([m1, m2, ...])
+
 Values are in the declared unit (ns, bytes, count or ratio): convert
 seconds with ``fb.seconds_to_ns``. Every series is checked against the
 bounds the decoder applies (ids, names and attributes 1-200 bytes of
@@ -154,6 +163,44 @@ class Writer:
         line = _record(id, name, unit, samples, warmups, loop_count, device, dimensions, dict(attrs))
         self._ids.add(id)
         self._f.write(line)
+
+    def torch_measurement(self, id, measurement, *, name=None, **attrs):
+        """Writes one torch.utils.benchmark Measurement as a series.
+
+        Each sample is one of its runs: ``raw_times[i] / number_per_run``
+        seconds (torch's ``Measurement.times``) in ns, and ``loop_count`` is
+        ``number_per_run``. The name is the task spec's label, else its stmt
+        (or ``name=``); ``sub_label``, ``description``, ``env`` (when set) and
+        ``num_threads`` become dimensions, the identity ``Compare`` groups
+        by. The clock is ``wall`` (the Timer's ``timeit.default_timer``)
+        unless ``clock=`` says otherwise; torch is not imported."""
+        spec = getattr(measurement, "task_spec", None)
+        number = getattr(measurement, "number_per_run", None)
+        raw = getattr(measurement, "raw_times", None)
+        if spec is None or number is None or raw is None:
+            raise BenchSamplesError("not a torch.utils.benchmark Measurement: %r" % (measurement,))
+        number = _int(number, "number_per_run", 1)
+        if name is None:
+            name = spec.label if spec.label is not None else spec.stmt
+        dims = {}
+        for k in ("sub_label", "description", "env"):
+            v = getattr(spec, k, None)
+            if v is not None:
+                dims[k] = v
+        dims["num_threads"] = str(_int(spec.num_threads, "num_threads", 0))
+        attrs.setdefault("clock", "wall")
+        self.series(id, name=name, unit="ns", samples=seconds_to_ns([t / number for t in raw]),
+                    loop_count=number, dimensions=dims, **attrs)
+
+    def torch_measurements(self, measurements, *, id_prefix="torch", **attrs):
+        """Writes each Measurement of a list (what Compare takes) as
+        torch_measurement does, with ids ``<id_prefix>-1``, ``-2``, ...;
+        returns the ids."""
+        ids = []
+        for i, m in enumerate(measurements, 1):
+            ids.append("%s-%d" % (id_prefix, i))
+            self.torch_measurement(ids[-1], m, **attrs)
+        return ids
 
     def close(self):
         self._f.flush()

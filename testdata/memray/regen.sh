@@ -25,3 +25,8 @@ if [ -n "${MEMRAY119:-}" ]; then
 	PYTHONPATH=$MEMRAY119 "$PY" reference.py v12-raw-pyalloc.bin > v12-raw-pyalloc.reference.json
 	PYTHONPATH=$MEMRAY119 "$PY" -m memray --version > v12-version.txt
 fi
+# memray's reading of the native traces (its symbolization depends on the
+# binaries present, so the reading is recorded, not rerun by the tests).
+for f in lz4-native raw-native raw-aggregate-native; do
+	"$PY" native_reference.py "$f.bin" > "$f.native.json" 2>/dev/null
+done

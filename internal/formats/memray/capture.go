@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/flameox/flameox/internal/evidence"
@@ -71,9 +73,10 @@ type codeObject struct {
 type treeNode struct {
 	frame  uint32
 	parent uint32
-	// kids are the node's children, scanned before the maps: a call
-	// site has few callees, and the scan costs less than two lookups.
-	kids []uint32
+	// kids are the node's first children with their frames, scanned
+	// before the maps: a call site has few callees, and the scan costs
+	// less than two lookups.
+	kids []kid
 	// The location of the node's stack for thread locTID (loc+1; 0:
 	// none yet): nearly every stack is one thread's.
 	locTID uint64
@@ -101,6 +104,24 @@ type location struct {
 type locKey struct {
 	tid   uint64
 	stack uint32
+	// With native rows: the allocation's native trace (a native frame
+	// index, 0 for none) and the segment generation its ips resolve in.
+	native, gen uint64
+}
+
+// nativeFrame is a NATIVE_TRACE_INDEX record: a return address and the
+// index of its caller's frame (1-based; 0 ends the trace).
+type nativeFrame struct {
+	ip     uint64
+	parent uint64
+}
+
+// image is one SEGMENT_HEADER of a memory map: a loaded module, its load
+// bias, and its segments' absolute address ranges.
+type image struct {
+	path string
+	base uint64
+	segs []interval
 }
 
 type interval struct {
@@ -108,10 +129,20 @@ type interval struct {
 	loc        uint32
 }
 
+type kid struct {
+	frame pyFrame
+	node  uint32
+}
+
 type thread struct {
 	stack []uint32
 	name  string
 	named bool
+	// The location of the stack whose top is node locNode (loc+1; 0:
+	// none yet): allocations come in runs under one frame.
+	locNode, loc uint32
+	locNative    uint64
+	locGen       uint64
 }
 
 // capture is the reader's state.
@@ -142,6 +173,15 @@ type capture struct {
 
 	locs   []location
 	locIdx map[locKey]uint32
+
+	// Native rows (option native on a --native capture): the native
+	// frames, the images of each segment generation (memory map), and
+	// each location's native key (locNative[i] for location i).
+	nativeRows   bool
+	nativeFrames []nativeFrame
+	generation   uint64
+	images       map[uint64][]image
+	locNative    []locKey
 
 	live  *liveMap
 	mmaps []interval
@@ -177,7 +217,7 @@ func newCapture(h *header, in *formats.Input) *capture {
 	return &capture{h: h, in: in,
 		threads: map[uint64]*thread{}, frameID: map[pyFrame]uint32{},
 		nodes: []treeNode{{}}, child: map[uint64]uint32{}, codes: map[uint64]*codeObject{},
-		locIdx: map[locKey]uint32{}, live: newLiveMap(),
+		locIdx: map[locKey]uint32{}, live: newLiveMap(), images: map[uint64][]image{},
 		maxLimitFrames: in.Limit(LimitFrames), maxLimitLocation: in.Limit(LimitLocations)}
 }
 
@@ -213,9 +253,9 @@ const maxKids = 8
 // push is the node of frame f pushed on the stack whose top is parent.
 func (c *capture) push(parent uint32, f pyFrame) (uint32, error) {
 	if kids := c.nodes[parent].kids; len(kids) < maxKids {
-		for _, k := range kids {
-			if c.frames[c.nodes[k].frame] == f {
-				return k, nil
+		for i := range kids {
+			if kids[i].frame == f {
+				return kids[i].node, nil
 			}
 		}
 	}
@@ -240,7 +280,7 @@ func (c *capture) traceIndex(parent, frame uint32) (uint32, error) {
 	c.nodes = append(c.nodes, treeNode{frame: frame, parent: parent})
 	c.child[k] = n
 	if p := &c.nodes[parent]; len(p.kids) < maxKids {
-		p.kids = append(p.kids, n)
+		p.kids = append(p.kids, kid{c.frames[frame], n})
 	}
 	return n, nil
 }
@@ -251,7 +291,7 @@ func (c *capture) location(tid uint64, stack uint32) (uint32, error) {
 	if n.loc != 0 && n.locTID == tid {
 		return n.loc - 1, nil
 	}
-	k := locKey{tid, stack}
+	k := locKey{tid: tid, stack: stack}
 	i, ok := c.locIdx[k]
 	if !ok {
 		if int64(len(c.locs)) >= c.maxLimitLocation {
@@ -309,19 +349,12 @@ func (c *capture) updatePeak() {
 // live one at its address, a free forgets an unknown address, a munmap
 // frees, shrinks or splits the mapped ranges it overlaps.
 func (c *capture) allocation(addr, size uint64, allocator byte) error {
-	c.records++
-	if allocator != allocFree && allocator != allocPymallocFree && allocator != allocMunmap {
-		c.allocations++
-		c.allocated += size
-		c.byAllocator[allocator]++
-	}
 	switch allocator {
 	case allocFree, allocPymallocFree:
-		if old, ok := c.live.take(addr); ok {
-			c.change(old.loc, -1, -int64(old.size))
-			c.heap -= old.size
-		}
+		c.free(addr)
+		return nil
 	case allocMmap:
+		c.countAllocation(size, allocator)
 		loc, err := c.stackLocation()
 		if err != nil {
 			return err
@@ -332,30 +365,125 @@ func (c *capture) allocation(addr, size uint64, allocator byte) error {
 		}
 		c.heap += size
 	case allocMunmap:
+		c.records++
 		c.munmap(addr, size)
 	default:
-		loc, err := c.stackLocation()
-		if err != nil {
-			return err
-		}
-		if old, replaced := c.live.put(addr, loc, size); replaced {
-			// memray's finder keeps counting the replaced allocation's
-			// bytes; its snapshot forgets the allocation. So does this.
-			c.change(old.loc, -1, -int64(old.size))
-		}
-		c.change(loc, 1, int64(size))
-		c.heap += size
+		return c.alloc(addr, size, allocator)
 	}
 	c.updatePeak()
 	return nil
 }
 
-func (c *capture) stackLocation() (uint32, error) {
-	var stack uint32
-	if n := len(c.cur.stack); n > 0 {
-		stack = c.cur.stack[n-1]
+func (c *capture) countAllocation(size uint64, allocator byte) {
+	c.records++
+	c.allocations++
+	c.allocated += size
+	c.byAllocator[allocator]++
+}
+
+// free is a free record: the live allocation at addr, if any, goes.
+func (c *capture) free(addr uint64) {
+	c.records++
+	// liveMap.take, by hand: a free is every other record.
+	m := c.live
+	for i := m.home(addr); ; i = (i + 1) & m.mask {
+		sl := &m.slots[i]
+		if sl.loc == 0 {
+			break
+		}
+		if sl.addr == addr {
+			loc, size := sl.loc-1, sl.size
+			if m.slots[(i+1)&m.mask].loc == 0 {
+				*sl = liveSlot{} // nothing to shift back
+				m.n--
+			} else {
+				m.remove(i)
+			}
+			c.change(loc, -1, -int64(size))
+			c.heap -= size
+			break
+		}
 	}
-	return c.location(c.tid, stack)
+	c.updatePeak()
+}
+
+// alloc is a simple allocation record (malloc, realloc, pymalloc's...).
+func (c *capture) alloc(addr, size uint64, allocator byte) error {
+	c.countAllocation(size, allocator)
+	loc, err := c.stackLocation()
+	if err != nil {
+		return err
+	}
+	// liveMap.put, by hand: an allocation is every other record.
+	m := c.live
+	if 2*(m.n+1) > len(m.slots) {
+		m.resize(2 * len(m.slots))
+	}
+	for i := m.home(addr); ; i = (i + 1) & m.mask {
+		sl := &m.slots[i]
+		if sl.loc == 0 {
+			*sl = liveSlot{addr: addr, size: size, loc: loc + 1}
+			m.n++
+			break
+		}
+		if sl.addr == addr {
+			// memray's finder keeps counting the replaced allocation's
+			// bytes; its snapshot forgets the allocation. So does this.
+			old, oldSize := sl.loc-1, sl.size
+			*sl = liveSlot{addr: addr, size: size, loc: loc + 1}
+			c.change(old, -1, -int64(oldSize))
+			break
+		}
+	}
+	c.change(loc, 1, int64(size))
+	c.heap += size
+	c.updatePeak()
+	return nil
+}
+
+func (c *capture) stackLocation() (uint32, error) {
+	t := c.cur
+	var stack uint32
+	if n := len(t.stack); n > 0 {
+		stack = t.stack[n-1]
+	}
+	if c.nativeRows {
+		if t.loc != 0 && t.locNode == stack && t.locNative == c.lastN && t.locGen == c.generation {
+			return t.loc - 1, nil
+		}
+		i, err := c.nativeLocation(c.tid, stack, c.lastN, c.generation)
+		if err != nil {
+			return 0, err
+		}
+		t.locNode, t.loc, t.locNative, t.locGen = stack, i+1, c.lastN, c.generation
+		return i, nil
+	}
+	if t.loc != 0 && t.locNode == stack {
+		return t.loc - 1, nil
+	}
+	i, err := c.location(c.tid, stack)
+	if err != nil {
+		return 0, err
+	}
+	t.locNode, t.loc = stack, i+1
+	return i, nil
+}
+
+// nativeLocation is location with the allocation's native trace (the
+// last native frame id read) and segment generation in its identity.
+func (c *capture) nativeLocation(tid uint64, stack uint32, native, gen uint64) (uint32, error) {
+	k := locKey{tid: tid, stack: stack, native: native, gen: gen}
+	i, ok := c.locIdx[k]
+	if !ok {
+		if int64(len(c.locs)) >= c.maxLimitLocation {
+			return 0, c.in.Exceeded(LimitLocations, nil)
+		}
+		i = uint32(len(c.locs))
+		c.locs = append(c.locs, location{tid: tid, stack: stack, stamp: c.peaks})
+		c.locNative = append(c.locNative, k)
+		c.locIdx[k] = i
+	}
+	return i, nil
 }
 
 func (c *capture) munmap(addr, size uint64) {
@@ -402,18 +530,24 @@ func (c *capture) pointer(s *source, idx byte) (uint64, error) {
 		}
 		return c.cache[j], nil
 	}
-	v, err := s.delta(&c.lastPtr)
+	d, err := s.varint()
 	if err != nil {
 		return 0, err
 	}
-	addr := v << 3
-	// The new address becomes entry 0; the oldest (entry 14) drops.
+	return c.newPointer(d), nil
+}
+
+// newPointer applies a zig-zag delta to the last new address (>>3); the
+// address becomes entry 0 of the cache and the oldest (entry 14) drops.
+func (c *capture) newPointer(d uint64) uint64 {
+	c.lastPtr += unzigzag(d)
+	addr := c.lastPtr << 3
 	c.head--
 	if c.head < 0 {
 		c.head = 14
 	}
 	c.cache[c.head] = addr
-	return addr, nil
+	return addr
 }
 
 func (c *capture) codeObject(s *source) error {
@@ -449,15 +583,26 @@ func (c *capture) codeObject(s *source) error {
 }
 
 func (c *capture) segmentHeader(s *source) error {
-	if _, err := s.cstring(); err != nil {
+	path, err := s.cstring()
+	if err != nil {
 		return err
 	}
 	n, err := s.varint()
 	if err != nil {
 		return err
 	}
-	if _, err := s.u64(); err != nil {
+	base, err := s.u64()
+	if err != nil {
 		return err
+	}
+	var img *image
+	if c.nativeRows {
+		if !utf8.ValidString(path) {
+			path = strings.ToValidUTF8(path, "\uFFFD")
+		}
+		c.images[c.generation] = append(c.images[c.generation], image{path: path, base: base})
+		imgs := c.images[c.generation]
+		img = &imgs[len(imgs)-1]
 	}
 	for i := uint64(0); i < n; i++ {
 		at := s.offset()
@@ -468,24 +613,48 @@ func (c *capture) segmentHeader(s *source) error {
 		if t != recSegment {
 			return s.failure(at, "segment %d of %d of an image is a record of type %d, not a segment", i+1, n, t)
 		}
-		if _, err := s.u64(); err != nil {
+		vaddr, err := s.u64()
+		if err != nil {
 			return err
 		}
-		if _, err := s.varint(); err != nil {
+		memsz, err := s.varint()
+		if err != nil {
 			return err
 		}
 		c.segments++
+		if img != nil {
+			if int64(c.segments) > c.maxLimitFrames {
+				return c.in.Exceeded(LimitFrames, nil)
+			}
+			start := base + vaddr
+			img.segs = append(img.segs, interval{start: start, end: start + memsz})
+		}
 	}
 	return nil
 }
 
 func (c *capture) nativeIndex(s *source) error {
-	if _, err := s.delta(&c.lastIP); err != nil {
+	ip, err := s.delta(&c.lastIP)
+	if err != nil {
 		return err
 	}
-	_, err := s.delta(&c.lastN)
+	parent, err := s.delta(&c.lastN)
+	if err != nil {
+		return err
+	}
 	c.native++
-	return err
+	if c.nativeRows {
+		// memray's writer names a caller already written; anything else
+		// would make the trace walk loop.
+		if parent > uint64(len(c.nativeFrames)) {
+			return fmt.Errorf("native frame %d names caller frame %d, which is not written yet", len(c.nativeFrames)+1, parent)
+		}
+		if int64(len(c.nativeFrames)) >= c.maxLimitFrames {
+			return c.in.Exceeded(LimitFrames, nil)
+		}
+		c.nativeFrames = append(c.nativeFrames, nativeFrame{ip: ip, parent: parent})
+	}
+	return nil
 }
 
 func (c *capture) threadName(s *source) error {
@@ -507,7 +676,7 @@ func (c *capture) threadName(s *source) error {
 
 // readAll reads the all-allocations record stream to its trailer.
 func (c *capture) readAll(ctx context.Context, s *source) error {
-	return c.readRecords(ctx, s, c.record, streamEnds{
+	return c.readRecords(ctx, s, c.record, c.fastRecords, streamEnds{
 		eof:    "the stream ends without memray's trailer record",
 		inside: "the stream ends inside a record",
 		zeros:  "the stream ends in zero padding without memray's trailer record: the tracked process did not finish",
@@ -522,11 +691,26 @@ type streamEnds struct{ eof, inside, zeros string }
 
 // readRecords hands each record of the stream to record, until the
 // trailer or an end short of it (noted as truncation), under the records
-// limit.
-func (c *capture) readRecords(ctx context.Context, s *source, record func(*source, byte, int64) error, ends streamEnds) error {
+// limit. fast, when given, applies the common records first, as many as
+// it can (see fastRecords); record reads the one it stopped at.
+func (c *capture) readRecords(ctx context.Context, s *source, record func(*source, byte, int64) error,
+	fast func(*source, int64) (int64, error), ends streamEnds) error {
 	maxRecords := c.in.Limit(LimitRecords)
-	var n int64
+	var n, check int64
 	for {
+		if n >= check {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			check = n + 0x10000
+		}
+		if fast != nil {
+			k, err := fast(s, maxRecords-n)
+			n += k
+			if err != nil {
+				return err
+			}
+		}
 		at := s.offset()
 		b, err := s.next()
 		if err != nil {
@@ -540,11 +724,9 @@ func (c *capture) readRecords(ctx context.Context, s *source, record func(*sourc
 		if n > maxRecords {
 			return c.in.ExceededAt(LimitRecords, nil, at)
 		}
-		if n&0xFFFF == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
 		err = record(s, b, at)
 		switch {
+		case err == nil:
 		case err == errTrailer:
 			c.trailer = true
 			return nil
@@ -681,6 +863,7 @@ func (c *capture) record(s *source, b byte, at int64) error {
 		return c.nativeIndex(s)
 	case recMapStart:
 		c.mapStarts++
+		c.generation++
 		return nil
 	case recSegmentHeader:
 		return c.segmentHeader(s)
@@ -716,7 +899,7 @@ func (c *capture) zeroTail(s *source, at int64) error {
 // with the frame tree and code objects they name.
 func (c *capture) readAggregated(ctx context.Context, s *source) error {
 	c.aggregated = true
-	return c.readRecords(ctx, s, c.aggRecord, streamEnds{
+	return c.readRecords(ctx, s, c.aggRecord, nil, streamEnds{
 		eof:    "the aggregated capture ends without its trailer record",
 		inside: "the aggregated capture ends inside a record",
 		zeros:  "the aggregated capture ends in zero padding without its trailer record",
@@ -753,7 +936,12 @@ func (c *capture) aggRecord(s *source, b byte, at int64) error {
 			c.threads[tid] = &thread{}
 			c.threadOrder = append(c.threadOrder, tid)
 		}
-		i, err := c.location(tid, uint32(node))
+		var i uint32
+		if c.nativeRows {
+			i, err = c.nativeLocation(tid, uint32(node), binary.LittleEndian.Uint64(f[16:]), binary.LittleEndian.Uint64(f[32:]))
+		} else {
+			i, err = c.location(tid, uint32(node))
+		}
 		if err != nil {
 			return err
 		}
@@ -813,6 +1001,7 @@ func (c *capture) aggRecord(s *source, b byte, at int64) error {
 		return c.nativeIndex(s)
 	case recMapStart:
 		c.mapStarts++
+		c.generation++
 		return nil
 	case recSegmentHeader:
 		return c.segmentHeader(s)

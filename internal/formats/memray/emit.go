@@ -20,6 +20,10 @@ type site struct {
 	function, file string
 	line           int32
 	resolved       bool // false: no code object, or no Python frame at all
+	// A native frame: its module (empty when no segment holds its ip)
+	// and, as function, its offset in the module (else its ip).
+	native bool
+	module string
 }
 
 type rowKey struct {
@@ -94,6 +98,7 @@ func (c *capture) emit(in *formats.Input, out formats.Sink) error {
 		return i
 	}
 	unknown := int32(-1)
+	nat := newNativeSites(c)
 
 	type acc struct {
 		key        rowKey
@@ -111,7 +116,7 @@ func (c *capture) emit(in *formats.Input, out formats.Sink) error {
 		rowIdx[k] = i
 		return i
 	}
-	var stack []int32
+	var stack, full []int32
 	for li := range c.locs {
 		l := &c.locs[li]
 		h, lk := c.populations(l)
@@ -131,6 +136,14 @@ func (c *capture) emit(in *formats.Input, out formats.Sink) error {
 			// own runner's (header skipped_frames_on_main_tid).
 			keep := max(len(stack)-int(min(c.h.skippedMain, uint64(len(stack)))), 0)
 			stack = stack[:keep]
+		}
+		if c.nativeRows {
+			// The native frames are the innermost: memray records the
+			// native trace at the allocation; without symbols, where the
+			// interpreter's frames interleave with the Python frames is
+			// not known, so the Python frames stay outside them.
+			full = append(append(full[:0], nat.stack(c.locNative[li], addSite)...), stack...)
+			stack, full = full, stack
 		}
 		if len(stack) == 0 {
 			if unknown < 0 {
@@ -178,7 +191,7 @@ func (c *capture) emit(in *formats.Input, out formats.Sink) error {
 		out2[i] = table.MemoryFrame{
 			FrameSite: table.FrameSite{
 				FrameID: ids[r.key.site], Function: vals.Bound(st.function), File: table.NonEmpty(vals.Bound(st.file)),
-				Line: line, Column: -1, Symbolization: sym, Thread: lab,
+				Line: line, Column: -1, Module: table.NonEmpty(vals.Bound(st.module)), Symbolization: sym, Thread: lab,
 			},
 			Population: population,
 			SelfBytes:  r.self.bytes, InclusiveBytes: r.incl.bytes,
@@ -194,6 +207,9 @@ func (c *capture) emit(in *formats.Input, out formats.Sink) error {
 		s.Metrics["frames_without_code_object"] = evidence.Metric{Value: missingCode, Unit: "count"}
 		s.Complete = false
 		s.Limit(fmt.Sprintf("%d Python frames name a code object the capture does not hold: they are unresolved rows with no function or file", missingCode))
+	}
+	if c.nativeRows {
+		nat.summarize(s)
 	}
 	vals.Summarize(s)
 	return tw.End(s)
@@ -220,6 +236,10 @@ func frameID(st site, buf []byte) (string, []byte) {
 	buf = strconv.AppendInt(buf, int64(st.line), 10)
 	if !st.resolved {
 		buf = append(buf, 0, 'u')
+	}
+	if st.native {
+		buf = append(buf, 0, 'n', 0)
+		buf = append(buf, st.module...)
 	}
 	sum := sha256.Sum256(buf)
 	return "memray:" + hex.EncodeToString(sum[:8]), buf
@@ -260,8 +280,12 @@ func (c *capture) summary(population string, hwm, leaked usage) *evidence.Summar
 		"start_time_ms":           h.startMS,
 		"end_time_ms":             h.endMS,
 	}
+	frames := "frames are Python frames as memray reports them (function, file, line)"
+	if c.nativeRows {
+		frames = "the Python frames are as memray reports them (function, file, line)"
+	}
 	s := &evidence.Summary{Complete: true, Metrics: m, Coverage: cov, Limitations: []string{
-		"frames are Python frames as memray reports them (function, file, line); the main thread's outermost frames that memray hides (its runner's) are hidden too",
+		frames + "; the main thread's outermost frames that memray hides (its runner's) are hidden too",
 		"temporary-allocation projections are not computed",
 	}}
 	if c.aggregated {
@@ -289,7 +313,12 @@ func (c *capture) summary(population string, hwm, leaked usage) *evidence.Summar
 	}
 	if h.nativeTraces {
 		m["native_trace_records"] = evidence.Metric{Value: c.native, Unit: "records"}
-		s.Limit("the capture has native traces; native frames are not symbolized here and are not rows: each allocation is attributed to its Python stack (memray's stack_trace)")
+		m["segment_generations"] = evidence.Metric{Value: c.mapStarts, Unit: "count"}
+		if c.nativeRows {
+			s.Limit("native frames are rows without symbols (symbolization unresolved, no file or line): function is the return address's offset in the module the capture's segment maps place it in (0x-prefixed hex, the address in the ELF file), module that file; memray symbolizes them itself with the binaries, this reader does not. They are the innermost frames of each stack, the Python frames outside them")
+		} else {
+			s.Limit("the capture has native traces; native frames are rows only with option native=true: here each allocation is attributed to its Python stack (memray's stack_trace)")
+		}
 	}
 	if h.trackObjects {
 		m["object_records"] = evidence.Metric{Value: c.objects + c.surviving, Unit: "records"}

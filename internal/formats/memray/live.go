@@ -1,5 +1,7 @@
 package memray
 
+import "math/bits"
+
 // liveMap maps the address of each live allocation to its location and
 // size: the one structure that grows with the live heap rather than with
 // the distinct locations. Open addressing with linear probing and
@@ -9,6 +11,7 @@ type liveMap struct {
 	slots []liveSlot
 	n     int
 	mask  uint64
+	shift uint // 64 - log2(len(slots))
 }
 
 type liveSlot struct {
@@ -23,17 +26,20 @@ func newLiveMap() *liveMap {
 	return m
 }
 
-func hashAddr(a uint64) uint64 {
-	a ^= a >> 33
-	a *= 0xff51afd7ed558ccd
-	a ^= a >> 33
-	return a
+// home is addr's first slot: the addresses of one 64 KiB block (16-byte
+// granules) take neighbouring slots, since allocators hand out and free
+// neighbouring addresses together and the slots stay in cache; blocks are
+// scattered by Fibonacci hashing, so aligned large allocations do not
+// pile up.
+func (m *liveMap) home(addr uint64) uint64 {
+	return ((addr>>16)*0x9E3779B97F4A7C15>>m.shift + addr>>4) & m.mask
 }
 
 func (m *liveMap) resize(n int) {
 	old := m.slots
 	m.slots = make([]liveSlot, n)
 	m.mask = uint64(n - 1)
+	m.shift = uint(64 - bits.TrailingZeros(uint(n)))
 	m.n = 0
 	for _, s := range old {
 		if s.loc != 0 {
@@ -44,10 +50,10 @@ func (m *liveMap) resize(n int) {
 
 // put sets addr's entry and returns the entry it replaced, if any.
 func (m *liveMap) put(addr uint64, loc uint32, size uint64) (old liveSlot, replaced bool) {
-	if 4*(m.n+1) > 3*len(m.slots) {
+	if 2*(m.n+1) > len(m.slots) {
 		m.resize(2 * len(m.slots))
 	}
-	i := hashAddr(addr) & m.mask
+	i := m.home(addr)
 	for {
 		s := &m.slots[i]
 		if s.loc == 0 {
@@ -65,24 +71,6 @@ func (m *liveMap) put(addr uint64, loc uint32, size uint64) (old liveSlot, repla
 	}
 }
 
-// take removes addr's entry and returns it.
-func (m *liveMap) take(addr uint64) (liveSlot, bool) {
-	i := hashAddr(addr) & m.mask
-	for {
-		s := &m.slots[i]
-		if s.loc == 0 {
-			return liveSlot{}, false
-		}
-		if s.addr == addr {
-			out := *s
-			out.loc--
-			m.remove(i)
-			return out, true
-		}
-		i = (i + 1) & m.mask
-	}
-}
-
 // remove empties slot i and shifts back the entries of its probe run.
 func (m *liveMap) remove(i uint64) {
 	m.n--
@@ -95,7 +83,7 @@ func (m *liveMap) remove(i uint64) {
 			if s.loc == 0 {
 				return
 			}
-			home := hashAddr(s.addr) & m.mask
+			home := m.home(s.addr)
 			// s may move back to i when i is no nearer to j than its
 			// home slot is (cyclically).
 			if (j-home)&m.mask >= (j-i)&m.mask {

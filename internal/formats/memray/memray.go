@@ -42,6 +42,7 @@ const (
 	LimitLocations    = "max_locations"
 	LimitString       = "max_string_bytes"
 	OptionPopulation  = "population"
+	OptionNative      = "native"
 )
 
 // Spec is the memray format.
@@ -63,6 +64,8 @@ var Spec = formats.MemoryProfile(formats.Spec{
 		{Name: OptionPopulation, Type: param.Enum, Enum: []string{table.PopulationHighWatermark, table.PopulationLeaked},
 			Default: table.PopulationHighWatermark,
 			Doc:     "which allocations the frame rows describe: those live at the high watermark, or those still live when tracking ended (leaks); the summary's totals are the same for both"},
+		{Name: OptionNative, Type: param.Bool, Default: false,
+			Doc: "with a --native capture, native frames as rows too: unresolved frames named by their offset in the module the capture's segment maps place them in (no symbols), innermost in each stack, the Python frames outside them"},
 		formats.ValueBytesParam,
 	},
 	Producer: "memray run (memray 1.19–1.20)",
@@ -285,8 +288,17 @@ func (c *countReader) Read(p []byte) (int, error) {
 }
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
-	if err := in.CheckSize(); err != nil {
+	c, err := read(ctx, in)
+	if err != nil {
 		return err
+	}
+	return c.emit(in, out)
+}
+
+// read reads the capture's header and records into the reader's state.
+func read(ctx context.Context, in *formats.Input) (*capture, error) {
+	if err := in.CheckSize(); err != nil {
+		return nil, err
 	}
 	br := bufio.NewReaderSize(in.R, 1<<16)
 	head, _ := br.Peek(len(lz4Magic))
@@ -302,20 +314,21 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	s.stringErr = func(observed any, off int64) error { return in.ExceededAt(LimitString, observed, off) }
 	h, err := readHeader(s)
 	if err != nil {
-		return lz4Failure(err, compressed)
+		return nil, lz4Failure(err, compressed)
 	}
 	c := newCapture(h, in)
 	c.compressed = compressed
+	c.nativeRows = h.nativeTraces && in.Bool(OptionNative)
 	if h.fileFormat == fileAggregated {
 		err = c.readAggregated(ctx, s)
 	} else {
 		err = c.readAll(ctx, s)
 	}
 	if err != nil {
-		return lz4Failure(err, compressed)
+		return nil, lz4Failure(err, compressed)
 	}
 	c.streamBytes = cr.n
-	return c.emit(in, out)
+	return c, nil
 }
 
 // lz4Failure types an error of the LZ4 frame reader (a corrupt or cut

@@ -373,25 +373,31 @@ func FuzzDecode(f *testing.F) {
 		f.Add(bytes.TrimRight(data, "\x00")[:min(len(data), 4096)])
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		in, err := formatstest.Input(Spec, &evidence.Artifact{Path: "/virtual/fuzz.bin", Size: int64(len(data))},
-			bytes.NewReader(data), map[string]int64{LimitString: 1 << 16, LimitFrames: 1 << 16, LimitLocations: 1 << 16}, nil)
-		if err != nil {
-			t.Fatal(err)
+		for _, opts := range []evidence.Object{nil, {OptionNative: true}} {
+			in, err := formatstest.Input(Spec, &evidence.Artifact{Path: "/virtual/fuzz.bin", Size: int64(len(data))},
+				bytes.NewReader(data), map[string]int64{LimitString: 1 << 16, LimitFrames: 1 << 16, LimitLocations: 1 << 16}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &formatstest.Sink{}
+			err = Spec.Decoder.Decode(context.Background(), in, s)
+			formatstest.CheckInvariants(t, s, err)
 		}
-		s := &formatstest.Sink{}
-		err = Spec.Decoder.Decode(context.Background(), in, s)
-		formatstest.CheckInvariants(t, s, err)
 	})
 }
 
 func BenchmarkDecode(b *testing.B) {
-	for _, name := range []string{"raw-pyalloc.bin", "lz4-pyalloc.bin"} {
+	for _, name := range []string{"raw-pyalloc.bin", "lz4-pyalloc.bin", "raw-native.bin"} {
 		data := formatstest.Read(b, "memray/"+name)
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				in := formatstest.MustInput(b, Spec, &evidence.Artifact{Path: "/virtual/" + name, Size: int64(len(data))}, bytes.NewReader(data), nil)
+				in, err := formatstest.Input(Spec, &evidence.Artifact{Path: "/virtual/" + name, Size: int64(len(data))}, bytes.NewReader(data), nil,
+					evidence.Object{OptionNative: strings.Contains(name, "native")})
+				if err != nil {
+					b.Fatal(err)
+				}
 				if err := Spec.Decoder.Decode(context.Background(), in, formatstest.Discard{}); err != nil {
 					b.Fatal(err)
 				}

@@ -53,7 +53,7 @@ var Spec = &formats.Spec{
 	Title:    "Nsight Systems parquetdir export",
 	Family:   formats.FamilyGPU,
 	Sniff:    sniff,
-	Tables:   []*table.Schema{table.GPULaunches.Schema},
+	Tables:   []*table.Schema{table.GPULaunches.Schema, table.TraceSlices.Schema, table.TraceTracks.Schema},
 	Limits:   append(append([]formats.Limit{}, parquetpreview.Limits...), limitStrings, limitCalls),
 	Options:  []param.Param{formats.ValueBytesParam},
 	Producer: "NVIDIA Nsight Systems (nsys export --type parquetdir)",
@@ -122,6 +122,7 @@ type decoder struct {
 	callNames []string
 	nameIndex map[string]int32
 
+	nvtx       *nvtxState // NVTX_EVENTS' types and names, once read
 	read       map[string]int64
 	counts     map[string]int64
 	kernelNS   int64
@@ -162,9 +163,15 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 			absent = append(absent, dt.name)
 		}
 	}
-	if len(present) == 0 {
+	host := false
+	for _, n := range []string{runtimeTable, "CUPTI_ACTIVITY_KIND_DRIVER", syncTable, nvtxTable, "OSRT_API"} {
+		if _, ok := e.resolve(n); ok {
+			host = true
+		}
+	}
+	if len(present) == 0 && !host {
 		return (&evidence.Failure{Code: evidence.CodeDecodeFailure,
-			Message: "the export holds no CUDA device activity (no CUPTI_ACTIVITY_KIND_KERNEL, MEMCPY or MEMSET table): capture with nsys profile --trace=cuda, and export every table",
+			Message: "the export holds no CUDA activity and no NVTX or OS runtime events (no CUPTI_ACTIVITY_KIND_KERNEL, MEMCPY, MEMSET, RUNTIME or NVTX_EVENTS table): capture with nsys profile --trace=cuda,nvtx, and export every table",
 			Details: evidence.Object{"tables": e.tableNames()}}).At(in.Artifact.Path, "")
 	}
 	if err := d.loadStrings(ctx); err != nil {
@@ -173,6 +180,32 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err := d.loadCopyKinds(ctx); err != nil {
 		return err
 	}
+	if out.Wants(table.GPULaunches.Schema) {
+		if err := d.launches(ctx, out, present, absent, meta); err != nil {
+			return err
+		}
+	}
+	if out.Wants(table.TraceSlices.Schema) {
+		if err := d.slices(ctx, out, present); err != nil {
+			return err
+		}
+	}
+	if out.Wants(table.TraceTracks.Schema) {
+		st, err := d.nvtxMeta(ctx)
+		if err != nil {
+			return err
+		}
+		var domains map[int64]string
+		if st != nil {
+			domains = st.domains
+		}
+		return d.tracks(ctx, out, domains)
+	}
+	return nil
+}
+
+// launches emits gpu.launches.
+func (d *decoder) launches(ctx context.Context, out formats.Sink, present []deviceTable, absent []string, meta map[string]string) error {
 	if err := d.loadCalls(ctx); err != nil {
 		return err
 	}
@@ -196,10 +229,6 @@ func (d *decoder) total() int64 {
 
 func (d *decoder) summary(meta map[string]string, absent []string) *evidence.Summary {
 	s := &evidence.Summary{RowsObserved: d.total(), Complete: true, Metrics: map[string]evidence.Metric{}}
-	members := make([]any, 0, len(d.e.members))
-	for _, m := range d.e.members {
-		members = append(members, evidence.Object{"name": m.Name, "bytes": m.Bytes, "sha256": m.SHA256})
-	}
 	read := evidence.Object{}
 	for k, v := range d.read {
 		read[k] = v
@@ -208,7 +237,7 @@ func (d *decoder) summary(meta map[string]string, absent []string) *evidence.Sum
 		"product_version": nullable(meta["EXPORT_PRODUCT_VERSION"]),
 		"schema_version":  nullable(meta["EXPORT_SCHEMA_VERSION"]),
 		"tables_read":     read,
-		"members":         members,
+		"members":         d.e.memberList(),
 	}
 	for _, k := range []string{"kernel", "memcpy", "memset"} {
 		s.Metrics[k+"_records"] = evidence.Metric{Value: d.counts[k], Unit: "count"}
@@ -216,6 +245,9 @@ func (d *decoder) summary(meta map[string]string, absent []string) *evidence.Sum
 	s.Metrics["kernel_time_ns"] = evidence.Metric{Value: d.kernelNS, Unit: "ns"}
 	s.Metrics["unresolved_launch_calls"] = evidence.Metric{Value: d.unresolved, Unit: "count"}
 	s.Limit("the artifact is the export's META_DATA_EXPORT.parquet; the other tables read are named by size and digest under coverage.members, so keep the whole directory with the evidence")
+	if len(absent) == len(deviceTables) {
+		s.Limit("the export has no CUDA device activity table (KERNEL, MEMCPY, MEMSET): capture with nsys profile --trace=cuda to see launches")
+	}
 	if len(absent) > 0 {
 		sort.Strings(absent)
 		s.Coverage["device_tables_absent"] = absent

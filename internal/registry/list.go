@@ -85,6 +85,7 @@ var formatList = []*formats.Spec{
 	benchsamples.Spec,
 	// GPU and kernels
 	nsys.Spec,
+	nsys.RepSpec,
 	ncu.Spec,
 	sanitizer.Spec,
 	tritonautotune.Spec,

@@ -34,22 +34,25 @@ type member struct {
 
 // export is an open parquetdir: the directory's table files by name.
 type export struct {
-	in      *formats.Input
-	dir     string
-	files   map[string]bool // base names of the regular .parquet files
-	members []member
-	hashed  map[string]bool // members already hashed
+	in  *formats.Input
+	dir string
+	// artifact is the path of the table that is the artifact itself, read
+	// through the input's verified descriptor; "" when the directory is a
+	// conversion of the artifact (an .nsys-rep), whose tables are all members.
+	artifact string
+	files    map[string]bool // base names of the regular .parquet files
+	members  []member
+	hashed   map[string]bool // members already hashed
 }
 
 var variant = regexp.MustCompile(`^(.+)_V([0-9]{1,6})$`)
 
-func openExport(in *formats.Input) (*export, error) {
-	dir := filepath.Dir(in.Artifact.Path)
+func openExport(in *formats.Input, dir, artifact string) (*export, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "list the export directory %s", dir)
 	}
-	e := &export{in: in, dir: dir, files: map[string]bool{}, hashed: map[string]bool{}}
+	e := &export{in: in, dir: dir, artifact: artifact, files: map[string]bool{}, hashed: map[string]bool{}}
 	for _, d := range ents {
 		if n := d.Name(); strings.HasSuffix(n, ".parquet") && d.Type().IsRegular() {
 			e.files[strings.TrimSuffix(n, ".parquet")] = true
@@ -117,7 +120,7 @@ func (e *export) open(name string) (*ptable, error) {
 	path := filepath.Join(e.dir, name+".parquet")
 	var f *os.File
 	var size int64
-	if path == e.in.Artifact.Path {
+	if e.artifact != "" && path == e.artifact {
 		f, size = e.in.File, e.in.Artifact.Size
 	} else {
 		var err error

@@ -122,7 +122,8 @@ type decoder struct {
 	callNames []string
 	nameIndex map[string]int32
 
-	nvtx       *nvtxState // NVTX_EVENTS' types and names, once read
+	nvtx       *nvtxState      // NVTX_EVENTS' types and names, once read
+	conv       evidence.Object // the conversion of an .nsys-rep; nil for a parquetdir
 	read       map[string]int64
 	counts     map[string]int64
 	kernelNS   int64
@@ -142,11 +143,17 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err := in.VerifyFile(); err != nil {
 		return err
 	}
-	e, err := openExport(in)
+	e, err := openExport(in, filepath.Dir(in.Artifact.Path), in.Artifact.Path)
 	if err != nil {
 		return err
 	}
-	d := &decoder{in: in, e: e, values: in.Values(), read: map[string]int64{}, counts: map[string]int64{}}
+	return decodeExport(ctx, in, e, base, out, nil)
+}
+
+// decodeExport decodes an open export whose metadata table is base;
+// conv, when the export is a conversion, goes into every summary's coverage.
+func decodeExport(ctx context.Context, in *formats.Input, e *export, base string, out formats.Sink, conv evidence.Object) error {
+	d := &decoder{in: in, e: e, values: in.Values(), read: map[string]int64{}, counts: map[string]int64{}, conv: conv}
 	meta, err := d.meta(ctx, base)
 	if err != nil {
 		return err
@@ -239,12 +246,13 @@ func (d *decoder) summary(meta map[string]string, absent []string) *evidence.Sum
 		"tables_read":     read,
 		"members":         d.e.memberList(),
 	}
+	d.cover(s)
 	for _, k := range []string{"kernel", "memcpy", "memset"} {
 		s.Metrics[k+"_records"] = evidence.Metric{Value: d.counts[k], Unit: "count"}
 	}
 	s.Metrics["kernel_time_ns"] = evidence.Metric{Value: d.kernelNS, Unit: "ns"}
 	s.Metrics["unresolved_launch_calls"] = evidence.Metric{Value: d.unresolved, Unit: "count"}
-	s.Limit("the artifact is the export's META_DATA_EXPORT.parquet; the other tables read are named by size and digest under coverage.members, so keep the whole directory with the evidence")
+	s.Limit(d.memberLimit())
 	if len(absent) == len(deviceTables) {
 		s.Limit("the export has no CUDA device activity table (KERNEL, MEMCPY, MEMSET): capture with nsys profile --trace=cuda to see launches")
 	}
@@ -267,6 +275,22 @@ func (d *decoder) summary(meta map[string]string, absent []string) *evidence.Sum
 	}
 	d.values.Summarize(s)
 	return s
+}
+
+// cover adds the conversion's coverage (converter, version, cache) to a
+// summary, for an .nsys-rep.
+func (d *decoder) cover(s *evidence.Summary) {
+	for k, v := range d.conv {
+		s.Coverage[k] = v
+	}
+}
+
+// memberLimit says where the rows came from beyond the artifact.
+func (d *decoder) memberLimit() string {
+	if d.conv != nil {
+		return "the artifact is the .nsys-rep report; the rows come from its nsys export --type parquetdir conversion, whose tables are named by size and digest under coverage.members"
+	}
+	return "the artifact is the export's META_DATA_EXPORT.parquet; the other tables read are named by size and digest under coverage.members, so keep the whole directory with the evidence"
 }
 
 func nullable(s string) any {

@@ -793,7 +793,8 @@ func (s *slicer) summary() *evidence.Summary {
 		"members":     d.e.memberList(),
 		"populations": "host: CUDA runtime, driver, synchronization, OS runtime and NVTX rows carry process and thread ids; device: kernel, memcpy and memset rows carry device and stream ids",
 	}
-	sum.Limit("the artifact is the export's META_DATA_EXPORT.parquet; the other tables read are named by size and digest under coverage.members, so keep the whole directory with the evidence")
+	d.cover(sum)
+	sum.Limit(d.memberLimit())
 	if _, ok := d.e.resolve(nvtxTable); !ok {
 		sum.Limit("the export has no NVTX_EVENTS table: no NVTX phases (capture with --trace=nvtx)")
 	}
@@ -891,6 +892,7 @@ func (d *decoder) tracks(ctx context.Context, out formats.Sink, domains map[int6
 	}
 	s := &evidence.Summary{RowsObserved: rows, Complete: true,
 		Coverage: evidence.Object{"members": d.e.memberList()}}
+	d.cover(s)
 	s.Limit("sort_index of a thread is its ThreadNames priority")
 	d.values.Summarize(s)
 	return lt.End(s)

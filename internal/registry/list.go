@@ -8,6 +8,7 @@ import (
 	ncuprovider "github.com/flameox/flameox/internal/capture/providers/ncu"
 	"github.com/flameox/flameox/internal/capture/providers/node"
 	"github.com/flameox/flameox/internal/capture/providers/nodeheap"
+	nsysprovider "github.com/flameox/flameox/internal/capture/providers/nsys"
 	obsprovider "github.com/flameox/flameox/internal/capture/providers/observations"
 	"github.com/flameox/flameox/internal/capture/providers/perf"
 	"github.com/flameox/flameox/internal/capture/providers/process"
@@ -345,6 +346,7 @@ var providerList = []*capture.Provider{
 	feeds(pyperfprovider.Provider, summarizeBenchmarks, compareBenchmarks),
 	feeds(sanprovider.Provider, inspectSanitizerFindings),
 	feeds(ncuprovider.Provider, inspectKernelMetrics),
+	feeds(nsysprovider.Provider, inspectGPULaunches, summarizeTraceOperations, inspectTraceWindow),
 	feeds(tritonprovider.Provider, inspectTritonAutotune),
 	feeds(torchprofiler.Provider, summarizeTraceOperations, inspectTraceWindow),
 	feeds(rocprofprovider.Provider, summarizeTraceOperations, inspectTraceWindow),

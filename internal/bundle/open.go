@@ -133,8 +133,8 @@ func (r *Reader) verifyTree() error {
 	dirs := map[string]bool{nativeDir: true, tablesDir: true}
 	for _, mb := range r.Manifest.Members {
 		listed[mb.Path] = true
-		if d := path.Dir(mb.Path); mb.Role == roleTable {
-			dirs[d] = true // layout 2: tables/<name>/
+		if d := path.Dir(mb.Path); mb.Role == roleTable || mb.Role == roleCompanion {
+			dirs[d] = true // layout 2: tables/<name>/; native/<hex>.dir/
 		}
 	}
 	return filepath.WalkDir(r.Dir, func(p string, d fs.DirEntry, err error) error {
@@ -170,7 +170,7 @@ func (r *Reader) Artifacts() []*evidence.Artifact {
 	out := make([]*evidence.Artifact, len(r.Manifest.Artifacts))
 	for i, a := range r.Manifest.Artifacts {
 		c := *a
-		c.Path = filepath.Join(r.Dir, filepath.FromSlash(a.Path))
+		c.Path = filepath.Join(r.Dir, filepath.FromSlash(r.Manifest.artifactPath(a)))
 		out[i] = &c
 	}
 	return out

@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -49,16 +50,33 @@ var (
 // Snappy keeps literal); a writer that compresses it out of sight needs
 // the explicit format, and the file is otherwise previewed as Parquet.
 var Spec = &formats.Spec{
-	Name:     "nsys-parquetdir",
-	Title:    "Nsight Systems parquetdir export",
-	Family:   formats.FamilyGPU,
-	Sniff:    sniff,
-	Tables:   []*table.Schema{table.GPULaunches.Schema, table.TraceSlices.Schema, table.TraceTracks.Schema},
-	Limits:   append(append([]formats.Limit{}, parquetpreview.Limits...), limitStrings, limitCalls),
-	Options:  []param.Param{formats.ValueBytesParam},
-	Producer: "NVIDIA Nsight Systems (nsys export --type parquetdir)",
-	Version:  Version,
-	Decoder:  formats.DecoderFunc(decode),
+	Name:       "nsys-parquetdir",
+	Title:      "Nsight Systems parquetdir export",
+	Family:     formats.FamilyGPU,
+	Sniff:      sniff,
+	Tables:     []*table.Schema{table.GPULaunches.Schema, table.TraceSlices.Schema, table.TraceTracks.Schema},
+	Limits:     append(append([]formats.Limit{}, parquetpreview.Limits...), limitStrings, limitCalls),
+	Options:    []param.Param{formats.ValueBytesParam},
+	Producer:   "NVIDIA Nsight Systems (nsys export --type parquetdir)",
+	Version:    Version,
+	Decoder:    formats.DecoderFunc(decode),
+	Companions: companions,
+}
+
+// companions are the export's other table files, which a bundle keeps
+// with the metadata table: the whole directory.
+func companions(artifact string) ([]string, error) {
+	ents, err := os.ReadDir(filepath.Dir(artifact))
+	if err != nil {
+		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "list the export directory %s", filepath.Dir(artifact))
+	}
+	var out []string
+	for _, d := range ents {
+		if n := d.Name(); strings.HasSuffix(n, ".parquet") && d.Type().IsRegular() && n != filepath.Base(artifact) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }
 
 func sniff(prefix []byte) formats.Verdict {
@@ -290,7 +308,7 @@ func (d *decoder) memberLimit() string {
 	if d.conv != nil {
 		return "the artifact is the .nsys-rep report; the rows come from its nsys export --type parquetdir conversion, whose tables are named by size and digest under coverage.members"
 	}
-	return "the artifact is the export's META_DATA_EXPORT.parquet; the other tables read are named by size and digest under coverage.members, so keep the whole directory with the evidence"
+	return "the artifact is the export's META_DATA_EXPORT.parquet; the other tables read are named by size and digest under coverage.members (flameox-preserve keeps the whole directory)"
 }
 
 func nullable(s string) any {

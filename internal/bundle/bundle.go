@@ -319,13 +319,7 @@ func (b *Builder) seal() error {
 	if err := os.Chmod(b.tmp, 0o755); err != nil {
 		return evidence.Wrap(evidence.CodeIOFailure, err, "seal bundle directory").At(b.tmp, "")
 	}
-	var dirs []string
-	for _, c := range b.companions {
-		if d := path.Dir(c.Path); !slices.Contains(dirs, d) {
-			dirs = append(dirs, d) // native/<hex>.dir, before native itself
-		}
-	}
-	dirs = append(dirs, nativeDir)
+	dirs := append(companionDirs(b.companions), nativeDir) // native/<hex>.dir/..., before native itself
 	for _, t := range b.tables {
 		if d := path.Dir(t.rel); !slices.Contains(dirs, d) {
 			dirs = append(dirs, d) // tables/<name>, before tables itself

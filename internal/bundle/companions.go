@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/flameox/flameox/internal/durable"
@@ -18,7 +19,7 @@ import (
 // Triton cache entry's .autotune.json): the decoder reads the files beside
 // it. A bundle keeps such an artifact whole: besides native/<hex>, every
 // file of its directory (the artifact's own name included) is a member of
-// role "companion" at native/<hex>.dir/<name>, with its size and digest,
+// role "companion" at native/<hex>.dir/<path>, with its size and digest,
 // and Reader.Artifacts names the artifact inside that directory, so the
 // decoder finds its tables again. A bundle without directory artifacts is
 // byte for byte what it was before companions existed.
@@ -48,7 +49,7 @@ func (b *Builder) addCompanions(a *evidence.Artifact, hex string) error {
 	if !ok || spec.Companions == nil {
 		return nil
 	}
-	names, err := spec.Companions(a.Path)
+	root, names, err := spec.Companions(a)
 	if err != nil {
 		return evidence.AsFailure(err, evidence.CodeIOFailure)
 	}
@@ -62,24 +63,36 @@ func (b *Builder) addCompanions(a *evidence.Artifact, hex string) error {
 	if err := os.Mkdir(filepath.Join(b.tmp, filepath.FromSlash(rel)), 0o755); err != nil {
 		return evidence.Wrap(evidence.CodeIOFailure, err, "create companion directory").At(a.Path, a.ID)
 	}
-	own := a.Name
-	if !safeName(own) {
-		return evidence.Failf(evidence.CodeInvalidArgument, "directory artifact name %q is not a plain file name", own).At(a.Path, a.ID)
+	own, err := filepath.Rel(root, a.Path)
+	if err != nil || !safeRel(filepath.ToSlash(own)) || path.Base(filepath.ToSlash(own)) != a.Name {
+		return evidence.Failf(evidence.CodeInternal, "format %s puts artifact %s outside its directory %s", a.Format, a.Path, root).At(a.Path, a.ID)
+	}
+	own = filepath.ToSlash(own)
+	mkdir := func(p string) error {
+		if err := os.MkdirAll(filepath.Join(b.tmp, filepath.FromSlash(path.Dir(p))), 0o755); err != nil {
+			return evidence.Wrap(evidence.CodeIOFailure, err, "create companion directory").At(a.Path, a.ID)
+		}
+		return nil
 	}
 	// The artifact's own copy, verified against its id like native/<hex>.
-	if err := copyNative(b.ctx, a, filepath.Join(b.tmp, filepath.FromSlash(rel), own)); err != nil {
+	if err := mkdir(rel + "/" + own); err != nil {
+		return err
+	}
+	if err := copyNative(b.ctx, a, filepath.Join(b.tmp, filepath.FromSlash(rel+"/"+own))); err != nil {
 		return err
 	}
 	b.companions = append(b.companions, &evidence.Member{Path: rel + "/" + own, SHA256: hex, Size: a.Size, Role: roleCompanion})
-	dir := filepath.Dir(a.Path)
 	for _, n := range names {
 		if n == own {
 			continue
 		}
-		if !safeName(n) {
-			return evidence.Failf(evidence.CodeInternal, "format %s names companion %q of %s: not a plain file name", a.Format, n, a.Name)
+		if !safeRel(n) {
+			return evidence.Failf(evidence.CodeInternal, "format %s names companion %q of %s: not a relative path inside its directory", a.Format, n, a.Name)
 		}
-		m, err := copyCompanion(b.ctx, filepath.Join(dir, n), filepath.Join(b.tmp, filepath.FromSlash(rel), n))
+		if err := mkdir(rel + "/" + n); err != nil {
+			return err
+		}
+		m, err := copyCompanion(b.ctx, filepath.Join(root, filepath.FromSlash(n)), filepath.Join(b.tmp, filepath.FromSlash(rel+"/"+n)))
 		if err != nil {
 			return err
 		}
@@ -91,7 +104,41 @@ func (b *Builder) addCompanions(a *evidence.Artifact, hex string) error {
 
 // safeName is a file name that stays in its directory.
 func safeName(n string) bool {
-	return n != "" && n != "." && n != ".." && !strings.ContainsAny(n, "/\\\x00") && n != manifestName
+	return n != "" && n != "." && n != ".." && !strings.ContainsAny(n, "/\\\x00")
+}
+
+// safeRel is a slash-separated relative path of safe names, at most 8 deep.
+func safeRel(p string) bool {
+	parts := strings.Split(p, "/")
+	if len(parts) > 8 {
+		return false
+	}
+	for _, s := range parts {
+		if !safeName(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// companionDirs are the directories companion members need, deepest
+// first (so that each is synced before its parent).
+func companionDirs(members []*evidence.Member) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range members {
+		for d := path.Dir(m.Path); d != nativeDir && d != "." && !seen[d]; d = path.Dir(d) {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	slices.SortFunc(out, func(x, y string) int {
+		if c := strings.Count(y, "/") - strings.Count(x, "/"); c != 0 {
+			return c
+		}
+		return strings.Compare(x, y)
+	})
+	return out
 }
 
 // copyCompanion copies a regular file, hashing what it copies.
@@ -134,10 +181,12 @@ func copyCompanion(ctx context.Context, src, dst string) (_ *evidence.Member, er
 // companionOwner is the artifact digest a companion member belongs to, or
 // "" when its path is not native/<hex>.dir/<name>.
 func companionOwner(p string) string {
-	d, name := path.Split(p)
-	d = strings.TrimSuffix(d, "/")
-	hex, ok := strings.CutPrefix(d, nativeDir+"/")
-	if !ok || !safeName(name) {
+	rest, ok := strings.CutPrefix(p, nativeDir+"/")
+	if !ok {
+		return ""
+	}
+	hex, name, ok := strings.Cut(rest, "/")
+	if !ok || !safeRel(name) {
 		return ""
 	}
 	hex, ok = strings.CutSuffix(hex, companionExt)
@@ -151,10 +200,11 @@ func companionOwner(p string) string {
 // its companion directory when it has one holding its own copy, else its
 // native file.
 func (m *Manifest) artifactPath(a *evidence.Artifact) string {
-	own := companionDir(a.Digest()) + "/" + a.Name
-	for _, mb := range m.Members {
-		if mb.Path == own && mb.Role == roleCompanion && mb.SHA256 == a.Digest() && mb.Size == a.Size {
-			return own
+	dir := companionDir(a.Digest()) + "/"
+	for _, mb := range m.Members { // sorted by path: the first copy wins
+		if mb.Role == roleCompanion && strings.HasPrefix(mb.Path, dir) && path.Base(mb.Path) == a.Name &&
+			mb.SHA256 == a.Digest() && mb.Size == a.Size {
+			return mb.Path
 		}
 	}
 	return a.Path

@@ -12,13 +12,13 @@ import (
 
 // dirFormat is a directory format for the test: every other file of the
 // artifact's directory belongs with it.
-var dirFormat = &formats.Spec{Name: "test-dir", Companions: func(p string) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Dir(p))
+var dirFormat = &formats.Spec{Name: "test-dir", Companions: func(a *evidence.Artifact) (string, []string, error) {
+	ents, err := os.ReadDir(filepath.Dir(a.Path))
 	var out []string
 	for _, e := range ents {
 		out = append(out, e.Name())
 	}
-	return out, err
+	return filepath.Dir(a.Path), out, err
 }}
 
 // TestCompanions: a directory artifact is kept whole under

@@ -133,8 +133,12 @@ func (r *Reader) verifyTree() error {
 	dirs := map[string]bool{nativeDir: true, tablesDir: true}
 	for _, mb := range r.Manifest.Members {
 		listed[mb.Path] = true
-		if d := path.Dir(mb.Path); mb.Role == roleTable || mb.Role == roleCompanion {
-			dirs[d] = true // layout 2: tables/<name>/; native/<hex>.dir/
+		if d := path.Dir(mb.Path); mb.Role == roleTable {
+			dirs[d] = true // layout 2: tables/<name>/
+		} else if mb.Role == roleCompanion {
+			for ; d != nativeDir && d != "."; d = path.Dir(d) {
+				dirs[d] = true // native/<hex>.dir/ and below
+			}
 		}
 	}
 	return filepath.WalkDir(r.Dir, func(p string, d fs.DirEntry, err error) error {

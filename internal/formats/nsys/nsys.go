@@ -65,18 +65,19 @@ var Spec = &formats.Spec{
 
 // companions are the export's other table files, which a bundle keeps
 // with the metadata table: the whole directory.
-func companions(artifact string) ([]string, error) {
-	ents, err := os.ReadDir(filepath.Dir(artifact))
+func companions(a *evidence.Artifact) (string, []string, error) {
+	dir := filepath.Dir(a.Path)
+	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "list the export directory %s", filepath.Dir(artifact))
+		return "", nil, evidence.Wrap(evidence.CodeIOFailure, err, "list the export directory %s", dir)
 	}
 	var out []string
 	for _, d := range ents {
-		if n := d.Name(); strings.HasSuffix(n, ".parquet") && d.Type().IsRegular() && n != filepath.Base(artifact) {
+		if n := d.Name(); strings.HasSuffix(n, ".parquet") && d.Type().IsRegular() && n != filepath.Base(a.Path) {
 			out = append(out, n)
 		}
 	}
-	return out, nil
+	return dir, out, nil
 }
 
 func sniff(prefix []byte) formats.Verdict {

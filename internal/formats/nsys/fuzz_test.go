@@ -129,7 +129,7 @@ func writeBench(tb testing.TB, dir string, n int) (string, int64) {
 		rs[i] = runtime{Start: s - 100, End: s - 10, GlobalTid: pid + 30156, CorrelationID: int64(i), NameID: 0}
 		// Pairs of push/pop ranges: an outer step and a nested phase.
 		if i%2 == 0 {
-			ns[i] = nvtx{Start: s - 200, End: s + 1990, EventType: 59, Text: fmt.Sprintf("step %d", i%16), GlobalTid: pid + 30156}
+			ns[i] = nvtx{Start: s - 200, End: s + 1790, EventType: 59, Text: fmt.Sprintf("step %d", i%16), GlobalTid: pid + 30156}
 		} else {
 			ns[i] = nvtx{Start: s - 1100, End: s - 5, EventType: 59, Text: "forward", GlobalTid: pid + 30156}
 		}

@@ -17,6 +17,9 @@ import (
 	"github.com/flameox/flameox/internal/bundle"
 	"github.com/flameox/flameox/internal/command"
 	"github.com/flameox/flameox/internal/evidence"
+	// The registry tells the bundle which formats are directories, whose
+	// artifacts are kept whole (bundle.Formats).
+	_ "github.com/flameox/flameox/internal/registry"
 	"github.com/flameox/flameox/internal/store"
 	"github.com/flameox/flameox/internal/wire"
 )

@@ -49,11 +49,13 @@ type Builder struct {
 	captures  []evidence.Object
 	artifacts []*evidence.Artifact        // Path relative to the bundle
 	natives   map[string]*evidence.Member // by hex digest
-	tables    []*TableWriter
-	tableIDs  map[string]bool
-	failures  []*evidence.Failure
-	done      bool
-	published *Manifest // the manifest Publish wrote, once it did
+	// companions are the files kept with directory artifacts (companions.go).
+	companions []*evidence.Member
+	tables     []*TableWriter
+	tableIDs   map[string]bool
+	failures   []*evidence.Failure
+	done       bool
+	published  *Manifest // the manifest Publish wrote, once it did
 	// ctx, when set (WithContext), ends a native copy part way: a large
 	// artifact must not keep an interrupted preserve running.
 	ctx context.Context
@@ -164,6 +166,9 @@ func (b *Builder) AddArtifact(a *evidence.Artifact) error {
 			return err
 		}
 		b.natives[digest] = &evidence.Member{Path: rel, SHA256: digest, Size: a.Size, Role: roleNative}
+		if err := b.addCompanions(a, digest); err != nil {
+			return err
+		}
 	}
 	c := *a
 	c.Path = nativeDir + "/" + digest
@@ -302,6 +307,9 @@ func (b *Builder) seal() error {
 	for _, t := range b.tables {
 		files = append(files, t.rel)
 	}
+	for _, c := range b.companions {
+		files = append(files, c.Path)
+	}
 	for _, f := range files {
 		if err := os.Chmod(filepath.Join(b.tmp, filepath.FromSlash(f)), 0o444); err != nil {
 			return evidence.Wrap(evidence.CodeIOFailure, err, "seal %s", f).At(filepath.Join(b.tmp, filepath.FromSlash(f)), "")
@@ -311,7 +319,7 @@ func (b *Builder) seal() error {
 	if err := os.Chmod(b.tmp, 0o755); err != nil {
 		return evidence.Wrap(evidence.CodeIOFailure, err, "seal bundle directory").At(b.tmp, "")
 	}
-	dirs := []string{nativeDir}
+	dirs := append(companionDirs(b.companions), nativeDir) // native/<hex>.dir/..., before native itself
 	for _, t := range b.tables {
 		if d := path.Dir(t.rel); !slices.Contains(dirs, d) {
 			dirs = append(dirs, d) // tables/<name>, before tables itself
@@ -368,6 +376,9 @@ func (b *Builder) manifest() *Manifest {
 	}
 	for _, n := range b.natives {
 		m.Members = append(m.Members, *n)
+	}
+	for _, c := range b.companions {
+		m.Members = append(m.Members, *c)
 	}
 	for _, f := range b.failures {
 		e := FailureEntry{Failure: f}

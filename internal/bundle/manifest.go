@@ -329,7 +329,18 @@ func (m *Manifest) check() error {
 			return fmt.Errorf("failures[%d]: native %s is not the member of the artifact it names", i, f.Native)
 		}
 	}
+	digests := map[string]bool{}
+	for _, a := range m.Artifacts {
+		digests[a.Digest()] = true
+	}
 	for _, mb := range m.Members {
+		if mb.Role == roleCompanion {
+			// A companion belongs to the artifact its directory names.
+			if h := companionOwner(mb.Path); h == "" || !digests[h] {
+				return fmt.Errorf("companion %s belongs to no artifact of the bundle", mb.Path)
+			}
+			continue
+		}
 		if !used[mb.Path] {
 			return fmt.Errorf("member %s belongs to no artifact or table", mb.Path)
 		}

@@ -135,6 +135,10 @@ func (r *Reader) verifyTree() error {
 		listed[mb.Path] = true
 		if d := path.Dir(mb.Path); mb.Role == roleTable {
 			dirs[d] = true // layout 2: tables/<name>/
+		} else if mb.Role == roleCompanion {
+			for ; d != nativeDir && d != "."; d = path.Dir(d) {
+				dirs[d] = true // native/<hex>.dir/ and below
+			}
 		}
 	}
 	return filepath.WalkDir(r.Dir, func(p string, d fs.DirEntry, err error) error {
@@ -170,7 +174,7 @@ func (r *Reader) Artifacts() []*evidence.Artifact {
 	out := make([]*evidence.Artifact, len(r.Manifest.Artifacts))
 	for i, a := range r.Manifest.Artifacts {
 		c := *a
-		c.Path = filepath.Join(r.Dir, filepath.FromSlash(a.Path))
+		c.Path = filepath.Join(r.Dir, filepath.FromSlash(r.Manifest.artifactPath(a)))
 		out[i] = &c
 	}
 	return out

@@ -176,6 +176,11 @@ type Spec struct {
 	Producer string // the tool that writes this format
 	Version  string // decoder version; part of cache keys and table headers
 	Decoder  Decoder
+	// Companions, for a directory format, names the directory an artifact
+	// belongs to and the files in it (slash-separated paths relative to
+	// root) that belong with it, so that a bundle keeps the directory
+	// whole; nil for a one-file format.
+	Companions func(a *evidence.Artifact) (root string, names []string, err error)
 }
 
 // TableNames lists the names of the tables the format emits.

@@ -8,6 +8,7 @@ import (
 	ncuprovider "github.com/flameox/flameox/internal/capture/providers/ncu"
 	"github.com/flameox/flameox/internal/capture/providers/node"
 	"github.com/flameox/flameox/internal/capture/providers/nodeheap"
+	nsysprovider "github.com/flameox/flameox/internal/capture/providers/nsys"
 	nvbenchprovider "github.com/flameox/flameox/internal/capture/providers/nvbench"
 	obsprovider "github.com/flameox/flameox/internal/capture/providers/observations"
 	"github.com/flameox/flameox/internal/capture/providers/perf"
@@ -86,6 +87,7 @@ var formatList = []*formats.Spec{
 	benchsamples.Spec,
 	// GPU and kernels
 	nsys.Spec,
+	nsys.RepSpec,
 	ncu.Spec,
 	sanitizer.Spec,
 	tritonautotune.Spec,
@@ -346,6 +348,7 @@ var providerList = []*capture.Provider{
 	feeds(nvbenchprovider.Provider, summarizeBenchmarks, compareBenchmarks),
 	feeds(sanprovider.Provider, inspectSanitizerFindings),
 	feeds(ncuprovider.Provider, inspectKernelMetrics),
+	feeds(nsysprovider.Provider, inspectGPULaunches, summarizeTraceOperations, inspectTraceWindow),
 	feeds(tritonprovider.Provider, inspectTritonAutotune),
 	feeds(torchprofiler.Provider, summarizeTraceOperations, inspectTraceWindow),
 	feeds(rocprofprovider.Provider, summarizeTraceOperations, inspectTraceWindow),

@@ -41,6 +41,7 @@ func TestProvidersFeed(t *testing.T) {
 		"nvbench":           {"summarize_benchmarks", "compare_benchmarks"},
 		"compute-sanitizer": {"inspect_sanitizer_findings"},
 		"nsight-compute":    {"inspect_kernel_metrics"},
+		"nsight-systems":    {"inspect_gpu_launches", "summarize_trace_operations", "inspect_trace_window"},
 		"triton":            {"inspect_triton_autotune"},
 		"torch-profiler":    {"summarize_trace_operations", "inspect_trace_window"},
 		"rocprofv3":         {"summarize_trace_operations", "inspect_trace_window"},

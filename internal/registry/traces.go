@@ -10,7 +10,7 @@ var summarizeTraceOperations = &Operation{
 	Title:      "Trace operations: slices, spans, kernels and runtime calls by name",
 	Family:     "Execution traces",
 	Projection: trace.Operations,
-	Guidance: "Use on an execution trace (Chrome/Perfetto JSON, a PyTorch profiler trace, OTLP spans) to see which named " +
+	Guidance: "Use on an execution trace (Chrome/Perfetto JSON, a PyTorch profiler trace, OTLP spans, an Nsight Systems export) to see which named " +
 		"operations take the time: slices grouped by name and identity (kind, category, process, thread or " +
 		"track, device, stream, rank) with count, total, self (minus directly enclosed slices on the same " +
 		"thread), mean, p50/p90/p99/max duration in ns and first/last time. Filters (name_pattern, category, " +

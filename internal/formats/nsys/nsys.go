@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -49,16 +50,34 @@ var (
 // Snappy keeps literal); a writer that compresses it out of sight needs
 // the explicit format, and the file is otherwise previewed as Parquet.
 var Spec = &formats.Spec{
-	Name:     "nsys-parquetdir",
-	Title:    "Nsight Systems parquetdir export",
-	Family:   formats.FamilyGPU,
-	Sniff:    sniff,
-	Tables:   []*table.Schema{table.GPULaunches.Schema},
-	Limits:   append(append([]formats.Limit{}, parquetpreview.Limits...), limitStrings, limitCalls),
-	Options:  []param.Param{formats.ValueBytesParam},
-	Producer: "NVIDIA Nsight Systems (nsys export --type parquetdir)",
-	Version:  Version,
-	Decoder:  formats.DecoderFunc(decode),
+	Name:       "nsys-parquetdir",
+	Title:      "Nsight Systems parquetdir export",
+	Family:     formats.FamilyGPU,
+	Sniff:      sniff,
+	Tables:     []*table.Schema{table.GPULaunches.Schema, table.TraceSlices.Schema, table.TraceTracks.Schema},
+	Limits:     append(append([]formats.Limit{}, parquetpreview.Limits...), limitStrings, limitCalls),
+	Options:    []param.Param{formats.ValueBytesParam},
+	Producer:   "NVIDIA Nsight Systems (nsys export --type parquetdir)",
+	Version:    Version,
+	Decoder:    formats.DecoderFunc(decode),
+	Companions: companions,
+}
+
+// companions are the export's other table files, which a bundle keeps
+// with the metadata table: the whole directory.
+func companions(a *evidence.Artifact) (string, []string, error) {
+	dir := filepath.Dir(a.Path)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", nil, evidence.Wrap(evidence.CodeIOFailure, err, "list the export directory %s", dir)
+	}
+	var out []string
+	for _, d := range ents {
+		if n := d.Name(); strings.HasSuffix(n, ".parquet") && d.Type().IsRegular() && n != filepath.Base(a.Path) {
+			out = append(out, n)
+		}
+	}
+	return dir, out, nil
 }
 
 func sniff(prefix []byte) formats.Verdict {
@@ -122,6 +141,8 @@ type decoder struct {
 	callNames []string
 	nameIndex map[string]int32
 
+	nvtx       *nvtxState      // NVTX_EVENTS' types and names, once read
+	conv       evidence.Object // the conversion of an .nsys-rep; nil for a parquetdir
 	read       map[string]int64
 	counts     map[string]int64
 	kernelNS   int64
@@ -141,11 +162,17 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err := in.VerifyFile(); err != nil {
 		return err
 	}
-	e, err := openExport(in)
+	e, err := openExport(in, filepath.Dir(in.Artifact.Path), in.Artifact.Path)
 	if err != nil {
 		return err
 	}
-	d := &decoder{in: in, e: e, values: in.Values(), read: map[string]int64{}, counts: map[string]int64{}}
+	return decodeExport(ctx, in, e, base, out, nil)
+}
+
+// decodeExport decodes an open export whose metadata table is base;
+// conv, when the export is a conversion, goes into every summary's coverage.
+func decodeExport(ctx context.Context, in *formats.Input, e *export, base string, out formats.Sink, conv evidence.Object) error {
+	d := &decoder{in: in, e: e, values: in.Values(), read: map[string]int64{}, counts: map[string]int64{}, conv: conv}
 	meta, err := d.meta(ctx, base)
 	if err != nil {
 		return err
@@ -162,9 +189,15 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 			absent = append(absent, dt.name)
 		}
 	}
-	if len(present) == 0 {
+	host := false
+	for _, n := range []string{runtimeTable, "CUPTI_ACTIVITY_KIND_DRIVER", syncTable, nvtxTable, "OSRT_API"} {
+		if _, ok := e.resolve(n); ok {
+			host = true
+		}
+	}
+	if len(present) == 0 && !host {
 		return (&evidence.Failure{Code: evidence.CodeDecodeFailure,
-			Message: "the export holds no CUDA device activity (no CUPTI_ACTIVITY_KIND_KERNEL, MEMCPY or MEMSET table): capture with nsys profile --trace=cuda, and export every table",
+			Message: "the export holds no CUDA activity and no NVTX or OS runtime events (no CUPTI_ACTIVITY_KIND_KERNEL, MEMCPY, MEMSET, RUNTIME or NVTX_EVENTS table): capture with nsys profile --trace=cuda,nvtx, and export every table",
 			Details: evidence.Object{"tables": e.tableNames()}}).At(in.Artifact.Path, "")
 	}
 	if err := d.loadStrings(ctx); err != nil {
@@ -173,6 +206,32 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err := d.loadCopyKinds(ctx); err != nil {
 		return err
 	}
+	if out.Wants(table.GPULaunches.Schema) {
+		if err := d.launches(ctx, out, present, absent, meta); err != nil {
+			return err
+		}
+	}
+	if out.Wants(table.TraceSlices.Schema) {
+		if err := d.slices(ctx, out, present); err != nil {
+			return err
+		}
+	}
+	if out.Wants(table.TraceTracks.Schema) {
+		st, err := d.nvtxMeta(ctx)
+		if err != nil {
+			return err
+		}
+		var domains map[int64]string
+		if st != nil {
+			domains = st.domains
+		}
+		return d.tracks(ctx, out, domains)
+	}
+	return nil
+}
+
+// launches emits gpu.launches.
+func (d *decoder) launches(ctx context.Context, out formats.Sink, present []deviceTable, absent []string, meta map[string]string) error {
 	if err := d.loadCalls(ctx); err != nil {
 		return err
 	}
@@ -196,10 +255,6 @@ func (d *decoder) total() int64 {
 
 func (d *decoder) summary(meta map[string]string, absent []string) *evidence.Summary {
 	s := &evidence.Summary{RowsObserved: d.total(), Complete: true, Metrics: map[string]evidence.Metric{}}
-	members := make([]any, 0, len(d.e.members))
-	for _, m := range d.e.members {
-		members = append(members, evidence.Object{"name": m.Name, "bytes": m.Bytes, "sha256": m.SHA256})
-	}
 	read := evidence.Object{}
 	for k, v := range d.read {
 		read[k] = v
@@ -208,14 +263,18 @@ func (d *decoder) summary(meta map[string]string, absent []string) *evidence.Sum
 		"product_version": nullable(meta["EXPORT_PRODUCT_VERSION"]),
 		"schema_version":  nullable(meta["EXPORT_SCHEMA_VERSION"]),
 		"tables_read":     read,
-		"members":         members,
+		"members":         d.e.memberList(),
 	}
+	d.cover(s)
 	for _, k := range []string{"kernel", "memcpy", "memset"} {
 		s.Metrics[k+"_records"] = evidence.Metric{Value: d.counts[k], Unit: "count"}
 	}
 	s.Metrics["kernel_time_ns"] = evidence.Metric{Value: d.kernelNS, Unit: "ns"}
 	s.Metrics["unresolved_launch_calls"] = evidence.Metric{Value: d.unresolved, Unit: "count"}
-	s.Limit("the artifact is the export's META_DATA_EXPORT.parquet; the other tables read are named by size and digest under coverage.members, so keep the whole directory with the evidence")
+	s.Limit(d.memberLimit())
+	if len(absent) == len(deviceTables) {
+		s.Limit("the export has no CUDA device activity table (KERNEL, MEMCPY, MEMSET): capture with nsys profile --trace=cuda to see launches")
+	}
 	if len(absent) > 0 {
 		sort.Strings(absent)
 		s.Coverage["device_tables_absent"] = absent
@@ -235,6 +294,22 @@ func (d *decoder) summary(meta map[string]string, absent []string) *evidence.Sum
 	}
 	d.values.Summarize(s)
 	return s
+}
+
+// cover adds the conversion's coverage (converter, version, cache) to a
+// summary, for an .nsys-rep.
+func (d *decoder) cover(s *evidence.Summary) {
+	for k, v := range d.conv {
+		s.Coverage[k] = v
+	}
+}
+
+// memberLimit says where the rows came from beyond the artifact.
+func (d *decoder) memberLimit() string {
+	if d.conv != nil {
+		return "the artifact is the .nsys-rep report; the rows come from its nsys export --type parquetdir conversion, whose tables are named by size and digest under coverage.members"
+	}
+	return "the artifact is the export's META_DATA_EXPORT.parquet; the other tables read are named by size and digest under coverage.members (flameox-preserve keeps the whole directory)"
 }
 
 func nullable(s string) any {

@@ -56,8 +56,8 @@ var Provider = &capture.Provider{
 		"already use @triton.autotune. Runs with TRITON_CACHE_AUTOTUNING=1 and a fresh TRITON_CACHE_DIR: a cold-cache tuning, " +
 		"not a warm benchmark. Needs a GPU Triton supports.",
 	Artifacts: []capture.Role{
-		{Role: "autotune-cache", Format: tritonautotune.Spec.Name, Pattern: filepath.Join(CacheDir, "*", "*"+tritonautotune.Suffix), Required: true,
-			Doc: "the autotuner's cache files, one per kernel and tuning key"},
+		{Role: RoleAutotune, Format: tritonautotune.Spec.Name, Pattern: filepath.Join(CacheDir, "*", "*"+tritonautotune.Suffix), Required: true,
+			Doc: "the autotuner's cache files, one per kernel and tuning key; a bundle keeps each with the whole cache it lies in (CacheBundle)"},
 	},
 	Binding: capture.Binding{Executable: "python", InWorkload: true,
 		Guidance: "install Triton " + Pinned + " in the workload interpreter: <python> -m pip install 'triton==" + Pinned + ".*'"},

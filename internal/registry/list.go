@@ -50,6 +50,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/tritonautotune"
 	"github.com/flameox/flameox/internal/formats/v8cpu"
 	"github.com/flameox/flameox/internal/formats/v8heap"
+	"github.com/flameox/flameox/internal/formats/xctrace"
 	"github.com/flameox/flameox/internal/projection/coverage"
 	"github.com/flameox/flameox/internal/projection/cpu"
 	"github.com/flameox/flameox/internal/projection/failures"
@@ -93,6 +94,7 @@ var formatList = []*formats.Spec{
 	chrometrace.Spec,
 	rocprof.Spec,
 	otlp.Spec,
+	xctrace.Spec,
 	// Inference exports
 	aiperf.RecordsSpec,
 	aiperf.AggregateSpec,

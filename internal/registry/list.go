@@ -18,6 +18,7 @@ import (
 	sanprovider "github.com/flameox/flameox/internal/capture/providers/sanitizer"
 	"github.com/flameox/flameox/internal/capture/providers/torchprofiler"
 	tritonprovider "github.com/flameox/flameox/internal/capture/providers/triton"
+	xctraceprovider "github.com/flameox/flameox/internal/capture/providers/xctrace"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/benchsamples"
@@ -349,4 +350,5 @@ var providerList = []*capture.Provider{
 	feeds(tritonprovider.Provider, inspectTritonAutotune),
 	feeds(torchprofiler.Provider, summarizeTraceOperations, inspectTraceWindow),
 	feeds(rocprofprovider.Provider, summarizeTraceOperations, inspectTraceWindow),
+	feeds(xctraceprovider.Provider, summarizeCPUHotspots, summarizeCPUCallerEdges, summarizeCPUStacks),
 }

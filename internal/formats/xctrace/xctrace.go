@@ -152,6 +152,31 @@ func (e *elem) kid(name string) *elem {
 	return nil
 }
 
+// idTable holds the elements that carry an id. xctrace numbers them,
+// so an integer key saves a string per element; another id is kept by
+// its text.
+type idTable struct {
+	num map[uint64]*elem
+	str map[string]*elem
+}
+
+func (t *idTable) get(id string) *elem {
+	if n, err := strconv.ParseUint(id, 10, 64); err == nil && id[0] != '0' {
+		return t.num[n]
+	}
+	return t.str[id]
+}
+
+func (t *idTable) put(id string, e *elem) {
+	if n, err := strconv.ParseUint(id, 10, 64); err == nil && id[0] != '0' {
+		t.num[n] = e
+		return
+	}
+	t.str[id] = e
+}
+
+func (t *idTable) len() int64 { return int64(len(t.num) + len(t.str)) }
+
 // column is one <col> of a schema.
 type column struct{ mnemonic, name, engType string }
 
@@ -173,7 +198,7 @@ type decoder struct {
 	ctx  context.Context
 	in   *formats.Input
 	x    *xml.Decoder
-	ids  map[string]*elem
+	ids  idTable
 	st   []open
 	maxT int
 
@@ -213,7 +238,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err := in.CheckSize(); err != nil {
 		return err
 	}
-	d := &decoder{ctx: ctx, in: in, ids: map[string]*elem{}, other: map[string]int64{}, maxT: int(in.Limit(LimitText))}
+	d := &decoder{ctx: ctx, in: in, ids: idTable{num: map[uint64]*elem{}, str: map[string]*elem{}}, other: map[string]int64{}, maxT: int(in.Limit(LimitText))}
 	d.x = xml.NewDecoder(bufio.NewReaderSize(formats.FileReader(in.R), 256<<10))
 	d.x.Strict = true
 	if err := d.run(); err != nil {
@@ -315,8 +340,8 @@ func (d *decoder) start(t xml.StartElement) error {
 			case "id":
 				o.id = a.Value
 			case "ref":
-				r, ok := d.ids[a.Value]
-				if !ok {
+				r := d.ids.get(a.Value)
+				if r == nil {
 					return d.fail("<%s ref=%q> names no element with id=%q before it", o.name, a.Value, a.Value)
 				}
 				o.ref = r
@@ -392,13 +417,13 @@ func (d *decoder) end(t xml.EndElement) error {
 			e = o.ref
 		}
 		if o.id != "" {
-			if _, dup := d.ids[o.id]; dup {
+			if d.ids.get(o.id) != nil {
 				return d.fail("id=%q appears twice", o.id)
 			}
-			if int64(len(d.ids)) >= d.in.Limit(LimitIDs) {
+			if d.ids.len() >= d.in.Limit(LimitIDs) {
 				return d.at(d.in.Exceeded(LimitIDs, nil))
 			}
-			d.ids[o.id] = e
+			d.ids.put(o.id, e)
 		}
 		if depth == 3 {
 			d.cells = append(d.cells, e)
@@ -642,7 +667,7 @@ func (d *decoder) emit(out formats.Sink) error {
 				"samples_without_stack": {Value: t.noStack, Unit: unit.Samples},
 				"rows_not_interpreted":  {Value: otherRows, Unit: "count"},
 				"sentinel_cells":        {Value: d.sentinels, Unit: "count"},
-				"ids":                   {Value: len(d.ids), Unit: "count"},
+				"ids":                   {Value: d.ids.len(), Unit: "count"},
 			},
 			Limitations: slices.Clone(notes),
 		}

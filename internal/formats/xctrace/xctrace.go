@@ -43,6 +43,7 @@ import (
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/collapsed"
 	"github.com/flameox/flameox/internal/param"
+	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/unit"
 )
 
@@ -57,7 +58,7 @@ const (
 )
 
 // Spec is the xctrace export format.
-var Spec = formats.CPUStackProfile(formats.Spec{
+var Spec = withSlices(formats.CPUStackProfile(formats.Spec{
 	Name:  "xctrace-xml",
 	Title: "xctrace export XML",
 	Sniff: sniff,
@@ -73,7 +74,14 @@ var Spec = formats.CPUStackProfile(formats.Spec{
 	Producer: "xcrun xctrace export --xpath '/trace-toc/run[@number=\"1\"]/data/table[@schema=\"time-profile\"]'",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
-})
+}))
+
+// withSlices adds trace.slices, made of the tables with a start time and
+// a duration column.
+func withSlices(s *formats.Spec) *formats.Spec {
+	s.Tables = append(s.Tables, table.TraceSlices.Schema)
+	return s
+}
 
 // root is the document element of an xctrace query export.
 var root = []byte("<trace-query-result")
@@ -211,7 +219,14 @@ type decoder struct {
 	cells []*elem
 
 	tables    []*cpuTable
-	other     map[string]int64 // rows per non-CPU schema
+	other     map[string]int64 // rows per non-CPU schema, not interpreted
+
+	slices    *formats.LazyTable
+	sliceVals *formats.Values
+	nSlices   int64
+	sliced    map[string]int64 // slices per schema
+	sl        *sliceCols       // the current node's, once its first row is read
+	nodeRow   int64
 	rows      int64
 	nodes     int64
 	sentinels int64
@@ -238,10 +253,19 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err := in.CheckSize(); err != nil {
 		return err
 	}
-	d := &decoder{ctx: ctx, in: in, ids: idTable{num: map[uint64]*elem{}, str: map[string]*elem{}}, other: map[string]int64{}, maxT: int(in.Limit(LimitText))}
+	d := &decoder{ctx: ctx, in: in, ids: idTable{num: map[uint64]*elem{}, str: map[string]*elem{}}, other: map[string]int64{}, maxT: int(in.Limit(LimitText)),
+		slices: formats.NewLazyTable(out, table.TraceSlices.Header("")), sliceVals: in.Values(), sliced: map[string]int64{}}
 	d.x = xml.NewDecoder(bufio.NewReaderSize(formats.FileReader(in.R), 256<<10))
 	d.x.Strict = true
 	if err := d.run(); err != nil {
+		if d.nSlices > 0 {
+			s := &evidence.Summary{RowsObserved: d.nSlices}
+			s.Limit("decoding stopped at a failure: " + err.Error())
+			return d.slices.Abort(err, s)
+		}
+		return err
+	}
+	if err := d.endSlices(); err != nil {
 		return err
 	}
 	return d.emit(out)
@@ -316,7 +340,7 @@ func (d *decoder) start(t xml.StartElement) error {
 	switch {
 	case depth == 1 && o.name == "node":
 		d.nodes++
-		d.schema, d.cols = "", nil
+		d.schema, d.cols, d.sl, d.nodeRow = "", nil, nil, 0
 	case depth == 2 && o.name == "schema":
 		for _, a := range t.Attr {
 			if a.Name.Local == "name" {
@@ -464,9 +488,9 @@ func (d *decoder) row() error {
 	if len(d.cells) != len(d.cols) {
 		return d.fail("a %s row has %d cells for %d columns", d.schema, len(d.cells), len(d.cols))
 	}
+	d.nodeRow++
 	if !slices.Contains(cpuSchemas, d.schema) {
-		d.other[d.schema]++
-		return nil
+		return d.slice()
 	}
 	t, err := d.table()
 	if err != nil {

@@ -324,3 +324,49 @@ func TestCancel(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestSlices: a table with a start-time and a duration column becomes
+// trace.slices, named by its name column, thread and process from their
+// cells (refs resolved), the other cells as args.
+func TestSlices(t *testing.T) {
+	doc := head + `</node><node xpath="//trace-toc[1]/run[1]/data[1]/table[3]"><schema name="os-signpost-interval">` +
+		`<col><mnemonic>start</mnemonic><name>Start</name><engineering-type>start-time</engineering-type></col>` +
+		`<col><mnemonic>duration</mnemonic><name>Duration</name><engineering-type>duration</engineering-type></col>` +
+		`<col><mnemonic>name</mnemonic><name>Name</name><engineering-type>string</engineering-type></col>` +
+		`<col><mnemonic>thread</mnemonic><name>Thread</name><engineering-type>thread</engineering-type></col>` +
+		`<col><mnemonic>subsystem</mnemonic><name>Subsystem</name><engineering-type>string</engineering-type></col></schema>` +
+		`<row><start-time id="30" fmt="00:00.000.100">100</start-time><duration id="31" fmt="2.00 µs">2000</duration><string id="32">Load &amp; parse</string>` +
+		`<thread id="33" fmt="Main Thread 0x1 (app, pid: 7)"><tid id="34">1</tid><process id="35" fmt="app (7)"><pid id="36">7</pid></process></thread><string id="37">com.example</string></row>` +
+		`<row><start-time id="38">5000</start-time><duration ref="31"/><string ref="32"/><thread ref="33"/><sentinel/></row>` +
+		`<row><start-time id="39">9000</start-time><sentinel/><string ref="32"/><thread ref="33"/><sentinel/></row>` +
+		`</node></trace-query-result>`
+	sink, err := formatstest.Run(t, Spec, "x.xml", []byte(doc), nil, nil)
+	formatstest.CheckInvariants(t, sink, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := sink.Table(table.TraceSlices.Name)
+	if st == nil || len(st.Typed) != 2 {
+		t.Fatalf("slices: %+v", st)
+	}
+	for i, start := range []int64{100, 5000} {
+		r := st.Typed[i].(*table.TraceSlice)
+		if r.Name != "Load & parse" || r.StartNS != start || r.DurationNS != 2000 || r.EndNS != start+2000 ||
+			r.Thread.V != "Main Thread 0x1 (app, pid: 7)" || r.Process.V != "app (7)" || r.Category.V != "os-signpost-interval" {
+			t.Errorf("slice %d: %+v", i, r)
+		}
+	}
+	if a := st.Typed[0].(*table.TraceSlice).Args; a["subsystem"] != "com.example" {
+		t.Errorf("args %v", a)
+	}
+	// The row without a duration is counted, not made up.
+	s := sink.Table(table.CPUFrames.Name).Summary
+	if n, _ := evidence.AsInt(s.Metrics["rows_not_interpreted"].Value); n != 1 {
+		t.Errorf("rows_not_interpreted %v", s.Metrics["rows_not_interpreted"])
+	}
+	// A CPU-only export has no trace.slices table.
+	only, _ := formatstest.Run(t, Spec, "x.xml", []byte(head+`</node></trace-query-result>`), nil, nil)
+	if only.Table(table.TraceSlices.Name) != nil {
+		t.Error("trace.slices without a sliced table")
+	}
+}

@@ -170,3 +170,28 @@ func TestArgsKeyAfterLargeValue(t *testing.T) {
 		t.Errorf("args keys %v", slices.Collect(maps.Keys(args)))
 	}
 }
+
+// FuzzSamples: V8 profile events never panic or give an untyped failure,
+// and CPU frames keep self within inclusive weight.
+func FuzzSamples(f *testing.F) {
+	f.Add([]byte(`{"traceEvents":[{"ph":"P","name":"Profile","id":"0x1","pid":1,"tid":7,"ts":1,"args":{"data":{"startTime":1}}},` +
+		`{"ph":"P","name":"ProfileChunk","id":"0x1","pid":1,"tid":9,"ts":2,"args":{"data":{"cpuProfile":{"nodes":[` +
+		`{"id":1,"callFrame":{"functionName":"(root)","scriptId":0}},{"id":2,"parent":1,"callFrame":{"functionName":"f","url":"a.js","scriptId":"3","lineNumber":0,"columnNumber":4}},` +
+		`{"id":3,"parent":2,"callFrame":{"functionName":"f","url":"a.js","scriptId":"3","lineNumber":0,"columnNumber":4}}],"samples":[2,3,3,1]},"timeDeltas":[1,1,1,1]}}}]}`))
+	f.Add([]byte(`[{"ph":"P","name":"ProfileChunk","id":1,"pid":1,"tid":1,"ts":0,"args":{"data":{"cpuProfile":{"nodes":[{"id":1,"parent":1,"callFrame":{}}],"samples":[1]}}}}]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sink, err := fuzzDecode(Spec, b)
+		formatstest.CheckInvariants(t, sink, err)
+		if err != nil {
+			return
+		}
+		if ft := sink.Table(table.CPUFrames.Name); ft != nil {
+			for _, r := range ft.Typed {
+				fr := r.(*table.Frame)
+				if fr.SelfWeight > fr.InclusiveWeight {
+					t.Fatalf("frame %+v", fr)
+				}
+			}
+		}
+	})
+}

@@ -218,8 +218,8 @@ type decoder struct {
 
 	cells []*elem
 
-	tables    []*cpuTable
-	other     map[string]int64 // rows per non-CPU schema, not interpreted
+	tables []*cpuTable
+	other  map[string]int64 // rows per non-CPU schema, not interpreted
 
 	slices    *formats.LazyTable
 	sliceVals *formats.Values

@@ -20,6 +20,7 @@ import (
 	sanprovider "github.com/flameox/flameox/internal/capture/providers/sanitizer"
 	"github.com/flameox/flameox/internal/capture/providers/torchprofiler"
 	tritonprovider "github.com/flameox/flameox/internal/capture/providers/triton"
+	xctraceprovider "github.com/flameox/flameox/internal/capture/providers/xctrace"
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/benchsamples"
@@ -52,6 +53,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/tritonautotune"
 	"github.com/flameox/flameox/internal/formats/v8cpu"
 	"github.com/flameox/flameox/internal/formats/v8heap"
+	"github.com/flameox/flameox/internal/formats/xctrace"
 	"github.com/flameox/flameox/internal/projection/coverage"
 	"github.com/flameox/flameox/internal/projection/cpu"
 	"github.com/flameox/flameox/internal/projection/failures"
@@ -96,6 +98,7 @@ var formatList = []*formats.Spec{
 	chrometrace.Spec,
 	rocprof.Spec,
 	otlp.Spec,
+	xctrace.Spec,
 	// Inference exports
 	aiperf.RecordsSpec,
 	aiperf.AggregateSpec,
@@ -352,4 +355,5 @@ var providerList = []*capture.Provider{
 	feeds(tritonprovider.Provider, inspectTritonAutotune),
 	feeds(torchprofiler.Provider, summarizeTraceOperations, inspectTraceWindow),
 	feeds(rocprofprovider.Provider, summarizeTraceOperations, inspectTraceWindow),
+	feeds(xctraceprovider.Provider, summarizeCPUHotspots, summarizeCPUCallerEdges, summarizeCPUStacks),
 }

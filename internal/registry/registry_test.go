@@ -45,6 +45,7 @@ func TestProvidersFeed(t *testing.T) {
 		"triton":            {"inspect_triton_autotune"},
 		"torch-profiler":    {"summarize_trace_operations", "inspect_trace_window"},
 		"rocprofv3":         {"summarize_trace_operations", "inspect_trace_window"},
+		"xctrace":           cpu,
 	}
 	for _, p := range Providers() {
 		if !slices.Equal(p.Operations, want[p.Name]) {

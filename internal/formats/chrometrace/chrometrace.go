@@ -36,7 +36,6 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/param"
-	"github.com/flameox/flameox/internal/table"
 )
 
 // Limit and option names.
@@ -72,7 +71,7 @@ var Spec = &formats.Spec{
 	Family:   formats.FamilyTraces,
 	Suffixes: []string{".trace.json", ".trace.json.gz"},
 	Sniff:    sniffChrome,
-	Tables:   table.TraceTables,
+	Tables:   traceTablesWithCPU,
 	Limits:   limitList,
 	Options:  optionList,
 	Producer: "chrome://tracing, Perfetto UI JSON export, node --trace-events-enabled, catapult, viztracer",
@@ -90,7 +89,7 @@ var KinetoSpec = &formats.Spec{
 	Family:   formats.FamilyTraces,
 	Suffixes: []string{".pt.trace.json", ".pt.trace.json.gz"},
 	Sniff:    sniffKineto,
-	Tables:   table.TraceTables,
+	Tables:   traceTablesWithCPU,
 	Limits:   limitList,
 	Options:  optionList,
 	Producer: "torch.profiler (export_chrome_trace, tensorboard_trace_handler), Kineto",
@@ -138,5 +137,8 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink, kineto boo
 	if err != nil {
 		return d.abort(in.Typed(err, lim.Over))
 	}
-	return d.end()
+	if err := d.end(); err != nil {
+		return err
+	}
+	return d.emitCPU(out)
 }

@@ -70,6 +70,8 @@ type decoder struct {
 	bareArray       bool
 	unterminated    bool
 	sawEvents       bool
+
+	cpu cpuSamples // V8 CPU profiles in P events (samples.go)
 }
 
 func newDecoder(ctx context.Context, in *formats.Input, out formats.Sink, kineto bool) *decoder {
@@ -347,6 +349,7 @@ func (d *decoder) readArgs(tok jsonscan.Token) error {
 			e.argsCut++
 			return d.w.Skip(v)
 		}
+		k := d.internBytes(key) // before Value: reading it may reuse key's bytes
 		x, err := d.w.S.Value(v, jsonscan.ValueLimits{MaxDepth: 32})
 		if err != nil {
 			return err
@@ -354,14 +357,14 @@ func (d *decoder) readArgs(tok jsonscan.Token) error {
 		if e.args == nil {
 			e.args = make(map[string]any, 4)
 		}
-		e.args[d.internBytes(key)] = x
+		e.args[k] = x
 		return nil
 	})
 }
 
 // needArgs: the phase's rows are made of its args (or the phase is not
 // known yet, for an event that writes args first).
-func needArgs(ph string) bool { return ph == "C" || ph == "M" || ph == "" }
+func needArgs(ph string) bool { return ph == "C" || ph == "M" || ph == "P" || ph == "" }
 
 // kinetoArgs are the args Kineto's meaning reads.
 var kinetoArgs = map[string]bool{"device": true, "stream": true, "correlation": true}
@@ -541,6 +544,10 @@ func (d *decoder) act() error {
 		return d.flow()
 	case "N", "D", "O":
 		return d.object()
+	case "P":
+		if d.sample() { // Profile and ProfileChunk: samples.go
+			return nil
+		}
 	}
 	// P samples, memory dumps (V, v), clock sync (c), context ((, )) and
 	// anything else: counted by phase, not interpreted.

@@ -87,6 +87,7 @@ var formatList = []*formats.Spec{
 	nsys.Spec,
 	ncu.Spec,
 	sanitizer.Spec,
+	sanitizer.XMLSpec,
 	tritonautotune.Spec,
 	// Execution traces
 	chrometrace.KinetoSpec,

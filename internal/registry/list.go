@@ -121,6 +121,7 @@ var operationList = []*Operation{
 	summarizeCPUStacks,
 	compareCPUStacks,
 	summarizeMemoryHotspots,
+	inspectSanitizerFindings, // before summarize_failures: a sanitizer report's default
 	summarizeFailures,
 	summarizeObservations,
 	previewArtifact,
@@ -131,7 +132,6 @@ var operationList = []*Operation{
 	compareBenchmarks,
 	inspectGPULaunches,
 	inspectKernelMetrics,
-	inspectSanitizerFindings,
 	inspectTritonAutotune,
 	summarizeTraceOperations,
 	inspectTraceWindow,
@@ -199,7 +199,9 @@ var summarizeFailures = &Operation{
 	Guidance: "Use after a pytest run to see which tests did not pass and why. It scans the complete bounded " +
 		"event stream for aggregate outcomes (summary metrics), but lists only failure identities: failed " +
 		"collectors (with their collector node id), crashed, interrupted, errored and failed tests, then tests " +
-		"that were collected but never ran. Passing and skipped tests never consume the row budget.",
+		"that were collected but never ran. Passing and skipped tests never consume the row budget. Compute Sanitizer " +
+		"reports (text or XML) add one row of kind sanitizer per failure identity (tool::kind::kernel at file:line, " +
+		"repeats counted); their warnings are counted, not listed.",
 	Examples: []Example{
 		{Title: "the first 20 failures", Args: evidence.Object{"top": 20}},
 		{Title: "failures under one directory", Args: evidence.Object{"nodeid_glob": "tests/unit/*"}},

@@ -30,6 +30,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/inference/mooncake"
 	"github.com/flameox/flameox/internal/formats/inference/servebench"
 	"github.com/flameox/flameox/internal/formats/jsonpreview"
+	kvformat "github.com/flameox/flameox/internal/formats/kernelvalidation"
 	"github.com/flameox/flameox/internal/formats/memray"
 	"github.com/flameox/flameox/internal/formats/ncu"
 	"github.com/flameox/flameox/internal/formats/nsys"
@@ -88,6 +89,7 @@ var formatList = []*formats.Spec{
 	ncu.Spec,
 	sanitizer.Spec,
 	sanitizer.XMLSpec,
+	kvformat.Spec,
 	tritonautotune.Spec,
 	// Execution traces
 	chrometrace.KinetoSpec,

@@ -1,6 +1,6 @@
 // Package failures is the `failures` projection behind summarize_failures:
 // pytest outcomes, and beside them the failure identities of
-// compute-sanitizer reports (findings.go).
+// compute-sanitizer reports and kernel validation receipts (findings.go).
 //
 // It reads every pytest.outcomes row to count outcomes, but projects only
 // failure identities: tests that failed, errored, crashed, were
@@ -39,7 +39,7 @@ var selectable = []string{table.OutcomeFailed, table.OutcomeError, table.Outcome
 	table.OutcomeInterrupted, table.OutcomeUnexecuted}
 
 // reads are the tables whose failures the projection lists.
-var reads = []*table.Schema{table.PytestOutcomes.Schema, table.SanitizerFindings.Schema}
+var reads = []*table.Schema{table.PytestOutcomes.Schema, table.SanitizerFindings.Schema, table.KernelValidations.Schema}
 
 // Spec is the failures projection.
 var Spec = &projection.Spec{
@@ -119,8 +119,11 @@ func (p *projector) Table(t *evidence.Table, caps formats.Caps) error {
 	if _, err := p.Admit(t, caps, t.Name); err != nil {
 		return err
 	}
-	if t.Name == table.SanitizerFindings.Name {
+	switch t.Name {
+	case table.SanitizerFindings.Name:
 		p.found.seen[KindSanitizer] = true
+	case table.KernelValidations.Name:
+		p.found.seen[KindKernelValidation] = true
 	}
 	return nil
 }
@@ -132,6 +135,14 @@ func (p *projector) Row(t *evidence.Table, row any) error {
 			return err
 		}
 		p.sanitizer(s, artifact)
+		return nil
+	}
+	if t.Name == table.KernelValidations.Name {
+		k, _, artifact, err := projection.Read(&p.Inputs, table.KernelValidations, t, row)
+		if err != nil {
+			return err
+		}
+		p.validation(k, artifact)
 		return nil
 	}
 	o, _, artifact, err := projection.Read(&p.Inputs, table.PytestOutcomes, t, row)

@@ -53,6 +53,7 @@ const (
 	metricSanitizerWarnings   = "sanitizer_warnings"
 	metricSanitizerIdentities = "sanitizer_identities"
 	metricIdentitiesDropped   = "identities_not_listed"
+	metricValidationCases     = "kernel_validation_cases"
 )
 
 func (f *findings) add(key string, g group) {
@@ -217,6 +218,65 @@ func frameText(fr any) string {
 	return fmt.Sprint(o["function"])
 }
 
+// validation reads a validation.receipts row: fail is a failure,
+// inconclusive an error (the check could not decide); pass and
+// unsupported are counted only. The identity is the case on its device.
+func (p *projector) validation(k *table.KernelValidation, artifact string) {
+	p.found.count(metricValidationCases, 1)
+	p.found.count("kernel_validation_"+k.Status, 1)
+	var outcome string
+	switch k.Status {
+	case "fail":
+		outcome = table.OutcomeFailed
+	case "inconclusive":
+		outcome = table.OutcomeError
+	default:
+		return
+	}
+	id := k.Case
+	if k.Device.Valid {
+		id += " on " + k.Device.V
+	}
+	if !p.admits(id, outcome) {
+		return
+	}
+	row := table.PytestOutcome{NodeID: id, Kind: KindKernelValidation, Outcome: outcome, Line: -1, Message: k.Reason}
+	if !row.Message.Valid {
+		row.Message = table.Some(k.Status)
+	}
+	row.Longrepr = table.Some(validationText(k))
+	p.seq++
+	p.found.add(artifact+"\x00"+id, group{row: row, artifact: artifact, rank: rankOf(outcome), seq: p.seq})
+}
+
+// validationText states a receipt's measurements in one line each.
+func validationText(k *table.KernelValidation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s (%s)", k.Case, k.Status, k.Producer)
+	opt := func(name string, v table.Null[float64]) {
+		if v.Valid {
+			fmt.Fprintf(&b, "\n    %s %g", name, v.V)
+		}
+	}
+	opt("max_abs_error", k.MaxAbsError)
+	opt("max_rel_error", k.MaxRelError)
+	opt("atol", k.Atol)
+	opt("rtol", k.Rtol)
+	if k.DType.Valid {
+		b.WriteString("\n    dtype " + k.DType.V)
+	}
+	if k.Shape != nil {
+		fmt.Fprintf(&b, "\n    shape %v", k.Shape)
+	}
+	if k.Expected != nil || k.Observed != nil {
+		fmt.Fprintf(&b, "\n    expected %v\n    observed %v", k.Expected, k.Observed)
+	}
+	if k.ConsolePath.Valid {
+		fmt.Fprintf(&b, "\n    console %s (sha256 %s)", k.ConsolePath.V, k.ConsoleSHA256.V)
+	}
+	return b.String()
+}
+
 // finishFindings adds the identities to the ranking, in first-seen order.
 func (p *projector) finishFindings() {
 	for _, g := range p.found.order {
@@ -242,6 +302,12 @@ func (p *projector) summarizeFindings(s *evidence.Summary) {
 			}
 		}
 		s.Metrics[metricSanitizerIdentities] = evidence.Metric{Value: ids, Unit: "identities"}
+	}
+	if f.seen[KindKernelValidation] {
+		for _, m := range []string{metricValidationCases, "kernel_validation_pass", "kernel_validation_fail",
+			"kernel_validation_inconclusive", "kernel_validation_unsupported"} {
+			s.Metrics[m] = evidence.Metric{Value: f.metrics[m], Unit: "receipts"}
+		}
 	}
 	if f.dropped > 0 {
 		s.Complete = false

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	kvformat "github.com/flameox/flameox/internal/formats/kernelvalidation"
 	"github.com/flameox/flameox/internal/formats/pytestevents"
 	"github.com/flameox/flameox/internal/formats/sanitizer"
 	"github.com/flameox/flameox/internal/projection/projectiontest"
@@ -111,5 +112,37 @@ func TestMixedInputs(t *testing.T) {
 	}
 	if len(r.Rows) != 14 || r.Summary.Metrics["exit_status"].Value != int64(1) || r.Summary.Metrics["session_finished"].Value != true {
 		t.Errorf("%d rows %v", len(r.Rows), r.Summary.Metrics)
+	}
+}
+
+// Kernel validation fails are failures, inconclusive cases errors; passes
+// and unsupported cases are counted only.
+func TestKernelValidation(t *testing.T) {
+	in := projectiontest.Decode(t, kvformat.Spec, "../../../testdata/kernel-validation/demo.kernel-validation.jsonl", nil)
+	r, err := projectiontest.Run(Spec, nil, in...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"error softmax/64/timeout on cpu", "failed softmax/64/buggy on cpu"}
+	if got := ids(r.Rows); !slices.Equal(got, want) {
+		t.Fatalf("rows\n got %q\nwant %q", got, want)
+	}
+	if r.Rows[1]["kind"] != KindKernelValidation || r.Rows[1]["message"] != "1 of 64 elements outside the tolerance" ||
+		!strings.Contains(r.Rows[1]["longrepr"].(string), "max_abs_error") {
+		t.Errorf("%v", r.Rows[1])
+	}
+	for m, n := range map[string]int64{"kernel_validation_cases": 5, "kernel_validation_pass": 2, "kernel_validation_fail": 1,
+		"kernel_validation_inconclusive": 1, "kernel_validation_unsupported": 1} {
+		if r.Summary.Metrics[m].Value != n {
+			t.Errorf("%s = %v, want %d", m, r.Summary.Metrics[m].Value, n)
+		}
+	}
+	if !r.Summary.Complete {
+		t.Errorf("%+v", r.Summary)
+	}
+	only := projectiontest.Decode(t, kvformat.Spec, "../../../testdata/kernel-validation/demo.kernel-validation.jsonl", nil)
+	r, err = projectiontest.Run(Spec, evidence.Object{"outcomes": []any{"failed"}}, only...)
+	if err != nil || len(r.Rows) != 1 {
+		t.Fatalf("%v %v", err, r.Rows)
 	}
 }

@@ -203,7 +203,8 @@ var summarizeFailures = &Operation{
 		"collectors (with their collector node id), crashed, interrupted, errored and failed tests, then tests " +
 		"that were collected but never ran. Passing and skipped tests never consume the row budget. Compute Sanitizer " +
 		"reports (text or XML) add one row of kind sanitizer per failure identity (tool::kind::kernel at file:line, " +
-		"repeats counted); their warnings are counted, not listed.",
+		"repeats counted); their warnings are counted, not listed. Kernel validation receipts add kind kernel-validation " +
+		"rows: fail as failed, inconclusive as error; pass and unsupported are counted.",
 	Examples: []Example{
 		{Title: "the first 20 failures", Args: evidence.Object{"top": 20}},
 		{Title: "failures under one directory", Args: evidence.Object{"nodeid_glob": "tests/unit/*"}},

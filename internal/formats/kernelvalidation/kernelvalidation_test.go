@@ -62,10 +62,28 @@ func python(t *testing.T) string {
 // TestPythonSDK runs a validation script through the Python SDK and
 // decodes what it wrote.
 func TestPythonSDK(t *testing.T) {
+	runDemo(t, python(t))
+}
+
+// TestPythonSDKNumpy runs it with an interpreter that has numpy (opt-in:
+// FLAMEOX_NUMPY_PYTHON names it; CI installs no numpy), so compare takes
+// its numpy path.
+func TestPythonSDKNumpy(t *testing.T) {
+	py := os.Getenv("FLAMEOX_NUMPY_PYTHON")
+	if py == "" {
+		t.Skip("set FLAMEOX_NUMPY_PYTHON to a python with numpy to test the SDK's numpy path")
+	}
+	console := runDemo(t, py)
+	if !strings.HasPrefix(console, "numpy yes") {
+		t.Errorf("%s did not import numpy: %s", py, console)
+	}
+}
+
+func runDemo(t *testing.T, py string) string {
 	dir := t.TempDir()
 	receipts, console := filepath.Join(dir, "r.kernel-validation.jsonl"), filepath.Join(dir, "console.txt")
 	sdk, _ := filepath.Abs("../../../sdk/python")
-	cmd := exec.Command(python(t), "../../../testdata/kernel-validation/validate_demo.py", receipts, console)
+	cmd := exec.Command(py, "../../../testdata/kernel-validation/validate_demo.py", receipts, console)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+sdk, "PYTHONDONTWRITEBYTECODE=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -81,6 +99,7 @@ func TestPythonSDK(t *testing.T) {
 	if row["console_path"] != console || row["console_bytes"] != int64(len(cons)) || row["expected"] != json.Number("1.0") {
 		t.Errorf("%v (console %d bytes)", row, len(cons))
 	}
+	return string(cons)
 }
 
 func checkDemo(t *testing.T, tb *formatstest.Table, data []byte) {

@@ -215,6 +215,8 @@ var summarizeFailures = &Operation{
 		"complete requires a finished session that was not interrupted, lost no xdist worker, raised no internal error, was not truncated, and rows not cut by top",
 		"failure text is pytest's longrepr cut at the plugin's 16 KiB bound; captured output sections are not recorded",
 		"counts follow pytest's JUnit XML: a test whose call passed but whose teardown failed counts once, as error",
+		"a sanitizer identity is tool, kind, kernel and source line: findings that differ only in thread, block or address are one row",
+		"kernel validation receipts are what the validation command decided; flameox does not re-check values or open the console file",
 	},
 }
 

@@ -269,12 +269,24 @@ func validationText(k *table.KernelValidation) string {
 		fmt.Fprintf(&b, "\n    shape %v", k.Shape)
 	}
 	if k.Expected != nil || k.Observed != nil {
-		fmt.Fprintf(&b, "\n    expected %v\n    observed %v", k.Expected, k.Observed)
+		fmt.Fprintf(&b, "\n    expected %s\n    observed %s", valueText(k.Expected), valueText(k.Observed))
 	}
 	if k.ConsolePath.Valid {
 		fmt.Fprintf(&b, "\n    console %s (sha256 %s)", k.ConsolePath.V, k.ConsoleSHA256.V)
 	}
 	return b.String()
+}
+
+// valueText is an expected or observed value: a digest as its hash and
+// size, a scalar as written.
+func valueText(v any) string {
+	if o, ok := v.(evidence.Object); ok {
+		if n, ok := evidence.AsInt(o["bytes"]); ok {
+			return fmt.Sprintf("%v (%d bytes)", o["digest"], n)
+		}
+		return fmt.Sprint(o["digest"])
+	}
+	return fmt.Sprint(v)
 }
 
 // finishFindings adds the identities to the ranking, in first-seen order.

@@ -374,7 +374,11 @@ func (d *xmlDecoder) record(n *node, line int64) error {
 		d.launches++ // a kernel launch the tool logged, not a finding
 		return nil
 	}
-	d.native[d.values.Bound(native)]++
+	if _, ok := d.native[native]; ok || len(d.native) < maxSessionLeaves {
+		d.native[native]++ // bounded when the coverage is written
+	} else {
+		d.native["(other kinds)"]++
+	}
 	what := n.child("what")
 	f := &table.SanitizerFinding{Index: d.index, Line: line, Severity: "error", Kind: "other",
 		DeviceStack: []any{}, HostStack: []any{}, Details: []any{}}
@@ -551,7 +555,7 @@ func (d *xmlDecoder) xmlSummary(cutRecord bool) *evidence.Summary {
 		kinds[k] = n
 	}
 	for k, n := range d.native {
-		native[k] = n
+		native[d.values.Bound(k)] = n
 	}
 	s.Coverage = evidence.Object{"records_by_kind": kinds, "native_kinds": native, "launch_records": d.launches}
 	if len(d.session) > 0 {

@@ -89,6 +89,7 @@ func cases() []benchCase {
 	cs = append(cs, inferenceCases()...)
 	cs = append(cs, otlpCases()...)
 	cs = append(cs, xctraceCases()...)
+	cs = append(cs, sanitizerCases()...)
 	return cs
 }
 

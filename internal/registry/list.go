@@ -33,6 +33,7 @@ import (
 	"github.com/flameox/flameox/internal/formats/inference/mooncake"
 	"github.com/flameox/flameox/internal/formats/inference/servebench"
 	"github.com/flameox/flameox/internal/formats/jsonpreview"
+	kvformat "github.com/flameox/flameox/internal/formats/kernelvalidation"
 	"github.com/flameox/flameox/internal/formats/memray"
 	"github.com/flameox/flameox/internal/formats/ncu"
 	"github.com/flameox/flameox/internal/formats/nsys"
@@ -92,6 +93,8 @@ var formatList = []*formats.Spec{
 	nsys.RepSpec,
 	ncu.Spec,
 	sanitizer.Spec,
+	sanitizer.XMLSpec,
+	kvformat.Spec,
 	tritonautotune.Spec,
 	// Execution traces
 	chrometrace.KinetoSpec,
@@ -126,6 +129,7 @@ var operationList = []*Operation{
 	summarizeCPUStacks,
 	compareCPUStacks,
 	summarizeMemoryHotspots,
+	inspectSanitizerFindings, // before summarize_failures: a sanitizer report's default
 	summarizeFailures,
 	summarizeObservations,
 	previewArtifact,
@@ -136,7 +140,6 @@ var operationList = []*Operation{
 	compareBenchmarks,
 	inspectGPULaunches,
 	inspectKernelMetrics,
-	inspectSanitizerFindings,
 	inspectTritonAutotune,
 	summarizeTraceOperations,
 	inspectTraceWindow,
@@ -204,7 +207,10 @@ var summarizeFailures = &Operation{
 	Guidance: "Use after a pytest run to see which tests did not pass and why. It scans the complete bounded " +
 		"event stream for aggregate outcomes (summary metrics), but lists only failure identities: failed " +
 		"collectors (with their collector node id), crashed, interrupted, errored and failed tests, then tests " +
-		"that were collected but never ran. Passing and skipped tests never consume the row budget.",
+		"that were collected but never ran. Passing and skipped tests never consume the row budget. Compute Sanitizer " +
+		"reports (text or XML) add one row of kind sanitizer per failure identity (tool::kind::kernel at file:line, " +
+		"repeats counted); their warnings are counted, not listed. Kernel validation receipts add kind kernel-validation " +
+		"rows: fail as failed, inconclusive as error; pass and unsupported are counted.",
 	Examples: []Example{
 		{Title: "the first 20 failures", Args: evidence.Object{"top": 20}},
 		{Title: "failures under one directory", Args: evidence.Object{"nodeid_glob": "tests/unit/*"}},
@@ -215,6 +221,8 @@ var summarizeFailures = &Operation{
 		"complete requires a finished session that was not interrupted, lost no xdist worker, raised no internal error, was not truncated, and rows not cut by top",
 		"failure text is pytest's longrepr cut at the plugin's 16 KiB bound; captured output sections are not recorded",
 		"counts follow pytest's JUnit XML: a test whose call passed but whose teardown failed counts once, as error",
+		"a sanitizer identity is tool, kind, kernel and source line: findings that differ only in thread, block or address are one row",
+		"kernel validation receipts are what the validation command decided; flameox does not re-check values or open the console file",
 	},
 }
 

@@ -14,6 +14,32 @@ import (
 // Outcomes pytest has no word for (crashed, interrupted, unexecuted)
 // follow its own.
 func pytestLines(s *evidence.Summary) []string {
+	findings := findingLines(s)
+	if _, ok := s.Metrics[table.OutcomePassed]; !ok && len(findings) > 0 {
+		return findings // no pytest session among the inputs
+	}
+	return append(pytestSession(s), findings...)
+}
+
+// findingLines state the failures of compute-sanitizer reports and kernel
+// validation receipts that summarize_failures lists beside tests.
+func findingLines(s *evidence.Summary) []string {
+	var out []string
+	if _, ok := s.Metrics["sanitizer_findings"]; ok {
+		n := func(m string) int64 { v, _ := evidence.AsInt(s.Metrics[m].Value); return v }
+		out = append(out, fmt.Sprintf("sanitizer: %d errors (%d identities), %d warnings",
+			n("sanitizer_errors"), n("sanitizer_identities"), n("sanitizer_warnings")))
+	}
+	if _, ok := s.Metrics["kernel_validation_cases"]; ok {
+		n := func(m string) int64 { v, _ := evidence.AsInt(s.Metrics[m].Value); return v }
+		out = append(out, fmt.Sprintf("kernel validation: %d cases: %d pass, %d fail, %d inconclusive, %d unsupported",
+			n("kernel_validation_cases"), n("kernel_validation_pass"), n("kernel_validation_fail"),
+			n("kernel_validation_inconclusive"), n("kernel_validation_unsupported")))
+	}
+	return out
+}
+
+func pytestSession(s *evidence.Summary) []string {
 	count := func(names ...string) int64 {
 		var n int64
 		for _, name := range names {

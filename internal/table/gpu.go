@@ -146,9 +146,9 @@ var GPUKernelRanking = Define[GPUKernelRank]("gpu.kernel_ranking", "Nsight Compu
 // finding, a CUDA API error, a leak or a tool message), in report order.
 type SanitizerFinding struct {
 	Index       int64        `col:"index" doc:"0-based position of the record in the report"`
-	Line        int64        `col:"line,base=1" doc:"1-based line of the record's first line in the log"`
+	Line        int64        `col:"line,base=1" doc:"1-based line of the record's first line in the log (of its <record> element in an XML report)"`
 	Tool        Null[string] `col:"tool" doc:"memcheck, racecheck, initcheck or synccheck: given by the decoder option tool, else implied by the record kind; null when neither says"`
-	Kind        string       `col:"kind" doc:"invalid_access, uninitialized_access, malloc_free_error, leak, api_error, race, hazard, barrier_error, deadlock, unused_memory, internal_error, tool_message or other"`
+	Kind        string       `col:"kind" doc:"invalid_access, uninitialized_access, malloc_free_error, leak, api_error, race, hazard, barrier_error, deadlock, unused_memory, device_exception, stack_overflow, internal_error, tool_message or other"`
 	Severity    string       `col:"severity" doc:"error or warning, as the record states it (WARNING:, Warning:, warp-level hazards and unused memory are warnings)"`
 	Message     string       `col:"message" doc:"the record's first line as compute-sanitizer wrote it"`
 	Access      Null[string] `col:"access" doc:"read, write or atomic access of an invalid or uninitialized access; first access of a race"`

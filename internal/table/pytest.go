@@ -37,7 +37,7 @@ const (
 // report, or one collected item that never ran.
 type PytestOutcome struct {
 	NodeID            string        `col:"nodeid" doc:"pytest node id of the test or collector"`
-	Kind              string        `col:"kind" doc:"test or collector"`
+	Kind              string        `col:"kind" doc:"test or collector (pytest); sanitizer or kernel-validation in summarize_failures results"`
 	Outcome           string        `col:"outcome" doc:"passed, failed, error, skipped, xfailed, xpassed, crashed, interrupted or unexecuted"`
 	Phase             Null[string]  `col:"phase" doc:"setup, call, teardown, collect or crash: the phase that decided the outcome; for interrupted tests the phase in progress; null for unexecuted tests"`
 	Duration          Null[float64] `col:"duration,unit=s" doc:"sum of the reported phase durations; null when no phase was reported"`

@@ -1,4 +1,6 @@
-// Package failures is the `failures` projection behind summarize_failures.
+// Package failures is the `failures` projection behind summarize_failures:
+// pytest outcomes, and beside them the failure identities of
+// compute-sanitizer reports and kernel validation receipts (findings.go).
 //
 // It reads every pytest.outcomes row to count outcomes, but projects only
 // failure identities: tests that failed, errored, crashed, were
@@ -17,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/table"
@@ -35,15 +38,18 @@ var rankOrder = []string{"collector-error", table.OutcomeCrashed, table.OutcomeI
 var selectable = []string{table.OutcomeFailed, table.OutcomeError, table.OutcomeCrashed,
 	table.OutcomeInterrupted, table.OutcomeUnexecuted}
 
+// reads are the tables whose failures the projection lists.
+var reads = []*table.Schema{table.PytestOutcomes.Schema, table.SanitizerFindings.Schema, table.KernelValidations.Schema}
+
 // Spec is the failures projection.
 var Spec = &projection.Spec{
 	Name:   Name,
-	Tables: []*table.Schema{table.PytestOutcomes.Schema},
+	Tables: reads,
 	Params: []param.Param{
 		{Name: "top", Type: param.Int, Default: int64(50), Min: param.F(1), Max: param.F(10000),
 			Doc: "most failure identities to return; ranked collection errors, crashes, interruptions, errors, failures, then unexecuted tests, each in run order"},
 		{Name: "nodeid_glob", Type: param.String,
-			Doc: "keep node ids matching this pattern: * matches any text (including / and ::), ? one character, everything else (brackets included) is literal"},
+			Doc: "keep node ids matching this pattern: * matches any text (including / and ::), ? one character, everything else (brackets included) is literal; a sanitizer identity is tool::kind::kernel at file:line"},
 		{Name: "outcomes", Type: param.StringList,
 			Doc: "keep only these outcomes: failed, error, crashed, interrupted, unexecuted (default: all)"},
 	},
@@ -60,8 +66,8 @@ type item struct {
 }
 
 type projector struct {
-	// The admitted tables; Table and Summary are theirs.
-	projection.Inputs[struct{}]
+	// The admitted tables, each with its schema's name; Summary is theirs.
+	projection.Inputs[string]
 
 	args     evidence.Object
 	glob     *regexp.Regexp
@@ -69,11 +75,13 @@ type projector struct {
 	top      *projection.TopN[item]
 	counts   map[string]int64
 	seq      int64
+	found    findings // sanitizer and kernel-validation identities
 }
 
 // New starts a failures projection with validated arguments.
 func New(args evidence.Object, given map[string]bool) (projection.Projector, error) {
-	p := &projector{Inputs: projection.NewInputs[struct{}](table.PytestOutcomes.Schema), args: args, counts: map[string]int64{}, outcomes: selectable}
+	p := &projector{Inputs: projection.NewInputs[string](reads...), args: args, counts: map[string]int64{}, outcomes: selectable,
+		found: findings{seen: map[string]bool{}}}
 	top, ok := evidence.AsInt(args["top"])
 	if !ok {
 		return nil, evidence.Failf(evidence.CodeInvalidArgument, "argument top must be an integer")
@@ -106,7 +114,37 @@ func New(args evidence.Object, given map[string]bool) (projection.Projector, err
 	return p, nil
 }
 
+// Table admits a table, remembering which kind of failures it holds.
+func (p *projector) Table(t *evidence.Table, caps formats.Caps) error {
+	if _, err := p.Admit(t, caps, t.Name); err != nil {
+		return err
+	}
+	switch t.Name {
+	case table.SanitizerFindings.Name:
+		p.found.seen[KindSanitizer] = true
+	case table.KernelValidations.Name:
+		p.found.seen[KindKernelValidation] = true
+	}
+	return nil
+}
+
 func (p *projector) Row(t *evidence.Table, row any) error {
+	if t.Name == table.SanitizerFindings.Name {
+		s, _, artifact, err := projection.Read(&p.Inputs, table.SanitizerFindings, t, row)
+		if err != nil {
+			return err
+		}
+		p.sanitizer(s, artifact)
+		return nil
+	}
+	if t.Name == table.KernelValidations.Name {
+		k, _, artifact, err := projection.Read(&p.Inputs, table.KernelValidations, t, row)
+		if err != nil {
+			return err
+		}
+		p.validation(k, artifact)
+		return nil
+	}
 	o, _, artifact, err := projection.Read(&p.Inputs, table.PytestOutcomes, t, row)
 	if err != nil {
 		return err
@@ -142,6 +180,7 @@ func (p *projector) Row(t *evidence.Table, row any) error {
 }
 
 func (p *projector) Finish(w projection.Emitter) error {
+	p.finishFindings()
 	res, err := projection.Begin(w, p.Header(table.PytestFailures.Schema, "", evidence.Derived, p.args))
 	if err != nil {
 		return err
@@ -159,6 +198,12 @@ func (p *projector) Finish(w projection.Emitter) error {
 // interrupted, lost no worker and was not truncated.
 func (p *projector) summary() *evidence.Summary {
 	s := p.Summarize(p.top.Observed(), p.top.Truncation())
+	p.summarizeFindings(s)
+	if len(p.found.seen) > 0 && !slices.ContainsFunc(p.List(), func(in *projection.Input[string]) bool { return in.State == table.PytestOutcomes.Name }) {
+		// No pytest session was read: it has no facts to state.
+		s.Metrics[table.MetricArtifacts] = table.PytestMetric(table.MetricArtifacts, int64(len(p.Artifacts())))
+		return s
+	}
 	for _, o := range []string{table.OutcomePassed, table.OutcomeFailed, table.OutcomeError, table.OutcomeSkipped,
 		table.OutcomeXFailed, table.OutcomeXPassed, table.OutcomeCrashed, table.OutcomeInterrupted,
 		table.OutcomeUnexecuted, table.MetricCollectionErrors, table.MetricCollectionSkipped} {
@@ -170,7 +215,12 @@ func (p *projector) summary() *evidence.Summary {
 	unknown := map[string]bool{}
 	finished, interrupted := true, false
 	var exits []int64
-	inputs := p.List()
+	var inputs []*projection.Input[string] // pytest's: the session facts are theirs
+	for _, in := range p.List() {
+		if in.State == table.PytestOutcomes.Name {
+			inputs = append(inputs, in)
+		}
+	}
 	for _, in := range inputs {
 		is := in.Summary
 		if is == nil {

@@ -52,6 +52,30 @@ func TestGroupByLineCommand(t *testing.T) {
 		t.Errorf("decode | rank --group-by line (v8): %v\n%s", err, piped)
 	}
 
+	// perf script's srcline, and perf.data with the srcline option; a
+	// perf script without srcline is refused with the perf script fields
+	// that print them.
+	perfTxt, _ := filepath.Abs("../../testdata/perf/lines.srcline.perf.txt")
+	out, err = exec.Command(filepath.Join(binDir, "flameox-rank"), "--format", "table", "--group-by", "line", "--top", "3", perfTxt).Output()
+	if err != nil || !strings.Contains(string(out), "lines.c:10 ") || !strings.Contains(string(out), "lines are perf's srcline") {
+		t.Errorf("perf script --group-by line: %v\n%s", err, out)
+	}
+	if _, err := exec.LookPath("perf"); err == nil {
+		perfData, _ := filepath.Abs("../../testdata/perf/lines.perf.data")
+		out, err = exec.Command(filepath.Join(binDir, "flameox-rank"), "--format", "table", "--group-by", "line", "--option", "srcline=true", "--top", "3", perfData).Output()
+		if err != nil || !strings.Contains(string(out), "lines.c:10 ") {
+			t.Errorf("perf.data --group-by line: %v\n%s", err, out)
+		}
+	}
+	plain, _ := filepath.Abs("../../testdata/perf/hot.perf.txt")
+	var perr bytes.Buffer
+	pc := exec.Command(filepath.Join(binDir, "flameox-rank"), "--format", "table", "--group-by", "line", plain)
+	pc.Stderr = &perr
+	_, _ = pc.Output()
+	if pc.ProcessState.ExitCode() != 2 || !strings.Contains(perr.String(), "has no cpu.lines table") || !strings.Contains(perr.String(), "srcline") {
+		t.Errorf("perf script without srcline --group-by line: exit %d, stderr %q", pc.ProcessState.ExitCode(), perr.String())
+	}
+
 	// Collapsed stacks carry no lines: refused with exit 2 and the
 	// grouping that works, and no table.
 	folded, _ := filepath.Abs("../../testdata/collapsed/hot.folded")

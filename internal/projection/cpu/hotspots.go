@@ -331,8 +331,11 @@ func lineFailure(format, where string) error {
 // carry sampled lines but whose decoded tables hold none.
 func noLinesFailure(format, artifact string) error {
 	hint := "decode it again with this flameox"
-	if strings.HasPrefix(format, "perf-") {
-		hint = "perf script must print them: perf script -F comm,pid,tid,time,event,ip,sym,dso,srcline (perf.data: decoder option srcline=true)"
+	switch format {
+	case "perf-script":
+		hint = "perf script must print them: perf script -F comm,pid,tid,time,event,ip,sym,dso,srcline"
+	case "perf-data":
+		hint = "give the decoder option srcline=true (flameox-rank --option srcline=true), which has perf script print them"
 	}
 	return &evidence.Failure{Code: evidence.CodeInvalidArgument,
 		Message:  fmt.Sprintf("group_by line: the %s artifact %s has no cpu.lines table (the lines its samples were on): %s, or use group_by function", format, artifact, hint),

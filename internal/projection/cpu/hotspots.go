@@ -328,17 +328,13 @@ func lineFailure(format, where string) error {
 }
 
 // noLinesFailure refuses group_by line for an artifact whose format can
-// carry sampled lines but whose decoded tables hold none.
+// carry sampled lines but whose decoded tables hold none: perf prints
+// them only when asked.
 func noLinesFailure(format, artifact string) error {
-	hint := "decode it again with this flameox"
-	switch format {
-	case "perf-script":
-		hint = "perf script must print them: perf script -F comm,pid,tid,time,event,ip,sym,dso,srcline"
-	case "perf-data":
-		hint = "give the decoder option srcline=true (flameox-rank --option srcline=true), which has perf script print them"
-	}
 	return &evidence.Failure{Code: evidence.CodeInvalidArgument,
-		Message:  fmt.Sprintf("group_by line: the %s artifact %s has no cpu.lines table (the lines its samples were on): %s, or use group_by function", format, artifact, hint),
+		Message: fmt.Sprintf("group_by line: the %s artifact %s has no cpu.lines table (the lines its samples were on): "+
+			"perf script prints them with -F comm,pid,tid,time,event,ip,sym,dso,srcline, perf.data with the decoder option srcline=true "+
+			"(flameox-rank --option srcline=true); or use group_by function", format, artifact),
 		Location: evidence.Location{Field: "group_by"}, Details: evidence.Object{"format": format, "artifact": artifact}}
 }
 

@@ -102,7 +102,12 @@ func run(ctx context.Context, env *command.Env) error {
 			return command.Flag(field)
 		}
 	}
-	req := rank.Request{Operation: c.Operation, Args: args, Decode: decode.Options{
+	// A comparison reads its "-" side from stdin; with no PATH argument
+	// the new side is stdin.
+	if len(c.Paths) == 0 && c.Bundles == "" && args["baseline"] != nil {
+		c.Paths = []string{rank.StdinSide}
+	}
+	req := rank.Request{Operation: c.Operation, Args: args, Stdin: env.Stdin, Decode: decode.Options{
 		Specs: registry.Formats(), Format: c.ArtifactFormat, Limits: c.Limits, Options: command.OptionValues(c.Option)}}
 	picture := pictureOutput(c.Format, c.Icicle, env.Stdout)
 	if picture != nil {

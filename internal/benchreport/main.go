@@ -90,6 +90,7 @@ func cases() []benchCase {
 	cs = append(cs, otlpCases()...)
 	cs = append(cs, xctraceCases()...)
 	cs = append(cs, sanitizerCases()...)
+	cs = append(cs, linesCases(v8)...)
 	return cs
 }
 

@@ -281,7 +281,7 @@ func TestFailureThenContinue(t *testing.T) {
 	if f := r.run.First(); f == nil || f.Code != evidence.CodeDecodeFailure || f.Location.ArtifactID != sha(t, bad) {
 		t.Fatalf("first failure %v", f)
 	}
-	if r.count(evidence.KindSummary) != 3 { // cpu.frames, cpu.edges, cpu.stacks
+	if r.count(evidence.KindSummary) != 4 { // cpu.frames, cpu.edges, cpu.lines, cpu.stacks
 		t.Fatalf("%d summaries for the good artifact", r.count(evidence.KindSummary))
 	}
 }
@@ -425,7 +425,7 @@ func TestStream(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	if got := r.kinds(); !strings.HasPrefix(got, "failure artifact table") || r.count(evidence.KindSummary) != 3 {
+	if got := r.kinds(); !strings.HasPrefix(got, "failure artifact table") || r.count(evidence.KindSummary) != 4 {
 		t.Fatalf("blocks %s", got)
 	}
 	if f := r.run.First(); f == nil || f.Code != evidence.CodeCaptureFailed {

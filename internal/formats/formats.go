@@ -119,6 +119,14 @@ func CPUStackProfile(s Spec) *Spec {
 	return p
 }
 
+// WithLines completes a CPU-profile spec whose samples record their
+// source line: it emits cpu.lines beside cpu.frames (Caps.LineTable).
+func WithLines(p *Spec) *Spec {
+	p.Tables = append(slices.Clone(p.Tables), table.CPULines.Schema)
+	p.Caps.SampledLines, p.Caps.LineTable = true, true
+	return p
+}
+
 // Limit is a raw parser ceiling: it bounds native traversal (bytes read,
 // nodes, samples), never the rows of a projection. Crossing one is a
 // LIMIT_EXCEEDED failure, not a silent cut.
@@ -155,6 +163,9 @@ type Caps struct {
 	// line each sample was on, and its tables say when they do
 	// (table.SampledLinesHeader), so hotspots can rank source lines.
 	SampledLines bool
+	// LineTable: the format's cpu.frames are functions, and it emits a
+	// cpu.lines table of the lines its samples were on beside them.
+	LineTable bool
 }
 
 // Spec describes one native format.

@@ -13,7 +13,7 @@ import (
 // MCP: baseline). It is declared on the projection, so flags, MCP schemas
 // and docs derive from it; flameox-rank reads it before it opens the paths.
 var BaselineParam = param.Param{Name: "baseline", Type: param.StringList,
-	Doc: "the baseline side of the comparison: paths of its profiles, comma-separated (the PATH arguments are the new side)"}
+	Doc: "the baseline side of the comparison: paths of its profiles or of their decoded blocks, comma-separated (the PATH arguments, - for stdin, are the new side)"}
 
 // Side is one side of a comparison.
 type Side int8

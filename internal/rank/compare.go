@@ -1,13 +1,22 @@
 package rank
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"slices"
+	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/projection"
 	"github.com/flameox/flameox/internal/registry"
+	"github.com/flameox/flameox/internal/wire"
 )
 
 // A comparison (Request.Baseline) splits the inputs into two sides: the
@@ -129,5 +138,105 @@ func sidedPaths(req Request, paths []string) (out []string, roles []string, err 
 // errStreamSides refuses a comparison of a block stream: its artifacts
 // carry no side.
 var errStreamSides = &evidence.Failure{Code: evidence.CodeInvalidArgument,
-	Message:  "--baseline compares explicit artifacts: give the baseline with --baseline PATH and the new profiles as PATH arguments, not decoded tables on stdin",
+	Message:  "--baseline names each side by its argument: give the baseline with --baseline PATH and the new side as PATH arguments, - for decoded blocks on stdin",
 	Location: evidence.Location{Field: "baseline"}}
+
+// StdinSide is the path argument that reads a comparison side's decoded
+// blocks from stdin (flameox-decode NEW | flameox-rank --baseline BASE -).
+const StdinSide = "-"
+
+// isBlocks reports whether a side's path holds decoded blocks rather
+// than a native artifact: "-" (stdin), or a file whose first line is a
+// flameox block (flameox-decode's output saved to a file).
+func isBlocks(path string) (bool, error) {
+	if path == StdinSide {
+		return true, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false, evidence.Wrap(evidence.CodeIOFailure, err, "open %s", path)
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 64<<10).ReadSlice('\n')
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+		return false, evidence.Wrap(evidence.CodeIOFailure, err, "read %s", path)
+	}
+	var head struct{ Schema, Kind string }
+	if json.Unmarshal(bytes.TrimSpace(line), &head) != nil || head.Schema != evidence.Schema {
+		return false, nil
+	}
+	return evidence.KnownKind(head.Kind), nil
+}
+
+// blockSides runs a comparison whose sides are decoded blocks: each
+// --baseline path and PATH argument is "-" (stdin, at most once) or a
+// file of flameox-decode's blocks, read in turn, baseline first, each
+// table on its argument's side. The side comes from the argument, not
+// from the artifact: the same blocks on both sides compare as two
+// profiles. It returns false, doing nothing, when no side is blocks; a
+// mix of blocks and native artifacts is refused (decode the native ones
+// first), since a native artifact's format and operation are resolved
+// before any blocks are read.
+func (s *session) blockSides(ctx context.Context, req Request, paths []string, out Output) (bool, error) {
+	sided, roles, err := sidedPaths(req, paths)
+	if err != nil {
+		return false, err
+	}
+	var blocks, native []string
+	stdin := 0
+	for _, p := range sided {
+		ok, err := isBlocks(p)
+		if err != nil {
+			return true, err
+		}
+		if ok {
+			blocks = append(blocks, p)
+		} else {
+			native = append(native, p)
+		}
+		if p == StdinSide {
+			stdin++
+		}
+	}
+	switch {
+	case len(blocks) == 0:
+		return false, nil
+	case len(native) > 0:
+		return true, &evidence.Failure{Code: evidence.CodeInvalidArgument,
+			Message: fmt.Sprintf("--baseline with decoded blocks (%s) needs every side as blocks; decode %s first (flameox-decode PATH > PATH.jsonl)",
+				strings.Join(blocks, ", "), strings.Join(native, ", ")),
+			Location: evidence.Location{Field: "baseline"}}
+	case stdin > 1:
+		return true, &evidence.Failure{Code: evidence.CodeInvalidArgument,
+			Message: "stdin (-) can be one side of a comparison, not both: save one side's blocks to a file (flameox-decode PATH > base.jsonl)", Location: evidence.Location{Field: "baseline"}}
+	case stdin == 1 && req.Stdin == nil:
+		return true, evidence.Failf(evidence.CodeInternal, "a comparison side reads stdin, and the request has none")
+	}
+	for i, p := range sided {
+		var r io.Reader = req.Stdin
+		if p != StdinSide {
+			f, err := os.Open(p)
+			if err != nil {
+				return true, evidence.Wrap(evidence.CodeIOFailure, err, "open %s", p)
+			}
+			defer f.Close()
+			r = f
+		}
+		if err := s.consume(ctx, wire.NewReader(r), out, roles[i]); err != nil {
+			return true, sideFailure(err, p)
+		}
+	}
+	return true, s.finish(out)
+}
+
+// sideFailure says which side's input a failure without a path came from.
+func sideFailure(err error, path string) error {
+	f := evidence.AsFailure(err, evidence.CodeInvalidArgument)
+	if f.Location.Path == "" || f.Location.Path == "<stdin>" {
+		if path == StdinSide {
+			path = "<stdin>"
+		}
+		f.Location.Path = path
+	}
+	return f
+}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/flameox/flameox/internal/evidence"
@@ -168,4 +170,84 @@ func TestCompareRefusals(t *testing.T) {
 	}
 	r = streamOf(t, compare(nil, base), decoded(t, base))
 	failureOf(t, r.err, evidence.CodeInvalidArgument)
+}
+
+// blocksFile writes what flameox-decode writes for a path to a file.
+func blocksFile(t *testing.T, p string) string {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), filepath.Base(p)+".jsonl")
+	if err := os.WriteFile(f, []byte(decoded(t, p)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// A side of decoded blocks is on the side of the argument it came on: a
+// --baseline file of flameox-decode's blocks with the new side's blocks
+// from stdin (-) or from a file ranks exactly as the native profiles do
+// (every column of every row), the artifact blocks say baseline and new,
+// and the same blocks on both sides give all-zero deltas.
+func TestCompareBlocks(t *testing.T) {
+	base, slow := fixture("diff", "base.cpuprofile"), fixture("diff", "slow.cpuprofile")
+	args := evidence.Object{"top": int64(1000)}
+	native := paths(t, compare(args, base), slow)
+	want, _ := evidence.Canonical(native.all("row"))
+	baseBlocks, slowBlocks := blocksFile(t, base), blocksFile(t, slow)
+
+	req := compare(args, baseBlocks)
+	req.Stdin = strings.NewReader(decoded(t, slow))
+	for name, r := range map[string]*result{
+		"stdin": paths(t, req, rank.StdinSide),
+		"file":  paths(t, compare(args, baseBlocks), slowBlocks),
+	} {
+		if r.err != nil {
+			t.Fatalf("%s: %v", name, r.err)
+		}
+		got, _ := evidence.Canonical(r.all("row"))
+		if string(got) != string(want) {
+			t.Errorf("%s: rows differ from the native comparison's", name)
+		}
+		if p := diffRows(t, r)["parse"]; p.Rank != 1 || p.DeltaSelf <= 0 {
+			t.Errorf("%s: parse %+v", name, p)
+		}
+		var roles []string
+		for _, a := range r.all("artifact") {
+			roles = append(roles, a["role"].(string))
+		}
+		if strings.Join(roles, " ") != "baseline new" {
+			t.Errorf("%s: artifact roles %v", name, roles)
+		}
+		cov := r.all("summary")[0]["coverage"].(evidence.Object)
+		if ba := cov["baseline_artifacts"].([]any); len(ba) != 1 || ba[0] != sha(t, base) {
+			t.Errorf("%s: baseline artifacts %v", name, ba)
+		}
+	}
+
+	same := paths(t, compare(args, baseBlocks), baseBlocks)
+	rows := diffRows(t, same)
+	if len(rows) < 2 {
+		t.Fatalf("identical: rows %v", rows)
+	}
+	for name, r := range rows {
+		if r.DeltaSelf != 0 || r.DeltaInclusive != 0 || r.Presence != table.PresenceBoth {
+			t.Errorf("identical: %s: %+v", name, r)
+		}
+	}
+}
+
+// Blocks on one side and a native artifact on the other are refused with
+// the decode that fixes it; stdin is one side at most.
+func TestCompareBlocksRefusals(t *testing.T) {
+	base := fixture("diff", "base.cpuprofile")
+	baseBlocks := blocksFile(t, base)
+	r := paths(t, compare(nil, baseBlocks), base)
+	if f := failureOf(t, r.err, evidence.CodeInvalidArgument); !strings.Contains(f.Message, "flameox-decode") {
+		t.Errorf("mixed: %v", f)
+	}
+	req := compare(nil, rank.StdinSide)
+	req.Stdin = strings.NewReader("")
+	r = paths(t, req, rank.StdinSide)
+	if f := failureOf(t, r.err, evidence.CodeInvalidArgument); !strings.Contains(f.Message, "not both") {
+		t.Errorf("stdin twice: %v", f)
+	}
 }

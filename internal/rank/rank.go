@@ -43,6 +43,8 @@ type Request struct {
 	// Output is the output format asked for beyond jsonl and table
 	// (folded, svg…): an inferred operation is one that lists it.
 	Output string
+	// Stdin is the block stream a comparison's "-" side reads.
+	Stdin io.Reader
 }
 
 type session struct {
@@ -257,6 +259,22 @@ func Stream(ctx context.Context, req Request, in *wire.Reader, out Output) error
 }
 
 func (s *session) stream(ctx context.Context, in *wire.Reader, out Output) error {
+	if err := s.consume(ctx, in, out, ""); err != nil {
+		return err
+	}
+	return s.finish(out)
+}
+
+// consume feeds the decoded tables of a block stream to the session.
+// With a role (one side of a comparison read from blocks) every table
+// is on that side: its id is prefixed with the role, so the same blocks
+// on both sides are two tables, and its artifact blocks are passed with
+// that role, as the side's artifacts would be decoded.
+func (s *session) consume(ctx context.Context, in *wire.Reader, out Output, role string) error {
+	prefix := ""
+	if role != "" {
+		prefix = role + "/"
+	}
 	skipping := map[string]bool{}
 	var tables wire.Tables
 	for {
@@ -287,6 +305,12 @@ func (s *session) stream(ctx context.Context, in *wire.Reader, out Output) error
 				skipping[t.ID] = true
 				continue
 			}
+			if role != "" {
+				sided := *t
+				sided.ID = prefix + t.ID
+				t = &sided
+				s.side(t, role)
+			}
 			if err := s.admit(t); err != nil {
 				return err
 			}
@@ -301,7 +325,7 @@ func (s *session) stream(ctx context.Context, in *wire.Reader, out Output) error
 			if skipping[r.TableID] {
 				continue
 			}
-			t := s.admitted[r.TableID]
+			t := s.admitted[prefix+r.TableID]
 			if err := s.proj.Row(t, r.Values); err != nil {
 				return located(err, in.Line())
 			}
@@ -316,7 +340,7 @@ func (s *session) stream(ctx context.Context, in *wire.Reader, out Output) error
 			if skipping[sm.TableID] {
 				continue
 			}
-			t := s.admitted[sm.TableID]
+			t := s.admitted[prefix+sm.TableID]
 			if err := s.proj.Summary(t, sm); err != nil {
 				return err
 			}
@@ -327,13 +351,28 @@ func (s *session) stream(ctx context.Context, in *wire.Reader, out Output) error
 			if err := out.Pass(raw); err != nil {
 				return err
 			}
+		case evidence.KindArtifact:
+			if role == "" {
+				if err := out.Pass(raw); err != nil {
+					return err
+				}
+				continue
+			}
+			a, err := evidence.ArtifactFrom(raw.Obj)
+			if err != nil {
+				return located(err, in.Line())
+			}
+			a.Role = role
+			if err := out.Pass(a); err != nil {
+				return err
+			}
 		default:
 			if err := out.Pass(raw); err != nil {
 				return err
 			}
 		}
 	}
-	return s.finish(out)
+	return nil
 }
 
 func located(err error, line int) error {
@@ -354,6 +393,11 @@ func located(err error, line int) error {
 func Paths(ctx context.Context, req Request, paths []string, out Output) error {
 	req = baselineOf(req)
 	s := &session{req: req}
+	if s.comparing() {
+		if handled, err := s.blockSides(ctx, req, paths, out); handled || err != nil {
+			return s.after(err, out)
+		}
+	}
 	return s.after(s.paths(ctx, req, paths, out), out)
 }
 

@@ -143,3 +143,23 @@ func SampledLines(h *evidence.Table) bool {
 	c, ok := h.Column("line")
 	return ok && strings.HasSuffix(c.Description, sampledLines)
 }
+
+// CPULines is the cpu.lines schema: for a format whose cpu.frames are
+// functions but whose samples also record the source line they were on
+// (V8 positionTicks, perf script's srcline), one row per (function,
+// sampled line) of a series, beside the function table. A function's
+// samples with no line are a row of their own, line -1. Rows are the
+// cpu.frames columns; weights are in the table's unit.
+var CPULines = Define[Frame]("cpu.lines", "one row per sampled source line of a function (function, file, line) with its weight; samples without a line are their function's row with line -1", FromArtifact)
+
+// LinesHeader is the cpu.lines header: lines are counted from base, and
+// the line column says it is the line samples were on (SampledLines).
+func LinesHeader(unit string, base int) *evidence.Table {
+	h := CPULines.HeaderBased(unit, base)
+	for i := range h.Columns {
+		if h.Columns[i].Name == "line" {
+			h.Columns[i].Description += sampledLines
+		}
+	}
+	return h
+}

@@ -58,6 +58,18 @@ record hot -- "$bin/flameox-hot" 30
 record tmpl -- "$bin/flameox-tmpl" 100
 # Two events in one recording: each must get its own tables.
 record two -e cpu-clock,task-clock -F 499 -- "$bin/flameox-hot" 5
+# Source lines: perf script with srcline, with and without callchains,
+# and perf report's samples per symbol and srcline as the reference.
+gcc "${cflags[@]}" -o "$bin/flameox-lines" "$here/lines.c"
+srcline=comm,pid,tid,time,event,ip,sym,dso,srcline
+for v in lines:-g flat:; do
+	name=${v%%:*}
+	rm -f "$here/$name.perf.data"
+	perf record -q ${v#*:} -F 499 -o "$here/$name.perf.data" -- "$bin/flameox-lines" 100000000 >/dev/null
+	perf script -i "$here/$name.perf.data" -F "$srcline" >"$here/$name.srcline.perf.txt"
+	perf report -i "$here/$name.perf.data" --stdio --no-children -g none --sort sym,srcline \
+		-F sample,sym,srcline -t '|' >"$here/$name.srcline.report.txt" 2>/dev/null
+done
 # Counter records, no samples: perf-data must say so, not parse them.
 perf stat record -o "$here/stat.perf.data" -- true
 

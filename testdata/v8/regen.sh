@@ -16,5 +16,8 @@ mv out/CPU.*.cpuprofile fib.cpuprofile
 rmdir out
 # The reference weights, computed from the samples by an independent script.
 node cum.js fib.cpuprofile > fib.cum.json
+# The reference lines (positionTicks per function and line), counted by
+# Python from the JSON alone, for these profiles and testdata/diff's.
+python3 lines.py *.cpuprofile ../diff/*.cpuprofile > lines.ref.json
 # The two shared fixtures are copied, not regenerated (see PROVENANCE.md).
 echo "node $(node --version)" > VERSION

@@ -1,11 +1,13 @@
 package collapsed
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
@@ -20,6 +22,10 @@ type Frame struct {
 	Function   string
 	Module     string
 	Unresolved bool // the producer could not name the function ([unknown])
+	// File and Line are the source line a sample was on, for a profile
+	// of lines (perf script's srcline): Line 1-based, 0 when unknown.
+	File string
+	Line int64
 }
 
 // Series is one sampled population that projections never blend: a
@@ -222,6 +228,9 @@ func (p *Profile) Merge(q *Profile) {
 		w.self += q.edgeW[i].self
 		w.incl += q.edgeW[i].incl
 	}
+	if !p.KeepStacks {
+		return
+	}
 	var ids []uint32
 	for _, st := range q.stacks {
 		ids = ids[:0]
@@ -260,7 +269,11 @@ func (o EmitOptions) values() *formats.Values {
 // and function, so the same frame has the same id in frames and edges and
 // in every decode of the same native profile.
 func FrameID(f Frame) string {
-	h := sha256.Sum256([]byte(f.Module + "\x00" + f.Function))
+	k := f.Module + "\x00" + f.Function
+	if f.Line > 0 {
+		k += "\x00" + f.File + "\x00" + strconv.FormatInt(f.Line, 10)
+	}
+	h := sha256.Sum256([]byte(k))
 	return hex.EncodeToString(h[:8])
 }
 
@@ -275,8 +288,22 @@ func symbolization(f Frame) string {
 // sorted by series, then function and module, so output is deterministic
 // however the input was chunked. A table the sink declines is not built.
 func (p *Profile) Emit(out formats.Sink, o EmitOptions) error {
+	return p.emit(out, o, false)
+}
+
+// EmitLines writes one cpu.lines table per event, from a profile whose
+// frames are (function, module, file, line): the rows of cpu.frames,
+// with their lines, 1-based (-1 where a frame's line is unknown).
+func (p *Profile) EmitLines(out formats.Sink, o EmitOptions) error {
+	return p.emit(out, o, true)
+}
+
+func (p *Profile) emit(out formats.Sink, o EmitOptions, asLines bool) error {
 	frames, edges := out.Wants(table.CPUFrames.Schema), out.Wants(table.CPUEdges.Schema)
 	stacks := p.KeepStacks && out.Wants(table.CPUStacks.Schema)
+	if asLines {
+		frames, edges, stacks = out.Wants(table.CPULines.Schema), false, false
+	}
 	if !frames && !edges && !stacks {
 		return nil
 	}
@@ -329,7 +356,12 @@ func (p *Profile) Emit(out formats.Sink, o EmitOptions) error {
 			cov[table.CoverageProfiles] = named
 		}
 		if frames {
-			if err := p.emitFrames(out, o, wu, ids, inEvent, metrics, cov); err != nil {
+			h := &evidence.Table{Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns(wu)}
+			if asLines {
+				h = table.LinesHeader(wu, 1)
+			}
+			h.Evidence = evidence.Observed
+			if err := p.emitFrames(out, h, o, ids, inEvent, metrics, cov); err != nil {
 				return err
 			}
 		}
@@ -388,7 +420,10 @@ func (p *Profile) frameLess(a, b uint32) int {
 	if c := strings.Compare(fa.Function, fb.Function); c != 0 {
 		return c
 	}
-	return strings.Compare(fa.Module, fb.Module)
+	if c := strings.Compare(fa.Module, fb.Module); c != 0 {
+		return c
+	}
+	return cmp.Or(strings.Compare(fa.File, fb.File), cmp.Compare(fa.Line, fb.Line))
 }
 
 func (p *Profile) summary(o EmitOptions, rows int64, metrics map[string]evidence.Metric, cov evidence.Object) *evidence.Summary {
@@ -400,7 +435,7 @@ func (p *Profile) summary(o EmitOptions, rows int64, metrics map[string]evidence
 	return s
 }
 
-func (p *Profile) emitFrames(out formats.Sink, o EmitOptions, wu string, ids []string, inEvent func(uint32) bool, metrics map[string]evidence.Metric, cov evidence.Object) error {
+func (p *Profile) emitFrames(out formats.Sink, h *evidence.Table, o EmitOptions, ids []string, inEvent func(uint32) bool, metrics map[string]evidence.Metric, cov evidence.Object) error {
 	keys := make([]uint64, 0, len(p.nodes))
 	for k := range p.nodes {
 		if inEvent(uint32(k >> 32)) {
@@ -413,7 +448,7 @@ func (p *Profile) emitFrames(out formats.Sink, o EmitOptions, wu string, ids []s
 		}
 		return p.frameLess(uint32(a), uint32(b))
 	})
-	tw, err := out.Begin(&evidence.Table{Name: table.CPUFrames.Name, Columns: table.CPUFrames.EvidenceColumns(wu), Evidence: evidence.Observed})
+	tw, err := out.Begin(h)
 	if err != nil {
 		return err
 	}
@@ -421,12 +456,17 @@ func (p *Profile) emitFrames(out formats.Sink, o EmitOptions, wu string, ids []s
 	for _, k := range keys {
 		s, f := p.Series[k>>32], p.Frames[uint32(k)]
 		w := p.nodeW[p.nodes[k]]
+		line := int64(-1)
+		if f.Line > 0 {
+			line = f.Line
+		}
 		// A fresh row each time: a sink in the same process may keep it.
 		row := &table.Frame{
 			FrameSite: table.FrameSite{
 				FrameID:       ids[uint32(k)],
 				Function:      vals.Bound(f.Function),
-				Line:          -1,
+				File:          table.NonEmpty(vals.Bound(f.File)),
+				Line:          line,
 				Column:        -1,
 				Module:        table.NonEmpty(vals.Bound(f.Module)),
 				Symbolization: symbolization(f),

@@ -96,3 +96,27 @@ func BenchmarkShard(b *testing.B) {
 	}
 	reportCPU(b, cpu0, int64(len(data))*int64(b.N))
 }
+
+// BenchmarkParseSrcline parses perf script with srcline (the committed
+// lines.srcline.perf.txt repeated to 32 MiB), beside BenchmarkParse's
+// inputs without it: the cost of building the lines profile.
+func BenchmarkParseSrcline(b *testing.B) {
+	one, err := os.ReadFile(testdata("perf/lines.srcline.perf.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := make([]byte, 0, 32<<20+len(one))
+	for len(data) < 32<<20 {
+		data = append(data, one...)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	in := formatstest.MustInput(b, ScriptSpec, nil, nil, nil)
+	b.ResetTimer()
+	for range b.N {
+		res, err := Parse(context.Background(), in, bytes.NewReader(data), Options{Workers: 2})
+		if err != nil || res.Lines == nil {
+			b.Fatal(err, "or no lines")
+		}
+	}
+}

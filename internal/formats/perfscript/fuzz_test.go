@@ -30,6 +30,21 @@ func FuzzDecode(f *testing.F) {
 		}
 		f.Add(seedSample(b, 3))
 	}
+	// srcline: the first sample of each srcline fixture, with its lines.
+	for _, name := range []string{"perf/lines.srcline.perf.txt", "perf/flat.srcline.perf.txt"} {
+		b, err := os.ReadFile(testdata(name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		if i := bytes.Index(b, []byte("\n\n")); name == "perf/lines.srcline.perf.txt" && i > 0 {
+			b = b[:i+2]
+		} else {
+			b = b[:bytes.IndexByte(b, '\n')+1]
+			b = append(b, "  lines.c:10\n"...)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("a 1 e:\n\t1 leaf (m)\n  x.c:3\n\t2 mid (m)\n  ??:0\n\t3 mid (m)\n  x.c:9 (discriminator 1)\n\n"))
 	f.Add([]byte("a 1 c: \n\t1 f (/b (deleted))\n\t2 [unknown] ([unknown])\n\n"))
 	f.Add([]byte("     Web Content 10/11 [001] 5.5: 100 cycles:u:  abc render (/lib/xul.so)\n"))
 	f.Add([]byte("a 1 1.0: 1 cycles: \n\t1 f (/b)\n\na 1 1.1: 1 cycles: \n\t1 f (/b)\n\t2 g (/b)\n\na 1 1.2: 1 instructions: \n\t1 f (/b)\n\n"))
@@ -60,6 +75,23 @@ func FuzzDecode(f *testing.F) {
 			}
 			if self > total {
 				t.Fatalf("self sums to %d > total %d", self, total)
+			}
+		}
+		// The lines split the samples the frames hold, none lost.
+		frames, lines := sink.Named("cpu.frames"), sink.Named("cpu.lines")
+		if len(lines) > 0 && len(lines) != len(frames) {
+			t.Fatalf("%d cpu.lines tables for %d cpu.frames tables", len(lines), len(frames))
+		}
+		for i, tb := range lines {
+			var self, fself int64
+			for _, r := range tb.Rows {
+				self += intOf(t, r["self_weight"])
+			}
+			for _, r := range frames[i].Rows {
+				fself += intOf(t, r["self_weight"])
+			}
+			if self != fself {
+				t.Fatalf("lines hold %d self samples, frames %d", self, fself)
 			}
 		}
 	})

@@ -9,6 +9,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -38,7 +39,12 @@ type Options struct {
 
 // Result is a parsed perf script stream.
 type Result struct {
-	Profile     *collapsed.Profile
+	Profile *collapsed.Profile
+	// Lines is the profile of source lines when the script prints
+	// srcline (perf script -F ...,srcline): its frames are (function,
+	// module, file, line), a frame without a resolved line its
+	// function's with line 0. Nil when no srcline was printed.
+	Lines       *collapsed.Profile
 	Samples     int64
 	NoStack     int64 // samples with neither a callchain nor an inline frame
 	Bytes       int64
@@ -89,6 +95,17 @@ type shard struct {
 
 	samples, noStack int64
 	perfVersion      string
+
+	// srcline: the source line perf prints under a frame line. srcAt
+	// marks this sample's: index in stack and id in srcs (srcs[0] is no
+	// line). lprof, nil until the shard meets a srcline, is the lines
+	// profile; lineFrames maps (frame, src) to its frame ids.
+	srcAt      []srcMark
+	srcIDs     map[string]uint32
+	srcs       []srcLine
+	lineFrames map[[2]uint32]uint32
+	lprof      *collapsed.Profile
+	lstack     []uint32
 
 	in                 *formats.Input // for its limits
 	threads            bool
@@ -149,6 +166,13 @@ func (s *shard) parseChunk(blk *lines.Block) (int64, error) {
 			// callchain lines start with a tab, or are not headers.
 			if ok, err := s.header(ln, &sc, true); ok || err != nil {
 				if err != nil {
+					return 0, err
+				}
+				continue
+			}
+			// srcline prints "\n  file:line" after a frame.
+			if s.inSample && isSrcline(ln) {
+				if err := s.srcline(ln, &sc); err != nil {
 					return 0, err
 				}
 				continue
@@ -297,6 +321,7 @@ func (s *shard) header(ln []byte, sc *lines.Scan, maybe bool) (ok bool, err erro
 
 func (s *shard) openSample(sid uint32, tail []byte, sc *lines.Scan) error {
 	s.stack = append(s.stack[:0], sid)
+	s.srcAt = s.srcAt[:0]
 	s.inSample, s.terminated, s.hasInline = true, false, false
 	if s.lastBlock { // only the last block's open sample can be truncated
 		l := sc.Line()
@@ -346,6 +371,9 @@ func (s *shard) endSample(blank bool) {
 		s.noStack++
 	}
 	s.samples++
+	if s.lprof != nil {
+		s.addLines()
+	}
 	// Consecutive samples often repeat a stack: count it without hashing.
 	if s.lastStack >= 0 && slices.Equal(s.stack, s.prevStack) {
 		s.stackW[s.lastStack]++
@@ -364,6 +392,120 @@ func (s *shard) endSample(blank bool) {
 	s.lastStack = len(s.stackW)
 	s.stackIdx[string(key)] = s.lastStack
 	s.stackW = append(s.stackW, 1)
+}
+
+// srcMark is a srcline of the open sample: the stack index of the frame
+// it follows and its id in srcs.
+type srcMark struct{ at, src uint32 }
+
+// srcLine is a parsed srcline: file and 1-based line, line 0 when perf
+// printed no resolved line (??:0, or a module and address).
+type srcLine struct {
+	file string
+	line int64
+}
+
+// isSrcline reports whether a line that starts with a space and is not
+// an event header is perf's srcline: two spaces, then text that is not
+// a callchain line (an address, a symbol and a parenthesised module).
+func isSrcline(ln []byte) bool {
+	if len(ln) < 3 || ln[1] != ' ' || ln[2] == ' ' || ln[2] == '\t' {
+		return false
+	}
+	rest := ln[2:]
+	if sp := bytes.IndexByte(rest, ' '); sp > 0 && allHex(rest[:sp]) && bytes.HasSuffix(bytes.TrimRight(rest, " \r"), []byte(")")) {
+		return false
+	}
+	return true
+}
+
+func allHex(b []byte) bool {
+	for _, c := range b {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// parseSrcline reads perf's "file:line" (addr2line's " (discriminator
+// N)" dropped); ok is false for what is no resolved line: "??:0", or the
+// module and address perf prints for code without line information.
+func parseSrcline(t []byte) (file string, line int64, ok bool) {
+	t = bytes.TrimRight(t, " \r")
+	if i := bytes.Index(t, []byte(" (discriminator ")); i > 0 {
+		t = t[:i]
+	}
+	i := bytes.LastIndexByte(t, ':')
+	if i <= 0 || string(t[:i]) == "??" {
+		return "", 0, false
+	}
+	n, err := strconv.ParseInt(string(t[i+1:]), 10, 64)
+	if err != nil || n < 1 {
+		return "", 0, false
+	}
+	return string(t[:i]), n, true
+}
+
+// srcline records the source line of the open sample's last frame (its
+// inline frame when it has no callchain). The first one the shard meets
+// starts its lines profile with the samples counted so far, which had
+// none: each is its function's, line unknown.
+func (s *shard) srcline(ln []byte, sc *lines.Scan) error {
+	at := len(s.stack) - 1
+	if at == 0 {
+		if !s.hasInline {
+			return nil // a line under a sample without a frame names nothing
+		}
+		at = 1
+	}
+	if s.lprof == nil {
+		s.fold()
+		s.lprof = collapsed.NewProfile()
+		s.lprof.Merge(s.prof)
+		s.srcIDs, s.srcs, s.lineFrames = map[string]uint32{}, []srcLine{{}}, map[[2]uint32]uint32{}
+	}
+	t := ln[2:]
+	id, ok := s.srcIDs[string(t)]
+	if !ok {
+		if !utf8.Valid(t) {
+			return failAt(sc.Line(), evidence.CodeDecodeFailure, "srcline: the source line is not valid UTF-8: %.80q", ln)
+		}
+		file, line, _ := parseSrcline(t)
+		id = uint32(len(s.srcs))
+		s.srcs = append(s.srcs, srcLine{file, line})
+		s.srcIDs[string(t)] = id
+	}
+	s.srcAt = append(s.srcAt, srcMark{uint32(at), id})
+	return nil
+}
+
+// addLines adds the closed sample to the lines profile: each frame with
+// the srcline under it.
+func (s *shard) addLines() {
+	s.lstack = s.lstack[:0]
+	m := 0
+	for i := 1; i < len(s.stack); i++ {
+		var src uint32
+		for m < len(s.srcAt) && int(s.srcAt[m].at) <= i {
+			if int(s.srcAt[m].at) == i {
+				src = s.srcAt[m].src
+			}
+			m++
+		}
+		k := [2]uint32{s.stack[i], src}
+		id, ok := s.lineFrames[k]
+		if !ok {
+			f := s.prof.Frames[s.stack[i]]
+			if sl := s.srcs[src]; sl.line > 0 {
+				f.File, f.Line = sl.file, sl.line
+			}
+			id = s.lprof.Frame(f)
+			s.lineFrames[k] = id
+		}
+		s.lstack = append(s.lstack, id)
+	}
+	s.lprof.Add(s.stack[0], s.lstack, 1, 1)
 }
 
 // fold moves the cached stacks into the shard's profile.
@@ -478,8 +620,31 @@ func Parse(ctx context.Context, in *formats.Input, r io.Reader, o Options) (*Res
 		return nil, blocks.Locate(rseq, rerr)
 	}
 	res := &Result{Profile: shards[0].prof, Bytes: blocks.Offset()}
-	for i, sh := range shards {
+	for _, sh := range shards {
 		sh.fold()
+	}
+	// The lines profile, when any shard met a srcline: a shard that met
+	// none adds its functions, line unknown.
+	for _, sh := range shards {
+		if sh.lprof != nil {
+			res.Lines = collapsed.NewProfile()
+			break
+		}
+	}
+	for _, sh := range shards {
+		if res.Lines == nil {
+			break
+		}
+		if sh.lprof != nil {
+			res.Lines.Merge(sh.lprof)
+		} else {
+			res.Lines.Merge(sh.prof)
+		}
+	}
+	if res.Lines != nil && int64(len(res.Lines.Frames)) > in.Limit(collapsed.LimitFrames) {
+		return nil, in.Exceeded(collapsed.LimitFrames, int64(len(res.Lines.Frames)))
+	}
+	for i, sh := range shards {
 		if i > 0 {
 			res.Profile.Merge(sh.prof)
 		}

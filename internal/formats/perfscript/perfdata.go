@@ -9,11 +9,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/internal/worker"
 )
@@ -33,12 +35,25 @@ const (
 // lines. Symbols stay demangled.
 var ScriptArgs = []string{"-F", "comm,pid,tid,event,ip,sym,dso"}
 
+// OptionSrcline is the perf-data option that adds srcline to the fields,
+// for cpu.lines: perf then resolves every distinct address to its source
+// line (addr2line), which costs time, so it is asked for.
+const OptionSrcline = "srcline"
+
+// scriptArgs are ScriptArgs with the input's options.
+func scriptArgs(in *formats.Input) []string {
+	if in.Bool(OptionSrcline) {
+		return []string{"-F", ScriptArgs[1] + ",srcline"}
+	}
+	return ScriptArgs
+}
+
 // HostGuidance is what to do when perf is missing.
 const HostGuidance = "install perf and put it on PATH: Debian `apt-get install linux-perf`, Ubuntu `apt-get install linux-tools-common linux-tools-$(uname -r)`, Fedora `dnf install perf`"
 
 // DataSpec is the perf-data format: native perf.data, converted by
 // `perf script` in an isolated worker.
-var DataSpec = formats.CPUStackProfile(formats.Spec{
+var DataSpec = formats.WithLines(formats.CPUStackProfile(formats.Spec{
 	Name:     "perf-data",
 	Title:    "Linux perf.data",
 	Suffixes: []string{".data"},
@@ -50,8 +65,9 @@ var DataSpec = formats.CPUStackProfile(formats.Spec{
 	Producer: "perf record",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decodeData),
-	Options:  options,
-})
+	Options: append(slices.Clone(options), param.Param{Name: OptionSrcline, Type: param.Bool, Default: false,
+		Doc: "true has perf script print each frame's source line (srcline), for group_by line; slower: perf resolves every address"}),
+}))
 
 // SniffData recognizes perf.data by its magic, in either byte order.
 func SniffData(prefix []byte) formats.Verdict {
@@ -141,7 +157,7 @@ func decodeData(ctx context.Context, in *formats.Input, out formats.Sink) error 
 		Input:     in.Artifact.ID,
 		Converter: "perf script",
 		Identity:  "sha256:" + conv.digest + " " + conv.version,
-		Args:      ScriptArgs,
+		Args:      scriptArgs(in),
 		Consumer:  "flameox perf-script parser " + Version,
 	}
 	cov := evidence.Object{"converter": conv.path, "converter_version": conv.version}
@@ -174,7 +190,7 @@ func decodeData(ctx context.Context, in *formats.Input, out formats.Sink) error 
 		}
 	}
 	var res *Result
-	args := append([]string{"script", "-i", worker.InputPath(0)}, ScriptArgs...)
+	args := append([]string{"script", "-i", worker.InputPath(0)}, scriptArgs(in)...)
 	wres, err := worker.Run(ctx, &worker.Spec{
 		Name:    "perf script",
 		Path:    conv.path,

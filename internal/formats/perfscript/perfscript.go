@@ -37,7 +37,7 @@ import (
 const LimitSamples = "max_samples"
 
 // Version is the parser version, part of table headers and cache keys.
-const Version = "1"
+const Version = "2" // 2: srcline lines into cpu.lines, not frames
 
 // OptionThreads is the decoder option that splits series by thread.
 const OptionThreads = "threads"
@@ -57,7 +57,7 @@ var options = []param.Param{
 }
 
 // ScriptSpec is the perf-script format.
-var ScriptSpec = formats.CPUStackProfile(formats.Spec{
+var ScriptSpec = formats.WithLines(formats.CPUStackProfile(formats.Spec{
 	Name:     "perf-script",
 	Title:    "Linux perf script text",
 	Suffixes: []string{".perf.txt", ".perf-script", ".perfscript", ".linux-perf.txt", ".perf.script"},
@@ -67,7 +67,7 @@ var ScriptSpec = formats.CPUStackProfile(formats.Spec{
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decodeScript),
 	Options:  options,
-})
+}))
 
 // Sniff says Yes when the prefix's first lines after any '#' comments are
 // an event header followed by callchain lines or another header, read
@@ -147,5 +147,14 @@ func emit(in *formats.Input, out formats.Sink, res *Result, cov evidence.Object,
 		o.Limitations = append(o.Limitations, fmt.Sprintf("%d samples had no callchain and no inline frame: they count in the totals but in no frame", res.NoStack))
 	}
 	o.Limitations = append(o.Limitations, missing...)
-	return res.Profile.Emit(out, o)
+	if err := res.Profile.Emit(out, o); err != nil {
+		return err
+	}
+	if res.Lines == nil {
+		return nil
+	}
+	o.Limitations = append(o.Limitations,
+		"lines are perf's srcline, as perf script printed them (a file name without its directory unless perf was told to print full paths); a frame with no srcline, ??:0 or a module and address is its function's row, line -1",
+		"a line's inclusive_weight counts each sample once however often the line is on its stack")
+	return res.Lines.EmitLines(out, o)
 }

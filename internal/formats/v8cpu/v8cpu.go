@@ -1,5 +1,6 @@
 // Package v8cpu decodes V8 CPU profiles (.cpuprofile), as written by
-// `node --cpu-prof` and Chrome DevTools, into cpu.frames and cpu.edges.
+// `node --cpu-prof` and Chrome DevTools, into cpu.frames, cpu.edges,
+// cpu.stacks and cpu.lines (the lines of each node's positionTicks).
 //
 // The file is streamed once. Memory grows with the number of call-tree
 // nodes and distinct sampled node ids, never with the file size or the
@@ -13,9 +14,12 @@ package v8cpu
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
@@ -27,7 +31,7 @@ import (
 )
 
 // Version is the decoder version recorded in table headers.
-const Version = "1"
+const Version = "2" // 2: cpu.lines from positionTicks
 
 // Limit names.
 const (
@@ -36,7 +40,7 @@ const (
 )
 
 // Spec is the v8-cpuprofile format.
-var Spec = formats.CPUStackProfile(formats.Spec{
+var Spec = formats.WithLines(formats.CPUStackProfile(formats.Spec{
 	Name:     "v8-cpuprofile",
 	Title:    "Node/V8 CPU profile",
 	Suffixes: []string{".cpuprofile"},
@@ -51,7 +55,7 @@ var Spec = formats.CPUStackProfile(formats.Spec{
 	Producer: "node --cpu-prof / Chrome DevTools",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
-})
+}))
 
 // sniff recognizes the start of a profile object: a "nodes" array whose
 // first element carries a callFrame.
@@ -78,7 +82,14 @@ type node struct {
 	hitCount  int64
 	hasHit    bool
 	parentRef *int64 // the "parent" form of Chrome trace chunks
+	// ticks are the node's positionTicks: V8 counts, for each sample
+	// that hit the node, the source line it was on (1-based), when it
+	// knew one.
+	ticks []lineTick
 }
+
+// lineTick is one PositionTickInfo.
+type lineTick struct{ line, ticks int64 }
 
 type profile struct {
 	nodes      []node
@@ -291,6 +302,8 @@ func (p *profile) parseNode(w *jsonscan.Walker, start jsonscan.Token) error {
 		case "parent":
 			// The "parent" form of Chrome trace chunks.
 			err = optionalInt(w, "parent", &n.parentRef)
+		case "positionTicks":
+			n.ticks, err = parseTicks(w, n.ticks[:0])
 		default:
 			err = w.SkipValue()
 		}
@@ -318,6 +331,40 @@ func (p *profile) parseNode(w *jsonscan.Walker, start jsonscan.Token) error {
 	p.byID[n.id] = int32(len(p.nodes))
 	p.nodes = append(p.nodes, n)
 	return nil
+}
+
+// parseTicks reads a positionTicks array: objects with an integer line
+// and ticks. Negative ticks are no V8 profile; a line below 1 (V8 writes
+// none: it leaves out samples it has no line for) is kept and later
+// counted as a sample without a line.
+func parseTicks(w *jsonscan.Walker, out []lineTick) ([]lineTick, error) {
+	err := w.Array("positionTicks", func(i int, el jsonscan.Token) error {
+		if el.Kind != jsonscan.ObjectStart {
+			return w.S.Errorf(el, "positionTicks[%d] must be an object, found %s", i, el.Kind)
+		}
+		t := lineTick{line: -1, ticks: -1}
+		err := w.Members(el, "a position tick", func(key []byte) error {
+			var err error
+			switch string(key) {
+			case "line":
+				t.line, err = w.Int("positionTicks[].line")
+			case "ticks":
+				t.ticks, err = w.Int("positionTicks[].ticks")
+			default:
+				err = w.SkipValue()
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if t.ticks < 0 {
+			return w.S.Errorf(el, "positionTicks[%d] has no ticks count, or a negative one", i)
+		}
+		out = append(out, t)
+		return nil
+	})
+	return out, err
 }
 
 // link resolves every child and parent id inside the file and checks that
@@ -497,10 +544,117 @@ func (p *profile) emit(in *formats.Input, out formats.Sink) error {
 			return err
 		}
 	}
+	if out.Wants(table.CPULines.Schema) {
+		if err := p.emitLines(in, out, ids, hitMismatch); err != nil {
+			return err
+		}
+	}
 	if out.Wants(table.CPUStacks.Schema) {
 		return p.emitStacks(in, out, ids, hitMismatch)
 	}
 	return nil
+}
+
+// frameLine is a (frame, source line) pair of cpu.lines.
+type frameLine struct {
+	frame int32
+	line  int64
+}
+
+// emitLines writes the cpu.lines table from the nodes' positionTicks.
+// The weights are sample counts, as in cpu.frames: a tick is a sample
+// (V8 adds one to the line of the node each sample hits), so a line's
+// weight is exact, not a share of the node's time. A node's samples
+// that its ticks do not cover (V8 records no line for them, or the node
+// has no positionTicks, as V8's own nodes) stay its function's, line -1.
+// A node whose ticks exceed the samples that hit it cannot be split
+// honestly: all its samples are line -1, and a limitation counts it.
+func (p *profile) emitLines(in *formats.Input, out formats.Sink, ids []string, hitMismatch int64) error {
+	byLine := map[frameLine]int64{}
+	unknown := make([]int64, len(p.frames))
+	var withTicks, over, unknownTotal int64
+	for i := range p.nodes {
+		n := &p.nodes[i]
+		c := p.samplesOf(n.id)
+		if n.ticks != nil {
+			withTicks++
+		}
+		var known int64
+		for _, t := range n.ticks {
+			if t.line >= 1 {
+				known += t.ticks
+			}
+		}
+		if known > c {
+			over++
+			known = 0
+		} else {
+			for _, t := range n.ticks {
+				if t.line >= 1 && t.ticks > 0 {
+					byLine[frameLine{n.frame, t.line}] += t.ticks
+				}
+			}
+		}
+		unknown[n.frame] += c - known
+		unknownTotal += c - known
+	}
+	keys := make([]frameLine, 0, len(byLine))
+	for k := range byLine {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b frameLine) int {
+		return cmp.Or(cmp.Compare(a.frame, b.frame), cmp.Compare(a.line, b.line))
+	})
+	tw, err := out.Begin(table.LinesHeader(unit.Samples, 1))
+	if err != nil {
+		return err
+	}
+	vals := in.Values()
+	var rows int64
+	row := func(fi int32, id string, line int64, w int64) error {
+		cf := &p.frames[fi]
+		rows++
+		return tw.Row(&table.Frame{
+			FrameSite: table.FrameSite{
+				FrameID:       id,
+				Function:      vals.Bound(cf.Function),
+				File:          table.NonEmpty(vals.Bound(cf.URL)),
+				Line:          line,
+				Column:        -1,
+				Symbolization: symbolization(*cf),
+			},
+			SelfWeight:      float64(w),
+			InclusiveWeight: float64(w),
+		})
+	}
+	k := 0
+	for fi := range p.frames {
+		for ; k < len(keys) && keys[k].frame == int32(fi); k++ {
+			if err := row(int32(fi), ids[fi]+":"+strconv.FormatInt(keys[k].line, 10), keys[k].line, byLine[keys[k]]); err != nil {
+				return err
+			}
+		}
+		if unknown[fi] > 0 {
+			if err := row(int32(fi), ids[fi], -1, unknown[fi]); err != nil {
+				return err
+			}
+		}
+	}
+	s := p.summary(rows, hitMismatch)
+	s.Metrics["nodes_with_position_ticks"] = evidence.Metric{Value: withTicks, Unit: "count"}
+	s.Metrics["line_unknown_weight"] = evidence.Metric{Value: unknownTotal, Unit: unit.Samples}
+	s.Metrics["position_ticks_over_samples_nodes"] = evidence.Metric{Value: over, Unit: "count"}
+	s.Limit("lines are positionTicks: V8 counts a sample on the line of the function it hit, so a line's weight is self weight and its inclusive_weight equals it (the lines callers called from are not recorded)")
+	if withTicks == 0 {
+		s.Limit("the profile has no positionTicks (older V8 versions and some exporters write none): every row is its function's self weight, line -1")
+	} else if unknownTotal > 0 {
+		s.Limit(fmt.Sprintf("%d samples have no line (V8's own nodes such as (program) and (garbage collector), or no line recorded): each function's are one row, line -1", unknownTotal))
+	}
+	if over > 0 {
+		s.Limit(fmt.Sprintf("%d nodes have more positionTicks than samples in the samples array: their samples are not split by line (line -1)", over))
+	}
+	vals.Summarize(s)
+	return tw.End(s)
 }
 
 // emitEdges writes the cpu.edges table.

@@ -408,6 +408,7 @@ func FuzzDecode(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"nodes":[{"id":1,"callFrame":{"functionName":"a"},"parent":2},{"id":2,"callFrame":{}}],"samples":[1]}`))
+	f.Add([]byte(`{"nodes":[{"id":1,"callFrame":{"functionName":"a"},"positionTicks":[{"line":3,"ticks":1},{"line":0,"ticks":2}],"children":[2]},{"id":2,"callFrame":{},"positionTicks":[{"line":1,"ticks":9}]}],"samples":[1,2,2]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		sink, err := decodeReader(t, bytes.NewReader(b), int64(len(b)), map[string]int64{LimitNodes: 10000})
 		if err != nil {
@@ -428,6 +429,19 @@ func FuzzDecode(f *testing.F) {
 		}
 		if sum != frames.Summary.Metrics[table.MetricSamples].Value.(int64) {
 			t.Fatalf("self weights %d do not add up to the samples", sum)
+		}
+		// The lines split the same samples: they add up to them too.
+		lines := sink.Table(table.CPULines.Name)
+		if lines == nil || lines.Summary == nil {
+			t.Fatal("success without a lines table and summary")
+		}
+		var lsum int64
+		for _, r := range lines.Rows {
+			n, _ := evidence.AsInt(r["self_weight"])
+			lsum += n
+		}
+		if lsum != sum {
+			t.Fatalf("line weights %d, frame self weights %d", lsum, sum)
 		}
 	})
 }
@@ -562,5 +576,110 @@ func TestTimeDeltas(t *testing.T) {
 	neg, _ := evidence.AsInt(s.Metrics["negative_time_deltas"].Value)
 	if d != 12e-6 || neg != 1 || !s.Complete || !slices.ContainsFunc(s.Limitations, func(l string) bool { return strings.Contains(l, "negative") }) {
 		t.Fatalf("summary %+v", s)
+	}
+}
+
+// cpu.lines equals, per (function, url, line), the positionTicks counted
+// by an independent Python script from the JSON alone (testdata/v8/
+// lines.py, in lines.ref.json), with the samples its ticks do not cover
+// as line -1; the rows add up to the samples, and the header says the
+// lines are 1-based sampled lines.
+func TestLinesEqualPositionTicks(t *testing.T) {
+	var ref map[string]struct {
+		Samples int64
+		Lines   []struct {
+			Function, URL string
+			Line, Weight  int64
+		}
+	}
+	if err := json.Unmarshal(formatstest.Read(t, "v8/lines.ref.json"), &ref); err != nil {
+		t.Fatal(err)
+	}
+	if len(ref) < 7 {
+		t.Fatalf("reference covers %d profiles", len(ref))
+	}
+	for name, want := range ref {
+		path := "v8/" + name
+		if strings.HasPrefix(name, "base.") || strings.HasPrefix(name, "slow.") {
+			path = "diff/" + name
+		}
+		sink, err := decodeBytes(t, formatstest.Read(t, path))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		lt := sink.Table(table.CPULines.Name)
+		if lt == nil || lt.Summary == nil {
+			t.Fatalf("%s: no cpu.lines table", name)
+		}
+		if !table.SampledLines(lt.Header) {
+			t.Errorf("%s: the header does not say its lines are sampled", name)
+		}
+		if c, _ := lt.Header.Column("line"); !strings.HasPrefix(c.Description, "1-based") {
+			t.Errorf("%s: line column %q", name, c.Description)
+		}
+		type key struct {
+			fn, url string
+			line    int64
+		}
+		got := map[key]int64{}
+		var sum int64
+		for _, r := range lt.Rows {
+			file, _ := r["file"].(string)
+			line, _ := evidence.AsInt(r["line"])
+			w, _ := evidence.AsInt(r["self_weight"])
+			incl, _ := evidence.AsInt(r["inclusive_weight"])
+			if incl != w {
+				t.Errorf("%s: row %v inclusive %d, self %d", name, r["frame_id"], incl, w)
+			}
+			got[key{r["function"].(string), file, line}] += w
+			sum += w
+		}
+		if sum != want.Samples {
+			t.Errorf("%s: lines weigh %d samples, the profile has %d", name, sum, want.Samples)
+		}
+		if len(got) != len(want.Lines) {
+			t.Errorf("%s: %d lines, reference %d", name, len(got), len(want.Lines))
+		}
+		for _, l := range want.Lines {
+			if g := got[key{l.Function, l.URL, l.Line}]; g != l.Weight {
+				t.Errorf("%s: %s %s:%d weighs %d, reference %d", name, l.Function, l.URL, l.Line, g, l.Weight)
+			}
+		}
+	}
+}
+
+// positionTicks that are not a tick list, or negative, are typed
+// failures at their offset; a line below 1 and a node whose ticks exceed
+// its samples are kept as line -1 and stated.
+func TestLinesEdges(t *testing.T) {
+	for _, bad := range []string{
+		`{"nodes":[{"id":1,"callFrame":{},"positionTicks":[{"line":1,"ticks":-1}]}],"samples":[1]}`,
+		`{"nodes":[{"id":1,"callFrame":{},"positionTicks":[3]}],"samples":[1]}`,
+		`{"nodes":[{"id":1,"callFrame":{},"positionTicks":{"line":1}}],"samples":[1]}`,
+	} {
+		if _, err := decodeBytes(t, []byte(bad)); err == nil || !strings.Contains(err.Error(), "positionTicks") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	b := `{"nodes":[{"id":1,"callFrame":{"functionName":"a"},"positionTicks":[{"line":0,"ticks":1},{"line":4,"ticks":1}],"children":[2]},` +
+		`{"id":2,"callFrame":{"functionName":"b"},"positionTicks":[{"line":7,"ticks":5}]}],"samples":[1,1,2,2]}`
+	sink, err := decodeBytes(t, []byte(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt := sink.Table(table.CPULines.Name)
+	var rows []string
+	for _, r := range lt.Rows {
+		rows = append(rows, fmt.Sprintf("%s:%v=%v", r["function"], r["line"], r["self_weight"]))
+	}
+	if got, want := strings.Join(rows, " "), "a:4=1 a:-1=1 b:-1=2"; got != want {
+		t.Errorf("rows %s, want %s", got, want)
+	}
+	m := lt.Summary.Metrics
+	if m["line_unknown_weight"].Value != int64(3) || m["position_ticks_over_samples_nodes"].Value != int64(1) {
+		t.Errorf("metrics %v", m)
+	}
+	if !slices.ContainsFunc(lt.Summary.Limitations, func(l string) bool { return strings.Contains(l, "more positionTicks than samples") }) {
+		t.Errorf("limitations %q", lt.Summary.Limitations)
 	}
 }

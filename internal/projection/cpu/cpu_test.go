@@ -1,8 +1,10 @@
 package cpu
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -679,4 +681,89 @@ func BenchmarkHotspotsLines(b *testing.B) {
 			projectiontest.Bench(b, Hotspots, evidence.Object{"top": int64(20), "group_by": g}, in)
 		})
 	}
+}
+
+// tablesNamed are the tables of a decode with the given names, in order.
+func tablesNamed(ins []*projectiontest.Input, names ...string) []*projectiontest.Input {
+	var out []*projectiontest.Input
+	for _, in := range ins {
+		if slices.Contains(names, in.Header.Name) {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// group_by line on a V8 profile ranks its cpu.lines (positionTicks):
+// per (function, file, line) the ticks an independent script counted
+// from the JSON (testdata/v8/lines.ref.json), the samples without a line
+// as rows of their own, the total the profile's; the function table is
+// not read, whichever table comes first, and group_by function ranks
+// the function table alone as before. Without its cpu.lines table, the
+// function table is refused with the fix.
+func TestGroupByLineV8(t *testing.T) {
+	var ref map[string]struct {
+		Samples int64
+		Lines   []struct {
+			Function, URL string
+			Line, Weight  int64
+		}
+	}
+	if err := json.Unmarshal(mustRead(t, fixtures+"v8/lines.ref.json"), &ref); err != nil {
+		t.Fatal(err)
+	}
+	all := projectiontest.Decode(t, v8cpu.Spec, fixtures+"diff/slow.cpuprofile", nil)
+	ins := tablesNamed(all, table.CPUFrames.Name, table.CPULines.Name)
+	if len(ins) != 2 {
+		t.Fatalf("%d tables", len(ins))
+	}
+	want := ref["slow.cpuprofile"]
+	for _, order := range [][]*projectiontest.Input{ins, {ins[1], ins[0]}} {
+		res := rank(t, Hotspots, evidence.Object{"top": int64(100000), "group_by": GroupLine}, order...)
+		type key struct {
+			fn, url string
+			line    int64
+		}
+		got := map[key]int64{}
+		for _, r := range res.Rows {
+			file, _ := r["file"].(string)
+			line, _ := evidence.AsInt(r["line"])
+			w, _ := evidence.AsInt(r["self_weight"])
+			got[key{r["function"].(string), file, line}] += w
+		}
+		if len(got) != len(want.Lines) {
+			t.Errorf("%d lines, reference %d", len(got), len(want.Lines))
+		}
+		for _, l := range want.Lines {
+			if g := got[key{l.Function, l.URL, l.Line}]; g != l.Weight {
+				t.Errorf("%s %s:%d weighs %d, reference %d", l.Function, l.URL, l.Line, g, l.Weight)
+			}
+		}
+		if res.Rows[0]["function"] != "parse" || res.Summary.Metrics[table.MetricTotalWeight].Value != float64(want.Samples) {
+			t.Errorf("first %v, total %v", res.Rows[0], res.Summary.Metrics[table.MetricTotalWeight])
+		}
+		if c, _ := res.Header.Column("line"); !strings.HasPrefix(c.Description, "1-based") {
+			t.Errorf("line column %q", c.Description)
+		}
+	}
+	both := rank(t, Hotspots, evidence.Object{"top": int64(100000)}, ins...)
+	alone := rank(t, Hotspots, evidence.Object{"top": int64(100000)}, ins[0])
+	a, _ := evidence.Canonical(both.Rows)
+	b, _ := evidence.Canonical(alone.Rows)
+	if string(a) != string(b) {
+		t.Error("group_by function reads the lines table")
+	}
+	_, err := projectiontest.Run(Hotspots, evidence.Object{"group_by": GroupLine}, ins[0])
+	if evidence.CodeOf(err) != evidence.CodeInvalidArgument || !strings.Contains(err.Error(), "no cpu.lines table") {
+		t.Errorf("frames without lines: %v", err)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -9,6 +9,7 @@ package cpu
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -89,7 +90,7 @@ func str(args evidence.Object, name string) string {
 // Hotspots is the cpu-hotspots projection.
 var Hotspots = &projection.Spec{
 	Name:   "cpu-hotspots",
-	Tables: []*table.Schema{table.CPUFrames.Schema},
+	Tables: []*table.Schema{table.CPUFrames.Schema, table.CPULines.Schema},
 	Params: append(slices.Clone(commonParams),
 		param.Param{Name: "metric", Type: param.Enum, Enum: []string{MetricSelf, MetricCumulative, MetricCalls},
 			Doc: "ranking metric; pstats only (other formats have a native fixed weight: omit it)"},
@@ -155,6 +156,14 @@ type hotspots struct {
 	// lineTables: an admitted table's frames are lines, so group_by
 	// function pools (and says how much).
 	lineTables bool
+	// skipped are the tables this grouping does not read: cpu.lines
+	// unless group_by line; with it, the function tables of formats
+	// that emit cpu.lines beside them (Caps.LineTable). awaiting names
+	// the artifacts of those function tables (their format), and
+	// withLines the artifacts whose cpu.lines table came.
+	skipped   map[string]bool
+	awaiting  map[string]string
+	withLines map[string]bool
 }
 
 func newHotspots(args evidence.Object, given map[string]bool) (projection.Projector, error) {
@@ -162,7 +171,8 @@ func newHotspots(args evidence.Object, given map[string]bool) (projection.Projec
 	if err != nil {
 		return nil, err
 	}
-	h := &hotspots{profiles: newProfiles(table.CPUFrames.Schema, "self_weight", "inclusive_weight"), common: commonOf(args),
+	h := &hotspots{profiles: newProfilesOf([]*table.Schema{table.CPUFrames.Schema, table.CPULines.Schema}, "self_weight", "inclusive_weight"), common: commonOf(args),
+		skipped: map[string]bool{}, awaiting: map[string]string{}, withLines: map[string]bool{},
 		metric: MetricSelf, fn: re[0], file: re[1], synthetic: true, args: args}
 	if m, ok := args["metric"].(string); ok {
 		h.metric = m
@@ -226,6 +236,9 @@ func (h *hotspots) before(a, b frameRow) bool {
 }
 
 func (h *hotspots) Row(t *evidence.Table, row any) error {
+	if h.skipped[t.ID] {
+		return nil
+	}
 	f, x, artifact, err := projection.Read(&h.Inputs, table.CPUFrames, t, row)
 	if err != nil {
 		return err
@@ -258,7 +271,27 @@ func (h *hotspots) Row(t *evidence.Table, row any) error {
 
 // Table admits a table as profiles do; group_by line also needs a table
 // whose frames are the lines samples were on.
+//
+// A format with a cpu.lines table (Caps.LineTable) ranks its functions
+// from cpu.frames and, with group_by line, its lines from cpu.lines:
+// the other table is skipped, and a function table whose lines never
+// came is refused at the end.
 func (h *hotspots) Table(t *evidence.Table, caps formats.Caps) error {
+	isLines := t.Name == table.CPULines.Name
+	switch {
+	case isLines && h.group != GroupLine:
+		h.skipped[t.ID] = true
+		return nil
+	case !isLines && h.group == GroupLine && caps.LineTable && !table.SampledLines(t):
+		if err := h.Check(t); err != nil {
+			return err
+		}
+		h.skipped[t.ID] = true
+		for _, a := range t.ArtifactIDs {
+			h.awaiting[a] = t.Format
+		}
+		return nil
+	}
 	if err := h.profiles.Table(t, caps); err != nil {
 		return err
 	}
@@ -266,8 +299,23 @@ func (h *hotspots) Table(t *evidence.Table, caps formats.Caps) error {
 	if h.group == GroupLine && !lines {
 		return lineFailure(t.Format, " (table "+t.ID+")")
 	}
-	h.lineTables = h.lineTables || lines
+	if isLines {
+		for _, a := range t.ArtifactIDs {
+			h.withLines[a] = true
+		}
+	} else {
+		h.lineTables = h.lineTables || lines
+	}
 	return nil
+}
+
+// Summary records an admitted table's summary; a skipped table's is
+// not read.
+func (h *hotspots) Summary(t *evidence.Table, s *evidence.Summary) error {
+	if h.skipped[t.ID] {
+		return nil
+	}
+	return h.profiles.Summary(t, s)
 }
 
 // lineFailure refuses group_by line for a profile whose frames are
@@ -275,8 +323,19 @@ func (h *hotspots) Table(t *evidence.Table, caps formats.Caps) error {
 func lineFailure(format, where string) error {
 	return &evidence.Failure{Code: evidence.CodeInvalidArgument,
 		Message: fmt.Sprintf("group_by line: %s frames%s carry where each function starts, not the lines samples were on; "+
-			"hot lines are read from py-spy speedscope profiles (V8 positionTicks, perf srcline and pprof lines are not decoded yet): use group_by function", format, where),
+			"hot lines are read from py-spy speedscope profiles, V8 .cpuprofile positionTicks and perf script srcline: use group_by function", format, where),
 		Location: evidence.Location{Field: "group_by"}, Details: evidence.Object{"format": format}}
+}
+
+// noLinesFailure refuses group_by line for an artifact whose format can
+// carry sampled lines but whose decoded tables hold none: perf prints
+// them only when asked.
+func noLinesFailure(format, artifact string) error {
+	return &evidence.Failure{Code: evidence.CodeInvalidArgument,
+		Message: fmt.Sprintf("group_by line: the %s artifact %s has no cpu.lines table (the lines its samples were on): "+
+			"perf script prints them with -F comm,pid,tid,time,event,ip,sym,dso,srcline, perf.data with the decoder option srcline=true "+
+			"(flameox-rank --option srcline=true); or use group_by function", format, artifact),
+		Location: evidence.Location{Field: "group_by"}, Details: evidence.Object{"format": format, "artifact": artifact}}
 }
 
 // pool adds a selected frame to its group's row (group_by function or
@@ -329,6 +388,11 @@ func (h *hotspots) selected(f *table.Frame) bool {
 }
 
 func (h *hotspots) Finish(w projection.Emitter) error {
+	for _, a := range slices.Sorted(maps.Keys(h.awaiting)) {
+		if !h.withLines[a] {
+			return noLinesFailure(h.awaiting[a], a)
+		}
+	}
 	if err := h.Ready(); err != nil {
 		return err
 	}

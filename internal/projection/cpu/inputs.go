@@ -49,7 +49,13 @@ type profiles struct {
 }
 
 func newProfiles(s *table.Schema, weights ...string) profiles {
-	p := profiles{Inputs: projection.NewInputs[profile](s), weights: weights,
+	return newProfilesOf([]*table.Schema{s}, weights...)
+}
+
+// newProfilesOf is newProfiles for a projection that reads tables of
+// several schemas with the same weight columns.
+func newProfilesOf(reads []*table.Schema, weights ...string) profiles {
+	p := profiles{Inputs: projection.NewInputs[profile](reads...), weights: weights,
 		fallback: "the self weight of its selected frames; samples with empty stacks are not in it"}
 	p.Bound(projection.ArtifactBound{Name: "max_profiles", Max: MaxProfiles, Unit: "profiles"})
 	return p

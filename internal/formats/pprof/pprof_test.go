@@ -152,11 +152,25 @@ func TestDetection(t *testing.T) {
 	}
 }
 
-// A heap profile measures bytes: it is refused, not ranked as time.
-func TestMemoryProfileRefused(t *testing.T) {
-	_, err := formatstest.DecodeFile(t, Spec, fixture("allocs.pb.gz"), nil, nil)
-	if evidence.CodeOf(err) != evidence.CodeUnsupportedFormat || !strings.Contains(err.Error(), "bytes") {
-		t.Fatalf("allocs profile: %v", err)
+// A heap profile measures bytes: it makes memory rows, and a consumer
+// that reads only CPU rows is told which operation reads it.
+func TestMemoryProfile(t *testing.T) {
+	s := decodeFile(t, "allocs.pb.gz", nil)
+	if len(s.Tables) != 1 || s.Tables[0].Header.Name != table.MemoryFrames.Name {
+		t.Fatalf("tables %v", s.Tables)
+	}
+	art, err := formats.ArtifactFromPath(fixture("allocs.pb.gz"), "explicit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = formats.Run(context.Background(), Spec, art, nil, nil, &formatstest.Sink{Only: []string{table.CPUFrames.Name, table.CPUEdges.Name}})
+	if evidence.CodeOf(err) != evidence.CodeUnsupportedFormat || !strings.Contains(err.Error(), "summarize_memory_hotspots") {
+		t.Fatalf("allocs profile ranked as CPU: %v", err)
+	}
+	art, _ = formats.ArtifactFromPath(fixture("cpu.pb.gz"), "explicit")
+	err = formats.Run(context.Background(), Spec, art, nil, nil, &formatstest.Sink{Only: []string{table.MemoryFrames.Name}})
+	if evidence.CodeOf(err) != evidence.CodeUnsupportedFormat {
+		t.Fatalf("CPU profile ranked as memory: %v", err)
 	}
 }
 

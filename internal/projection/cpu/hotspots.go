@@ -275,7 +275,7 @@ func (h *hotspots) Table(t *evidence.Table, caps formats.Caps) error {
 func lineFailure(format, where string) error {
 	return &evidence.Failure{Code: evidence.CodeInvalidArgument,
 		Message: fmt.Sprintf("group_by line: %s frames%s carry where each function starts, not the lines samples were on; "+
-			"hot lines are read from py-spy speedscope profiles (V8 positionTicks, perf srcline and pprof lines are not decoded yet): use group_by function", format, where),
+			"hot lines are read from py-spy speedscope profiles and from pprof profiles decoded with --option lines=true (V8 positionTicks and perf srcline are not decoded yet): use group_by function", format, where),
 		Location: evidence.Location{Field: "group_by"}, Details: evidence.Object{"format": format}}
 }
 

@@ -68,7 +68,11 @@ type stackWeight struct {
 type graph struct {
 	sites     []site
 	siteIndex map[frameKey]int32
-	locSites  map[uint64][]int32 // location id → its sites, leaf first
+	// locSites maps a location id to its sites, leaf first (nil: not
+	// expanded yet); ids are dense in the producers seen, else the map
+	// locSparse holds them.
+	locSites  [][]int32
+	locSparse map[uint64][]int32
 	frames    []frame
 	// frameIndex maps (site, series) to a frame; nil with one series,
 	// where a frame's index is its site's.
@@ -120,7 +124,11 @@ func (g *graph) frameOf(s, ser int32) int32 {
 // sitesOf expands a location into its sites, the innermost inlined
 // function first, as profile.proto orders Location.Line.
 func (g *graph) sitesOf(loc *profile.Location, lines bool) []int32 {
-	if fs, ok := g.locSites[loc.ID]; ok {
+	dense := loc.ID < uint64(len(g.locSites))
+	if dense && g.locSites[loc.ID] != nil {
+		return g.locSites[loc.ID]
+	}
+	if fs, ok := g.locSparse[loc.ID]; !dense && ok {
 		return fs
 	}
 	module := ""
@@ -142,7 +150,11 @@ func (g *graph) sitesOf(loc *profile.Location, lines bool) []int32 {
 	if len(fs) == 0 {
 		fs = append(fs, g.siteOf(frameKey{name: fmt.Sprintf("0x%x", loc.Address), module: module, address: loc.Address}, true))
 	}
-	g.locSites[loc.ID] = fs
+	if dense {
+		g.locSites[loc.ID] = fs
+	} else {
+		g.locSparse[loc.ID] = fs
+	}
 	return fs
 }
 
@@ -191,7 +203,15 @@ func (g *graph) seriesOf(s *profile.Sample, keys []string, in *formats.Input) (i
 }
 
 func aggregate(ctx context.Context, p *profile.Profile, w *weights, opt aggOptions, in *formats.Input) (*graph, error) {
-	g := &graph{siteIndex: map[frameKey]int32{}, locSites: map[uint64][]int32{},
+	var maxID uint64
+	for _, l := range p.Location {
+		maxID = max(maxID, l.ID)
+	}
+	dense := 0
+	if maxID < uint64(4*len(p.Location)+1024) {
+		dense = int(maxID) + 1
+	}
+	g := &graph{siteIndex: map[frameKey]int32{}, locSites: make([][]int32, dense), locSparse: map[uint64][]int32{},
 		series: []series{{}}, seriesIndex: map[string]int32{"": 0},
 		totals: make([]int64, len(p.SampleType)), labels: newLabelStats()}
 	if len(opt.series) > 0 {

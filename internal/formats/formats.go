@@ -176,6 +176,12 @@ type Spec struct {
 	Producer string // the tool that writes this format
 	Version  string // decoder version; part of cache keys and table headers
 	Decoder  Decoder
+
+	// ByContent: which of Tables an artifact holds depends on its content,
+	// not only on the format (a pprof file is a CPU or a heap profile), so
+	// an operation inferred for an explicit path is the one that reads the
+	// first table the decoder emits.
+	ByContent bool
 }
 
 // TableNames lists the names of the tables the format emits.

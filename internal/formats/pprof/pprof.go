@@ -92,10 +92,11 @@ var Spec = func() *formats.Spec {
 			{Name: OptionLabelSeries, Type: param.String,
 				Doc: "comma-separated label keys whose values make series of their own (the thread column, as key=value); default: every label value pooled"},
 			formats.ValueBytesParam},
-		Caps:     formats.Caps{SampledLines: true},
-		Producer: "Go runtime/pprof, go test -cpuprofile/-memprofile/-blockprofile/-mutexprofile, pprof",
-		Version:  "2",
-		Decoder:  formats.DecoderFunc(decode),
+		Caps:      formats.Caps{SampledLines: true},
+		ByContent: true, // a CPU or a heap profile: the sample types tell
+		Producer:  "Go runtime/pprof, go test -cpuprofile/-memprofile/-blockprofile/-mutexprofile, pprof",
+		Version:   "2",
+		Decoder:   formats.DecoderFunc(decode),
 	})
 	s.Tables = append(s.Tables, table.MemoryFrames.Schema)
 	return s

@@ -292,7 +292,7 @@ func (g *graph) summary(in *formats.Input, p *profile.Profile, w *weights, opt a
 		s.Coverage["labels"] = g.labels.coverage(vals, weightUnit, countUnit)
 		s.Coverage["label_weight_unit"] = weightUnit
 	}
-	for _, l := range g.labels.limitations(opt.series) {
+	for _, l := range g.labels.limitations(opt.series, vals) {
 		s.Limit(l)
 	}
 	if len(opt.series) > 0 {

@@ -183,7 +183,7 @@ func value(v string, s *valueStats, weightUnit, countUnit string) evidence.Objec
 }
 
 // limitations states how the rows treat labels.
-func (l *labelStats) limitations(keys []string) []string {
+func (l *labelStats) limitations(keys []string, vals *formats.Values) []string {
 	if !l.anyLabels {
 		return nil
 	}
@@ -191,13 +191,13 @@ func (l *labelStats) limitations(keys []string) []string {
 	names := l.names()
 	if len(keys) == 0 {
 		out = append(out, fmt.Sprintf("samples carry labels (keys: %s; totals per value under coverage.labels): rows pool every label value of a frame, as pprof -top does; decode with --option %s=KEY to make each value of KEY a series of its own",
-			joinNames(names), OptionLabelSeries))
+			joinNames(names, vals), OptionLabelSeries))
 	} else {
-		out = append(out, fmt.Sprintf("the values of label keys %s are series of their own (thread column, key=value); other label keys are pooled", joinNames(keys)))
+		out = append(out, fmt.Sprintf("the values of label keys %s are series of their own (thread column, key=value); other label keys are pooled", joinNames(keys, vals)))
 	}
 	for _, n := range names {
 		if k := l.keys[n]; k.otherCount > 0 {
-			out = append(out, fmt.Sprintf("label %s has more than %d distinct values: the values past them are pooled under values_pooled", n, maxLabelValues))
+			out = append(out, fmt.Sprintf("label %s has more than %d distinct values: the values past them are pooled under values_pooled", vals.Bound(n), maxLabelValues))
 		}
 	}
 	if l.cutKeys > 0 {
@@ -206,13 +206,13 @@ func (l *labelStats) limitations(keys []string) []string {
 	return out
 }
 
-func joinNames(names []string) string {
+func joinNames(names []string, vals *formats.Values) string {
 	s := ""
 	for i, n := range names {
 		if i > 0 {
 			s += ", "
 		}
-		s += n
+		s += vals.Bound(n)
 		if i == 15 && len(names) > 16 {
 			return s + fmt.Sprintf(" and %d more", len(names)-16)
 		}

@@ -47,7 +47,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -211,7 +210,8 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 // a memory profile ranked by a CPU operation, or the reverse, names the
 // operation that reads it instead of yielding nothing.
 func wanted(p *profile.Profile, w *weights, out formats.Sink) error {
-	cpu, mem := out.Wants(table.CPUFrames.Schema) || out.Wants(table.CPUStacks.Schema), out.Wants(table.MemoryFrames.Schema)
+	cpu := out.Wants(table.CPUFrames.Schema) || out.Wants(table.CPUEdges.Schema) || out.Wants(table.CPUStacks.Schema)
+	mem := out.Wants(table.MemoryFrames.Schema)
 	switch {
 	case w.memory != nil && !mem && cpu:
 		return evidence.Failf(evidence.CodeUnsupportedFormat,
@@ -281,29 +281,14 @@ type memoryPair struct {
 	counted      *string // the count type's name, when paired
 }
 
-// sampleIndex finds the sample type requested (or pprof's default) by
-// name or index.
+// sampleIndex finds the sample type requested, by index or name, or
+// pprof's default: google/pprof's own rule (the one go tool pprof
+// applies, legacy inuse_ prefixes included).
 func sampleIndex(p *profile.Profile, in *formats.Input) (int, error) {
-	idx := len(p.SampleType) - 1
-	want := in.String(OptionSampleIndex)
-	if !in.Given(OptionSampleIndex) && p.DefaultSampleType != "" {
-		want = p.DefaultSampleType
-	}
-	if want == "" {
-		return idx, nil
-	}
-	idx = -1
-	for i, st := range p.SampleType {
-		if st.Type == want {
-			idx = i
-		}
-	}
-	if n, err := strconv.Atoi(want); idx < 0 && err == nil && n >= 0 && n < len(p.SampleType) {
-		idx = n
-	}
-	if idx < 0 {
+	idx, err := p.SampleIndexByName(in.String(OptionSampleIndex))
+	if err != nil {
 		return 0, &evidence.Failure{Code: evidence.CodeInvalidArgument,
-			Message:  fmt.Sprintf("the profile has no sample type %q (it has: %s)", want, sampleTypes(p)),
+			Message:  fmt.Sprintf("option %s: %v (the profile's sample types: %s)", OptionSampleIndex, err, sampleTypes(p)),
 			Location: evidence.Location{Field: "options." + OptionSampleIndex}}
 	}
 	return idx, nil

@@ -38,3 +38,23 @@ func TestOperationInferredFromContent(t *testing.T) {
 		t.Errorf("CPU hotspots of a heap profile: %v", r.err)
 	}
 }
+
+// Two pprof profiles of different sample types in one unit (CPU time and
+// mutex delay, both ns) are not pooled silently: the result says so and
+// is incomplete.
+func TestSampleTypesPooledStated(t *testing.T) {
+	r := paths(t, request("", nil), "../../testdata/pprof/cpu.pb.gz", "../../testdata/pprof/mutex.pb.gz")
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	sums := r.all("summary")
+	last := sums[len(sums)-1]
+	lims, _ := last["limitations"].([]any)
+	found := false
+	for _, l := range lims {
+		found = found || strings.Contains(l.(string), "different sample types (cpu, delay)")
+	}
+	if !found || last["complete"] != false {
+		t.Errorf("summary %v", last)
+	}
+}

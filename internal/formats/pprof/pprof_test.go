@@ -269,6 +269,17 @@ func FuzzDecode(f *testing.F) {
 		if err != nil && (!errors.As(err, &fl) || fl.Code == evidence.CodeInternal) {
 			t.Fatalf("untyped or internal failure: %v", err)
 		}
+		// The line and label-series paths too.
+		in, err = formatstest.Input(Spec, &evidence.Artifact{Path: "/virtual/fuzz.pprof", Size: int64(len(data))},
+			bytes.NewReader(data), map[string]int64{LimitDecompressed: 1 << 20, LimitSeries: 64},
+			evidence.Object{OptionLines: true, OptionLabelSeries: "phase,role,bytes"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Spec.Decoder.Decode(context.Background(), in, &formatstest.Sink{})
+		if err != nil && (!errors.As(err, &fl) || fl.Code == evidence.CodeInternal) {
+			t.Fatalf("lines, label_series: untyped or internal failure: %v", err)
+		}
 	})
 }
 

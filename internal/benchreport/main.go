@@ -91,6 +91,7 @@ func cases() []benchCase {
 	cs = append(cs, xctraceCases()...)
 	cs = append(cs, sanitizerCases()...)
 	cs = append(cs, linesCases(v8)...)
+	cs = append(cs, pprofCases()...)
 	return cs
 }
 

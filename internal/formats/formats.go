@@ -192,6 +192,12 @@ type Spec struct {
 	// root) that belong with it, so that a bundle keeps the directory
 	// whole; nil for a one-file format.
 	Companions func(a *evidence.Artifact) (root string, names []string, err error)
+
+	// ByContent: which of Tables an artifact holds depends on its content,
+	// not only on the format (a pprof file is a CPU or a heap profile), so
+	// an operation inferred for an explicit path is the one that reads the
+	// first table the decoder emits.
+	ByContent bool
 }
 
 // TableNames lists the names of the tables the format emits.

@@ -221,6 +221,8 @@ func TestReadmeExamples(t *testing.T) {
 		"before.cpuprofile":       "testdata/diff/base.cpuprofile",
 		"after.cpuprofile":        "testdata/diff/slow.cpuprofile",
 		"cpu.pprof":               "testdata/pprof/cpu.pb.gz",
+		"mutex.pprof":             "testdata/pprof/mutex.pb.gz",
+		"mem.pprof":               "testdata/pprof/heap-allocs.pb.gz",
 		"memray-app.1234.bin":     "testdata/memray/lz4-pyalloc.bin",
 		"profile.speedscope.json": "testdata/speedscope/pyspy-0.4.1-two-threads.speedscope.json",
 	} {

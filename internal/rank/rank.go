@@ -59,7 +59,10 @@ type session struct {
 	// unverified: artifacts whose bytes failed verification; rows read
 	// from them are not evidence, so no result is ranked from them.
 	unverified map[string]bool
-	formats    []string
+	// lazy: the operation is chosen at the first table decoded
+	// (formats.Spec.ByContent).
+	lazy    bool
+	formats []string
 }
 
 // choose fixes the operation for a table name and validates arguments.
@@ -406,10 +409,7 @@ func (s *session) paths(ctx context.Context, req Request, paths []string, out Ou
 	if err := run.Opts.Check(); err != nil {
 		return err
 	}
-	type item struct {
-		src  *formats.Source
-		spec *formats.Spec
-	}
+	type item = decodeItem
 	var items []item
 	defer func() {
 		for _, it := range items {
@@ -448,13 +448,24 @@ func (s *session) paths(ctx context.Context, req Request, paths []string, out Ou
 	if len(items) == 0 {
 		return evidence.Failf(evidence.CodeInvalidArgument, "no artifact paths")
 	}
-	// Pick the operation from the first artifact's tables, unless named.
+	// Pick the operation from the first artifact's tables, unless named;
+	// for a format whose content decides its tables, from the first table
+	// it decodes (lazy: feedSink.Begin chooses).
+	lazy := req.Operation == "" && items[0].spec.ByContent
 	for _, t := range items[0].spec.Tables {
+		if lazy {
+			break
+		}
 		if ok, err := s.choose(t.Name); err != nil {
 			return err
 		} else if ok {
 			break
 		}
+	}
+	s.formats = fmts
+	if lazy {
+		s.lazy = true
+		return s.decodeAll(ctx, run, out, items)
 	}
 	if s.op == nil {
 		if req.Operation != "" {
@@ -482,7 +493,16 @@ func (s *session) paths(ctx context.Context, req Request, paths []string, out Ou
 		}
 		run.Opts.Options = merged
 	}
-	s.formats = fmts
+	return s.decodeAll(ctx, run, out, items)
+}
+
+type decodeItem struct {
+	src  *formats.Source
+	spec *formats.Spec
+}
+
+// decodeAll decodes the opened artifacts into the projection.
+func (s *session) decodeAll(ctx context.Context, run *decode.Run, out Output, items []decodeItem) error {
 	t := &feed{s: s}
 	for _, it := range items {
 		if err := run.Decode(ctx, it.src, it.spec, targetFor(t, out)); err != nil {
@@ -494,6 +514,20 @@ func (s *session) paths(ctx context.Context, req Request, paths []string, out Ou
 		s.upstream = f
 	}
 	return s.finish(out)
+}
+
+// chooseLazily picks the operation from the first table a ByContent
+// format decodes, and checks it against the formats as paths does.
+func (s *session) chooseLazily(name string) error {
+	s.lazy = false
+	ok, err := s.choose(name)
+	if err != nil || !ok {
+		if err == nil && s.op == nil {
+			s.lazy = true // not this table's: the next may be
+		}
+		return err
+	}
+	return registry.CheckCompatible(s.op, s.formats, s.given, s.args)
 }
 
 func mustOp(name string) *registry.Operation {
@@ -528,9 +562,22 @@ type feedSink struct {
 
 // Wants declines the tables the projection does not read, so decoders
 // need not build their rows.
-func (fs *feedSink) Wants(s *table.Schema) bool { return fs.s.op.Projection.Consumes(s.Name) }
+func (fs *feedSink) Wants(s *table.Schema) bool {
+	if fs.s.op == nil {
+		return true // chosen lazily, from the first table
+	}
+	return fs.s.op.Projection.Consumes(s.Name)
+}
 
 func (fs *feedSink) Begin(t *evidence.Table) (formats.TableWriter, error) {
+	if fs.s.op == nil && fs.s.lazy {
+		if err := fs.s.chooseLazily(t.Name); err != nil {
+			return nil, err
+		}
+		if fs.s.op == nil {
+			return discard{}, nil
+		}
+	}
 	fs.stamp.Stamp(t)
 	ts, err := fs.stamp.Schema(t)
 	if err != nil {

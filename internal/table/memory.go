@@ -11,6 +11,12 @@ const (
 	// PopulationSampled: a sampling heap profiler's live samples (V8's
 	// sampling heap profiler, at the time the profile was taken).
 	PopulationSampled = "sampled"
+	// PopulationInuse: a Go heap profile's inuse_space/inuse_objects, the
+	// sampled allocations still live at the most recent garbage collection.
+	PopulationInuse = "inuse"
+	// PopulationAllocated: a Go heap profile's alloc_space/alloc_objects,
+	// every sampled allocation since the program started, freed or not.
+	PopulationAllocated = "allocated"
 )
 
 // Metric names that memory decoders put in their summaries. The totals
@@ -31,7 +37,7 @@ const (
 // so one projection ranks them all.
 type MemoryFrame struct {
 	FrameSite
-	Population     string      `col:"population" doc:"high_watermark, leaked (Memray) or sampled (V8): the allocations the row's values describe"`
+	Population     string      `col:"population" doc:"high_watermark, leaked (Memray), sampled (V8), inuse or allocated (Go pprof): the allocations the row's values describe"`
 	SelfBytes      int64       `col:"self_bytes,unit=bytes" doc:"bytes of the population allocated where the frame is the leaf; V8: the sampled size estimate (selfSize)"`
 	InclusiveBytes int64       `col:"inclusive_bytes,unit=bytes" doc:"bytes of the population whose stack holds the frame, each allocation counted once however often the frame recurs"`
 	SelfCount      Null[int64] `col:"self_count,unit=*" doc:"allocations (Memray) or native sample records (V8) where the frame is the leaf; null when the profile records no samples (Node before 12)"`

@@ -1,14 +1,35 @@
 // Package pprof decodes pprof profiles (profile.proto, gzip-compressed as
-// runtime/pprof, `go test -cpuprofile` and the pprof tool write them)
-// into cpu.frames and cpu.edges, with google/pprof's own profile parser.
+// runtime/pprof, `go test -cpuprofile` and the pprof tool write them, or
+// not) with google/pprof's own profile parser: Go's CPU, heap (allocs),
+// goroutine, mutex and block profiles, and pprof files of other
+// producers.
 //
-// Frames are functions, pprof's default granularity: an inlined call is a
-// frame of its own, an unsymbolized location a frame named by its address.
-// Weights are the values of one sample type (pprof's -sample_index; by
-// default the profile's default sample type, else its last), in that
-// type's unit; inclusive weight counts a frame once per sample, as pprof's
-// cum does. Only time and count sample types are CPU evidence: a memory
-// profile is refused, not ranked as time.
+// A profile holds several sample types (cpu/nanoseconds and
+// samples/count; alloc_space/bytes, inuse_objects/count…). One decode
+// weighs the rows by one of them, never a sum of several: the profile's
+// default sample type, else its last, as pprof does, or the one named by
+// the sample_index option. Every type's total is in the summary.
+//
+//   - A type of time or count (CPU, wall, goroutine, contentions, delay)
+//     makes cpu.frames, cpu.edges and cpu.stacks rows in its own unit; the
+//     summary says what the weights measure (a mutex delay is not CPU
+//     time).
+//   - A type of bytes, or the object count paired with one
+//     (inuse_objects with inuse_space), makes memory.frames rows with
+//     both the bytes and the count of their population: inuse or
+//     allocated for Go heap profiles.
+//
+// Frames are functions, pprof's default granularity; with the lines
+// option they are source lines (pprof -lines), the line each sample was
+// on. A location with several lines is an inline chain: each inlined
+// function is a frame of its own, innermost first as profile.proto orders
+// them. An unsymbolized location is a frame named by its address.
+// Inclusive weight counts a frame once per sample, as pprof's cum does.
+//
+// Sample labels (pprof.Do, heap profiles' bytes) are listed in the
+// summary per key; rows pool every label value of a frame, as pprof -top
+// does, unless the label_series option makes the values of named keys
+// series of their own (the thread column).
 //
 // The profile is read whole (profile.proto is not streamable), so the file
 // and its decompressed size are bounded by declared limits before any
@@ -18,16 +39,15 @@
 package pprof
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
+	"strings"
 
 	"github.com/google/pprof/profile"
 
@@ -43,28 +63,43 @@ const (
 	LimitDecompressed = formats.LimitDecompressed
 	LimitSamples      = "max_samples"
 	LimitLocations    = "max_locations"
+	LimitSeries       = "max_label_series"
 	OptionSampleIndex = "sample_index"
+	OptionLines       = "lines"
+	OptionLabelSeries = "label_series"
 )
 
 // Spec is the pprof format.
-var Spec = formats.CPUStackProfile(formats.Spec{
-	Name:     "pprof",
-	Title:    "pprof profile",
-	Suffixes: []string{".pb.gz", ".pprof", ".pprof.gz"},
-	Sniff:    sniff,
-	Limits: []formats.Limit{
-		{Name: formats.LimitBytes, Default: 1 << 30, Unit: "bytes", Doc: "bytes of the profile file"},
-		{Name: LimitDecompressed, Default: 4 << 30, Unit: "bytes", Doc: "bytes of the decompressed profile.proto"},
-		{Name: LimitSamples, Default: 50_000_000, Unit: "count", Doc: "sample records"},
-		{Name: LimitLocations, Default: 10_000_000, Unit: "count", Doc: "locations"},
-	},
-	Options: []param.Param{{Name: OptionSampleIndex, Type: param.String,
-		Doc: "sample type to weigh frames by, by name (cpu, samples…) or 0-based index; default: the profile's default sample type, else its last (as pprof -sample_index)"},
-		formats.ValueBytesParam},
-	Producer: "Go runtime/pprof, go test -cpuprofile, pprof",
-	Version:  "1",
-	Decoder:  formats.DecoderFunc(decode),
-})
+var Spec = func() *formats.Spec {
+	s := formats.CPUStackProfile(formats.Spec{
+		Name:     "pprof",
+		Title:    "pprof profile",
+		Suffixes: []string{".pb.gz", ".pprof", ".pprof.gz"},
+		Sniff:    sniff,
+		Limits: []formats.Limit{
+			{Name: formats.LimitBytes, Default: 1 << 30, Unit: "bytes", Doc: "bytes of the profile file"},
+			{Name: LimitDecompressed, Default: 4 << 30, Unit: "bytes", Doc: "bytes of the decompressed profile.proto"},
+			{Name: LimitSamples, Default: 50_000_000, Unit: "count", Doc: "sample records"},
+			{Name: LimitLocations, Default: 10_000_000, Unit: "count", Doc: "locations"},
+			{Name: LimitSeries, Default: 10_000, Unit: "count", Doc: "distinct label_series values"},
+		},
+		Options: []param.Param{
+			{Name: OptionSampleIndex, Type: param.String,
+				Doc: "sample type to weigh rows by, by name (cpu, samples, inuse_space, alloc_objects, delay…) or 0-based index; default: the profile's default sample type, else its last (as pprof -sample_index)"},
+			{Name: OptionLines, Type: param.Bool, Default: false,
+				Doc: "frames are source lines, the line each sample was on (pprof -lines), for group_by line; default: functions"},
+			{Name: OptionLabelSeries, Type: param.String,
+				Doc: "comma-separated label keys whose values make series of their own (the thread column, as key=value); default: every label value pooled"},
+			formats.ValueBytesParam},
+		Caps:      formats.Caps{SampledLines: true},
+		ByContent: true, // a CPU or a heap profile: the sample types tell
+		Producer:  "Go runtime/pprof, go test -cpuprofile/-memprofile/-blockprofile/-mutexprofile, pprof",
+		Version:   "2",
+		Decoder:   formats.DecoderFunc(decode),
+	})
+	s.Tables = append(s.Tables, table.MemoryFrames.Schema)
+	return s
+}()
 
 var gzipMagic = []byte{0x1f, 0x8b}
 
@@ -147,39 +182,73 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if n := int64(len(p.Location)); n > in.Limit(LimitLocations) {
 		return in.Exceeded(LimitLocations, n)
 	}
-	idx, u, err := sampleIndex(p, in)
+	w, err := chooseWeights(p, in)
 	if err != nil {
 		return err
 	}
-	g, err := aggregate(ctx, p, idx, out.Wants(table.CPUEdges.Schema), out.Wants(table.CPUStacks.Schema))
+	if err := wanted(p, w, out); err != nil {
+		return err
+	}
+	keys, err := labelKeys(in)
 	if err != nil {
 		return err
 	}
-	return g.emit(in, p, idx, u, out)
+	opt := aggOptions{
+		lines:  in.Bool(OptionLines),
+		edges:  w.memory == nil && out.Wants(table.CPUEdges.Schema),
+		stacks: w.memory == nil && out.Wants(table.CPUStacks.Schema),
+		series: keys, maxSeries: in.Limit(LimitSeries),
+	}
+	g, err := aggregate(ctx, p, w, opt, in)
+	if err != nil {
+		return err
+	}
+	return g.emit(in, p, w, opt, out)
 }
 
-// read loads the profile within the byte limits.
+// wanted refuses a profile whose kind of rows the consumer does not read:
+// a memory profile ranked by a CPU operation, or the reverse, names the
+// operation that reads it instead of yielding nothing.
+func wanted(p *profile.Profile, w *weights, out formats.Sink) error {
+	cpu := out.Wants(table.CPUFrames.Schema) || out.Wants(table.CPUEdges.Schema) || out.Wants(table.CPUStacks.Schema)
+	mem := out.Wants(table.MemoryFrames.Schema)
+	switch {
+	case w.memory != nil && !mem && cpu:
+		return evidence.Failf(evidence.CodeUnsupportedFormat,
+			"sample type %s measures memory, not CPU time or samples: rank this pprof profile with --operation summarize_memory_hotspots (its sample types: %s)",
+			w.name, sampleTypes(p))
+	case w.memory == nil && mem && !cpu:
+		return evidence.Failf(evidence.CodeUnsupportedFormat,
+			"sample type %s is not a memory measure: this pprof profile is ranked by the CPU operations (its sample types: %s; a heap profile's are alloc_space, inuse_space…)",
+			w.name, sampleTypes(p))
+	}
+	return nil
+}
+
+// read loads the profile within the byte limits; the gzip layer, when
+// there is one, is read through the bounded Input.Decompressed.
 func read(in *formats.Input) (*profile.Profile, error) {
 	if err := in.CheckSize(); err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(io.LimitReader(in.R, in.Limit(formats.LimitBytes)+1))
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeIOFailure, err, "read the profile")
+	br := bufio.NewReader(formats.FileReader(in.R))
+	var r io.Reader = br
+	var over *formats.Decompressed
+	if magic, _ := br.Peek(2); bytes.Equal(magic, gzipMagic) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, in.Typed(err, nil)
+		}
+		over = in.Decompressed(zr)
+		r = over
 	}
-	if bytes.HasPrefix(data, gzipMagic) {
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, evidence.Wrap(evidence.CodeDecodeFailure, err, "pprof: gzip")
+	data, err := io.ReadAll(r)
+	if err != nil {
+		var limit error
+		if over != nil {
+			limit = over.Over
 		}
-		max := in.Limit(LimitDecompressed)
-		data, err = io.ReadAll(io.LimitReader(zr, max+1))
-		if err != nil {
-			return nil, evidence.Wrap(evidence.CodeDecodeFailure, err, "pprof: gzip")
-		}
-		if int64(len(data)) > max {
-			return nil, in.Exceeded(LimitDecompressed, nil)
-		}
+		return nil, in.Typed(err, limit)
 	}
 	p, err := profile.ParseUncompressed(data)
 	if err != nil {
@@ -194,37 +263,122 @@ func read(in *formats.Input) (*profile.Profile, error) {
 	return p, nil
 }
 
-// sampleIndex picks the sample type frames are weighed by and its unit.
-func sampleIndex(p *profile.Profile, in *formats.Input) (int, unit.Unit, error) {
-	idx := len(p.SampleType) - 1
-	want := in.String(OptionSampleIndex)
-	if !in.Given(OptionSampleIndex) && p.DefaultSampleType != "" {
-		want = p.DefaultSampleType
+// weights is what the rows are weighed by: one sample type, and for a
+// memory profile the bytes and count pair it belongs to.
+type weights struct {
+	index int       // the chosen sample type
+	name  string    // its type/unit, as the summary states it
+	unit  unit.Unit // its unit (CPU rows)
+	// memory is set for a sample type of bytes or the count paired with
+	// one.
+	memory *memoryPair
+}
+
+type memoryPair struct {
+	bytes, count int     // sample type indexes; count -1 when unpaired
+	factor       int64   // converts the bytes type's values to bytes
+	population   string  // inuse, allocated, or the bytes type's name
+	counted      *string // the count type's name, when paired
+}
+
+// sampleIndex finds the sample type requested, by index or name, or
+// pprof's default: google/pprof's own rule (the one go tool pprof
+// applies, legacy inuse_ prefixes included).
+func sampleIndex(p *profile.Profile, in *formats.Input) (int, error) {
+	idx, err := p.SampleIndexByName(in.String(OptionSampleIndex))
+	if err != nil {
+		return 0, &evidence.Failure{Code: evidence.CodeInvalidArgument,
+			Message:  fmt.Sprintf("option %s: %v (the profile's sample types: %s)", OptionSampleIndex, err, sampleTypes(p)),
+			Location: evidence.Location{Field: "options." + OptionSampleIndex}}
 	}
-	if want != "" {
-		idx = -1
-		for i, st := range p.SampleType {
-			if st.Type == want {
-				idx = i
-			}
-		}
-		if n, err := strconv.Atoi(want); idx < 0 && err == nil && n >= 0 && n < len(p.SampleType) {
-			idx = n
-		}
-		if idx < 0 {
-			return 0, unit.Unit{}, &evidence.Failure{Code: evidence.CodeInvalidArgument,
-				Message:  fmt.Sprintf("the profile has no sample type %q (it has: %s)", want, sampleTypes(p)),
-				Location: evidence.Location{Field: "options." + OptionSampleIndex}}
-		}
+	return idx, nil
+}
+
+// chooseWeights picks the sample type rows are weighed by and decides
+// whether they are CPU or memory rows.
+func chooseWeights(p *profile.Profile, in *formats.Input) (*weights, error) {
+	idx, err := sampleIndex(p, in)
+	if err != nil {
+		return nil, err
 	}
 	st := p.SampleType[idx]
-	u, err := unit.Lookup(st.Unit)
-	if err != nil || (u.Dimension != unit.Time && u.Output != unit.Samples) {
-		return 0, unit.Unit{}, evidence.Failf(evidence.CodeUnsupportedFormat,
-			"sample type %s is measured in %q, not time or samples: this pprof profile is not CPU evidence (its sample types: %s)",
+	w := &weights{index: idx, name: st.Type + "/" + st.Unit}
+	u, uerr := unit.Lookup(st.Unit)
+	if m := pairOf(p, idx); m != nil {
+		w.memory = m
+		return w, nil
+	}
+	if uerr != nil || (u.Dimension != unit.Time && u.Output != unit.Samples) {
+		return nil, evidence.Failf(evidence.CodeUnsupportedFormat,
+			"sample type %s is measured in %q, which is neither time, a count nor bytes: flameox does not rank it (its sample types: %s)",
 			st.Type, st.Unit, sampleTypes(p))
 	}
-	return idx, u, nil
+	w.unit = u
+	return w, nil
+}
+
+// pairOf is the memory pair of sample type idx: a type of bytes with the
+// count of the same population (Go's X_space and X_objects, pprof's space
+// and objects), or such a count with its bytes; nil when idx is neither.
+func pairOf(p *profile.Profile, idx int) *memoryPair {
+	bytesOf := func(i int) (int64, bool) {
+		u, err := unit.Lookup(p.SampleType[i].Unit)
+		return int64(u.Factor), err == nil && u.Dimension == unit.Memory && u.Factor >= 1
+	}
+	find := func(name string, bytes bool) int {
+		for i, st := range p.SampleType {
+			if _, b := bytesOf(i); st.Type == name && b == bytes {
+				if !bytes {
+					if u, err := unit.Lookup(st.Unit); err != nil || u.Output != unit.Samples {
+						continue
+					}
+				}
+				return i
+			}
+		}
+		return -1
+	}
+	name := p.SampleType[idx].Type
+	prefix, kind := name, ""
+	if i := strings.LastIndexByte(name, '_'); i >= 0 {
+		prefix, kind = name[:i], name[i+1:]
+	} else {
+		prefix, kind = "", name
+	}
+	join := func(k string) string {
+		if prefix == "" {
+			return k
+		}
+		return prefix + "_" + k
+	}
+	m := &memoryPair{bytes: -1, count: -1}
+	if f, ok := bytesOf(idx); ok {
+		m.bytes, m.factor = idx, f
+		if kind == "space" {
+			m.count = find(join("objects"), false)
+		}
+	} else if kind == "objects" {
+		if m.bytes = find(join("space"), true); m.bytes < 0 {
+			return nil
+		}
+		m.factor, _ = bytesOf(m.bytes)
+		m.count = idx
+	} else {
+		return nil
+	}
+	switch strings.ToLower(prefix) {
+	case "inuse":
+		m.population = table.PopulationInuse
+	case "alloc":
+		m.population = table.PopulationAllocated
+	default:
+		m.population = p.SampleType[m.bytes].Type
+	}
+	if m.count >= 0 {
+		c := p.SampleType[m.count].Type
+		m.counted = &c
+	}
+	return m
 }
 
 func sampleTypes(p *profile.Profile) string {
@@ -238,271 +392,23 @@ func sampleTypes(p *profile.Profile) string {
 	return b.String()
 }
 
-// frameKey is a frame's identity: a function of a binary.
-type frameKey struct {
-	name, file string
-	start      int64
-	module     string
-	address    uint64 // unsymbolized locations only
-}
-
-type frame struct {
-	key        frameKey
-	self, incl int64
-	unresolved bool
-	lastSample int
-}
-
-type edgeKey struct{ caller, callee int32 }
-
-type edge struct {
-	weight, self int64
-	lastSample   int
-}
-
-type graph struct {
-	frames    []frame
-	index     map[frameKey]int32
-	edges     map[edgeKey]*edge
-	order     []edgeKey // first-seen order, so output is deterministic
-	total     int64
-	noStack   int64
-	locFrames map[uint64][]int32 // location id → its frames, leaf first
-	// Distinct stacks (frame indexes, leaf first, as a string key) and
-	// their weights, in first-seen order; only when cpu.stacks is wanted.
-	stacks     map[string]int
-	stackOrder []stackWeight
-}
-
-type stackWeight struct {
-	frames []int32 // leaf first
-	weight int64
-}
-
-func (g *graph) intern(k frameKey, unresolved bool) int32 {
-	if i, ok := g.index[k]; ok {
-		return i
+// labelKeys reads the label_series option: distinct, non-empty keys.
+func labelKeys(in *formats.Input) ([]string, error) {
+	s := in.String(OptionLabelSeries)
+	if s == "" {
+		return nil, nil
 	}
-	i := int32(len(g.frames))
-	g.frames = append(g.frames, frame{key: k, unresolved: unresolved, lastSample: -1})
-	g.index[k] = i
-	return i
-}
-
-// framesOf expands a location into its frames, the innermost inlined
-// function first, as profile.proto orders Location.Line.
-func (g *graph) framesOf(loc *profile.Location) []int32 {
-	if fs, ok := g.locFrames[loc.ID]; ok {
-		return fs
-	}
-	module := ""
-	if loc.Mapping != nil {
-		module = loc.Mapping.File
-	}
-	var fs []int32
-	for _, l := range loc.Line {
-		fn := l.Function
-		fs = append(fs, g.intern(frameKey{name: fn.Name, file: fn.Filename, start: fn.StartLine, module: module}, false))
-	}
-	if len(fs) == 0 {
-		fs = append(fs, g.intern(frameKey{name: fmt.Sprintf("0x%x", loc.Address), module: module, address: loc.Address}, true))
-	}
-	g.locFrames[loc.ID] = fs
-	return fs
-}
-
-func aggregate(ctx context.Context, p *profile.Profile, idx int, edges, stacks bool) (*graph, error) {
-	g := &graph{index: map[frameKey]int32{}, edges: map[edgeKey]*edge{}, locFrames: map[uint64][]int32{}}
-	if stacks {
-		g.stacks = map[string]int{}
-	}
-	var stack []int32
-	var key []byte
-	for si, s := range p.Sample {
-		if si&0xFFFF == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+	var keys []string
+	for _, k := range strings.Split(s, ",") {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			return nil, &evidence.Failure{Code: evidence.CodeInvalidArgument,
+				Message:  fmt.Sprintf("option %s: an empty label key in %q; give keys separated by commas (phase,worker)", OptionLabelSeries, s),
+				Location: evidence.Location{Field: "options." + OptionLabelSeries}}
 		}
-		v := s.Value[idx]
-		g.total += v
-		stack = stack[:0]
-		for _, loc := range s.Location {
-			stack = append(stack, g.framesOf(loc)...)
-		}
-		if len(stack) == 0 {
-			g.noStack += v
-			continue
-		}
-		g.frames[stack[0]].self += v
-		if stacks {
-			key = key[:0]
-			for _, fi := range stack {
-				key = binary.LittleEndian.AppendUint32(key, uint32(fi))
-			}
-			if j, ok := g.stacks[string(key)]; ok {
-				g.stackOrder[j].weight += v
-			} else {
-				g.stacks[string(key)] = len(g.stackOrder)
-				g.stackOrder = append(g.stackOrder, stackWeight{frames: slices.Clone(stack), weight: v})
-			}
-		}
-		for i, fi := range stack {
-			f := &g.frames[fi]
-			if f.lastSample != si { // once per sample, however deep the recursion
-				f.lastSample = si
-				f.incl += v
-			}
-			if !edges || i+1 == len(stack) {
-				continue
-			}
-			k := edgeKey{caller: stack[i+1], callee: fi}
-			e := g.edges[k]
-			if e == nil {
-				e = &edge{lastSample: -1}
-				g.edges[k] = e
-				g.order = append(g.order, k)
-			}
-			if e.lastSample != si {
-				e.lastSample = si
-				e.weight += v
-			}
-			if i == 0 {
-				e.self += v
-			}
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
 		}
 	}
-	return g, nil
-}
-
-func frameID(k frameKey) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%d\x00%s\x00%x", k.name, k.file, k.start, k.module, k.address)
-	return "pprof:" + hex.EncodeToString(h.Sum(nil)[:8])
-}
-
-func line(n int64) int64 {
-	if n <= 0 {
-		return -1 // profile.proto writes 0 for an unknown line
-	}
-	return n
-}
-
-func (g *graph) emit(in *formats.Input, p *profile.Profile, idx int, u unit.Unit, out formats.Sink) error {
-	ids := make([]string, len(g.frames))
-	tw, err := out.Begin(table.CPUFrames.HeaderBased(u.Name, 1))
-	if err != nil {
-		return err
-	}
-	var row table.Frame
-	vals := in.Values()
-	for i := range g.frames {
-		f := &g.frames[i]
-		ids[i] = frameID(f.key)
-		sym := table.Symbolized
-		switch {
-		case f.unresolved:
-			sym = table.Unresolved
-		case f.key.name == "":
-			sym = table.Anonymous
-		}
-		row = table.Frame{
-			FrameSite: table.FrameSite{
-				FrameID:       ids[i],
-				Function:      vals.Bound(f.key.name),
-				File:          table.NonEmpty(vals.Bound(f.key.file)),
-				Line:          line(f.key.start),
-				Column:        -1,
-				Module:        table.NonEmpty(vals.Bound(f.key.module)),
-				Symbolization: sym,
-			},
-			SelfWeight:      float64(f.self),
-			InclusiveWeight: float64(f.incl),
-		}
-		if err := tw.Row(&row); err != nil {
-			return err
-		}
-	}
-	fs := g.summary(p, idx, u, int64(len(g.frames)))
-	vals.Summarize(fs)
-	if err := tw.End(fs); err != nil {
-		return err
-	}
-	if out.Wants(table.CPUEdges.Schema) {
-		if err := g.emitEdges(in, p, idx, u, out, ids); err != nil {
-			return err
-		}
-	}
-	return g.emitStacks(p, idx, u, out, ids)
-}
-
-// emitStacks writes the cpu.stacks table, when it is wanted.
-func (g *graph) emitStacks(p *profile.Profile, idx int, u unit.Unit, out formats.Sink, ids []string) error {
-	if g.stacks != nil {
-		sw, err := out.Begin(table.CPUStacks.Header(u.Name))
-		if err != nil {
-			return err
-		}
-		for _, st := range g.stackOrder {
-			frames := make([]string, len(st.frames))
-			for i, fi := range st.frames {
-				frames[len(frames)-1-i] = ids[fi]
-			}
-			if err := sw.Row(&table.Stack{Frames: frames, Weight: float64(st.weight)}); err != nil {
-				return err
-			}
-		}
-		return sw.End(g.summary(p, idx, u, int64(len(g.stackOrder))))
-	}
-	return nil
-}
-
-// emitEdges writes the cpu.edges table.
-func (g *graph) emitEdges(in *formats.Input, p *profile.Profile, idx int, u unit.Unit, out formats.Sink, ids []string) error {
-	ew, err := out.Begin(table.CPUEdges.HeaderBased(u.Name, 1))
-	if err != nil {
-		return err
-	}
-	var er table.Edge
-	vals := in.Values()
-	for _, k := range g.order {
-		e := g.edges[k]
-		caller, callee := &g.frames[k.caller].key, &g.frames[k.callee].key
-		er = table.Edge{CallerID: ids[k.caller], CallerFunction: vals.Bound(caller.name), CallerFile: table.NonEmpty(vals.Bound(caller.file)), CallerLine: line(caller.start),
-			CalleeID: ids[k.callee], CalleeFunction: vals.Bound(callee.name), CalleeFile: table.NonEmpty(vals.Bound(callee.file)), CalleeLine: line(callee.start),
-			Weight: table.Some(float64(e.weight)), SelfWeight: table.Some(float64(e.self))}
-		if err := ew.Row(&er); err != nil {
-			return err
-		}
-	}
-	s := g.summary(p, idx, u, int64(len(g.order)))
-	s.Limit("sampled caller edges are weights, not invocation counts")
-	vals.Summarize(s)
-	return ew.End(s)
-}
-
-func (g *graph) summary(p *profile.Profile, idx int, u unit.Unit, rows int64) *evidence.Summary {
-	st := p.SampleType[idx]
-	s := &evidence.Summary{RowsObserved: rows, Complete: true,
-		Metrics: map[string]evidence.Metric{
-			table.MetricTotalWeight: {Value: g.total, Unit: u.Name},
-			table.MetricSamples:     {Value: int64(len(p.Sample)), Unit: unit.Samples},
-			"samples_without_stack": {Value: g.noStack, Unit: u.Name},
-			"sample_type":           {Value: st.Type + "/" + st.Unit},
-			"functions":             {Value: int64(len(p.Function)), Unit: "count"},
-			"locations":             {Value: int64(len(p.Location)), Unit: "count"},
-		},
-		Limitations: []string{
-			"frames are functions (pprof's default granularity); line-level attribution is not kept",
-			"inclusive weight counts a frame once per sample, as pprof's cum does",
-			"sample labels are not series dimensions: all samples form one series",
-		}}
-	if p.DurationNanos > 0 {
-		s.Metrics["profile_duration"] = evidence.Metric{Value: float64(p.DurationNanos) * 1e-9, Unit: unit.Seconds}
-	}
-	if p.PeriodType != nil && p.Period > 0 {
-		s.Metrics["period"] = evidence.Metric{Value: p.Period, Unit: p.PeriodType.Unit}
-	}
-	if g.noStack > 0 {
-		s.Limit("some samples have no stack: their weight counts in total_weight but in no frame")
-	}
-	return s
+	return keys, nil
 }

@@ -10,9 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
@@ -152,11 +155,25 @@ func TestDetection(t *testing.T) {
 	}
 }
 
-// A heap profile measures bytes: it is refused, not ranked as time.
-func TestMemoryProfileRefused(t *testing.T) {
-	_, err := formatstest.DecodeFile(t, Spec, fixture("allocs.pb.gz"), nil, nil)
-	if evidence.CodeOf(err) != evidence.CodeUnsupportedFormat || !strings.Contains(err.Error(), "bytes") {
-		t.Fatalf("allocs profile: %v", err)
+// A heap profile measures bytes: it makes memory rows, and a consumer
+// that reads only CPU rows is told which operation reads it.
+func TestMemoryProfile(t *testing.T) {
+	s := decodeFile(t, "allocs.pb.gz", nil)
+	if len(s.Tables) != 1 || s.Tables[0].Header.Name != table.MemoryFrames.Name {
+		t.Fatalf("tables %v", s.Tables)
+	}
+	art, err := formats.ArtifactFromPath(fixture("allocs.pb.gz"), "explicit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = formats.Run(context.Background(), Spec, art, nil, nil, &formatstest.Sink{Only: []string{table.CPUFrames.Name, table.CPUEdges.Name}})
+	if evidence.CodeOf(err) != evidence.CodeUnsupportedFormat || !strings.Contains(err.Error(), "summarize_memory_hotspots") {
+		t.Fatalf("allocs profile ranked as CPU: %v", err)
+	}
+	art, _ = formats.ArtifactFromPath(fixture("cpu.pb.gz"), "explicit")
+	err = formats.Run(context.Background(), Spec, art, nil, nil, &formatstest.Sink{Only: []string{table.MemoryFrames.Name}})
+	if evidence.CodeOf(err) != evidence.CodeUnsupportedFormat {
+		t.Fatalf("CPU profile ranked as memory: %v", err)
 	}
 }
 
@@ -233,7 +250,7 @@ func TestDeclinedEdges(t *testing.T) {
 }
 
 func FuzzDecode(f *testing.F) {
-	for _, name := range []string{"cpu.pb.gz", "allocs.pb.gz"} {
+	for _, name := range []string{"cpu.pb.gz", "allocs.pb.gz", "cpu-labels.pb.gz", "heap-allocs.pb.gz", "block.pb.gz", "mutex.pb.gz", "goroutine.pb.gz"} {
 		b, err := os.ReadFile(fixture(name))
 		if err != nil {
 			f.Fatal(err)
@@ -252,22 +269,83 @@ func FuzzDecode(f *testing.F) {
 		if err != nil && (!errors.As(err, &fl) || fl.Code == evidence.CodeInternal) {
 			t.Fatalf("untyped or internal failure: %v", err)
 		}
+		// The line and label-series paths too.
+		in, err = formatstest.Input(Spec, &evidence.Artifact{Path: "/virtual/fuzz.pprof", Size: int64(len(data))},
+			bytes.NewReader(data), map[string]int64{LimitDecompressed: 1 << 20, LimitSeries: 64},
+			evidence.Object{OptionLines: true, OptionLabelSeries: "phase,role,bytes"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Spec.Decoder.Decode(context.Background(), in, &formatstest.Sink{})
+		if err != nil && (!errors.As(err, &fl) || fl.Code == evidence.CodeInternal) {
+			t.Fatalf("lines, label_series: untyped or internal failure: %v", err)
+		}
 	})
 }
 
+// grown is a fixture with its samples repeated n times, uncompressed: a
+// large profile of a real shape (pprof -top does not merge samples, nor
+// does the decoder).
+func grown(b testing.TB, name string, n int) []byte {
+	b.Helper()
+	raw, err := os.ReadFile(fixture(name))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := profile.Parse(bytes.NewReader(raw))
+	if err != nil {
+		b.Fatal(err)
+	}
+	orig := p.Sample
+	for i := 1; i < n; i++ {
+		for _, s := range orig {
+			c := *s
+			c.Value = slices.Clone(s.Value)
+			p.Sample = append(p.Sample, &c)
+		}
+	}
+	var buf bytes.Buffer
+	if err := p.WriteUncompressed(&buf); err != nil {
+		b.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func benchDecode(b *testing.B, data []byte, opts evidence.Object) {
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		in, err := formatstest.Input(Spec, &evidence.Artifact{Path: "/virtual/bench.pprof", Size: int64(len(data))}, bytes.NewReader(data), nil, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := Spec.Decoder.Decode(context.Background(), in, formatstest.Discard{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The gzip'd CPU profile as runtime/pprof wrote it.
 func BenchmarkDecode(b *testing.B) {
 	data, err := os.ReadFile(fixture("cpu.pb.gz"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		in := formatstest.MustInput(b, Spec, &evidence.Artifact{Path: "/virtual/cpu.pb.gz", Size: int64(len(data))}, bytes.NewReader(data), nil)
-		if err := Spec.Decoder.Decode(context.Background(), in, formatstest.Discard{}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchDecode(b, data, nil)
+}
+
+// A labelled CPU profile grown to ~100k samples: functions, source lines,
+// and label series.
+func BenchmarkDecodeLarge(b *testing.B) {
+	data := grown(b, "cpu-labels.pb.gz", 1000)
+	b.Run("functions", func(b *testing.B) { benchDecode(b, data, nil) })
+	b.Run("lines", func(b *testing.B) { benchDecode(b, data, evidence.Object{OptionLines: true}) })
+	b.Run("label_series", func(b *testing.B) { benchDecode(b, data, evidence.Object{OptionLabelSeries: "phase,worker"}) })
+}
+
+// A heap profile grown to ~100k samples, as memory.frames.
+func BenchmarkDecodeHeap(b *testing.B) {
+	benchDecode(b, grown(b, "heap-allocs.pb.gz", 300), nil)
 }
 
 // max_value_bytes bounds every string of a row (the shared formats.Values
@@ -289,5 +367,62 @@ func TestValueBound(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// label_series makes series of the named keys' values, bounded by
+// max_label_series; an empty key is refused.
+func TestLabelSeriesOption(t *testing.T) {
+	s := decodeFile(t, "goroutine.pb.gz", evidence.Object{OptionLabelSeries: "role"})
+	threads := map[string]int64{}
+	for _, r := range s.Table(table.CPUFrames.Name).Rows {
+		if th, ok := r["thread"].(string); ok && r["function"] == "runtime.gopark" {
+			threads[th], _ = evidence.AsInt(r["inclusive_weight"])
+		}
+	}
+	if threads["role=reader"] != 3 || threads["role=writer"] != 1 {
+		t.Errorf("goroutines per role: %v", threads)
+	}
+	for _, st := range s.Named(table.CPUStacks.Name) {
+		for _, r := range st.Rows {
+			if r["thread"] == nil {
+				continue
+			}
+			if th := r["thread"].(string); !strings.HasPrefix(th, "role=") {
+				t.Errorf("stack series %q", th)
+			}
+		}
+	}
+	_, err := formatstest.DecodeFile(t, Spec, fixture("cpu-labels.pb.gz"), map[string]int64{LimitSeries: 1}, evidence.Object{OptionLabelSeries: "phase"})
+	if evidence.CodeOf(err) != evidence.CodeLimitExceeded {
+		t.Errorf("max_label_series=1: %v", err)
+	}
+	_, err = formatstest.DecodeFile(t, Spec, fixture("cpu-labels.pb.gz"), nil, evidence.Object{OptionLabelSeries: "phase,,worker"})
+	if evidence.CodeOf(err) != evidence.CodeInvalidArgument {
+		t.Errorf("an empty key: %v", err)
+	}
+}
+
+// The summary keeps the profile's own metadata: every sample type with
+// its total, the period, the duration and the default sample type.
+func TestSummaryMetadata(t *testing.T) {
+	s := decodeFile(t, "heap-allocs.pb.gz", nil)
+	sum := s.Table(table.MemoryFrames.Name).Summary
+	if sum.Coverage["default_sample_type"] != "alloc_space" || sum.Coverage["population"] != table.PopulationAllocated {
+		t.Errorf("coverage %v", sum.Coverage)
+	}
+	if _, ok := sum.Metrics[table.MetricPopulationCount]; !ok {
+		t.Errorf("metrics %v", sum.Metrics)
+	}
+	if types, _ := sum.Coverage["sample_types"].([]any); len(types) != 4 {
+		t.Errorf("sample types %v", sum.Coverage["sample_types"])
+	}
+	labels, _ := sum.Coverage["labels"].([]any)
+	if len(labels) != 1 || labels[0].(evidence.Object)["kind"] != "numeric" || labels[0].(evidence.Object)["key"] != "bytes" {
+		t.Errorf("heap labels %v", labels)
+	}
+	c := decodeFile(t, "cpu.pb.gz", nil).Table(table.CPUFrames.Name).Summary
+	if c.Coverage["period_type"] != "cpu/nanoseconds" || c.Metrics["period"].Value == nil || c.Metrics["profile_duration"].Value == nil {
+		t.Errorf("cpu summary %v %v", c.Coverage, c.Metrics)
 	}
 }

@@ -160,7 +160,32 @@ func (p *profiles) population(c *common) population {
 		pop.limits = append(pop.limits, l)
 		pop.pooled = true
 	}
+	if l := p.pooledSampleTypes(); l != "" {
+		pop.limits = append(pop.limits, l)
+		pop.pooled = true
+	}
 	return pop
+}
+
+// pooledSampleTypes says when the admitted tables weigh different sample
+// types of one unit (a pprof CPU profile's cpu and a mutex profile's
+// delay, both nanoseconds; summary coverage sample_type): their weights
+// are pooled, though they measure different things.
+func (p *profiles) pooledSampleTypes() string {
+	var types []string
+	for _, x := range p.List() {
+		if x.Summary == nil {
+			continue
+		}
+		if st, _ := x.Summary.Coverage["sample_type"].(string); st != "" && !slices.Contains(types, st) {
+			types = append(types, st)
+		}
+	}
+	if len(types) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("the profiles weigh different sample types (%s) and they are pooled: shares are of all of them together; rank each sample type alone (--option sample_index)",
+		strings.Join(types, ", "))
 }
 
 // pooledEvents says when the admitted tables of one artifact hold

@@ -1,0 +1,3 @@
+module flameox.test/pprofbench
+
+go 1.24

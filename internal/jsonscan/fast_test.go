@@ -45,7 +45,7 @@ func TestPlainText(t *testing.T) {
 // The fingerprint check finds every duplicate and no false one, in
 // objects small and large, with keys that share length and edges.
 func TestDuplicateKeysFingerprint(t *testing.T) {
-	for _, n := range []int{2, 9, 31, 32, 33, 40, 100} {
+	for _, n := range []int{2, 9, 31, 32, 33, 40, 63, 64, 65, 100, 200} {
 		var keys []string
 		for i := range n {
 			keys = append(keys, "key_"+string(rune('a'+i%26))+"_middle_"+string(rune('a'+i/26))+"_end")

@@ -434,7 +434,7 @@ func (f *frame) addKey(b []byte) error {
 
 // smallObject is the number of keys checked by fingerprint before an
 // object's keys go into a hash set.
-const smallObject = 32
+const smallObject = 64
 
 // fingerprint packs a key's length with its first and last eight bytes:
 // cheap to make, and it tells apart nearly all keys of one object.

@@ -26,7 +26,33 @@ func traceCases() []benchCase {
 		{"kineto decode 1 GB", "kineto-1GB.pt.trace.json", 1e9, gen, decodeArgv, 0, true, nil},
 		{"kineto summarize operations 100 MB", "kineto-100MB.pt.trace.json", 100e6, gen, ops, 0, true, pythonTrace},
 		{"kineto summarize operations 1 GB", "kineto-1GB.pt.trace.json", 1e9, gen, ops, 0, true, pythonTrace},
+		{"kineto kernel breakdown 270 MB", "kineto-270MB.pt.trace.json", 270e6, gen, kernels(ops), 0, true, htaPeer()},
 	}
+}
+
+// kernels is the trace-operations command line kept to the kernel
+// category: what HTA's kernel breakdown covers.
+func kernels(ops func(bin, in string) []string) func(bin, in string) []string {
+	return func(bin, in string) []string { return append(ops(bin, in), "--category", "kernel") }
+}
+
+// htaPeer is Holistic Trace Analysis loading the same Kineto trace and
+// computing its GPU kernel breakdown (internal/benchreport/peers/hta-kernels.py),
+// run with the python of the venv FLAMEOX_HTA_VENV names (HTA pulls in
+// torch and pandas, which CI does not install). Without it the peer is
+// reported absent.
+func htaPeer() *peer {
+	venv := os.Getenv("FLAMEOX_HTA_VENV")
+	py := filepath.Join(venv, "bin", "python")
+	if _, err := os.Stat(py); venv == "" || err != nil {
+		return &peer{name: "HTA (absent)", argv: func(string) []string {
+			return []string{"sh", "-c", "echo 'HTA absent: FLAMEOX_HTA_VENV names no venv' >&2; exit 1"}
+		}}
+	}
+	v := version(py, "-c", "from importlib.metadata import version as v; print(v('HolisticTraceAnalysis'))")
+	return &peer{name: "HTA " + v + " load+kernel breakdown", argv: func(in string) []string {
+		return []string{py, "internal/benchreport/peers/hta-kernels.py", in}
+	}}
 }
 
 // pythonTrace is CPython's json.load of the whole trace and a per-name

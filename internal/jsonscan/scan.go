@@ -15,10 +15,12 @@ package jsonscan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -112,8 +114,13 @@ type frame struct {
 	// The keys of a small object, for duplicate checks: their bytes end
 	// to end, and where each ends. Kept as bytes, and reused by the next
 	// container at the same depth, so checking allocates nothing.
-	keys      []byte
-	keyEnds   []int
+	keys    []byte
+	keyEnds []int
+	// keyFPs holds a cheap fingerprint of each key (length and edge
+	// bytes), so a new key is compared byte for byte only with the keys
+	// it may equal: records with 20-odd keys check duplicates without
+	// hashing.
+	keyFPs    []uint64
 	keySet    map[uint64]struct{} // the key hashes of a large object
 	spare     map[uint64]struct{} // a cleared key set left by an earlier container at this depth
 	afterItem bool                // a value was read: a comma or close must follow
@@ -398,25 +405,49 @@ func (f *frame) addKey(b []byte) error {
 		f.keyEnds = append(f.keyEnds, len(f.keys))
 		return nil
 	}
-	if f.hasKey(b) {
-		return ErrDuplicateKey
+	fp := fingerprint(b)
+	start := 0
+	for i, x := range f.keyFPs {
+		if x == fp && bytes.Equal(f.keys[start:f.keyEnds[i]], b) {
+			return ErrDuplicateKey
+		}
+		start = f.keyEnds[i]
 	}
 	f.keys = append(f.keys, b...)
 	f.keyEnds = append(f.keyEnds, len(f.keys))
-	if len(f.keyEnds) <= 16 {
+	f.keyFPs = append(f.keyFPs, fp)
+	if len(f.keyEnds) <= smallObject {
 		return nil
 	}
 	if f.spare != nil {
 		f.keySet, f.spare = f.spare, nil
 	} else {
-		f.keySet = make(map[uint64]struct{}, 32)
+		f.keySet = make(map[uint64]struct{}, 2*smallObject)
 	}
-	start := 0
+	start = 0
 	for _, end := range f.keyEnds {
 		f.keySet[maphash.Bytes(keySeed, f.keys[start:end])] = struct{}{}
 		start = end
 	}
 	return nil
+}
+
+// smallObject is the number of keys checked by fingerprint before an
+// object's keys go into a hash set.
+const smallObject = 64
+
+// fingerprint packs a key's length with its first and last eight bytes:
+// cheap to make, and it tells apart nearly all keys of one object.
+func fingerprint(b []byte) uint64 {
+	n := len(b)
+	if n >= 8 {
+		return (binary.LittleEndian.Uint64(b) ^ bits.RotateLeft64(binary.LittleEndian.Uint64(b[n-8:]), 29)) + uint64(n)*0x9E3779B97F4A7C15
+	}
+	var x uint64
+	for _, c := range b {
+		x = x<<8 | uint64(c)
+	}
+	return x<<8 | uint64(n)
 }
 
 // hasKey reports whether the object read key b already.
@@ -452,7 +483,7 @@ func (s *Scanner) push(object bool) error {
 		} else {
 			clear(spare)
 		}
-		*f = frame{object: object, wantKey: object, keys: f.keys[:0], keyEnds: f.keyEnds[:0], spare: spare}
+		*f = frame{object: object, wantKey: object, keys: f.keys[:0], keyEnds: f.keyEnds[:0], keyFPs: f.keyFPs[:0], spare: spare}
 	} else {
 		s.stack = append(s.stack, frame{object: object, wantKey: object})
 	}
@@ -621,6 +652,10 @@ func (s *Scanner) readString() ([]byte, error) {
 			if j > s.maxToken() {
 				return nil, s.boundf(off, ErrTokenTooLong, int64(s.maxToken()), "string")
 			}
+			if plainText(seg) {
+				s.pos = start + j + 1
+				return seg, nil
+			}
 			if bytes.IndexByte(seg, '\\') < 0 && !hasControl(seg) {
 				if !utf8.Valid(seg) {
 					return nil, s.errorf(off, ErrInvalidUTF8, "string")
@@ -654,6 +689,27 @@ func (s *Scanner) checkTokenSize(off int64) error {
 		return s.boundf(off, ErrTokenTooLong, int64(s.maxToken()), "token")
 	}
 	return nil
+}
+
+// plainText reports whether b is printable ASCII without a backslash:
+// a string that is its own text, checked eight bytes at a time.
+func plainText(b []byte) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for len(b) >= 8 {
+		w := binary.LittleEndian.Uint64(b)
+		// A byte with its high bit set, one below 0x20, or a backslash
+		// (0x5C: zero after the xor) sets its high bit here.
+		if (w|(w-0x20*lo)|((w^0x5C*lo)-lo))&hi != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x20 || c >= 0x80 || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 func hasControl(b []byte) bool {
@@ -763,12 +819,157 @@ func (s *Scanner) Skip(tok Token) error {
 		return nil
 	}
 	depth := len(s.stack) - 1
+	if s.skipFast(depth) {
+		return nil
+	}
 	for len(s.stack) > depth {
 		if _, err := s.Next(); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// skipFast consumes the rest of the container whose frame is
+// s.stack[depth] when all of it is in the buffer and it is plain: strings
+// of printable ASCII without escapes, numbers and literals, within the
+// bounds. It makes no tokens, and checks what Next checks (grammar,
+// duplicate keys, depth, token size). Anything else (an escape, non-ASCII
+// text, the buffer's end, an error) undoes what it did and reports false,
+// and Next reads the container again, with its own errors.
+func (s *Scanner) skipFast(depth int) bool {
+	top := s.stack[depth]
+	if top.keySet != nil || top.count != 0 || top.afterItem {
+		return false
+	}
+	b := s.buf[:s.end]
+	pos, line := s.pos, s.line
+	complete := s.rerr != nil
+	maxTok := s.maxToken()
+	maxDepth := s.MaxDepth
+	if maxDepth == 0 {
+		maxDepth = 512
+	}
+	fail := func() bool {
+		if top.spare != nil {
+			clear(top.spare) // it may have served as the key set meanwhile
+		}
+		s.stack = s.stack[:depth+1]
+		s.stack[depth] = top
+		return false
+	}
+	for {
+		for pos < len(b) && space[b[pos]] {
+			if b[pos] == '\n' {
+				line++
+			}
+			pos++
+		}
+		if pos >= len(b) {
+			return fail()
+		}
+		c := b[pos]
+		f := &s.stack[len(s.stack)-1]
+		if f.afterItem || c == '}' || c == ']' {
+			switch {
+			case f.afterItem && c == ',':
+				pos++
+				f.afterItem = false
+				f.wantKey = f.object
+				continue
+			case c == '}' && f.object && (f.afterItem || f.wantKey && f.count == 0),
+				c == ']' && !f.object && (f.afterItem || f.count == 0):
+				pos++
+				s.stack = s.stack[:len(s.stack)-1]
+				if len(s.stack) == depth {
+					s.pos, s.line = pos, line
+					s.valueDone()
+					return true
+				}
+				p := &s.stack[len(s.stack)-1]
+				p.afterItem = true
+				p.count++
+				continue
+			}
+			return fail()
+		}
+		if f.object && f.wantKey {
+			if c != '"' {
+				return fail()
+			}
+			j := bytes.IndexByte(b[pos+1:], '"')
+			if j < 0 || j > maxTok || !plainText(b[pos+1:pos+1+j]) {
+				return fail()
+			}
+			if s.CheckDuplicates && f.addKey(b[pos+1:pos+1+j]) != nil {
+				return fail()
+			}
+			pos += j + 2
+			for pos < len(b) && space[b[pos]] {
+				if b[pos] == '\n' {
+					line++
+				}
+				pos++
+			}
+			if pos >= len(b) || b[pos] != ':' {
+				return fail()
+			}
+			pos++
+			f.wantKey = false
+			continue
+		}
+		switch {
+		case c == '{' || c == '[':
+			if len(s.stack) >= maxDepth {
+				return fail()
+			}
+			s.push(c == '{')
+			pos++
+			continue
+		case c == '"':
+			j := bytes.IndexByte(b[pos+1:], '"')
+			if j < 0 || j > maxTok || !plainText(b[pos+1:pos+1+j]) {
+				return fail()
+			}
+			pos += j + 2
+		case c == 't' || c == 'f' || c == 'n':
+			word := "null"
+			if c == 't' {
+				word = "true"
+			} else if c == 'f' {
+				word = "false"
+			}
+			if len(b)-pos < len(word) || string(b[pos:pos+len(word)]) != word {
+				return fail()
+			}
+			pos += len(word)
+		case c == '-' || c-'0' <= 9:
+			i := pos
+			for i < len(b) && numberByte[b[i]] {
+				i++
+			}
+			if (i == len(b) && !complete) || i-pos > maxTok || !validNumber(b[pos:i]) {
+				return fail()
+			}
+			pos = i
+		default:
+			return fail()
+		}
+		f.afterItem = true
+		f.count++
+	}
+}
+
+// space and numberByte classify bytes for skipFast.
+var space, numberByte [256]bool
+
+func init() {
+	for _, c := range " \t\r\n" {
+		space[c] = true
+	}
+	for _, c := range "0123456789-+.eE" {
+		numberByte[c] = true
+	}
 }
 
 // Errorf returns a positioned error for a structural problem found by a

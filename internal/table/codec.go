@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/flameox/flameox/internal/evidence"
 )
@@ -41,6 +42,11 @@ type field struct {
 	null  bool  // a Null[T] field
 	col   int   // index in Schema.Columns
 	key   []byte
+	// off is the scalar's byte offset in the row struct (V's for Null),
+	// valid its Valid flag's: AppendValues reads scalars there, without
+	// reflection (embedded structs are by value, so one offset holds).
+	off, valid uintptr
+	scalar     reflect.Kind // String, Int64, Int, Float64 or Bool; Invalid for the others
 }
 
 // codec encodes and reads one row type. fields are in canonical (sorted)
@@ -150,11 +156,17 @@ func (c *codec) addFields(t reflect.Type, path []int, cols []Column) ([]Column, 
 				return nil, fmt.Errorf("field %s: unknown tag option %q", sf.Name, p)
 			}
 		}
-		f := field{name: col.Name, index: index, col: len(cols)}
+		f := field{name: col.Name, index: index, col: len(cols), off: offset(c.typ, index)}
 		ft := sf.Type
 		if reflect.PointerTo(ft).Implements(nullableType) && ft.Kind() == reflect.Struct {
 			f.null = true
+			f.valid = f.off + ft.Field(1).Offset
+			f.off += ft.Field(0).Offset
 			ft = ft.Field(0).Type
+		}
+		switch ft.Kind() {
+		case reflect.String, reflect.Int64, reflect.Int, reflect.Float64, reflect.Bool:
+			f.scalar = ft.Kind()
 		}
 		k, ok := kindOf(ft)
 		if !ok {
@@ -173,6 +185,17 @@ func (c *codec) addFields(t reflect.Type, path []int, cols []Column) ([]Column, 
 		cols = append(cols, col)
 	}
 	return cols, nil
+}
+
+// offset is the byte offset of the field at index in struct type t.
+func offset(t reflect.Type, index []int) uintptr {
+	var off uintptr
+	for _, i := range index {
+		sf := t.Field(i)
+		off += sf.Offset
+		t = sf.Type
+	}
+	return off
 }
 
 // value reads a field's canonical value; ok is false for null.
@@ -224,17 +247,46 @@ func (s *Schema) AppendValues(dst []byte, row any, artifact string) ([]byte, err
 	}
 	dst = append(dst, '{')
 	var err error
+	base := rv.Addr().UnsafePointer()
 	for i := range s.codec.fields {
 		f := &s.codec.fields[i]
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, f.key...)
-		if dst, err = f.appendValue(dst, rv, artifact); err != nil {
+		if f.scalar != reflect.Invalid && f.index != nil {
+			dst, err = f.appendScalar(dst, base)
+		} else {
+			dst, err = f.appendValue(dst, rv, artifact)
+		}
+		if err != nil {
 			return dst, fmt.Errorf("table %s: column %s: %w", s.Name, f.name, err)
 		}
 	}
 	return append(dst, '}'), nil
+}
+
+// appendScalar appends a scalar field's canonical value, read at its
+// offset in the row at base (the scalars appendValue writes, the same way).
+func (f *field) appendScalar(dst []byte, base unsafe.Pointer) ([]byte, error) {
+	if f.null && !*(*bool)(unsafe.Add(base, f.valid)) {
+		return append(dst, "null"...), nil
+	}
+	p := unsafe.Add(base, f.off)
+	switch f.scalar {
+	case reflect.String:
+		return evidence.AppendString(dst, *(*string)(p))
+	case reflect.Int64:
+		return evidence.AppendInt(dst, *(*int64)(p)), nil
+	case reflect.Int:
+		return evidence.AppendInt(dst, int64(*(*int)(p))), nil
+	case reflect.Float64:
+		return evidence.AppendFloat(dst, *(*float64)(p)), nil
+	}
+	if *(*bool)(p) {
+		return append(dst, "true"...), nil
+	}
+	return append(dst, "false"...), nil
 }
 
 // appendValue appends one field's canonical value without boxing scalars.

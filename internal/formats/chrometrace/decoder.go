@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
@@ -23,11 +23,29 @@ type event struct {
 	ts, dur                                           int64
 	hasTS, hasDur                                     bool
 	flowIn, flowOut                                   bool
-	args                                              map[string]any
+	args                                              []arg // the args kept, in the order read; reused
 	argsCut                                           int64
 	offset                                            int64
 	index                                             int64
 	bad                                               string // why the event cannot be read; "" when it can
+}
+
+// arg is one kept member of an event's args. The members are kept in a
+// slice reused from event to event, and become a row's map only when a
+// row carries them.
+type arg struct {
+	key string
+	val any
+}
+
+// arg is the value of the kept args member k, or nil.
+func (e *event) arg(k string) any {
+	for i := range e.args {
+		if e.args[i].key == k {
+			return e.args[i].val
+		}
+	}
+	return nil
 }
 
 type threadKey struct{ pid, tid string }
@@ -233,7 +251,8 @@ func (d *decoder) internBytes(b []byte) string {
 func (d *decoder) event(index int64, tok jsonscan.Token) error {
 	d.st.events++
 	e := &d.ev
-	*e = event{index: index, offset: tok.Offset}
+	args := e.args[:0]
+	*e = event{index: index, offset: tok.Offset, args: args}
 	if tok.Kind != jsonscan.ObjectStart {
 		d.st.malformed["not an object"]++
 		return d.w.Skip(tok)
@@ -354,10 +373,7 @@ func (d *decoder) readArgs(tok jsonscan.Token) error {
 		if err != nil {
 			return err
 		}
-		if e.args == nil {
-			e.args = make(map[string]any, 4)
-		}
-		e.args[k] = x
+		e.args = append(e.args, arg{k, x})
 		return nil
 	})
 }
@@ -393,12 +409,12 @@ func boundValue(vals *formats.Values, v any) any {
 // entries left out, or null.
 func (d *decoder) rowArgs(vals *formats.Values) evidence.Object {
 	e := &d.ev
-	if !d.keepArgs || (e.args == nil && e.argsCut == 0) {
+	if !d.keepArgs || (len(e.args) == 0 && e.argsCut == 0) {
 		return nil
 	}
 	out := make(evidence.Object, len(e.args)+1)
-	for k, v := range e.args {
-		out[vals.Bound(k)] = boundValue(vals, v)
+	for _, a := range e.args {
+		out[vals.Bound(a.key)] = boundValue(vals, a.val)
 	}
 	if e.argsCut > 0 {
 		out["…"] = e.argsCut
@@ -413,9 +429,9 @@ func null(s string, ok bool) table.Null[string] { return table.Null[string]{V: s
 func (d *decoder) ids(vals *formats.Values) table.TraceIDs {
 	e := &d.ev
 	t := table.TraceIDs{Process: null(vals.Bound(e.pid), e.hasPid), Thread: null(vals.Bound(e.tid), e.hasTid), DistRank: d.rank}
-	if d.kineto && e.args != nil {
-		t.Device = argText(e.args["device"])
-		t.Stream = argText(e.args["stream"])
+	if d.kineto && len(e.args) > 0 {
+		t.Device = argText(e.arg("device"))
+		t.Stream = argText(e.arg("stream"))
 		if t.Stream.Valid {
 			t.Stream.V = vals.Bound(t.Stream.V)
 		}
@@ -451,8 +467,8 @@ func (d *decoder) slice(kind string) *table.TraceSlice {
 		Offset:   table.Some(e.offset),
 		Args:     d.rowArgs(d.sliceVals),
 	}
-	if d.kineto && e.args != nil {
-		if n, ok := e.args["correlation"].(json.Number); ok {
+	if d.kineto && len(e.args) > 0 {
+		if n, ok := e.arg("correlation").(json.Number); ok {
 			if c, err := n.Int64(); err == nil {
 				r.Correlation = table.Some(c)
 			}
@@ -646,7 +662,7 @@ func (d *decoder) closeAsync(o *asyncOpen) error {
 		return nil
 	}
 	r.EndNS, r.DurationNS = e.ts, e.ts-r.StartNS
-	if d.keepArgs && e.args != nil {
+	if d.keepArgs && len(e.args) > 0 {
 		extra := d.rowArgs(d.sliceVals)
 		for k, v := range extra {
 			if r.Args == nil {
@@ -738,9 +754,10 @@ func (d *decoder) counter() error {
 		name += " " + e.id // the format names a counter series by name and id
 	}
 	ids := d.ids(d.counterVals)
-	keys := slices.Sorted(maps.Keys(e.args))
-	for _, k := range keys {
-		v := e.args[k]
+	// One row per series, in key order (the counter's last use of args).
+	slices.SortFunc(e.args, func(a, b arg) int { return strings.Compare(a.key, b.key) })
+	for _, a := range e.args {
+		k, v := a.key, a.val
 		var f float64
 		switch x := v.(type) {
 		case json.Number:
@@ -774,10 +791,7 @@ func (d *decoder) metadata() error {
 	v := d.trVals
 	row := &table.TraceTrack{Process: null(v.Bound(e.pid), e.hasPid)}
 	arg := func(k string) any {
-		if e.args == nil {
-			return nil
-		}
-		return e.args[k]
+		return e.arg(k)
 	}
 	switch e.name {
 	case "process_name", "process_labels", "process_sort_index":

@@ -1,7 +1,6 @@
 package chrometrace
 
 import (
-	"container/heap"
 	"math"
 
 	"github.com/flameox/flameox/internal/table"
@@ -54,15 +53,48 @@ func (w window) Less(i, j int) bool {
 	}
 	return a.seq < b.seq
 }
-func (w window) Swap(i, j int) { w[i], w[j] = w[j], w[i] }
-func (w *window) Push(x any)   { *w = append(*w, x.(*item)) }
-func (w *window) Pop() any {
-	old := *w
-	n := len(old)
-	x := old[n-1]
-	old[n-1] = nil
-	*w = old[:n-1]
-	return x
+
+// push and pop keep w a min-heap by Less, written for the one element
+// type (container/heap's interface calls cost more than the comparisons).
+// Less is a total order (seq breaks every tie), so the order of release
+// does not depend on the heap's layout.
+func (w *window) push(it *item) {
+	*w = append(*w, it)
+	h := *w
+	for j := len(h) - 1; j > 0; {
+		i := (j - 1) / 2
+		if !h.Less(j, i) {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		j = i
+	}
+}
+
+func (w *window) pop() *item {
+	h := *w
+	n := len(h) - 1
+	top := h[0]
+	h[0] = h[n]
+	h[n] = nil
+	h = h[:n]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		j := l
+		if r := l + 1; r < n && h.Less(r, l) {
+			j = r
+		}
+		if !h.Less(j, i) {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
+	*w = h
+	return top
 }
 
 // open is a slice on a thread's nesting stack.
@@ -101,10 +133,10 @@ func (n *nester) add(th *thread, it *item) error {
 		// Later events of this thread are out already.
 		return n.late(th, it)
 	}
-	heap.Push(&th.win, it)
+	th.win.push(it)
 	n.pending++
 	for len(th.win) > n.window {
-		if err := n.release(th, heap.Pop(&th.win).(*item)); err != nil {
+		if err := n.release(th, th.win.pop()); err != nil {
 			return err
 		}
 	}
@@ -257,7 +289,7 @@ func (n *nester) finish(th *thread, o *open) error {
 func (n *nester) drain(threads []*thread) error {
 	for _, th := range threads {
 		for len(th.win) > 0 {
-			if err := n.release(th, heap.Pop(&th.win).(*item)); err != nil {
+			if err := n.release(th, th.win.pop()); err != nil {
 				return err
 			}
 		}

@@ -101,7 +101,7 @@ func (d *decoder) sample() bool {
 		return true
 	}
 	p.chunks++
-	data, _ := e.args["data"].(map[string]any)
+	data, _ := e.arg("data").(map[string]any)
 	if data == nil && e.argsCut > 0 {
 		c.reject("ProfileChunk whose args.data max_args left out")
 		return true

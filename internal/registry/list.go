@@ -37,6 +37,7 @@ import (
 	obsformat "github.com/flameox/flameox/internal/formats/observations"
 	"github.com/flameox/flameox/internal/formats/otlp"
 	"github.com/flameox/flameox/internal/formats/parquetpreview"
+	"github.com/flameox/flameox/internal/formats/perfetto"
 	"github.com/flameox/flameox/internal/formats/perfscript"
 	"github.com/flameox/flameox/internal/formats/pprof"
 	"github.com/flameox/flameox/internal/formats/pstats"
@@ -93,6 +94,7 @@ var formatList = []*formats.Spec{
 	chrometrace.Spec,
 	rocprof.Spec,
 	otlp.Spec,
+	perfetto.Spec,
 	// Inference exports
 	aiperf.RecordsSpec,
 	aiperf.AggregateSpec,

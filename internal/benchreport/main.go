@@ -88,6 +88,7 @@ func cases() []benchCase {
 	cs = append(cs, rocprofCases()...)
 	cs = append(cs, inferenceCases()...)
 	cs = append(cs, otlpCases()...)
+	cs = append(cs, perfettoCases()...)
 	return cs
 }
 

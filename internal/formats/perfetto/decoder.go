@@ -154,7 +154,9 @@ type decoder struct {
 	in       *formats.Input
 	keepArgs bool
 	maxArgs  int
-	maxOpen  int64
+
+	wantCounters, wantFlows bool // the sink keeps these tables
+	maxOpen                 int64
 
 	slices, counters, flows, tracks   *formats.LazyTable
 	sliceVals, ctrVals, trVals        *formats.Values
@@ -200,6 +202,10 @@ func newDecoder(ctx context.Context, in *formats.Input, out formats.Sink) *decod
 	d.window = int(in.Int(OptionWindow))
 	if _, ok := in.Options[OptionWindow]; !ok {
 		d.window = 4096
+	}
+	d.wantCounters, d.wantFlows = out.Wants(table.TraceCounters.Schema), out.Wants(table.TraceFlows.Schema)
+	if !out.Wants(table.TraceSlices.Schema) {
+		d.keepArgs = false // slices are still nested (for the counts), their args never read
 	}
 	d.clk.init()
 	d.st.init()

@@ -281,6 +281,9 @@ func (d *decoder) flowPoints(e *trackEvent, ids table.TraceIDs, ts int64, at int
 
 func (d *decoder) flow(id uint64, step string, ids table.TraceIDs, ts, at int64) error {
 	d.nFlows++
+	if !d.wantFlows {
+		return nil
+	}
 	return d.flows.Row(&table.TraceFlow{FlowID: strconv.FormatUint(id, 10), Step: step, TraceIDs: ids, TS: ts, Offset: table.Some(at)})
 }
 
@@ -329,11 +332,14 @@ func (d *decoder) counter(s *seqState, tr *track, v float64, ts, at int64) error
 	if tr.mult > 1 {
 		v *= float64(tr.mult)
 	}
+	d.nCounters++
+	if !d.wantCounters {
+		return nil // declined by the sink: counted, not built
+	}
 	name := d.ctrVals.Bound(tr.rawName)
 	if name == "" {
 		name = counterTypeName(tr)
 	}
-	d.nCounters++
 	return d.counters.Row(&table.TraceCounter{Name: name, TraceIDs: d.ids(tr), TS: ts, Value: v, Offset: table.Some(at)})
 }
 

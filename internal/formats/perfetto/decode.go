@@ -7,7 +7,6 @@ import (
 	"compress/zlib"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/flameox/flameox/internal/evidence"
@@ -214,10 +213,3 @@ func (d *decoder) malformed(at int64, what string, err error) error {
 }
 
 var errWire = errors.New("wire type does not match the field")
-
-func wireErr(n int) error {
-	if n < 0 {
-		return protowire.ParseError(n)
-	}
-	return fmt.Errorf("malformed field")
-}

@@ -103,8 +103,6 @@ type track struct {
 	pid, tid  int64
 	hasPid    bool
 	hasTid    bool
-	sortIndex table.Null[int64]
-	labels    table.Null[string]
 
 	counter     bool
 	incremental bool

@@ -79,7 +79,6 @@ type gen struct {
 	shift    int64
 	clocks   map[[2]uint64]genClock // sequence-scoped clocks by (original sequence, id)
 	defClock map[uint64]uint64      // a sequence's default clock
-	buf      []byte
 }
 
 func varintField(p []byte, want protowire.Number) (uint64, bool) {

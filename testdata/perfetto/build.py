@@ -4,6 +4,7 @@ Every trace is written by the perfetto PyPI package's own TraceProtoBuilder
 (its perfetto_trace_pb2 messages serialized by protobuf); the negatives are
 such traces cut or edited as their names say. Usage: build.py OUTDIR
 """
+import subprocess
 import sys
 import zlib
 
@@ -164,6 +165,16 @@ for i in range(0, len(packets), 16):
     t.packet.extend(packets[i:i + 16])
     z.add_packet().compressed_packets = zlib.compress(t.SerializeToString())
 write("builder-compressed.pftrace", z.serialize())
+
+# And as zstd_compressed_packets (the zstd CLI's frames; protobuf's python
+# package has no zstd).
+zs = TraceProtoBuilder()
+for i in range(0, len(packets), 16):
+    t = pb.Trace()
+    t.packet.extend(packets[i:i + 16])
+    frame = subprocess.run(["zstd", "-q", "-c", "-19"], input=t.SerializeToString(), stdout=subprocess.PIPE, check=True).stdout
+    zs.add_packet().zstd_compressed_packets = frame
+write("builder-zstd.pftrace", zs.serialize())
 
 # Negatives.
 data = main.serialize()

@@ -20,6 +20,7 @@ import bisect
 import collections
 import gzip
 import json
+import subprocess
 import sys
 import zlib
 
@@ -38,6 +39,11 @@ def packets():
         if p.HasField("compressed_packets"):
             inner = pb.Trace()
             inner.ParseFromString(zlib.decompress(p.compressed_packets))
+            yield from inner.packet
+        if p.HasField("zstd_compressed_packets"):
+            inner = pb.Trace()
+            inner.ParseFromString(subprocess.run(["zstd", "-q", "-d", "-c"], input=p.zstd_compressed_packets,
+                                                 stdout=subprocess.PIPE, check=True).stdout)
             yield from inner.packet
 
 
@@ -136,7 +142,7 @@ def track_of(uuid):
 for p in packets():
     for f, _ in p.ListFields():
         fields[f.name] += 1
-    if p.HasField("compressed_packets"):
+    if p.HasField("compressed_packets") or p.HasField("zstd_compressed_packets"):
         continue
     sid = p.trusted_packet_sequence_id
     first = sid not in seqs

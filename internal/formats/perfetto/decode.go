@@ -11,6 +11,7 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
+	"github.com/klauspost/compress/zstd"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -28,6 +29,11 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		src = io.NewSectionReader(in.File, 0, in.Artifact.Size)
 	}
 	d := newDecoder(ctx, in, out)
+	defer func() {
+		if d.zstd != nil {
+			d.zstd.Close()
+		}
+	}()
 	br := bufio.NewReaderSize(formats.FileReader(src), 256<<10)
 	if p, _ := br.Peek(2); bytes.Equal(p, gzipMagic) {
 		// A gzip'd trace (.pftrace.gz), which Trace Processor reads too.
@@ -152,13 +158,29 @@ func readUvarint(br *bufio.Reader) (uint64, int, error) {
 
 // compressed inflates a compressed_packets field (zlib of a Trace: more
 // packets) and reads its packets, all located at the outer packet.
-func (d *decoder) compressed(b []byte, at int64) error {
+func (d *decoder) compressed(b []byte, at int64, zstdFrame bool) error {
 	d.st.compressedBundles++
-	zr, err := zlib.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return evidence.Failf(evidence.CodeDecodeFailure, "%s: packet at byte offset %d: compressed_packets: %v", d.in.Spec.Title, at, err)
+	var zr io.Reader
+	if zstdFrame {
+		if d.zstd == nil {
+			zd, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(d.in.Limit(LimitPacket))+1))
+			if err != nil {
+				return err
+			}
+			d.zstd = zd // closed by decode
+		}
+		if err := d.zstd.Reset(bytes.NewReader(b)); err != nil {
+			return evidence.Failf(evidence.CodeDecodeFailure, "%s: packet at byte offset %d: zstd_compressed_packets: %v", d.in.Spec.Title, at, err)
+		}
+		zr = d.zstd
+	} else {
+		z, err := zlib.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return evidence.Failf(evidence.CodeDecodeFailure, "%s: packet at byte offset %d: compressed_packets: %v", d.in.Spec.Title, at, err)
+		}
+		defer z.Close()
+		zr = z
 	}
-	defer zr.Close()
 	maxPacket := d.in.Limit(LimitPacket)
 	left := d.in.Limit(LimitDecompressed) - d.inflated
 	r := io.LimitReader(zr, min(maxPacket, left)+1)

@@ -9,6 +9,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/table"
+	"github.com/klauspost/compress/zstd"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -29,6 +30,7 @@ const (
 	fTraceStats        = 35
 	fTraceConfig       = 33
 	fCompressedPackets = 50
+	fZstdPackets       = 133
 )
 
 // Sequence flags.
@@ -162,6 +164,7 @@ type decoder struct {
 
 	buf      []byte
 	zbuf     bytes.Buffer
+	zstd     *zstd.Decoder
 	inflated int64
 	over     error
 	gzip     bool
@@ -277,7 +280,7 @@ func (d *decoder) packet(b []byte, at int64, inner bool) error {
 			want, p.interned = protowire.BytesType, body
 		case fPacketDefaults:
 			want, p.defaults = protowire.BytesType, body
-		case fTrackEvent, fTrackDescriptor, fClockSnapshot, fTraceStats, fTraceConfig, fCompressedPackets:
+		case fTrackEvent, fTrackDescriptor, fClockSnapshot, fTraceStats, fTraceConfig, fCompressedPackets, fZstdPackets:
 			want, p.dataNum, p.data = protowire.BytesType, num, body
 			p.dataCount++
 			d.st.data[num]++
@@ -292,11 +295,11 @@ func (d *decoder) packet(b []byte, at int64, inner bool) error {
 	if p.dataCount > 1 {
 		d.st.multipleData++
 	}
-	if p.dataNum == fCompressedPackets {
+	if p.dataNum == fCompressedPackets || p.dataNum == fZstdPackets {
 		if inner {
-			return d.malformed(at, "compressed_packets", errNested)
+			return d.malformed(at, packetFields[int32(p.dataNum)], errNested)
 		}
-		return d.compressed(p.data, at)
+		return d.compressed(p.data, at, p.dataNum == fZstdPackets)
 	}
 	s := d.seq(p.seq)
 	firstSeen := !s.seen

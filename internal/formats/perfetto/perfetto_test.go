@@ -24,6 +24,7 @@ var fixtures = []string{
 	"perfetto/android13-system.perfetto-trace.gz",
 	"perfetto/builder-tracks.pftrace",
 	"perfetto/builder-compressed.pftrace",
+	"perfetto/builder-zstd.pftrace",
 	"perfetto/neg-needs-state.pftrace",
 	"perfetto/neg-missing-iid.pftrace",
 	"perfetto/neg-unmatched.pftrace",
@@ -251,8 +252,14 @@ func TestBuilderRows(t *testing.T) {
 			t.Errorf("track %s: process %q (%v)", k, names[k], names)
 		}
 	}
-	// The compressed copy reads to the same rows.
-	z := decodeFixture(t, "perfetto/builder-compressed.pftrace")
+	// The compressed copies read to the same rows.
+	for _, zf := range []string{"perfetto/builder-compressed.pftrace", "perfetto/builder-zstd.pftrace"} {
+		checkSameRows(t, sink, decodeFixture(t, zf))
+	}
+}
+
+func checkSameRows(t *testing.T, sink, z *formatstest.Sink) {
+	t.Helper()
 	for _, name := range []string{table.TraceSlices.Name, table.TraceCounters.Name, table.TraceFlows.Name, table.TraceTracks.Name} {
 		a, b := sink.Table(name).Rows, z.Table(name).Rows
 		if len(a) != len(b) {

@@ -230,6 +230,36 @@ def unmatched(b):
     event(b, 1, 400, END, track=1)
 
 
+def legacy(b):
+    # The pre-2020 SDK/Chrome layout: a thread_descriptor gives the
+    # sequence its thread and a reference time; events carry no track and
+    # no packet timestamp, only timestamp_delta_us / timestamp_absolute_us.
+    p = b.add_packet()
+    p.trusted_packet_sequence_id = 3
+    p.incremental_state_cleared = True
+    p.thread_descriptor.pid, p.thread_descriptor.tid = 7, 8
+    p.thread_descriptor.thread_name = "legacy-main"
+    p.thread_descriptor.reference_timestamp_us = 1000
+    q = b.add_packet()
+    q.trusted_packet_sequence_id = 4
+    q.process_descriptor.pid = 7
+    q.process_descriptor.cmdline.append("/usr/bin/legacy-app")
+    for typ, name, delta in ((BEGIN, "outer", 10), (BEGIN, "inner", 5), (END, None, 20), (END, None, 5)):
+        r = b.add_packet()
+        r.trusted_packet_sequence_id = 3
+        r.sequence_flags = NEEDS
+        r.track_event.type = typ
+        if name:
+            r.track_event.name = name
+        r.track_event.timestamp_delta_us = delta
+    r = b.add_packet()
+    r.trusted_packet_sequence_id = 3
+    r.track_event.type = INSTANT
+    r.track_event.name = "absolute"
+    r.track_event.timestamp_absolute_us = 2000
+
+
+neg("builder-legacy.pftrace", legacy)
 neg("neg-needs-state.pftrace", needs_state)
 neg("neg-missing-iid.pftrace", missing_iid)
 neg("neg-clock.pftrace", bad_clock)

@@ -71,6 +71,7 @@ class Seq:
 
     def reset(self):
         self.names, self.cats, self.defaults = {}, {}, None
+        self.thread, self.ref_us = None, 0
         self.counters = collections.Counter()
         self.clocks = {}
 
@@ -183,8 +184,20 @@ for p in packets():
     if p.HasField("track_descriptor"):
         tracks[p.track_descriptor.uuid] = p.track_descriptor
         continue
+    if p.HasField("thread_descriptor"):
+        st.thread = (p.thread_descriptor.pid, p.thread_descriptor.tid)
+        st.ref_us = p.thread_descriptor.reference_timestamp_us
+        continue
     if not p.HasField("track_event"):
         continue
+    if not p.HasField("timestamp") and st.thread is not None:
+        # Legacy thread sequences: µs, absolute or deltas from the
+        # descriptor's reference.
+        if p.track_event.HasField("timestamp_absolute_us"):
+            st.ref_us = p.track_event.timestamp_absolute_us
+        elif p.track_event.HasField("timestamp_delta_us"):
+            st.ref_us += p.track_event.timestamp_delta_us
+        p.timestamp = st.ref_us * 1000
     ts = time_of(p, st)
     if ts is None:
         failed += 1
@@ -195,6 +208,8 @@ for p in packets():
         uuid = e.track_uuid
     elif defs is not None and defs.HasField("track_uuid"):
         uuid = defs.track_uuid
+    elif st.thread is not None:
+        uuid = ("thread",) + st.thread
     else:
         uuid = 0
     for vals, tr_field, dbl in ((e.extra_counter_values, "extra_counter_track_uuids", False),
@@ -237,7 +252,7 @@ for p in packets():
         else:
             name = ""
     d = tracks.get(uuid)
-    kind = "slice" if d is not None and d.HasField("thread") and d.thread.HasField("tid") else "async"
+    kind = "slice" if (d is not None and d.HasField("thread") and d.thread.HasField("tid")) or isinstance(uuid, tuple) else "async"
     if e.type == 3:
         kind = "instant"
     order += 1

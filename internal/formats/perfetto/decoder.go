@@ -31,6 +31,8 @@ const (
 	fTraceConfig       = 33
 	fCompressedPackets = 50
 	fZstdPackets       = 133
+	fProcessDescriptor = 43
+	fThreadDescriptor  = 44
 )
 
 // Sequence flags.
@@ -70,6 +72,9 @@ type seqState struct {
 	defExtraDbl []uint64
 	defClock    uint32
 
+	legacy   *track // the thread a legacy thread_descriptor gave the sequence
+	legacyUS int64  // its reference time, µs, advanced by timestamp_delta_us
+
 	counters map[uint64]float64 // incremental counter tracks' running values
 	clocks   map[uint32]*seqClock
 }
@@ -90,6 +95,7 @@ func (s *seqState) clear() {
 	clear(s.counters)
 	clear(s.clocks)
 	s.hasDefTrack, s.defTrack, s.defExtra, s.defExtraDbl, s.defClock = false, 0, s.defExtra[:0], s.defExtraDbl[:0], 0
+	s.legacy, s.legacyUS = nil, 0
 	s.valid = true
 }
 
@@ -173,6 +179,7 @@ type decoder struct {
 	seqs    map[uint32]*seqState
 	lastSeq *seqState
 	trks    map[uint64]*track
+	legacy  map[[2]int64]*track // threads of legacy thread_descriptor packets, by pid and tid
 	gen     int64
 	flowSet map[uint64]struct{}
 	open    int64
@@ -192,7 +199,7 @@ func newDecoder(ctx context.Context, in *formats.Input, out formats.Sink) *decod
 	d := &decoder{ctx: ctx, in: in, keepArgs: in.Bool(OptionArgs), maxArgs: int(in.Int(OptionMaxArgs)),
 		maxOpen:   in.Limit(LimitOpen),
 		sliceVals: in.Values(), ctrVals: in.Values(), trVals: in.Values(),
-		seqs: map[uint32]*seqState{}, trks: map[uint64]*track{}, flowSet: map[uint64]struct{}{},
+		seqs: map[uint32]*seqState{}, trks: map[uint64]*track{}, legacy: map[[2]int64]*track{}, flowSet: map[uint64]struct{}{},
 		truncatedAt: -1}
 	if _, ok := in.Options[OptionArgs]; !ok {
 		d.keepArgs = true // an Input built by hand carries no defaults
@@ -280,7 +287,8 @@ func (d *decoder) packet(b []byte, at int64, inner bool) error {
 			want, p.interned = protowire.BytesType, body
 		case fPacketDefaults:
 			want, p.defaults = protowire.BytesType, body
-		case fTrackEvent, fTrackDescriptor, fClockSnapshot, fTraceStats, fTraceConfig, fCompressedPackets, fZstdPackets:
+		case fTrackEvent, fTrackDescriptor, fClockSnapshot, fTraceStats, fTraceConfig, fCompressedPackets, fZstdPackets,
+			fProcessDescriptor, fThreadDescriptor:
 			want, p.dataNum, p.data = protowire.BytesType, num, body
 			p.dataCount++
 			d.st.data[num]++
@@ -347,6 +355,24 @@ func (d *decoder) packet(b []byte, at int64, inner bool) error {
 		return d.traceStats(p.data, at)
 	case fTraceConfig:
 		return d.traceConfig(p.data, at)
+	case fThreadDescriptor:
+		return d.threadDescriptor(s, p.data, at)
+	case fProcessDescriptor:
+		return d.processDescriptor(p.data, at)
+	}
+	if !p.hasTS && s.legacy != nil {
+		// A legacy thread sequence: times in µs, absolute or deltas from
+		// its thread descriptor's reference, on the trace's clock.
+		if v, ok := varintField(p.data, 16); ok {
+			s.legacyUS = int64(v)
+			p.ts, p.hasTS, p.clock = uint64(s.legacyUS*1000), true, 0
+		} else if v, ok := varintField(p.data, 1); ok {
+			s.legacyUS += int64(v)
+			p.ts, p.hasTS, p.clock = uint64(s.legacyUS*1000), true, 0
+		}
+		if p.hasTS {
+			d.st.legacyTimes++
+		}
 	}
 	ts, ok := d.time(s, &p)
 	if !ok {

@@ -100,6 +100,9 @@ func (d *decoder) trackEvent(s *seqState, b []byte, ts int64, at int64) error {
 			e.corrStr, e.hasCorrStr = body, true
 		case 54:
 			e.corrStrIID, e.hasCorrIID = v, true
+		case 1, 16:
+			// timestamp_delta_us, timestamp_absolute_us: read with the
+			// packet (legacy thread sequences)
 		case 6:
 			e.legacy = true
 			d.st.notInterpreted(msgTrackEvent, num)
@@ -113,14 +116,20 @@ func (d *decoder) trackEvent(s *seqState, b []byte, ts int64, at int64) error {
 	}
 	d.st.events++
 	uuid := e.trackUUID
+	var tr *track
 	if !e.hasTrack {
-		if s.hasDefTrack {
+		switch {
+		case s.hasDefTrack:
 			uuid = s.defTrack
-		} else {
+		case s.legacy != nil:
+			tr = s.legacy
+		default:
 			d.st.defaultTrack++
 		}
 	}
-	tr := d.track(uuid)
+	if tr == nil {
+		tr = d.track(uuid)
+	}
 	if !tr.described {
 		d.st.undescribed++
 	}
@@ -728,4 +737,76 @@ func double(f float64) any {
 		return evidence.Object{"type": "double", "value": "-Infinity"}
 	}
 	return f
+}
+
+// threadDescriptor reads a legacy ThreadDescriptor packet: the sequence's
+// events without a track are on this thread, their times µs from its
+// reference_timestamp_us.
+func (d *decoder) threadDescriptor(s *seqState, b []byte, at int64) error {
+	var pid, tid, ref int64
+	var name []byte
+	err := fields(b, func(num protowire.Number, typ protowire.Type, v uint64, body []byte) error {
+		switch num {
+		case 1:
+			pid = int64(int32(v))
+		case 2:
+			tid = int64(v)
+		case 5:
+			name = body
+		case 6:
+			ref = int64(v)
+		}
+		return nil
+	}, d.fieldErr(at, "thread_descriptor"))
+	if err != nil {
+		return err
+	}
+	key := [2]int64{pid, tid}
+	tr := d.legacy[key]
+	if tr == nil {
+		tr = &track{kind: table.TrackThread, gen: -1, described: true, pid: pid, hasPid: true, tid: tid, hasTid: true}
+		d.legacy[key] = tr
+	}
+	s.legacy, s.legacyUS = tr, ref
+	row := &table.TraceTrack{Kind: table.TrackThread, Process: table.Some(strconv.FormatInt(pid, 10)), Thread: table.Some(strconv.FormatInt(tid, 10))}
+	if len(name) > 0 {
+		row.Name = table.Some(d.trVals.Bound(d.text(string(name))))
+	}
+	if tr.emitted != nil && *tr.emitted == *row {
+		return nil
+	}
+	tr.emitted = row
+	d.nTrks++
+	return d.tracks.Row(row)
+}
+
+// processDescriptor reads a legacy ProcessDescriptor packet into a
+// trace.tracks row.
+func (d *decoder) processDescriptor(b []byte, at int64) error {
+	var pid int64
+	var name []byte
+	var cmdline []string
+	err := fields(b, func(num protowire.Number, typ protowire.Type, v uint64, body []byte) error {
+		switch num {
+		case 1:
+			pid = int64(int32(v))
+		case 6:
+			name = body
+		case 2:
+			cmdline = append(cmdline, d.trVals.Bound(d.text(string(body))))
+		}
+		return nil
+	}, d.fieldErr(at, "process_descriptor"))
+	if err != nil {
+		return err
+	}
+	row := &table.TraceTrack{Kind: table.TrackProcess, Process: table.Some(strconv.FormatInt(pid, 10))}
+	switch {
+	case len(name) > 0:
+		row.Name = table.Some(d.trVals.Bound(d.text(string(name))))
+	case len(cmdline) > 0:
+		row.Name = table.Some(cmdline[0])
+	}
+	d.nTrks++
+	return d.tracks.Row(row)
 }

@@ -136,9 +136,8 @@ func (d *decoder) apply(tr *track, it *item, at int64) error {
 }
 
 // drain releases every track's window at the end of the trace.
-func (d *decoder) drain(uuids []uint64) error {
-	for _, u := range uuids {
-		tr := d.trks[u]
+func (d *decoder) drain(tracks []*track) error {
+	for _, tr := range tracks {
 		for len(tr.win) > 0 {
 			d.open--
 			x := heap.Pop(&tr.win).(*item)

@@ -25,6 +25,7 @@ var fixtures = []string{
 	"perfetto/builder-tracks.pftrace",
 	"perfetto/builder-compressed.pftrace",
 	"perfetto/builder-zstd.pftrace",
+	"perfetto/builder-legacy.pftrace",
 	"perfetto/neg-needs-state.pftrace",
 	"perfetto/neg-missing-iid.pftrace",
 	"perfetto/neg-unmatched.pftrace",

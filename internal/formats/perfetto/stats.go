@@ -1,6 +1,7 @@
 package perfetto
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -35,6 +36,7 @@ type stats struct {
 	unclosedNames                                                    []string
 
 	invalidUTF8 int64
+	legacyTimes int64
 
 	traceStats     evidence.Object // the last trace_stats packet's loss counters
 	traceStatsLoss int64
@@ -253,6 +255,7 @@ func (d *decoder) slicesSummary() *evidence.Summary {
 		"trace_stats_loss":                 metric(st.traceStatsLoss, "chunks"),
 		"packets_with_several_data_fields": metric(st.multipleData, "packets"),
 		"strings_not_utf8":                 metric(st.invalidUTF8, "values"),
+		"legacy_us_timestamps":             metric(st.legacyTimes, "events"),
 	}}
 	d.loss(s)
 	if st.unclosedBegin > 0 {
@@ -344,12 +347,23 @@ func (d *decoder) tracksSummary() *evidence.Summary {
 
 // end counts what is still open and closes every table.
 func (d *decoder) end() error {
-	uuids := slices.Sorted(maps.Keys(d.trks))
-	if err := d.drain(uuids); err != nil {
+	var all []*track
+	for _, u := range slices.Sorted(maps.Keys(d.trks)) {
+		all = append(all, d.trks[u])
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(d.legacy), func(a, b [2]int64) int {
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		return cmp.Compare(a[1], b[1])
+	}) {
+		all = append(all, d.legacy[k])
+	}
+	if err := d.drain(all); err != nil {
 		return err
 	}
-	for _, u := range uuids {
-		for _, o := range d.trks[u].stack {
+	for _, tr := range all {
+		for _, o := range tr.stack {
 			if o.skip {
 				continue
 			}

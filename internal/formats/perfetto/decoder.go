@@ -121,6 +121,8 @@ type track struct {
 	win        window
 	released   bool
 	releasedTS int64
+	anyMax     bool
+	maxTS      int64
 	lastTS     int64
 	anyTS      bool
 
@@ -184,6 +186,7 @@ type decoder struct {
 	flowSet map[uint64]struct{}
 	open    int64
 	window  int
+	horizon int64
 	itemSeq int64
 
 	clk clocks
@@ -210,6 +213,10 @@ func newDecoder(ctx context.Context, in *formats.Input, out formats.Sink) *decod
 	d.window = int(in.Int(OptionWindow))
 	if _, ok := in.Options[OptionWindow]; !ok {
 		d.window = 4096
+	}
+	d.horizon = in.Int(OptionWindowNS)
+	if _, ok := in.Options[OptionWindowNS]; !ok {
+		d.horizon = 1_000_000_000
 	}
 	d.wantCounters, d.wantFlows = out.Wants(table.TraceCounters.Schema), out.Wants(table.TraceFlows.Schema)
 	if !out.Wants(table.TraceSlices.Schema) {

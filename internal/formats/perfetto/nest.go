@@ -16,7 +16,9 @@ import (
 // (a heap of at most reorder_window events, released in time order,
 // ties in file order): within it, the result is the stack a time-sorted
 // reading builds. An event earlier than one its track already released
-// is late: applied at once (in file order), and counted.
+// is late: applied at once (in file order), and counted. The window also
+// releases what is more than reorder_window_ns older than the track's
+// latest event, so memory is bounded in time as well as in count.
 
 const (
 	itemBegin uint8 = iota
@@ -67,7 +69,12 @@ func (d *decoder) enqueue(tr *track, it *item, at int64) error {
 	if d.open > d.maxOpen {
 		return d.in.ExceededAt(LimitOpen, d.open, at)
 	}
-	for len(tr.win) > d.window {
+	if !tr.anyMax || it.ts > tr.maxTS {
+		tr.anyMax, tr.maxTS = true, it.ts
+	}
+	// Held at most window events, and none more than horizon ns before
+	// the track's latest: memory stays bounded by time as well as count.
+	for len(tr.win) > d.window || (len(tr.win) > 0 && tr.maxTS-tr.win[0].ts > d.horizon) {
 		d.open--
 		x := heap.Pop(&tr.win).(*item)
 		tr.released, tr.releasedTS = true, x.ts

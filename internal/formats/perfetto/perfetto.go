@@ -38,6 +38,7 @@ const (
 	OptionArgs        = "args"
 	OptionMaxArgs     = "max_args"
 	OptionWindow      = "reorder_window"
+	OptionWindowNS    = "reorder_window_ns"
 )
 
 var limitList = []formats.Limit{
@@ -55,6 +56,8 @@ var optionList = []param.Param{
 		Doc: "debug annotation entries kept per slice (and per nested dict or array); the rest are counted and named by a \"…\" entry"},
 	{Name: OptionWindow, Type: param.Int, Default: int64(4096), Min: param.F(1), Max: param.F(1 << 20),
 		Doc: "slice events of one track held to apply them in time order; one earlier than an event its track already applied is applied late, in file order, and counted"},
+	{Name: OptionWindowNS, Type: param.Int, Default: int64(1_000_000_000), Min: param.F(0), Max: param.F(1 << 62),
+		Doc: "how far (ns) a held slice event may lag its track's latest before it is applied"},
 }
 
 // Spec is a Perfetto protobuf trace.

@@ -276,7 +276,7 @@ func (d *decoder) slicesSummary() *evidence.Summary {
 		s.Limit(fmt.Sprintf("%d track events are earlier than the event before them on their track (several sequences write it, or explicit times): slices nest in time order through the reorder window", st.outOfOrder))
 	}
 	if st.late > 0 {
-		s.Limit(fmt.Sprintf("%d slice events came after later events of their track had left the reorder window (%s=%d): applied in file order", st.late, OptionWindow, d.window))
+		s.Limit(fmt.Sprintf("%d slice events came after later events of their track had left the reorder window (%s=%d, %s=%d): applied in file order", st.late, OptionWindow, d.window, OptionWindowNS, d.horizon))
 	}
 	if st.legacy > 0 || sumMap(st.otherTypes)+st.byType[typeUnspecified] > 0 {
 		s.Limit(fmt.Sprintf("%d legacy events (TrackEvent.legacy_event, Chrome JSON phases) and %d events of other types (TYPE_STATE…) are counted, not rows", st.legacy, sumMap(st.otherTypes)+st.byType[typeUnspecified]))

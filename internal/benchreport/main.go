@@ -92,6 +92,7 @@ func cases() []benchCase {
 	cs = append(cs, sanitizerCases()...)
 	cs = append(cs, linesCases(v8)...)
 	cs = append(cs, pprofCases()...)
+	cs = append(cs, perfettoCases()...)
 	return cs
 }
 

@@ -41,6 +41,7 @@ import (
 	obsformat "github.com/flameox/flameox/internal/formats/observations"
 	"github.com/flameox/flameox/internal/formats/otlp"
 	"github.com/flameox/flameox/internal/formats/parquetpreview"
+	"github.com/flameox/flameox/internal/formats/perfetto"
 	"github.com/flameox/flameox/internal/formats/perfscript"
 	"github.com/flameox/flameox/internal/formats/pprof"
 	"github.com/flameox/flameox/internal/formats/pstats"
@@ -102,6 +103,7 @@ var formatList = []*formats.Spec{
 	rocprof.Spec,
 	otlp.Spec,
 	xctrace.Spec,
+	perfetto.Spec,
 	// Inference exports
 	aiperf.RecordsSpec,
 	aiperf.AggregateSpec,

@@ -338,7 +338,7 @@ func noLinesFailure(format, artifact string) error {
 			"(flameox-rank --option srcline=true)"
 	}
 	return &evidence.Failure{Code: evidence.CodeInvalidArgument,
-		Message: fmt.Sprintf("group_by line: the %s artifact %s has no cpu.lines table (the lines its samples were on): %s; or use group_by function", format, artifact, how),
+		Message:  fmt.Sprintf("group_by line: the %s artifact %s has no cpu.lines table (the lines its samples were on): %s; or use group_by function", format, artifact, how),
 		Location: evidence.Location{Field: "group_by"}, Details: evidence.Object{"format": format, "artifact": artifact}}
 }
 

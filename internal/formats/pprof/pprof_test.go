@@ -355,7 +355,7 @@ func BenchmarkDecode(b *testing.B) {
 // and source lines), functions only, and label series.
 func BenchmarkDecodeLarge(b *testing.B) {
 	data := grown(b, "cpu-labels.pb.gz", 1000)
-	b.Run("functions", func(b *testing.B) { benchDecode(b, data, nil) })
+	b.Run("frames and lines", func(b *testing.B) { benchDecode(b, data, nil) })
 	b.Run("functions only", func(b *testing.B) { benchDecodeOnly(b, data, table.CPUFrames.Schema) })
 	b.Run("label_series", func(b *testing.B) { benchDecode(b, data, evidence.Object{OptionLabelSeries: "phase,worker"}) })
 }

@@ -10,7 +10,7 @@ import (
 
 // --group-by line through the command: py-spy's hot lines as file:line in
 // the table (1-based, as py-spy wrote them), through flameox-decode's
-// blocks too; V8's positionTicks likewise; collapsed stacks, whose
+// blocks too; V8's positionTicks, pprof and perf srcline likewise; collapsed stacks, whose
 // frames are functions, are refused with exit 2 and the grouping that
 // works, and no table.
 func TestGroupByLineCommand(t *testing.T) {
@@ -50,6 +50,22 @@ func TestGroupByLineCommand(t *testing.T) {
 	rank.Stdin = bytes.NewReader(blocks)
 	if piped, err = rank.Output(); err != nil || !strings.Contains(string(piped), "work.js:9 ") {
 		t.Errorf("decode | rank --group-by line (v8): %v\n%s", err, piped)
+	}
+
+	// pprof's location lines, with no option: the hot line of spin, as
+	// go tool pprof -top -lines lists it.
+	pp, _ := filepath.Abs("../../testdata/pprof/cpu.pb.gz")
+	out, err = exec.Command(filepath.Join(binDir, "flameox-rank"), "--format", "table", "--group-by", "line", "--top", "3", pp).Output()
+	if err != nil || !strings.Contains(string(out), "main.go:22 ") || !strings.Contains(string(out), "as pprof -lines") {
+		t.Errorf("pprof --group-by line: %v\n%s", err, out)
+	}
+	if blocks, err = exec.Command(filepath.Join(binDir, "flameox-decode"), pp).Output(); err != nil {
+		t.Fatal(err)
+	}
+	rank = exec.Command(filepath.Join(binDir, "flameox-rank"), "--format", "table", "--group-by", "line", "--top", "3")
+	rank.Stdin = bytes.NewReader(blocks)
+	if piped, err = rank.Output(); err != nil || !strings.Contains(string(piped), "main.go:22 ") {
+		t.Errorf("decode | rank --group-by line (pprof): %v\n%s", err, piped)
 	}
 
 	// perf script's srcline, and perf.data with the srcline option; a

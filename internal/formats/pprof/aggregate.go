@@ -15,20 +15,20 @@ import (
 
 // aggOptions are what one decode aggregates.
 type aggOptions struct {
-	lines         bool     // frames are source lines
+	lines         bool     // build the cpu.lines layer
 	edges, stacks bool     // build cpu.edges, cpu.stacks
 	series        []string // label keys that make series
 	maxSeries     int64
 }
 
-// frameKey is a site's identity: a function of a binary (and, with the
-// lines option, one of its source lines).
+// frameKey is a site's identity: a function of a binary (and, in the
+// line layer, one of its source lines).
 type frameKey struct {
 	name, file string
 	start      int64
 	module     string
 	address    uint64 // unsymbolized locations only
-	line       int64  // lines option: the sampled line (0: unknown)
+	line       int64  // line layer: the sampled line (0: unknown)
 }
 
 type site struct {
@@ -91,6 +91,47 @@ type graph struct {
 	stackOrder []stackWeight
 
 	labels *labelStats
+
+	// lines is the cpu.lines layer: the same samples over sites that
+	// are (function, file, line), with frames only (nil: not built).
+	lines     *graph
+	lineLayer bool // this graph is a lines layer: sites carry their line
+}
+
+// newLayer is an empty graph of sites and frames over locations with ids
+// up to dense (0: sparse), a frame per series when series.
+func newLayer(dense int, series bool) *graph {
+	g := &graph{siteIndex: map[frameKey]int32{}, locSites: make([][]int32, dense), locSparse: map[uint64][]int32{}}
+	if series {
+		g.frameIndex = map[[2]int32]int32{}
+	}
+	return g
+}
+
+// stackOf appends the frames of a sample's stack in series ser, leaf
+// first, to stack.
+func (g *graph) stackOf(s *profile.Sample, ser int32, stack []int32) []int32 {
+	for _, loc := range s.Location {
+		for _, st := range g.sitesOf(loc) {
+			stack = append(stack, g.frameOf(st, ser))
+		}
+	}
+	return stack
+}
+
+// weighLines adds sample si of weights v to the line layer: self to the
+// leaf line, inclusive once per line of the stack.
+func (g *graph) weighLines(si int, stack []int32, v [2]int64) {
+	leaf := &g.frames[stack[0]]
+	leaf.self[0] += v[0]
+	leaf.self[1] += v[1]
+	for _, fi := range stack {
+		if f := &g.frames[fi]; f.lastSample != si {
+			f.lastSample = si
+			f.incl[0] += v[0]
+			f.incl[1] += v[1]
+		}
+	}
 }
 
 func (g *graph) siteOf(k frameKey, unresolved bool) int32 {
@@ -123,7 +164,7 @@ func (g *graph) frameOf(s, ser int32) int32 {
 
 // sitesOf expands a location into its sites, the innermost inlined
 // function first, as profile.proto orders Location.Line.
-func (g *graph) sitesOf(loc *profile.Location, lines bool) []int32 {
+func (g *graph) sitesOf(loc *profile.Location) []int32 {
 	dense := loc.ID < uint64(len(g.locSites))
 	if dense && g.locSites[loc.ID] != nil {
 		return g.locSites[loc.ID]
@@ -139,7 +180,7 @@ func (g *graph) sitesOf(loc *profile.Location, lines bool) []int32 {
 	for _, l := range loc.Line {
 		fn := l.Function
 		k := frameKey{name: fn.Name, file: fn.Filename, start: fn.StartLine, module: module}
-		if lines {
+		if g.lineLayer {
 			k.line = l.Line
 		}
 		fs = append(fs, g.siteOf(k, false))
@@ -211,11 +252,12 @@ func aggregate(ctx context.Context, p *profile.Profile, w *weights, opt aggOptio
 	if maxID < uint64(4*len(p.Location)+1024) {
 		dense = int(maxID) + 1
 	}
-	g := &graph{siteIndex: map[frameKey]int32{}, locSites: make([][]int32, dense), locSparse: map[uint64][]int32{},
-		series: []series{{}}, seriesIndex: map[string]int32{"": 0},
-		totals: make([]int64, len(p.SampleType)), labels: newLabelStats()}
-	if len(opt.series) > 0 {
-		g.frameIndex = map[[2]int32]int32{}
+	g := newLayer(dense, len(opt.series) > 0)
+	g.series, g.seriesIndex = []series{{}}, map[string]int32{"": 0}
+	g.totals, g.labels = make([]int64, len(p.SampleType)), newLabelStats()
+	if opt.lines {
+		g.lines = newLayer(dense, len(opt.series) > 0)
+		g.lines.lineLayer = true
 	}
 	if opt.edges {
 		g.edges = map[edgeKey]*edge{}
@@ -223,7 +265,7 @@ func aggregate(ctx context.Context, p *profile.Profile, w *weights, opt aggOptio
 	if opt.stacks {
 		g.stacks = map[string]int{}
 	}
-	var stack []int32
+	var stack, lstack []int32
 	var key []byte
 	for si, s := range p.Sample {
 		if si&0xFFFF == 0 && ctx.Err() != nil {
@@ -251,16 +293,15 @@ func aggregate(ctx context.Context, p *profile.Profile, w *weights, opt aggOptio
 		g.series[ser].samples++
 		g.series[ser].total[0] += v[0]
 		g.series[ser].total[1] += v[1]
-		stack = stack[:0]
-		for _, loc := range s.Location {
-			for _, st := range g.sitesOf(loc, opt.lines) {
-				stack = append(stack, g.frameOf(st, ser))
-			}
-		}
+		stack = g.stackOf(s, ser, stack[:0])
 		if len(stack) == 0 {
 			g.noStack[0] += v[0]
 			g.noStack[1] += v[1]
 			continue
+		}
+		if g.lines != nil {
+			lstack = g.lines.stackOf(s, ser, lstack[:0])
+			g.lines.weighLines(si, lstack, v)
 		}
 		leaf := &g.frames[stack[0]]
 		leaf.self[0] += v[0]

@@ -36,9 +36,9 @@ func line(n int64) int64 {
 	return n
 }
 
-// site returns the row coordinates of a frame: its function's start line,
-// or with the lines option the line the samples were on.
-func (g *graph) siteRow(f *frame, ids []string, vals *formats.Values, lines bool) table.FrameSite {
+// siteRow returns the row coordinates of a frame: its function's start
+// line, or in the line layer the line the samples were on.
+func (g *graph) siteRow(f *frame, ids []string, vals *formats.Values) table.FrameSite {
 	s := &g.sites[f.site]
 	sym := table.Symbolized
 	switch {
@@ -48,7 +48,7 @@ func (g *graph) siteRow(f *frame, ids []string, vals *formats.Values, lines bool
 		sym = table.Anonymous
 	}
 	ln := s.key.start
-	if lines {
+	if g.lineLayer {
 		ln = s.key.line
 	}
 	return table.FrameSite{
@@ -75,14 +75,22 @@ func (g *graph) emit(in *formats.Input, p *profile.Profile, w *weights, opt aggO
 	if w.memory != nil {
 		return g.emitMemory(in, p, w, opt, out, ids)
 	}
+	if err := g.emitFunctions(in, p, w, opt, out, ids); err != nil {
+		return err
+	}
+	if opt.lines {
+		return g.emitLines(in, p, w, opt, out)
+	}
+	return nil
+}
+
+// emitFunctions writes cpu.frames and, when wanted, cpu.edges and
+// cpu.stacks.
+func (g *graph) emitFunctions(in *formats.Input, p *profile.Profile, w *weights, opt aggOptions, out formats.Sink, ids []string) error {
 	if !out.Wants(table.CPUFrames.Schema) && !opt.edges && !opt.stacks {
 		return nil
 	}
-	head := table.CPUFrames.HeaderBased(w.unit.Name, 1)
-	if opt.lines {
-		head = table.SampledLinesHeader(w.unit.Name, 1)
-	}
-	tw, err := out.Begin(head)
+	tw, err := out.Begin(table.CPUFrames.HeaderBased(w.unit.Name, 1))
 	if err != nil {
 		return err
 	}
@@ -90,13 +98,13 @@ func (g *graph) emit(in *formats.Input, p *profile.Profile, w *weights, opt aggO
 	var row table.Frame
 	for i := range g.frames {
 		f := &g.frames[i]
-		row = table.Frame{FrameSite: g.siteRow(f, ids, vals, opt.lines),
+		row = table.Frame{FrameSite: g.siteRow(f, ids, vals),
 			SelfWeight: float64(f.self[0]), InclusiveWeight: float64(f.incl[0])}
 		if err := tw.Row(&row); err != nil {
 			return err
 		}
 	}
-	if err := tw.End(g.summary(in, p, w, opt, int64(len(g.frames)), vals)); err != nil {
+	if err := tw.End(g.summary(in, p, w, opt, int64(len(g.frames)), vals, false)); err != nil {
 		return err
 	}
 	if opt.edges {
@@ -108,6 +116,39 @@ func (g *graph) emit(in *formats.Input, p *profile.Profile, w *weights, opt aggO
 		return g.emitStacks(in, p, w, opt, out, ids)
 	}
 	return nil
+}
+
+// emitLines writes cpu.lines from the line layer.
+func (g *graph) emitLines(in *formats.Input, p *profile.Profile, w *weights, opt aggOptions, out formats.Sink) error {
+	l := g.lines
+	l.series = g.series
+	ids := make([]string, len(l.sites))
+	for i := range l.sites {
+		ids[i] = frameID(l.sites[i].key)
+	}
+	tw, err := out.Begin(table.LinesHeader(w.unit.Name, 1))
+	if err != nil {
+		return err
+	}
+	vals := in.Values()
+	var row table.Frame
+	var noLine int64
+	for i := range l.frames {
+		f := &l.frames[i]
+		row = table.Frame{FrameSite: l.siteRow(f, ids, vals), SelfWeight: float64(f.self[0]), InclusiveWeight: float64(f.incl[0])}
+		if row.Line < 1 {
+			noLine += f.self[0]
+		}
+		if err := tw.Row(&row); err != nil {
+			return err
+		}
+	}
+	s := g.summary(in, p, w, opt, int64(len(l.frames)), vals, true)
+	s.Metrics["self_weight_without_line"] = evidence.Metric{Value: noLine, Unit: w.unit.Name}
+	if noLine > 0 {
+		s.Limit("some locations record no line number: their samples are their function's row with line -1")
+	}
+	return tw.End(s)
 }
 
 // emitMemory writes memory.frames: bytes and objects of the population.
@@ -127,13 +168,13 @@ func (g *graph) emitMemory(in *formats.Input, p *profile.Profile, w *weights, op
 	var row table.MemoryFrame
 	for i := range g.frames {
 		f := &g.frames[i]
-		row = table.MemoryFrame{FrameSite: g.siteRow(f, ids, vals, opt.lines), Population: m.population,
+		row = table.MemoryFrame{FrameSite: g.siteRow(f, ids, vals), Population: m.population,
 			SelfBytes: f.self[0], InclusiveBytes: f.incl[0], SelfCount: count(f.self[1]), InclusiveCount: count(f.incl[1])}
 		if err := tw.Row(&row); err != nil {
 			return err
 		}
 	}
-	return tw.End(g.summary(in, p, w, opt, int64(len(g.frames)), vals))
+	return tw.End(g.summary(in, p, w, opt, int64(len(g.frames)), vals, false))
 }
 
 // emitStacks writes the cpu.stacks table.
@@ -152,7 +193,7 @@ func (g *graph) emitStacks(in *formats.Input, p *profile.Profile, w *weights, op
 			return err
 		}
 	}
-	return sw.End(g.summary(in, p, w, opt, int64(len(g.stackOrder)), vals))
+	return sw.End(g.summary(in, p, w, opt, int64(len(g.stackOrder)), vals, false))
 }
 
 // emitEdges writes the cpu.edges table.
@@ -166,7 +207,7 @@ func (g *graph) emitEdges(in *formats.Input, p *profile.Profile, w *weights, opt
 	for _, k := range g.order {
 		e := g.edges[k]
 		caller, callee := &g.frames[k.caller], &g.frames[k.callee]
-		cr, ce := g.siteRow(caller, ids, vals, opt.lines), g.siteRow(callee, ids, vals, opt.lines)
+		cr, ce := g.siteRow(caller, ids, vals), g.siteRow(callee, ids, vals)
 		er = table.Edge{CallerID: cr.FrameID, CallerFunction: cr.Function, CallerFile: cr.File, CallerLine: cr.Line,
 			CalleeID: ce.FrameID, CalleeFunction: ce.Function, CalleeFile: ce.File, CalleeLine: ce.Line, Thread: ce.Thread,
 			Weight: table.Some(float64(e.weight)), SelfWeight: table.Some(float64(e.self))}
@@ -174,7 +215,7 @@ func (g *graph) emitEdges(in *formats.Input, p *profile.Profile, w *weights, opt
 			return err
 		}
 	}
-	s := g.summary(in, p, w, opt, int64(len(g.order)), vals)
+	s := g.summary(in, p, w, opt, int64(len(g.order)), vals, false)
 	s.Limit("sampled caller edges are weights, not invocation counts")
 	return ew.End(s)
 }
@@ -206,7 +247,8 @@ func measures(st *profile.ValueType, memory bool) (what string, cpu bool) {
 	return fmt.Sprintf("%s in %s, as the producer defines it; not known to be CPU time", st.Type, st.Unit), false
 }
 
-func (g *graph) summary(in *formats.Input, p *profile.Profile, w *weights, opt aggOptions, rows int64, vals *formats.Values) *evidence.Summary {
+// summary is a table's summary; lineRows: the table is cpu.lines.
+func (g *graph) summary(in *formats.Input, p *profile.Profile, w *weights, opt aggOptions, rows int64, vals *formats.Values, lineRows bool) *evidence.Summary {
 	st := p.SampleType[w.index]
 	what, cpu := measures(st, w.memory != nil)
 	s := &evidence.Summary{RowsObserved: rows, Complete: true,
@@ -247,14 +289,22 @@ func (g *graph) summary(in *formats.Input, p *profile.Profile, w *weights, opt a
 			s.Limit(fmt.Sprintf("the weights measure %s (sample type %s)", what, w.name))
 		}
 	}
-	if opt.lines {
-		s.Limit("frames are source lines (option lines, as pprof -lines): a function sampled on several lines has a frame per line; line is the line each sample was on")
-	} else {
-		s.Limit("frames are functions (pprof's default granularity); decode with --option lines=true for source lines")
-	}
-	s.Limit("inclusive weight counts a frame once per sample, as pprof's cum does")
-	if g.inlined > 0 {
-		s.Limit("an inlined call is a frame of its own, under the function it was inlined into, as pprof lists it")
+	switch {
+	case lineRows:
+		s.Limit("rows are source lines (function, file, line), as pprof -lines: self weight is the line of the innermost function at each sample's leaf location; inclusive weight counts each (function, file, line) on the stack once per sample, as pprof's cum does")
+		if g.inlined > 0 {
+			s.Limit("an inlined call's line is a row of its own, beside the line of the function it was inlined into (the call site), as pprof lists it")
+		}
+	default:
+		if opt.lines {
+			s.Limit("frames are functions (pprof's default granularity); the lines samples were on are the cpu.lines table (group_by line)")
+		} else {
+			s.Limit("frames are functions (pprof's default granularity)")
+		}
+		s.Limit("inclusive weight counts a frame once per sample, as pprof's cum does")
+		if g.inlined > 0 {
+			s.Limit("an inlined call is a frame of its own, under the function it was inlined into, as pprof lists it")
+		}
 	}
 	if p.DurationNanos > 0 {
 		s.Metrics["profile_duration"] = evidence.Metric{Value: float64(p.DurationNanos) * 1e-9, Unit: unit.Seconds}

@@ -166,10 +166,11 @@ func sameNodes(t *testing.T, got, want map[string][2]int64) {
 }
 
 // For every sample type of every profile go test and runtime/pprof wrote
-// during the test, per-function (and, with lines, per-line) flat and cum
-// equal go tool pprof -top's, exactly, and so does the total; memory
-// sample types come out as memory.frames, the others as cpu.frames in
-// their own unit.
+// during the test, per-function flat and cum (cpu.frames) equal go tool
+// pprof -top's, and per-line flat and cum (cpu.lines) equal pprof -top
+// -lines', exactly, and so does the total; memory sample types come out
+// as memory.frames, the others as cpu.frames and cpu.lines in their own
+// unit.
 func TestGoTestProfilesMatchPprof(t *testing.T) {
 	dir := goTestProfiles(t)
 	cases := []struct {
@@ -185,7 +186,6 @@ func TestGoTestProfilesMatchPprof(t *testing.T) {
 		{"mem.pprof", "alloc_objects", true, "", false},
 		{"mem.pprof", "inuse_space", true, "", false},
 		{"mem.pprof", "inuse_objects", true, "", false},
-		{"mem.pprof", "alloc_space", true, "", true},
 		{"block.pprof", "contentions", false, "samples", false},
 		{"block.pprof", "delay", false, "ns", false},
 		{"mutex.pprof", "contentions", false, "samples", false},
@@ -202,20 +202,23 @@ func TestGoTestProfilesMatchPprof(t *testing.T) {
 			path := filepath.Join(dir, c.file)
 			want, total, _ := pprofNodes(t, path, c.index, c.lines)
 			opts := evidence.Object{OptionSampleIndex: c.index}
-			if c.lines {
-				opts[OptionLines] = true
-			}
 			s, err := formatstest.DecodeFile(t, Spec, path, nil, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !c.memory {
 				frames := s.Table(table.CPUFrames.Name)
+				if table.SampledLines(frames.Header) {
+					t.Error("cpu.frames says its frames are sampled lines")
+				}
+				if c.lines {
+					frames = s.Table(table.CPULines.Name)
+					if !table.SampledLines(frames.Header) {
+						t.Error("cpu.lines does not say its lines are the ones samples were on")
+					}
+				}
 				if u, _ := frames.Header.Column("self_weight"); u.Unit != c.unit {
 					t.Errorf("weight unit %q, want %q", u.Unit, c.unit)
-				}
-				if table.SampledLines(frames.Header) != c.lines {
-					t.Errorf("sampled-lines header %v, want %v", table.SampledLines(frames.Header), c.lines)
 				}
 				sameNodes(t, sumRows(frames.Rows, "self_weight", "inclusive_weight", c.lines), want)
 				if tw, _ := evidence.AsInt(frames.Summary.Metrics[table.MetricTotalWeight].Value); tw != total {
@@ -254,7 +257,7 @@ func TestGoTestProfilesMatchPprof(t *testing.T) {
 					t.Fatalf("population %v, want %s", r["population"], wantPop)
 				}
 			}
-			if len(s.Named(table.CPUFrames.Name)) > 0 {
+			if len(s.Named(table.CPUFrames.Name))+len(s.Named(table.CPULines.Name)) > 0 {
 				t.Error("a memory profile made CPU rows")
 			}
 		})
@@ -391,6 +394,25 @@ func TestLabelsMatchPprofTags(t *testing.T) {
 				if self[fn] != w[0] {
 					t.Errorf("%s: self %d over series, %d pooled", fn, self[fn], w[0])
 				}
+			}
+			// cpu.lines splits by series the same way.
+			pooledLines := sumRows(s.Table(table.CPULines.Name).Rows, "self_weight", "inclusive_weight", true)
+			splitLines := split.Table(table.CPULines.Name)
+			lineSelf := map[string]int64{}
+			for _, r := range splitLines.Rows {
+				n, _ := evidence.AsInt(r["self_weight"])
+				lineSelf[rowName(r, true)] += n
+			}
+			if len(pooledLines) == 0 {
+				t.Fatal("no cpu.lines rows")
+			}
+			for ln, w := range pooledLines {
+				if lineSelf[ln] != w[0] {
+					t.Errorf("%s: self %d over series, %d pooled", ln, lineSelf[ln], w[0])
+				}
+			}
+			if _, ok := table.SeriesTotals(splitLines.Summary.Coverage); !ok {
+				t.Errorf("cpu.lines has no series totals: %v", splitLines.Summary.Coverage)
 			}
 		})
 	}

@@ -19,12 +19,15 @@
 //     both the bytes and the count of their population: inuse or
 //     allocated for Go heap profiles.
 //
-// Frames are functions, pprof's default granularity; with the lines
-// option they are source lines (pprof -lines), the line each sample was
-// on. A location with several lines is an inline chain: each inlined
-// function is a frame of its own, innermost first as profile.proto orders
-// them. An unsymbolized location is a frame named by its address.
-// Inclusive weight counts a frame once per sample, as pprof's cum does.
+// Frames are functions, pprof's default granularity. A CPU-family decode
+// also writes cpu.lines, the source lines samples were on (pprof -lines):
+// one row per (function, file, line) from each Location's Line entries.
+// A location with several lines is an inline chain: each inlined
+// function (and its line) is a frame of its own, innermost first as
+// profile.proto orders them. An unsymbolized location is a frame named by
+// its address. Self weight is the innermost frame of the leaf location;
+// inclusive weight counts a frame (or line) once per sample, as pprof's
+// cum does.
 //
 // Sample labels (pprof.Do, heap profiles' bytes) are listed in the
 // summary per key; rows pool every label value of a frame, as pprof -top
@@ -65,13 +68,12 @@ const (
 	LimitLocations    = "max_locations"
 	LimitSeries       = "max_label_series"
 	OptionSampleIndex = "sample_index"
-	OptionLines       = "lines"
 	OptionLabelSeries = "label_series"
 )
 
 // Spec is the pprof format.
 var Spec = func() *formats.Spec {
-	s := formats.CPUStackProfile(formats.Spec{
+	s := formats.WithLines(formats.CPUStackProfile(formats.Spec{
 		Name:     "pprof",
 		Title:    "pprof profile",
 		Suffixes: []string{".pb.gz", ".pprof", ".pprof.gz"},
@@ -86,17 +88,14 @@ var Spec = func() *formats.Spec {
 		Options: []param.Param{
 			{Name: OptionSampleIndex, Type: param.String,
 				Doc: "sample type to weigh rows by, by name (cpu, samples, inuse_space, alloc_objects, delay…) or 0-based index; default: the profile's default sample type, else its last (as pprof -sample_index)"},
-			{Name: OptionLines, Type: param.Bool, Default: false,
-				Doc: "frames are source lines, the line each sample was on (pprof -lines), for group_by line; default: functions"},
 			{Name: OptionLabelSeries, Type: param.String,
 				Doc: "comma-separated label keys whose values make series of their own (the thread column, as key=value); default: every label value pooled"},
 			formats.ValueBytesParam},
-		Caps:      formats.Caps{SampledLines: true},
 		ByContent: true, // a CPU or a heap profile: the sample types tell
 		Producer:  "Go runtime/pprof, go test -cpuprofile/-memprofile/-blockprofile/-mutexprofile, pprof",
 		Version:   "2",
 		Decoder:   formats.DecoderFunc(decode),
-	})
+	}))
 	s.Tables = append(s.Tables, table.MemoryFrames.Schema)
 	return s
 }()
@@ -194,7 +193,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		return err
 	}
 	opt := aggOptions{
-		lines:  in.Bool(OptionLines),
+		lines:  w.memory == nil && out.Wants(table.CPULines.Schema),
 		edges:  w.memory == nil && out.Wants(table.CPUEdges.Schema),
 		stacks: w.memory == nil && out.Wants(table.CPUStacks.Schema),
 		series: keys, maxSeries: in.Limit(LimitSeries),
@@ -210,7 +209,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 // a memory profile ranked by a CPU operation, or the reverse, names the
 // operation that reads it instead of yielding nothing.
 func wanted(p *profile.Profile, w *weights, out formats.Sink) error {
-	cpu := out.Wants(table.CPUFrames.Schema) || out.Wants(table.CPUEdges.Schema) || out.Wants(table.CPUStacks.Schema)
+	cpu := out.Wants(table.CPUFrames.Schema) || out.Wants(table.CPULines.Schema) || out.Wants(table.CPUEdges.Schema) || out.Wants(table.CPUStacks.Schema)
 	mem := out.Wants(table.MemoryFrames.Schema)
 	switch {
 	case w.memory != nil && !mem && cpu:

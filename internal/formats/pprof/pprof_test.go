@@ -269,16 +269,16 @@ func FuzzDecode(f *testing.F) {
 		if err != nil && (!errors.As(err, &fl) || fl.Code == evidence.CodeInternal) {
 			t.Fatalf("untyped or internal failure: %v", err)
 		}
-		// The line and label-series paths too.
+		// The label-series path too.
 		in, err = formatstest.Input(Spec, &evidence.Artifact{Path: "/virtual/fuzz.pprof", Size: int64(len(data))},
 			bytes.NewReader(data), map[string]int64{LimitDecompressed: 1 << 20, LimitSeries: 64},
-			evidence.Object{OptionLines: true, OptionLabelSeries: "phase,role,bytes"})
+			evidence.Object{OptionLabelSeries: "phase,role,bytes"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		err = Spec.Decoder.Decode(context.Background(), in, &formatstest.Sink{})
 		if err != nil && (!errors.As(err, &fl) || fl.Code == evidence.CodeInternal) {
-			t.Fatalf("lines, label_series: untyped or internal failure: %v", err)
+			t.Fatalf("label_series: untyped or internal failure: %v", err)
 		}
 	})
 }
@@ -311,7 +311,24 @@ func grown(b testing.TB, name string, n int) []byte {
 	return buf.Bytes()
 }
 
+// discardOnly is Discard for a consumer that reads only some tables.
+type discardOnly struct {
+	formatstest.Discard
+	only []*table.Schema
+}
+
+func (d discardOnly) Wants(s *table.Schema) bool { return slices.Contains(d.only, s) }
+
 func benchDecode(b *testing.B, data []byte, opts evidence.Object) {
+	benchDecodeInto(b, data, opts, formatstest.Discard{})
+}
+
+// benchDecodeOnly decodes for a consumer of the given tables only.
+func benchDecodeOnly(b *testing.B, data []byte, only ...*table.Schema) {
+	benchDecodeInto(b, data, nil, discardOnly{only: only})
+}
+
+func benchDecodeInto(b *testing.B, data []byte, opts evidence.Object, sink formats.Sink) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -319,7 +336,7 @@ func benchDecode(b *testing.B, data []byte, opts evidence.Object) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := Spec.Decoder.Decode(context.Background(), in, formatstest.Discard{}); err != nil {
+		if err := Spec.Decoder.Decode(context.Background(), in, sink); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -334,12 +351,12 @@ func BenchmarkDecode(b *testing.B) {
 	benchDecode(b, data, nil)
 }
 
-// A labelled CPU profile grown to ~100k samples: functions, source lines,
-// and label series.
+// A labelled CPU profile grown to ~100k samples: every table (functions
+// and source lines), functions only, and label series.
 func BenchmarkDecodeLarge(b *testing.B) {
 	data := grown(b, "cpu-labels.pb.gz", 1000)
-	b.Run("functions", func(b *testing.B) { benchDecode(b, data, nil) })
-	b.Run("lines", func(b *testing.B) { benchDecode(b, data, evidence.Object{OptionLines: true}) })
+	b.Run("frames and lines", func(b *testing.B) { benchDecode(b, data, nil) })
+	b.Run("functions only", func(b *testing.B) { benchDecodeOnly(b, data, table.CPUFrames.Schema) })
 	b.Run("label_series", func(b *testing.B) { benchDecode(b, data, evidence.Object{OptionLabelSeries: "phase,worker"}) })
 }
 

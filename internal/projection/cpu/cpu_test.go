@@ -573,8 +573,9 @@ func TestGroupByFunction(t *testing.T) {
 // group_by line ranks py-spy's sampled lines: a row per (function, file,
 // line) of a thread with the frames' weights, the line 1-based as py-spy
 // wrote it and stated so in the header, the total unchanged. A profile
-// whose frames are functions (V8, pprof, perf, pstats) is refused with a
-// typed failure rather than given function start lines as hot lines.
+// whose frames are functions and that brings no cpu.lines (V8, perf,
+// pstats) is refused with a typed failure rather than given function
+// start lines as hot lines.
 func TestGroupByLine(t *testing.T) {
 	in := projectiontest.Decode(t, speedscope.Spec, fixtures+"speedscope/pyspy-0.4.1-two-threads.speedscope.json", nil)[0]
 	if !table.SampledLines(in.Header) {
@@ -621,7 +622,6 @@ func TestGroupByLine(t *testing.T) {
 
 	for _, refused := range []*projectiontest.Input{
 		projectiontest.Decode(t, v8cpu.Spec, fixtures+"v8/hotspot.cpuprofile", nil)[0],
-		projectiontest.Decode(t, pprof.Spec, fixtures+"pprof/cpu.pb.gz", nil)[0],
 		framesTable(t, projectiontest.Decode(t, pstats.Spec, fixtures+"pstats/cprofile-workload.pstats", nil)),
 		projectiontest.Decode(t, perfscript.ScriptSpec, fixtures+"perf/hot.perf.txt", nil)[0],
 		projectiontest.Decode(t, speedscope.Spec, fixtures+"speedscope/simple-sampled.speedscope.json", nil)[0],
@@ -755,6 +755,69 @@ func TestGroupByLineV8(t *testing.T) {
 	}
 	_, err := projectiontest.Run(Hotspots, evidence.Object{"group_by": GroupLine}, ins[0])
 	if evidence.CodeOf(err) != evidence.CodeInvalidArgument || !strings.Contains(err.Error(), "no cpu.lines table") {
+		t.Errorf("frames without lines: %v", err)
+	}
+}
+
+// group_by line on pprof reads its cpu.lines table, whichever order the
+// tables come in: the rows are that table's (function, file, line) rows
+// with their weights, the total unchanged; function grouping does not
+// read it; cpu.frames alone (blocks of a decode without cpu.lines) is
+// refused with the way to get the lines.
+func TestGroupByLinePprof(t *testing.T) {
+	all := projectiontest.Decode(t, pprof.Spec, fixtures+"pprof/cpu.pb.gz", nil)
+	ins := tablesNamed(all, table.CPUFrames.Name, table.CPULines.Name)
+	if len(ins) != 2 || ins[1].Header.Name != table.CPULines.Name {
+		t.Fatalf("%d tables", len(ins))
+	}
+	type key struct {
+		fn, file string
+		line     int64
+	}
+	sums := func(rows []evidence.Object) map[key][2]float64 {
+		m := map[key][2]float64{}
+		for _, r := range rows {
+			file, _ := r["file"].(string)
+			line, _ := evidence.AsInt(r["line"])
+			s, _ := evidence.AsFloat(r["self_weight"])
+			i, _ := evidence.AsFloat(r["inclusive_weight"])
+			k := key{r["function"].(string), file, line}
+			w := m[k]
+			m[k] = [2]float64{w[0] + s, w[1] + i}
+		}
+		return m
+	}
+	want := sums(ins[1].Values())
+	for _, order := range [][]*projectiontest.Input{ins, {ins[1], ins[0]}} {
+		res := rank(t, Hotspots, evidence.Object{"top": int64(100000), "group_by": GroupLine}, order...)
+		got := sums(res.Rows)
+		if len(got) != len(want) || len(want) < 5 {
+			t.Errorf("%d lines ranked, cpu.lines has %d", len(got), len(want))
+		}
+		for k, w := range want { // ranked in seconds, decoded in ns
+			if g := got[k]; math.Abs(g[0]*1e9-w[0]) > 1e-3 || math.Abs(g[1]*1e9-w[1]) > 1e-3 {
+				t.Errorf("%v: %v s, cpu.lines %v ns", k, g, w)
+			}
+		}
+		if res.Rows[0]["function"] != "main.spin" || !strings.HasSuffix(res.Rows[0]["file"].(string), "main.go") {
+			t.Errorf("first %v", res.Rows[0])
+		}
+		tr, _ := evidence.AsFloat(res.Summary.Metrics[table.MetricTotalWeight].Value)
+		td, _ := evidence.AsFloat(ins[0].Summary.Metrics[table.MetricTotalWeight].Value)
+		if math.Abs(tr*1e9-td) > 1e-3 || td == 0 {
+			t.Errorf("total %v s, decoder's %v ns", tr, td)
+		}
+	}
+	both := rank(t, Hotspots, evidence.Object{"top": int64(100000)}, ins...)
+	alone := rank(t, Hotspots, evidence.Object{"top": int64(100000)}, ins[0])
+	a, _ := evidence.Canonical(both.Rows)
+	b, _ := evidence.Canonical(alone.Rows)
+	if string(a) != string(b) {
+		t.Error("group_by function reads the lines table")
+	}
+	_, err := projectiontest.Run(Hotspots, evidence.Object{"group_by": GroupLine}, ins[0])
+	if evidence.CodeOf(err) != evidence.CodeInvalidArgument || !strings.Contains(err.Error(), "no cpu.lines table") ||
+		!strings.Contains(err.Error(), "flameox-decode") || strings.Contains(err.Error(), "srcline") {
 		t.Errorf("frames without lines: %v", err)
 	}
 }

@@ -323,18 +323,22 @@ func (h *hotspots) Summary(t *evidence.Table, s *evidence.Summary) error {
 func lineFailure(format, where string) error {
 	return &evidence.Failure{Code: evidence.CodeInvalidArgument,
 		Message: fmt.Sprintf("group_by line: %s frames%s carry where each function starts, not the lines samples were on; "+
-			"hot lines are read from py-spy speedscope profiles, V8 .cpuprofile positionTicks, perf script srcline and pprof profiles decoded with --option lines=true: use group_by function", format, where),
+			"hot lines are read from py-spy speedscope profiles, V8 .cpuprofile positionTicks, perf script srcline and pprof profiles: use group_by function", format, where),
 		Location: evidence.Location{Field: "group_by"}, Details: evidence.Object{"format": format}}
 }
 
 // noLinesFailure refuses group_by line for an artifact whose format can
 // carry sampled lines but whose decoded tables hold none: perf prints
-// them only when asked.
+// them only when asked; other formats' blocks came from a decode that
+// did not write cpu.lines.
 func noLinesFailure(format, artifact string) error {
+	how := "decode the artifact again with flameox-decode, which writes cpu.lines beside cpu.frames, or rank it directly"
+	if strings.HasPrefix(format, "perf") {
+		how = "perf script prints them with -F comm,pid,tid,time,event,ip,sym,dso,srcline, perf.data with the decoder option srcline=true " +
+			"(flameox-rank --option srcline=true)"
+	}
 	return &evidence.Failure{Code: evidence.CodeInvalidArgument,
-		Message: fmt.Sprintf("group_by line: the %s artifact %s has no cpu.lines table (the lines its samples were on): "+
-			"perf script prints them with -F comm,pid,tid,time,event,ip,sym,dso,srcline, perf.data with the decoder option srcline=true "+
-			"(flameox-rank --option srcline=true); or use group_by function", format, artifact),
+		Message:  fmt.Sprintf("group_by line: the %s artifact %s has no cpu.lines table (the lines its samples were on): %s; or use group_by function", format, artifact, how),
 		Location: evidence.Location{Field: "group_by"}, Details: evidence.Object{"format": format, "artifact": artifact}}
 }
 

@@ -120,7 +120,11 @@ type frame struct {
 	// bytes), so a new key is compared byte for byte only with the keys
 	// it may equal: records with 20-odd keys check duplicates without
 	// hashing.
-	keyFPs    []uint64
+	keyFPs []uint64
+	// seen has one bit set per key fingerprint (a 256-bit Bloom filter):
+	// a key whose bit is clear is new without looking at the others, so
+	// a 30-key object costs one test per key, not a scan of its keys.
+	seen      [4]uint64
 	keySet    map[uint64]struct{} // the key hashes of a large object
 	spare     map[uint64]struct{} // a cleared key set left by an earlier container at this depth
 	afterItem bool                // a value was read: a comma or close must follow
@@ -368,13 +372,20 @@ func (s *Scanner) readKey(f *frame) (Token, error) {
 	if s.buf[s.pos] != '"' {
 		return Token{}, s.errorf(off, nil, "expected object key, found %q", s.buf[s.pos])
 	}
+	start := s.pos + 1
 	b, err := s.readString()
 	if err != nil {
 		return Token{}, err
 	}
-	// Finding the ':' may refill the buffer under b: keep a copy.
-	s.key = append(s.key[:0], b...)
-	b = s.key
+	// Finding the ':' may refill the buffer under b: keep a copy, unless
+	// b lies in a buffer that can no longer move (the whole input is in
+	// it: an in-memory document, or a reader at its end). b is in the
+	// buffer when it spans exactly the bytes read; text with an escape
+	// decodes shorter than its source.
+	if s.rerr == nil || s.pos-start != len(b)+1 {
+		s.key = append(s.key[:0], b...)
+		b = s.key
+	}
 	if s.CheckDuplicates {
 		if err := f.addKey(b); err != nil {
 			return Token{}, s.errorf(off, err, "key %q", b)
@@ -406,12 +417,17 @@ func (f *frame) addKey(b []byte) error {
 		return nil
 	}
 	fp := fingerprint(b)
-	start := 0
-	for i, x := range f.keyFPs {
-		if x == fp && bytes.Equal(f.keys[start:f.keyEnds[i]], b) {
-			return ErrDuplicateKey
+	bit := (fp * 0x9E3779B97F4A7C15) >> 56
+	if w, m := bit>>6, uint64(1)<<(bit&63); f.seen[w]&m == 0 {
+		f.seen[w] |= m
+	} else {
+		start := 0
+		for i, x := range f.keyFPs {
+			if x == fp && bytes.Equal(f.keys[start:f.keyEnds[i]], b) {
+				return ErrDuplicateKey
+			}
+			start = f.keyEnds[i]
 		}
-		start = f.keyEnds[i]
 	}
 	f.keys = append(f.keys, b...)
 	f.keyEnds = append(f.keyEnds, len(f.keys))
@@ -424,7 +440,7 @@ func (f *frame) addKey(b []byte) error {
 	} else {
 		f.keySet = make(map[uint64]struct{}, 2*smallObject)
 	}
-	start = 0
+	start := 0
 	for _, end := range f.keyEnds {
 		f.keySet[maphash.Bytes(keySeed, f.keys[start:end])] = struct{}{}
 		start = end

@@ -835,7 +835,7 @@ func (s *Scanner) Skip(tok Token) error {
 		return nil
 	}
 	depth := len(s.stack) - 1
-	if s.skipFast(depth) {
+	if _, r := s.skipFast(depth, nil); r == skipClosed {
 		return nil
 	}
 	for len(s.stack) > depth {
@@ -851,12 +851,17 @@ func (s *Scanner) Skip(tok Token) error {
 // of printable ASCII without escapes, numbers and literals, within the
 // bounds. It makes no tokens, and checks what Next checks (grammar,
 // duplicate keys, depth, token size). Anything else (an escape, non-ASCII
-// text, the buffer's end, an error) undoes what it did and reports false,
-// and Next reads the container again, with its own errors.
-func (s *Scanner) skipFast(depth int) bool {
+// text, the buffer's end, an error) undoes what it did and reports
+// skipFailed, and Next reads the container again, with its own errors.
+//
+// The container may be part read (a member's value consumed). With stop
+// set, a key of the container itself that stop accepts ends the skip
+// after its ':' (skipStopped, with the key, valid as Next's keys are), so
+// a walker skips the members it does not want without their tokens.
+func (s *Scanner) skipFast(depth int, stop func(key []byte) bool) ([]byte, skipResult) {
 	top := s.stack[depth]
-	if top.keySet != nil || top.count != 0 || top.afterItem {
-		return false
+	if top.keySet != nil {
+		return nil, skipFailed
 	}
 	b := s.buf[:s.end]
 	pos, line := s.pos, s.line
@@ -866,13 +871,13 @@ func (s *Scanner) skipFast(depth int) bool {
 	if maxDepth == 0 {
 		maxDepth = 512
 	}
-	fail := func() bool {
+	fail := func() ([]byte, skipResult) {
 		if top.spare != nil {
 			clear(top.spare) // it may have served as the key set meanwhile
 		}
 		s.stack = s.stack[:depth+1]
 		s.stack[depth] = top
-		return false
+		return nil, skipFailed
 	}
 	for {
 		for pos < len(b) && space[b[pos]] {
@@ -900,7 +905,7 @@ func (s *Scanner) skipFast(depth int) bool {
 				if len(s.stack) == depth {
 					s.pos, s.line = pos, line
 					s.valueDone()
-					return true
+					return nil, skipClosed
 				}
 				p := &s.stack[len(s.stack)-1]
 				p.afterItem = true
@@ -917,7 +922,8 @@ func (s *Scanner) skipFast(depth int) bool {
 			if j < 0 || j > maxTok || !plainText(b[pos+1:pos+1+j]) {
 				return fail()
 			}
-			if s.CheckDuplicates && f.addKey(b[pos+1:pos+1+j]) != nil {
+			key := b[pos+1 : pos+1+j]
+			if s.CheckDuplicates && f.addKey(key) != nil {
 				return fail()
 			}
 			pos += j + 2
@@ -932,6 +938,14 @@ func (s *Scanner) skipFast(depth int) bool {
 			}
 			pos++
 			f.wantKey = false
+			if stop != nil && len(s.stack) == depth+1 && stop(key) {
+				s.pos, s.line = pos, line
+				if s.rerr == nil { // the buffer may still move: as readKey
+					s.key = append(s.key[:0], key...)
+					key = s.key
+				}
+				return key, skipStopped
+			}
 			continue
 		}
 		switch {
@@ -975,6 +989,15 @@ func (s *Scanner) skipFast(depth int) bool {
 		f.count++
 	}
 }
+
+// skipResult says how skipFast ended.
+type skipResult int
+
+const (
+	skipFailed  skipResult = iota // nothing consumed: read with Next
+	skipClosed                    // the container was read to its close
+	skipStopped                   // stop accepted a key; its value is next
+)
 
 // space and numberByte classify bytes for skipFast.
 var space, numberByte [256]bool

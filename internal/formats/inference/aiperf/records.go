@@ -42,7 +42,22 @@ var knownMetadata = map[string]bool{
 	"phase_name": true, "phase_kind": true, "context_overflow_skip": true, "agent_depth": true,
 	"parent_correlation_id": true, "root_correlation_id": true, "source_trace_id": true,
 	"source_outer_idx": true, "source_inner_idx": true, "source_kind": true, "cancellation_time_ns": true,
-	"request_end_ns": true,
+	"request_end_ns": true, "was_cancelled": true,
+}
+
+// wantMetadata picks the metadata members the reader looks at: the kept
+// ones and the unknown ones (to count them); the known others are
+// skipped without tokens.
+func wantMetadata(key []byte) bool { return !knownMetadata[string(key)] }
+
+// wantMetric picks the metrics the row has a column for.
+func wantMetric(key []byte) bool {
+	switch string(key) {
+	case "ttft", "time_to_first_token", "request_latency", "inter_token_latency",
+		"input_sequence_length", "error_isl", "output_sequence_length":
+		return true
+	}
+	return false
 }
 
 type recordReader struct {
@@ -237,7 +252,7 @@ func (r *recordReader) parse(line []byte, index, at int64) error {
 }
 
 func (r *recordReader) metadata(w *jsonscan.Walker) error {
-	return w.Object("metadata", func(key []byte) error {
+	return w.PickObject("metadata", wantMetadata, func(key []byte) error {
 		k := string(key)
 		switch k {
 		case "x_request_id", "conversation_id", "benchmark_phase", "credit_phase":
@@ -265,16 +280,8 @@ func (r *recordReader) metadata(w *jsonscan.Walker) error {
 				r.row.Start = table.Some(n)
 			}
 			return err
-		case "was_cancelled":
-			tok, err := w.Value()
-			if err != nil {
-				return err
-			}
-			return w.Skip(tok)
 		}
-		if !knownMetadata[k] {
-			r.ledger.Unknowns()
-		}
+		r.ledger.Unknowns()
 		return w.SkipValue()
 	})
 }
@@ -282,9 +289,9 @@ func (r *recordReader) metadata(w *jsonscan.Walker) error {
 // metrics reads the metrics object: each member {value, unit}; the ones
 // the row has a column for are kept, converted to ns or tokens. Only those
 // are looked into; the others (inter_chunk_latency's arrays among them)
-// are skipped whole.
+// are skipped whole, without tokens where they are plain (Walker.Pick).
 func (r *recordReader) metrics(w *jsonscan.Walker) error {
-	return w.Object("metrics", func(key []byte) error {
+	return w.PickObject("metrics", wantMetric, func(key []byte) error {
 		var dst *table.Null[float64]
 		var count *table.Null[int64]
 		switch string(key) {

@@ -91,3 +91,29 @@ func BenchmarkSkip(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPick walks each element of the document picking the members
+// whose key starts with a letter before 'm' (their values skipped too):
+// the skip with stops, as a decoder reading a few fields pays it.
+func BenchmarkPick(b *testing.B) {
+	want := func(k []byte) bool { return len(k) > 0 && k[0] < 'm' }
+	for _, d := range benchDocs {
+		b.Run(d.name, func(b *testing.B) {
+			doc := benchDoc(b, d.path)
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				w := Walker{S: New(bytes.NewReader(doc))}
+				pick := func([]byte) error { return w.SkipValue() }
+				err := w.Array("doc", func(_ int, el Token) error {
+					if el.Kind != ObjectStart {
+						return w.Skip(el)
+					}
+					return w.Pick(el, "element", want, pick)
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

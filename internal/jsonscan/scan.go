@@ -120,7 +120,11 @@ type frame struct {
 	// bytes), so a new key is compared byte for byte only with the keys
 	// it may equal: records with 20-odd keys check duplicates without
 	// hashing.
-	keyFPs    []uint64
+	keyFPs []uint64
+	// seen has one bit set per key fingerprint (a 256-bit Bloom filter):
+	// a key whose bit is clear is new without looking at the others, so
+	// a 30-key object costs one test per key, not a scan of its keys.
+	seen      [4]uint64
 	keySet    map[uint64]struct{} // the key hashes of a large object
 	spare     map[uint64]struct{} // a cleared key set left by an earlier container at this depth
 	afterItem bool                // a value was read: a comma or close must follow
@@ -368,13 +372,20 @@ func (s *Scanner) readKey(f *frame) (Token, error) {
 	if s.buf[s.pos] != '"' {
 		return Token{}, s.errorf(off, nil, "expected object key, found %q", s.buf[s.pos])
 	}
+	start := s.pos + 1
 	b, err := s.readString()
 	if err != nil {
 		return Token{}, err
 	}
-	// Finding the ':' may refill the buffer under b: keep a copy.
-	s.key = append(s.key[:0], b...)
-	b = s.key
+	// Finding the ':' may refill the buffer under b: keep a copy, unless
+	// b lies in a buffer that can no longer move (the whole input is in
+	// it: an in-memory document, or a reader at its end). b is in the
+	// buffer when it spans exactly the bytes read; text with an escape
+	// decodes shorter than its source.
+	if s.rerr == nil || s.pos-start != len(b)+1 {
+		s.key = append(s.key[:0], b...)
+		b = s.key
+	}
 	if s.CheckDuplicates {
 		if err := f.addKey(b); err != nil {
 			return Token{}, s.errorf(off, err, "key %q", b)
@@ -406,12 +417,17 @@ func (f *frame) addKey(b []byte) error {
 		return nil
 	}
 	fp := fingerprint(b)
-	start := 0
-	for i, x := range f.keyFPs {
-		if x == fp && bytes.Equal(f.keys[start:f.keyEnds[i]], b) {
-			return ErrDuplicateKey
+	bit := (fp * 0x9E3779B97F4A7C15) >> 56
+	if w, m := bit>>6, uint64(1)<<(bit&63); f.seen[w]&m == 0 {
+		f.seen[w] |= m
+	} else {
+		start := 0
+		for i, x := range f.keyFPs {
+			if x == fp && bytes.Equal(f.keys[start:f.keyEnds[i]], b) {
+				return ErrDuplicateKey
+			}
+			start = f.keyEnds[i]
 		}
-		start = f.keyEnds[i]
 	}
 	f.keys = append(f.keys, b...)
 	f.keyEnds = append(f.keyEnds, len(f.keys))
@@ -424,7 +440,7 @@ func (f *frame) addKey(b []byte) error {
 	} else {
 		f.keySet = make(map[uint64]struct{}, 2*smallObject)
 	}
-	start = 0
+	start := 0
 	for _, end := range f.keyEnds {
 		f.keySet[maphash.Bytes(keySeed, f.keys[start:end])] = struct{}{}
 		start = end
@@ -819,7 +835,7 @@ func (s *Scanner) Skip(tok Token) error {
 		return nil
 	}
 	depth := len(s.stack) - 1
-	if s.skipFast(depth) {
+	if _, r := s.skipFast(depth, nil); r == skipClosed {
 		return nil
 	}
 	for len(s.stack) > depth {
@@ -835,12 +851,17 @@ func (s *Scanner) Skip(tok Token) error {
 // of printable ASCII without escapes, numbers and literals, within the
 // bounds. It makes no tokens, and checks what Next checks (grammar,
 // duplicate keys, depth, token size). Anything else (an escape, non-ASCII
-// text, the buffer's end, an error) undoes what it did and reports false,
-// and Next reads the container again, with its own errors.
-func (s *Scanner) skipFast(depth int) bool {
+// text, the buffer's end, an error) undoes what it did and reports
+// skipFailed, and Next reads the container again, with its own errors.
+//
+// The container may be part read (a member's value consumed). With stop
+// set, a key of the container itself that stop accepts ends the skip
+// after its ':' (skipStopped, with the key, valid as Next's keys are), so
+// a walker skips the members it does not want without their tokens.
+func (s *Scanner) skipFast(depth int, stop func(key []byte) bool) ([]byte, skipResult) {
 	top := s.stack[depth]
-	if top.keySet != nil || top.count != 0 || top.afterItem {
-		return false
+	if top.keySet != nil {
+		return nil, skipFailed
 	}
 	b := s.buf[:s.end]
 	pos, line := s.pos, s.line
@@ -850,13 +871,13 @@ func (s *Scanner) skipFast(depth int) bool {
 	if maxDepth == 0 {
 		maxDepth = 512
 	}
-	fail := func() bool {
+	fail := func() ([]byte, skipResult) {
 		if top.spare != nil {
 			clear(top.spare) // it may have served as the key set meanwhile
 		}
 		s.stack = s.stack[:depth+1]
 		s.stack[depth] = top
-		return false
+		return nil, skipFailed
 	}
 	for {
 		for pos < len(b) && space[b[pos]] {
@@ -884,7 +905,7 @@ func (s *Scanner) skipFast(depth int) bool {
 				if len(s.stack) == depth {
 					s.pos, s.line = pos, line
 					s.valueDone()
-					return true
+					return nil, skipClosed
 				}
 				p := &s.stack[len(s.stack)-1]
 				p.afterItem = true
@@ -901,7 +922,8 @@ func (s *Scanner) skipFast(depth int) bool {
 			if j < 0 || j > maxTok || !plainText(b[pos+1:pos+1+j]) {
 				return fail()
 			}
-			if s.CheckDuplicates && f.addKey(b[pos+1:pos+1+j]) != nil {
+			key := b[pos+1 : pos+1+j]
+			if s.CheckDuplicates && f.addKey(key) != nil {
 				return fail()
 			}
 			pos += j + 2
@@ -916,6 +938,14 @@ func (s *Scanner) skipFast(depth int) bool {
 			}
 			pos++
 			f.wantKey = false
+			if stop != nil && len(s.stack) == depth+1 && stop(key) {
+				s.pos, s.line = pos, line
+				if s.rerr == nil { // the buffer may still move: as readKey
+					s.key = append(s.key[:0], key...)
+					key = s.key
+				}
+				return key, skipStopped
+			}
 			continue
 		}
 		switch {
@@ -959,6 +989,15 @@ func (s *Scanner) skipFast(depth int) bool {
 		f.count++
 	}
 }
+
+// skipResult says how skipFast ended.
+type skipResult int
+
+const (
+	skipFailed  skipResult = iota // nothing consumed: read with Next
+	skipClosed                    // the container was read to its close
+	skipStopped                   // stop accepted a key; its value is next
+)
 
 // space and numberByte classify bytes for skipFast.
 var space, numberByte [256]bool

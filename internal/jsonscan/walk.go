@@ -99,6 +99,65 @@ func (w *Walker) Members(tok Token, what string, fn func(key []byte) error) erro
 	}
 }
 
+// Pick is Members for the members whose key want accepts: fn is called
+// for those and must consume the value; the others are skipped. The
+// skipped members are checked as SkipValue checks them (grammar,
+// duplicate keys, depth, token size) but, where they are plain and in
+// the buffer, without making their tokens: for records of which a
+// decoder reads a few fields of many. want must not read the scanner;
+// its key is valid only during the call.
+func (w *Walker) Pick(tok Token, what string, want func(key []byte) bool, fn func(key []byte) error) error {
+	if tok.Kind != ObjectStart {
+		return w.S.Errorf(tok, "%s must be an object, found %s", what, tok.Kind)
+	}
+	depth := len(w.S.stack) - 1
+	fast := true
+	for {
+		if fast {
+			key, r := w.S.skipFast(depth, want)
+			switch r {
+			case skipClosed:
+				return nil
+			case skipStopped:
+				if err := fn(key); err != nil {
+					return err
+				}
+				continue
+			}
+			// Not plain or not all in the buffer: the rest of this
+			// object goes member by member (retrying would rescan it).
+			fast = false
+		}
+		k, err := w.S.Next()
+		if err != nil {
+			return err
+		}
+		if k.Kind == ObjectEnd {
+			return nil
+		}
+		if !k.IsKey {
+			return w.S.Errorf(k, "%s: expected a key, found %s", what, k.Kind)
+		}
+		if !want(k.Bytes) {
+			err = w.SkipValue()
+		} else {
+			err = fn(k.Bytes)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// PickObject reads the next value, which must be an object, as Pick does.
+func (w *Walker) PickObject(what string, want func(key []byte) bool, fn func(key []byte) error) error {
+	tok, err := w.Value()
+	if err != nil {
+		return err
+	}
+	return w.Pick(tok, what, want, fn)
+}
+
 // Elements calls fn with each element's first token of the array that
 // starts with tok; fn must consume the element (Skip, a ...Of read or
 // Members for a container).

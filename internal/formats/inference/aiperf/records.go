@@ -33,16 +33,33 @@ func sniffRecords(prefix []byte) formats.Verdict {
 	return formats.No
 }
 
-// Metadata keys AIPerf writes that the reader does not keep (ids of
-// workers and processors, phase bookkeeping, correlation ids): known, so
-// not counted as unknown.
-var knownMetadata = map[string]bool{
-	"session_num": true, "x_correlation_id": true, "credit_issued_ns": true, "request_ack_ns": true,
-	"worker_id": true, "record_processor_id": true, "phase_index": true, "profiling_index": true,
-	"phase_name": true, "phase_kind": true, "context_overflow_skip": true, "agent_depth": true,
-	"parent_correlation_id": true, "root_correlation_id": true, "source_trace_id": true,
-	"source_outer_idx": true, "source_inner_idx": true, "source_kind": true, "cancellation_time_ns": true,
-	"request_end_ns": true,
+// wantMetadata picks the metadata members the reader looks at: the kept
+// ones and the unknown ones (to count them). The others are the keys
+// AIPerf writes that the reader does not keep (ids of workers and
+// processors, phase bookkeeping, correlation ids, the cancellation flag):
+// known, so not counted as unknown, and skipped without tokens. A switch,
+// not a map: it runs for every member of every record.
+func wantMetadata(key []byte) bool {
+	switch string(key) {
+	case "session_num", "x_correlation_id", "credit_issued_ns", "request_ack_ns",
+		"worker_id", "record_processor_id", "phase_index", "profiling_index",
+		"phase_name", "phase_kind", "context_overflow_skip", "agent_depth",
+		"parent_correlation_id", "root_correlation_id", "source_trace_id",
+		"source_outer_idx", "source_inner_idx", "source_kind", "cancellation_time_ns",
+		"request_end_ns", "was_cancelled":
+		return false
+	}
+	return true
+}
+
+// wantMetric picks the metrics the row has a column for.
+func wantMetric(key []byte) bool {
+	switch string(key) {
+	case "ttft", "time_to_first_token", "request_latency", "inter_token_latency",
+		"input_sequence_length", "error_isl", "output_sequence_length":
+		return true
+	}
+	return false
 }
 
 type recordReader struct {
@@ -237,7 +254,7 @@ func (r *recordReader) parse(line []byte, index, at int64) error {
 }
 
 func (r *recordReader) metadata(w *jsonscan.Walker) error {
-	return w.Object("metadata", func(key []byte) error {
+	return w.PickObject("metadata", wantMetadata, func(key []byte) error {
 		k := string(key)
 		switch k {
 		case "x_request_id", "conversation_id", "benchmark_phase", "credit_phase":
@@ -265,16 +282,8 @@ func (r *recordReader) metadata(w *jsonscan.Walker) error {
 				r.row.Start = table.Some(n)
 			}
 			return err
-		case "was_cancelled":
-			tok, err := w.Value()
-			if err != nil {
-				return err
-			}
-			return w.Skip(tok)
 		}
-		if !knownMetadata[k] {
-			r.ledger.Unknowns()
-		}
+		r.ledger.Unknowns()
 		return w.SkipValue()
 	})
 }
@@ -282,9 +291,9 @@ func (r *recordReader) metadata(w *jsonscan.Walker) error {
 // metrics reads the metrics object: each member {value, unit}; the ones
 // the row has a column for are kept, converted to ns or tokens. Only those
 // are looked into; the others (inter_chunk_latency's arrays among them)
-// are skipped whole.
+// are skipped whole, without tokens where they are plain (Walker.Pick).
 func (r *recordReader) metrics(w *jsonscan.Walker) error {
-	return w.Object("metrics", func(key []byte) error {
+	return w.PickObject("metrics", wantMetric, func(key []byte) error {
 		var dst *table.Null[float64]
 		var count *table.Null[int64]
 		switch string(key) {

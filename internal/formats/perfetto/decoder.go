@@ -85,18 +85,14 @@ func newSeq(id uint32) *seqState {
 }
 
 // clear is SEQ_INCREMENTAL_STATE_CLEARED: interned data, defaults and
-// incremental values are forgotten.
+// incremental values are forgotten. The tables are replaced, not
+// emptied in place: a Go map keeps its buckets when cleared, so a
+// sequence that once interned much would hold that memory for the rest
+// of a long trace.
 func (s *seqState) clear() {
-	clear(s.names)
-	clear(s.cats)
-	clear(s.annNames)
-	clear(s.annStrs)
-	clear(s.corrStrs)
-	clear(s.counters)
-	clear(s.clocks)
-	s.hasDefTrack, s.defTrack, s.defExtra, s.defExtraDbl, s.defClock = false, 0, s.defExtra[:0], s.defExtraDbl[:0], 0
-	s.legacy, s.legacyUS = nil, 0
-	s.valid = true
+	seen := s.seen
+	*s = *newSeq(s.id)
+	s.seen, s.valid = seen, true
 }
 
 // track is what the descriptors say of one track uuid, and its open

@@ -12,6 +12,7 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/pprof"
+	"github.com/flameox/flameox/internal/formats/v8heap"
 	"github.com/flameox/flameox/internal/projection/memory"
 	"github.com/flameox/flameox/internal/projection/projectiontest"
 	"github.com/flameox/flameox/internal/table"
@@ -187,6 +188,69 @@ func TestMemoryStacksMatchPprofRaw(t *testing.T) {
 			}
 			if hv != tw {
 				t.Errorf("hotspots total %v, stacks total %v", hv, tw)
+			}
+		})
+	}
+}
+
+// Per-stack bytes and sample counts of the V8 heap profiles equal an
+// independent Python walk of the .heapprofile call tree, exactly; the
+// totals equal the memory hotspots' population bytes.
+func TestMemoryStacksMatchHeapprofileWalk(t *testing.T) {
+	for _, name := range []string{"node20-app", "node10-speedscope", "crafted-unresolved"} {
+		t.Run(name, func(t *testing.T) {
+			path := fixtures + "v8heap/" + name + ".heapprofile"
+			out, err := exec.Command("python3", "testdata/heapwalk.py", path).Output()
+			if err != nil {
+				t.Fatalf("heapwalk.py: %v", err)
+			}
+			wantB, wantN := map[string]int64{}, map[string]int64{}
+			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				f := strings.SplitN(line, "\t", 3)
+				b, _ := strconv.ParseInt(f[0], 10, 64)
+				n, _ := strconv.ParseInt(f[1], 10, 64)
+				if b != 0 {
+					wantB[f[2]] = b
+				}
+				if n != 0 {
+					wantN[f[2]] = n
+				}
+			}
+			in := decodeMemory(t, v8heap.Spec, path, nil)
+			for weight, want := range map[string]map[string]int64{WeightBytes: wantB, WeightCount: wantN} {
+				r, err := projectiontest.Run(Memory, evidence.Object{"weight": weight}, in...)
+				if weight == WeightCount && name == "node10-speedscope" {
+					if err == nil {
+						t.Fatal("weight=count of a profile without samples is not refused")
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := foldedRows(t, r)
+				if len(got) != len(want) {
+					t.Errorf("%s: %d stacks, the walk %d", weight, len(got), len(want))
+				}
+				for k, v := range want {
+					if got[k] != v {
+						t.Errorf("%s: stack %s: %d, the walk %d", weight, k, got[k], v)
+					}
+				}
+				if weight == WeightBytes {
+					h, err := projectiontest.Run(memory.Hotspots, evidence.Object{}, in[:1]...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					hv, _ := evidence.AsFloat(h.Summary.Metrics[table.MetricPopulationBytes].Value)
+					tw, _ := evidence.AsFloat(r.Summary.Metrics[table.MetricTotalWeight].Value)
+					if hv != tw {
+						t.Errorf("hotspots population bytes %v, stacks total %v", hv, tw)
+					}
+				}
+				if name == "crafted-unresolved" && r.Summary.Complete {
+					t.Errorf("%s: unresolved samples, yet complete", weight)
+				}
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package stacks
 
 import (
 	"bufio"
+	"fmt"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -254,4 +255,28 @@ func TestMemoryStacksMatchHeapprofileWalk(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkFoldMemory folds 100000 distinct allocation stacks of depth 24
+// over 2000 frames, by bytes.
+func BenchmarkFoldMemory(b *testing.B) {
+	fh := &evidence.Table{ID: "a.memory.frames", Name: table.MemoryFrames.Name, Format: "pprof", Columns: table.MemoryFrames.EvidenceColumns("objects"), ArtifactIDs: []string{"sha256:a"}}
+	sh := &evidence.Table{ID: "a.memory.stacks", Name: table.MemoryStacks.Name, Format: "pprof", Columns: table.MemoryStacks.EvidenceColumns("objects"), ArtifactIDs: []string{"sha256:a"}}
+	frames := &projectiontest.Input{Header: fh, Summary: &evidence.Summary{Complete: true}}
+	for i := range 2000 {
+		frames.Rows = append(frames.Rows, &table.MemoryFrame{FrameSite: table.FrameSite{FrameID: fmt.Sprint("f", i), Function: fmt.Sprint("function_", i), Line: -1, Column: -1, Symbolization: table.Symbolized}, Population: table.PopulationInuse})
+	}
+	stacks := &projectiontest.Input{Header: sh, Summary: &evidence.Summary{Complete: true, Metrics: map[string]evidence.Metric{}}}
+	var total int64
+	for i := range 100000 {
+		fs := make([]string, 24)
+		for d := range fs {
+			fs[d] = fmt.Sprint("f", (i*7+d*131+d*d*i)%2000)
+		}
+		w := int64(16 * (1 + i%17))
+		total += w
+		stacks.Rows = append(stacks.Rows, &table.MemoryStack{Frames: fs, Bytes: w, Count: table.Some(int64(1 + i%3))})
+	}
+	stacks.Summary.Metrics[table.MetricPopulationBytes] = evidence.Metric{Value: total, Unit: "bytes"}
+	projectiontest.Bench(b, Memory, nil, frames, stacks)
 }

@@ -312,10 +312,11 @@ var m=/[?&#]s=([^&]*)/.exec(location.search+location.hash);if(m)search(decodeURI
 })();
 `
 
-// memoryMeasure names a memory picture's weights in its title.
+// memoryMeasure names a memory picture's weights in its title: bytes,
+// or the population's count unit (objects, allocations, samples).
 func memoryMeasure(u string) string {
-	if u == "bytes" {
-		return "bytes"
+	if u == "" {
+		return "count"
 	}
-	return u + " (count)"
+	return u
 }

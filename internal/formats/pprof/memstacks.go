@@ -64,7 +64,12 @@ func (g *graph) emitMemoryStacks(in *formats.Input, p *profile.Profile, w *weigh
 		return err
 	}
 	vals := in.Values()
+	var rows int64
 	for _, st := range order {
+		if st.v == [2]int64{} {
+			continue // not in the population (an inuse stack whose allocations were all freed)
+		}
+		rows++
 		frames := make([]string, len(st.frames))
 		for i, fi := range st.frames {
 			frames[len(frames)-1-i] = ids[g.frames[fi].site]
@@ -77,5 +82,5 @@ func (g *graph) emitMemoryStacks(in *formats.Input, p *profile.Profile, w *weigh
 			return err
 		}
 	}
-	return sw.End(g.summary(in, p, w, opt, int64(len(order)), vals))
+	return sw.End(g.summary(in, p, w, opt, rows, vals))
 }

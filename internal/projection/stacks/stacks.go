@@ -229,6 +229,9 @@ func (f *folder) Row(t *evidence.Table, row any) error {
 			}
 			w = float64(st.Count.V)
 		}
+		if w == 0 {
+			return nil // holds none of the population's weight: nothing to draw
+		}
 		s.stacks = append(s.stacks, rawStack{artifact: artifact, frames: slices.Clone(st.Frames),
 			thread: st.Thread, process: st.Process, weight: w})
 		return nil

@@ -10,11 +10,11 @@ var summarizeMemoryStacks = &Operation{
 	Title:      "Memory stacks (folded; memory flame graph)",
 	Family:     "Memory profiles",
 	Projection: stacks.Memory,
-	Guidance: "Use for the whole allocation-stack picture of a heap profile (Go heap pprof, V8 .heapprofile): every distinct " +
+	Guidance: "Use for the whole allocation-stack picture of a heap profile (Go heap pprof, V8 .heapprofile, Memray capture): every distinct " +
 		"stack of one population as function labels, root first, with its bytes (weight=count: its allocations, objects or " +
 		"sample records). flameox-rank --format folded writes them for flamegraph.pl and inferno, --format svg or html draws " +
 		"the memory flame graph, --format pprof writes a profile.proto. min_share and max_stacks bound it, with the omitted " +
-		"bytes stated. Populations never pool: decode with --option sample_index=alloc_space (pprof) for another one.",
+		"bytes stated. Populations never pool: decode with --option sample_index=alloc_space (pprof) or --option population=leaked (Memray) for another one.",
 	Examples: []Example{
 		{Title: "every stack, by bytes", Args: evidence.Object{}},
 		{Title: "stacks of at least 1% of the bytes", Args: evidence.Object{"min_share": 0.01}},

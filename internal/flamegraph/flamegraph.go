@@ -39,6 +39,7 @@ type Writer struct {
 
 	head      *evidence.Table
 	diff      bool
+	memory    bool // memory.folded: bytes or allocations, never CPU weight
 	rows      []stackRow
 	artifacts []string // names of the artifacts passed, in order
 	notes     []string // failures passed on
@@ -53,6 +54,8 @@ type stackRow struct {
 func (w *Writer) Begin(h *evidence.Table) error {
 	switch h.Name {
 	case table.CPUFolded.Name:
+	case table.MemoryFolded.Name:
+		w.memory = true
 	case table.CPUFoldedDiff.Name:
 		w.diff = true
 	default:
@@ -249,6 +252,8 @@ func FormatWeight(v float64, u string) string {
 			return strconv.FormatFloat(v*1e3, 'f', 2, 64) + " ms"
 		}
 		return strconv.FormatFloat(v, 'f', 3, 64) + " s"
+	case "bytes":
+		return formatBytes(v)
 	case "samples", "count", "":
 		if v == math.Trunc(v) && a64(v) < 1e15 {
 			return strconv.FormatInt(int64(v), 10) + " " + plural(u, v)
@@ -281,4 +286,16 @@ func (w *Writer) limitations(s *evidence.Summary) []string {
 		}
 	}
 	return out
+}
+
+// formatBytes writes bytes as pprof does: the largest binary unit that
+// keeps the number at least 1.
+func formatBytes(v float64) string {
+	a := math.Abs(v)
+	for i, u := range []string{"EiB", "PiB", "TiB", "GiB", "MiB", "KiB"} {
+		if f := math.Pow(1024, float64(6-i)); a >= f {
+			return strconv.FormatFloat(v/f, 'f', 2, 64) + " " + u
+		}
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64) + " bytes"
 }

@@ -145,6 +145,9 @@ func (w *Writer) layout(s *evidence.Summary) *svgLayout {
 	if w.diff {
 		l.title = "Differential " + l.title
 	}
+	if w.memory {
+		l.title = "Memory " + l.title + " (" + memoryMeasure(l.unit) + ")"
+	}
 	if len(w.artifacts) > 0 {
 		l.subtitle = append(l.subtitle, strings.Join(w.artifacts, ", "))
 	}
@@ -308,3 +311,12 @@ window.flamegraphSearch=search;window.flamegraphZoom=zoom;
 var m=/[?&#]s=([^&]*)/.exec(location.search+location.hash);if(m)search(decodeURIComponent(m[1]));
 })();
 `
+
+// memoryMeasure names a memory picture's weights in its title: bytes,
+// or the population's count unit (objects, allocations, samples).
+func memoryMeasure(u string) string {
+	if u == "" {
+		return "count"
+	}
+	return u
+}

@@ -52,7 +52,7 @@ func SampleType(u string) (*profile.ValueType, float64) {
 
 // Begin accepts a cpu.folded header.
 func (w *Writer) Begin(h *evidence.Table) error {
-	if h.Name != table.CPUFolded.Name {
+	if h.Name != table.CPUFolded.Name && h.Name != table.MemoryFolded.Name {
 		msg := fmt.Sprintf("--format pprof writes folded call stacks, and this result is %s: leave out --operation (flameox-rank infers the stacks operation for --format pprof)", h.Name)
 		if h.Name == table.CPUFoldedDiff.Name {
 			msg = "--format pprof writes one profile, not a comparison: write each side with --format pprof and compare them with go tool pprof -diff_base BASE.pb.gz NEW.pb.gz, or draw the comparison with --format svg"
@@ -66,6 +66,9 @@ func (w *Writer) Begin(h *evidence.Table) error {
 		}
 	}
 	st, scale := SampleType(u)
+	if h.Name == table.MemoryFolded.Name {
+		st, scale = memorySampleType(u), 1
+	}
 	w.scale = scale
 	w.p = &profile.Profile{SampleType: []*profile.ValueType{st}, DefaultSampleType: st.Type}
 	w.funcs = map[string]*profile.Location{}
@@ -144,4 +147,13 @@ func (w *Writer) End(s *evidence.Summary) error {
 		return evidence.Wrap(evidence.CodeInternal, err, "pprofout")
 	}
 	return w.p.Write(w.W)
+}
+
+// memorySampleType names a memory.folded result's weights as Go's heap
+// profile does: space in bytes, or the population's count.
+func memorySampleType(u string) *profile.ValueType {
+	if u == "bytes" {
+		return &profile.ValueType{Type: "space", Unit: "bytes"}
+	}
+	return &profile.ValueType{Type: u, Unit: "count"}
 }

@@ -122,6 +122,9 @@ var formatList = []*formats.Spec{
 // opMemoryHotspots names the operation defined in memory.go.
 const opMemoryHotspots = "summarize_memory_hotspots"
 
+// opMemoryStacks names the operation defined in memstacks.go.
+const opMemoryStacks = "summarize_memory_stacks"
+
 // operationList is every analysis operation. Operation names are written
 // here and nowhere else (Check reads the sources to hold that).
 var operationList = []*Operation{
@@ -131,6 +134,7 @@ var operationList = []*Operation{
 	summarizeCPUStacks,
 	compareCPUStacks,
 	summarizeMemoryHotspots,
+	summarizeMemoryStacks,
 	inspectSanitizerFindings, // before summarize_failures: a sanitizer report's default
 	summarizeFailures,
 	summarizeObservations,

@@ -68,3 +68,25 @@ type MemoryHotspot struct {
 
 // MemoryHotspots is the memory.hotspots schema.
 var MemoryHotspots = Define[MemoryHotspot]("memory.hotspots", "frames ranked by the bytes or allocations of a memory population, with their shares")
+
+// MemoryStack is a row of memory.stacks: one distinct call stack of one
+// series of a memory population, with the bytes and the allocation (or
+// sample) count allocated there. Frames name memory.frames rows of the
+// same artifact by frame_id, outermost first, the allocating frame last.
+// Bytes and counts are two measures of one population and never pool
+// with CPU weights.
+type MemoryStack struct {
+	Frames  []string     `col:"frames" doc:"frame_id of each frame, outermost (root) first, the allocating frame last"`
+	Thread  Null[string] `col:"thread" doc:"thread or profile series; null when the format has one series"`
+	Process Null[string] `col:"process" doc:"process series; null when the format has one process"`
+	Bytes   int64        `col:"bytes,unit=bytes" doc:"bytes of the population allocated with this stack"`
+	Count   Null[int64]  `col:"count,unit=*" doc:"allocations (Memray), objects (Go pprof) or sample records (V8) of the population with this stack; null when not recorded"`
+}
+
+// MemoryStacks is the memory.stacks schema; counts are in the table's
+// unit.
+var MemoryStacks = Define[MemoryStack]("memory.stacks", "one row per distinct call stack of a memory population with its bytes and allocations; frames name memory.frames rows", FromArtifact)
+
+// MemoryFolded is the memory.folded schema: folded stacks of a memory
+// population, weighed in bytes or in the population's count unit.
+var MemoryFolded = Define[FoldedStack]("memory.folded", "distinct call stacks of a memory population as frame labels with their bytes or allocations (a memory flame graph's input)")

@@ -117,6 +117,7 @@ func (c *capture) emit(in *formats.Input, out formats.Sink) error {
 		return i
 	}
 	var stack, full []int32
+	ms := newMemStacks(out) // stacks.go
 	for li := range c.locs {
 		l := &c.locs[li]
 		h, lk := c.populations(l)
@@ -151,6 +152,7 @@ func (c *capture) emit(in *formats.Input, out formats.Sink) error {
 			}
 			stack = append(stack, unknown)
 		}
+		ms.add(stack, l.tid, u)
 		leaf := row(rowKey{stack[0], l.tid})
 		rows[leaf].self.bytes += u.bytes
 		rows[leaf].self.count += u.count
@@ -212,7 +214,10 @@ func (c *capture) emit(in *formats.Input, out formats.Sink) error {
 		nat.summarize(s)
 	}
 	vals.Summarize(s)
-	return tw.End(s)
+	if err := tw.End(s); err != nil {
+		return err
+	}
+	return ms.emit(c, in, out, ids, s)
 }
 
 func (c *capture) threadLabel(tid uint64) string {

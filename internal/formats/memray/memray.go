@@ -46,7 +46,7 @@ const (
 )
 
 // Spec is the memray format.
-var Spec = formats.MemoryProfile(formats.Spec{
+var Spec = withStacks(formats.MemoryProfile(formats.Spec{
 	Name:  "memray",
 	Title: "Memray capture",
 	// memray names captures memray-<script>.<pid>.bin; .bin says nothing,
@@ -71,7 +71,7 @@ var Spec = formats.MemoryProfile(formats.Spec{
 	Producer: "memray run (memray 1.19–1.20)",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
-})
+}))
 
 var (
 	magic    = []byte("memray\x00")

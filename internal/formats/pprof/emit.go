@@ -174,7 +174,13 @@ func (g *graph) emitMemory(in *formats.Input, p *profile.Profile, w *weights, op
 			return err
 		}
 	}
-	return tw.End(g.summary(in, p, w, opt, int64(len(g.frames)), vals, false))
+	if err := tw.End(g.summary(in, p, w, opt, int64(len(g.frames)), vals, false)); err != nil {
+		return err
+	}
+	if out.Wants(table.MemoryStacks.Schema) { // memstacks.go
+		return g.emitMemoryStacks(in, p, w, opt, out, ids)
+	}
+	return nil
 }
 
 // emitStacks writes the cpu.stacks table.

@@ -96,7 +96,7 @@ var Spec = func() *formats.Spec {
 		Version:   "2",
 		Decoder:   formats.DecoderFunc(decode),
 	}))
-	s.Tables = append(s.Tables, table.MemoryFrames.Schema)
+	s.Tables = append(s.Tables, table.MemoryFrames.Schema, table.MemoryStacks.Schema)
 	return s
 }()
 
@@ -210,7 +210,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 // operation that reads it instead of yielding nothing.
 func wanted(p *profile.Profile, w *weights, out formats.Sink) error {
 	cpu := out.Wants(table.CPUFrames.Schema) || out.Wants(table.CPULines.Schema) || out.Wants(table.CPUEdges.Schema) || out.Wants(table.CPUStacks.Schema)
-	mem := out.Wants(table.MemoryFrames.Schema)
+	mem := out.Wants(table.MemoryFrames.Schema) || out.Wants(table.MemoryStacks.Schema)
 	switch {
 	case w.memory != nil && !mem && cpu:
 		return evidence.Failf(evidence.CodeUnsupportedFormat,

@@ -159,7 +159,7 @@ func TestDetection(t *testing.T) {
 // that reads only CPU rows is told which operation reads it.
 func TestMemoryProfile(t *testing.T) {
 	s := decodeFile(t, "allocs.pb.gz", nil)
-	if len(s.Tables) != 1 || s.Tables[0].Header.Name != table.MemoryFrames.Name {
+	if len(s.Tables) != 2 || s.Tables[0].Header.Name != table.MemoryFrames.Name || s.Tables[1].Header.Name != table.MemoryStacks.Name {
 		t.Fatalf("tables %v", s.Tables)
 	}
 	art, err := formats.ArtifactFromPath(fixture("allocs.pb.gz"), "explicit")

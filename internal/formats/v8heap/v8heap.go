@@ -44,7 +44,7 @@ const (
 )
 
 // Spec is the v8-heapprofile format.
-var Spec = formats.MemoryProfile(formats.Spec{
+var Spec = withStacks(formats.MemoryProfile(formats.Spec{
 	Name:     "v8-heapprofile",
 	Title:    "V8 sampling heap profile",
 	Suffixes: []string{".heapprofile"},
@@ -60,7 +60,7 @@ var Spec = formats.MemoryProfile(formats.Spec{
 	Producer: "node --heap-prof / Chrome DevTools (allocation sampling)",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
-})
+}))
 
 // sniff recognizes a heap profile object: a call-tree head whose nodes
 // carry selfSize.
@@ -406,5 +406,8 @@ func (p *profile) emit(in *formats.Input, out formats.Sink) error {
 		}
 	}
 	vals.Summarize(s)
-	return tw.End(s)
+	if err := tw.End(s); err != nil {
+		return err
+	}
+	return p.emitStacks(in, out, counts, s) // stacks.go
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/memray"
 	"github.com/flameox/flameox/internal/formats/v8heap"
 	"github.com/flameox/flameox/internal/projection/projectiontest"
@@ -31,7 +32,7 @@ func num(t *testing.T, v any) int64 {
 func TestSharesAndMerge(t *testing.T) {
 	// The leaks hold both threads' allocations (the high watermark is
 	// reached before the worker thread starts).
-	in := projectiontest.Decode(t, memray.Spec, capture, leaked)
+	in := decodeFrames(t, memray.Spec, capture, leaked)
 	pop := num(t, in[0].Summary.Metrics[table.MetricPopulationBytes].Value)
 	merged, err := projectiontest.Run(Hotspots, evidence.Object{"top": 100000}, in...)
 	if err != nil {
@@ -76,7 +77,7 @@ func TestSharesAndMerge(t *testing.T) {
 // TestRankAndFilters: rank_by orders the rows; a thread and a pattern
 // select before the bound.
 func TestRankAndFilters(t *testing.T) {
-	in := projectiontest.Decode(t, memray.Spec, capture, nil)
+	in := decodeFrames(t, memray.Spec, capture, nil)
 	for _, by := range []string{RankSelfBytes, RankInclusiveBytes, RankSelfCount, RankInclusiveCount} {
 		r, err := projectiontest.Run(Hotspots, evidence.Object{"top": 5, "rank_by": by}, in...)
 		if err != nil {
@@ -91,7 +92,7 @@ func TestRankAndFilters(t *testing.T) {
 			t.Errorf("%s: top 5 of more rows without truncation", by)
 		}
 	}
-	in = projectiontest.Decode(t, memray.Spec, capture, leaked)
+	in = decodeFrames(t, memray.Spec, capture, leaked)
 	var worker string
 	for _, row := range in[0].Rows {
 		if th := row.(evidence.Object)["thread"].(string); strings.Contains(th, "flameox-worker") {
@@ -125,7 +126,7 @@ func TestRankAndFilters(t *testing.T) {
 // TestLeakedPopulation: the result says which population it ranks, and
 // its denominator is that population's bytes.
 func TestLeakedPopulation(t *testing.T) {
-	in := projectiontest.Decode(t, memray.Spec, capture, leaked)
+	in := decodeFrames(t, memray.Spec, capture, leaked)
 	r, err := projectiontest.Run(Hotspots, evidence.Object{}, in...)
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +140,7 @@ func TestLeakedPopulation(t *testing.T) {
 }
 
 func BenchmarkHotspots(b *testing.B) {
-	in := projectiontest.Decode(b, memray.Spec, capture, nil)
+	in := decodeFrames(b, memray.Spec, capture, nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := projectiontest.Run(Hotspots, evidence.Object{"top": 20}, in...); err != nil {
@@ -151,8 +152,8 @@ func BenchmarkHotspots(b *testing.B) {
 // TestPopulationsDoNotPool: a high-watermark table and a leaks table do
 // not rank together.
 func TestPopulationsDoNotPool(t *testing.T) {
-	hwm := projectiontest.Decode(t, memray.Spec, capture, nil)
-	lk := projectiontest.Decode(t, memray.Spec, capture, leaked)
+	hwm := decodeFrames(t, memray.Spec, capture, nil)
+	lk := decodeFrames(t, memray.Spec, capture, leaked)
 	lk[0].Header.ID += ".leaked" // the same artifact decoded twice
 	_, err := projectiontest.Run(Hotspots, evidence.Object{}, append(hwm, lk...)...)
 	if evidence.CodeOf(err) != evidence.CodeInvalidArgument || !strings.Contains(err.Error(), "populations do not rank together") {
@@ -165,8 +166,8 @@ func TestPopulationsDoNotPool(t *testing.T) {
 // pool.
 func TestSeveralHeapProfiles(t *testing.T) {
 	dir := filepath.Join("..", "..", "..", "testdata", "v8heap")
-	a := projectiontest.Decode(t, v8heap.Spec, filepath.Join(dir, "node20-app.heapprofile"), nil)
-	b := projectiontest.Decode(t, v8heap.Spec, filepath.Join(dir, "crafted-unresolved.heapprofile"), nil)
+	a := decodeFrames(t, v8heap.Spec, filepath.Join(dir, "node20-app.heapprofile"), nil)
+	b := decodeFrames(t, v8heap.Spec, filepath.Join(dir, "crafted-unresolved.heapprofile"), nil)
 	r, err := projectiontest.Run(Hotspots, evidence.Object{"top": 100000}, append(a, b...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -184,8 +185,21 @@ func TestSeveralHeapProfiles(t *testing.T) {
 	if r.Summary.Coverage["count_unit"] != "samples" {
 		t.Errorf("count unit %v", r.Summary.Coverage["count_unit"])
 	}
-	m := projectiontest.Decode(t, memray.Spec, capture, nil)
+	m := decodeFrames(t, memray.Spec, capture, nil)
 	if _, err := projectiontest.Run(Hotspots, evidence.Object{}, append(a, m...)...); evidence.CodeOf(err) != evidence.CodeInvalidArgument {
 		t.Errorf("memray and V8 pooled: %v", err)
 	}
+}
+
+// decodeFrames decodes a fixture and keeps the tables the hotspots read,
+// as flameox-rank does (memory decoders emit memory.stacks too).
+func decodeFrames(tb testing.TB, spec *formats.Spec, path string, opts evidence.Object) []*projectiontest.Input {
+	tb.Helper()
+	var out []*projectiontest.Input
+	for _, x := range projectiontest.Decode(tb, spec, path, opts) {
+		if Hotspots.Consumes(x.Header.Name) {
+			out = append(out, x)
+		}
+	}
+	return out
 }

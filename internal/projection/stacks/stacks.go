@@ -40,9 +40,43 @@ var Spec = &projection.Spec{
 	Tables: []*table.Schema{table.CPUFrames.Schema, table.CPUStacks.Schema},
 	Params: params,
 	New: func(args evidence.Object, _ map[string]bool) (projection.Projector, error) {
-		return newFolder(args, false), nil
+		return newFolder(args, false, cpuKind), nil
 	},
 }
+
+// Weights of memory stacks.
+const (
+	WeightBytes = "bytes"
+	WeightCount = "count"
+)
+
+// Memory is the memory-stacks projection: the memory.stacks of a heap
+// profile folded like cpu-stacks, weighed in bytes or in allocations.
+var Memory = &projection.Spec{
+	Name:   "memory-stacks",
+	Tables: []*table.Schema{table.MemoryFrames.Schema, table.MemoryStacks.Schema},
+	Params: append(slices.Clone(params), param.Param{Name: "weight", Type: param.Enum, Enum: []string{WeightBytes, WeightCount}, Default: WeightBytes,
+		Doc: "weigh stacks by the population's bytes, or by its allocation (object, sample) count"}),
+	New: func(args evidence.Object, _ map[string]bool) (projection.Projector, error) {
+		k := memoryKind
+		if w, _ := args["weight"].(string); w == WeightCount {
+			k.count = true
+		}
+		return newFolder(args, false, k), nil
+	},
+}
+
+// kind is the family a folder reads: CPU (cpu.frames, cpu.stacks) or
+// memory (memory.frames, memory.stacks); the two never pool.
+type kind struct {
+	frames, stacks, folded *table.Schema
+	memory, count          bool
+}
+
+var (
+	cpuKind    = kind{frames: table.CPUFrames.Schema, stacks: table.CPUStacks.Schema, folded: table.CPUFolded.Schema}
+	memoryKind = kind{frames: table.MemoryFrames.Schema, stacks: table.MemoryStacks.Schema, folded: table.MemoryFolded.Schema, memory: true}
+)
 
 // Diff is the cpu-stacks-diff projection.
 var Diff = &projection.Spec{
@@ -52,7 +86,7 @@ var Diff = &projection.Spec{
 	Params: append(slices.Clone(params), projection.BaselineParam, param.Param{Name: "normalize", Type: param.Bool, Default: false,
 		Doc: "scale the baseline's weights so its total equals the new total (pprof's -normalize)"}),
 	New: func(args evidence.Object, _ map[string]bool) (projection.Projector, error) {
-		return newFolder(args, true), nil
+		return newFolder(args, true, cpuKind), nil
 	},
 }
 
@@ -80,6 +114,7 @@ type side struct {
 
 type folder struct {
 	projection.Sides
+	kind
 	compare   bool
 	sides     [2]side
 	byID      map[string]*side
@@ -89,15 +124,15 @@ type folder struct {
 	args      evidence.Object
 }
 
-func newFolder(args evidence.Object, compare bool) *folder {
-	f := &folder{compare: compare, byID: map[string]*side{}, args: args, max: 200000}
+func newFolder(args evidence.Object, compare bool, k kind) *folder {
+	f := &folder{kind: k, compare: compare, byID: map[string]*side{}, args: args, max: 200000}
 	f.minShare, _ = evidence.AsFloat(args["min_share"])
 	if n, ok := evidence.AsInt(args["max_stacks"]); ok {
 		f.max = int(n)
 	}
 	f.normalize, _ = args["normalize"].(bool)
 	for i := range f.sides {
-		f.sides[i].Inputs = projection.NewInputs[tableState](table.CPUFrames.Schema, table.CPUStacks.Schema)
+		f.sides[i].Inputs = projection.NewInputs[tableState](k.frames, k.stacks)
 		f.sides[i].Bound(projection.ArtifactBound{Name: "max_profiles", Max: MaxProfiles, Unit: "profiles"})
 		f.sides[i].labels = map[string]map[string]string{}
 	}
@@ -126,7 +161,17 @@ func (f *folder) Table(t *evidence.Table, caps formats.Caps) error {
 		}
 	}
 	st := tableState{factor: 1}
-	if t.Name == table.CPUStacks.Name {
+	if t.Name == table.MemoryStacks.Name {
+		u := unit.Bytes
+		if f.count {
+			c, _ := t.Column("count")
+			u = c.Unit
+		}
+		if o := s.unit; o != "" && o != u {
+			return evidence.Failf(evidence.CodeInvalidArgument, "table %s counts %s and another table %s: memory stacks of different units do not fold together", t.ID, u, o)
+		}
+		s.unit = u
+	} else if t.Name == table.CPUStacks.Name {
 		c, _ := t.Column("weight")
 		u, err := unit.Lookup(c.Unit)
 		if err != nil {
@@ -172,18 +217,48 @@ func (f *folder) Row(t *evidence.Table, row any) error {
 	if err != nil {
 		return err
 	}
-	if t.Name == table.CPUFrames.Name {
-		fr, _, artifact, err := projection.Read(&s.Inputs, table.CPUFrames, t, row)
+	if t.Name == table.MemoryStacks.Name {
+		st, _, artifact, err := projection.Read(&s.Inputs, table.MemoryStacks, t, row)
 		if err != nil {
 			return err
+		}
+		w := float64(st.Bytes)
+		if f.count {
+			if !st.Count.Valid {
+				return evidence.Failf(evidence.CodeInvalidArgument, "table %s records no allocation counts: weigh its stacks by bytes (weight=bytes)", t.ID)
+			}
+			w = float64(st.Count.V)
+		}
+		if w == 0 {
+			return nil // holds none of the population's weight: nothing to draw
+		}
+		s.stacks = append(s.stacks, rawStack{artifact: artifact, frames: slices.Clone(st.Frames),
+			thread: st.Thread, process: st.Process, weight: w})
+		return nil
+	}
+	if t.Name == table.CPUFrames.Name || t.Name == table.MemoryFrames.Name {
+		var id, function string
+		var artifact string
+		if t.Name == table.CPUFrames.Name {
+			fr, _, a, err := projection.Read(&s.Inputs, table.CPUFrames, t, row)
+			if err != nil {
+				return err
+			}
+			id, function, artifact = fr.FrameID, fr.Function, a
+		} else {
+			fr, _, a, err := projection.Read(&s.Inputs, table.MemoryFrames, t, row)
+			if err != nil {
+				return err
+			}
+			id, function, artifact = fr.FrameID, fr.Function, a
 		}
 		m := s.labels[artifact]
 		if m == nil {
 			m = map[string]string{}
 			s.labels[artifact] = m
 		}
-		if _, ok := m[fr.FrameID]; !ok {
-			m[fr.FrameID] = Label(fr.Function)
+		if _, ok := m[id]; !ok {
+			m[id] = Label(function)
 		}
 		return nil
 	}
@@ -207,15 +282,22 @@ func Label(function string) string {
 
 // total is a side's total weight: each stacks table's total_weight
 // (samples without a stack included), else the sum of its stacks.
-func (s *side) total() (float64, []string) {
+func (s *side) total(k kind) (float64, []string) {
 	var total float64
 	var limits []string
+	metric := table.MetricTotalWeight
+	if k.memory {
+		metric = table.MetricPopulationBytes
+		if k.count {
+			metric = table.MetricPopulationCount
+		}
+	}
 	for _, x := range s.List() {
-		if x.Table.Name != table.CPUStacks.Name {
+		if x.Table.Name != k.stacks.Name {
 			continue
 		}
 		if x.Summary != nil {
-			if v, ok := evidence.AsFloat(x.Summary.Metrics[table.MetricTotalWeight].Value); ok {
+			if v, ok := evidence.AsFloat(x.Summary.Metrics[metric].Value); ok {
 				total += v * x.State.factor
 				continue
 			}
@@ -227,7 +309,7 @@ func (s *side) total() (float64, []string) {
 			}
 		}
 		total += sum
-		limits = append(limits, fmt.Sprintf("table %s: its summary has no total_weight, so its total is the weight of its stacks", x.Table.ID))
+		limits = append(limits, fmt.Sprintf("table %s: its summary has no %s, so its total is the weight of its stacks", x.Table.ID, metric))
 	}
 	return total, limits
 }
@@ -245,7 +327,7 @@ func (f *folder) fold(sd projection.Side, acc map[string]*folded, order *[]*fold
 	for _, r := range s.stacks {
 		m := s.labels[r.artifact]
 		if m == nil {
-			return evidence.Failf(evidence.CodeInvalidArgument, "the input has cpu.stacks of artifact %s but not its cpu.frames: decode the artifact whole", r.artifact)
+			return evidence.Failf(evidence.CodeInvalidArgument, "the input has %s of artifact %s but not its %s: decode the artifact whole", f.stacks.Name, r.artifact, f.frames.Name)
 		}
 		labels := make([]string, 0, len(r.frames)+2)
 		if r.process.Valid {
@@ -257,7 +339,7 @@ func (f *folder) fold(sd projection.Side, acc map[string]*folded, order *[]*fold
 		for _, id := range r.frames {
 			l, ok := m[id]
 			if !ok {
-				return evidence.Failf(evidence.CodeInvalidArgument, "a stack of artifact %s names frame %s, which its cpu.frames table does not hold", r.artifact, id)
+				return evidence.Failf(evidence.CodeInvalidArgument, "a stack of artifact %s names frame %s, which its %s table does not hold", r.artifact, id, f.frames.Name)
 			}
 			labels = append(labels, l)
 		}
@@ -300,6 +382,13 @@ func (f *folder) Finish(w projection.Emitter) error {
 	if err := nu.Ready(); err != nil {
 		return err
 	}
+	if nu.unit == "" && f.memory {
+		return evidence.Failf(evidence.CodeInvalidArgument, "the input has no memory.stacks table: %s records no whole allocation stacks to fold; rank its memory hotspots instead", nu.Format())
+	}
+	population, err := f.population()
+	if err != nil {
+		return err
+	}
 	if nu.unit == "" {
 		return evidence.Failf(evidence.CodeInvalidArgument, "the input has no cpu.stacks table: %s records no whole stacks to fold (flame graphs and folded output need V8, perf, pprof, speedscope or collapsed stacks); rank its hotspots or caller edges instead", nu.Format())
 	}
@@ -308,14 +397,14 @@ func (f *folder) Finish(w projection.Emitter) error {
 	if err := f.fold(projection.SideNew, acc, &order); err != nil {
 		return err
 	}
-	ntotal, limits := nu.total()
+	ntotal, limits := nu.total(f.kind)
 	btotal, scale := 0.0, 1.0
 	if f.compare {
 		if err := f.fold(projection.SideBase, acc, &order); err != nil {
 			return err
 		}
 		var bl []string
-		btotal, bl = base.total()
+		btotal, bl = base.total(f.kind)
 		if base.unit != nu.unit {
 			bu, _ := unit.Lookup(base.unit)
 			ru, _ := unit.Lookup(nu.unit)
@@ -363,7 +452,7 @@ func (f *folder) Finish(w projection.Emitter) error {
 	omittedW := stackedW - keptW
 	slices.SortFunc(kept, func(a, b *folded) int { return compareLabels(a.labels, b.labels) })
 
-	schema := table.CPUFolded.Schema
+	schema := f.folded
 	if f.compare {
 		schema = table.CPUFoldedDiff.Schema
 	}
@@ -415,6 +504,13 @@ func (f *folder) Finish(w projection.Emitter) error {
 	for _, l := range limits {
 		sum.Limit(l)
 	}
+	if population != "" {
+		if sum.Coverage == nil {
+			sum.Coverage = evidence.Object{}
+		}
+		sum.Coverage["population"] = population
+		sum.Coverage["weight"] = map[bool]string{false: WeightBytes, true: WeightCount}[f.count]
+	}
 	for i := range f.sides {
 		if l := f.sides[i].pooledEvents(); l != "" {
 			sum.Limit(l)
@@ -458,4 +554,32 @@ func (s *side) pooledEvents() string {
 		}
 	}
 	return ""
+}
+
+// population is the one memory population of the admitted memory.stacks
+// tables (their summaries' coverage): stacks of different populations
+// (live and allocated, high watermark and leaks) never pool.
+func (f *folder) population() (string, error) {
+	if !f.memory {
+		return "", nil
+	}
+	var pops []string
+	for _, x := range f.sides[projection.SideNew].List() {
+		if x.Table.Name != table.MemoryStacks.Name || x.Summary == nil {
+			continue
+		}
+		if p, _ := x.Summary.Coverage["population"].(string); p != "" && !slices.Contains(pops, p) {
+			pops = append(pops, p)
+		}
+	}
+	if len(pops) > 1 {
+		slices.Sort(pops)
+		return "", &evidence.Failure{Code: evidence.CodeInvalidArgument,
+			Message: fmt.Sprintf("the inputs describe different memory populations (%s), which do not fold together: decode each population separately", strings.Join(pops, ", ")),
+			Details: evidence.Object{"populations": pops}}
+	}
+	if len(pops) == 1 {
+		return pops[0], nil
+	}
+	return "", nil
 }

@@ -39,7 +39,6 @@ const (
 
 type window []*item
 
-func (w window) Len() int { return len(w) }
 func (w window) Less(i, j int) bool {
 	a, b := w[i], w[j]
 	if a.ts != b.ts {

@@ -17,6 +17,7 @@ import (
 	"io"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/jsonscan"
 )
 
 // Terminator is how a line ended.
@@ -278,6 +279,21 @@ func (r *Reader) Errorf(code evidence.Code, err error, format string, args ...an
 func (l *Line) At(f *evidence.Failure) *evidence.Failure {
 	if f.Location.Line == 0 {
 		f.Location.Line, f.Location.Offset = int(l.Number), l.Offset
+	}
+	return f
+}
+
+// Malformed is the DECODE_FAILURE for a line whose content does not
+// parse: the message is what (naming the line as the decoder does) and
+// err; the location is the line, and the offset of a JSON error inside
+// it when err is one, so every line decoder points at the same byte.
+func (l *Line) Malformed(err error, what string) *evidence.Failure {
+	f := &evidence.Failure{Code: evidence.CodeDecodeFailure, Err: err,
+		Message:  fmt.Sprintf("%s: %v", what, err),
+		Location: evidence.Location{Line: int(l.Number), Offset: l.Offset}}
+	var se *jsonscan.Error
+	if errors.As(err, &se) {
+		f.Location.Offset = l.Offset + se.Offset
 	}
 	return f
 }

@@ -24,7 +24,6 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/jsonscan"
 	"github.com/flameox/flameox/internal/lines"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
@@ -66,15 +65,8 @@ func Sniff(prefix []byte) formats.Verdict {
 	return formats.NeedMore
 }
 
-func lineFailure(line int64, off int64, err error) *evidence.Failure {
-	f := &evidence.Failure{Code: evidence.CodeDecodeFailure, Err: err,
-		Message:  fmt.Sprintf("benchmark samples: line %d: %v", line, err),
-		Location: evidence.Location{Line: int(line), Offset: off}}
-	var se *jsonscan.Error
-	if errors.As(err, &se) {
-		f.Location.Offset = off + se.Offset
-	}
-	return f
+func malformed(l *lines.Line, err error) *evidence.Failure {
+	return l.Malformed(err, fmt.Sprintf("benchmark samples: line %d", l.Number))
 }
 
 // Decode reads the file and emits bench.samples (streamed) and then
@@ -119,26 +111,26 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		if producer == nil {
 			p, err := bs.ParseHeader(l.Bytes)
 			if err != nil {
-				return fail(lineFailure(l.Number, l.Offset, fmt.Errorf("the first line must be the header: %w", err)))
+				return fail(malformed(l, fmt.Errorf("the first line must be the header: %w", err)))
 			}
 			producer = &p
 			continue
 		}
 		s, err := bs.ParseSeries(l.Bytes)
 		if err != nil {
-			return fail(lineFailure(l.Number, l.Offset, err))
+			return fail(malformed(l, err))
 		}
 		if int64(len(series)) >= in.Limit(LimitSeries) {
 			return fail(in.ExceededAt(LimitSeries, nil, l.Offset))
 		}
 		if ids[s.ID] {
-			return fail(lineFailure(l.Number, l.Offset, fmt.Errorf("series id %q appears twice", s.ID)))
+			return fail(malformed(l, fmt.Errorf("series id %q appears twice", s.ID)))
 		}
 		ids[s.ID] = true
 		row := seriesRow(s, vals)
 		key := identity(s)
 		if prev, dup := identities[key]; dup {
-			return fail(lineFailure(l.Number, l.Offset, fmt.Errorf("series %q has the same identity as series %q (name, unit, dimensions, clock, device, worker...): they would blend", s.ID, prev)))
+			return fail(malformed(l, fmt.Errorf("series %q has the same identity as series %q (name, unit, dimensions, clock, device, worker...): they would blend", s.ID, prev)))
 		}
 		identities[key] = s.ID
 		if bs.DeviceEvent(s.Clock) && (s.Synchronization == "" || s.Synchronization == "none") {

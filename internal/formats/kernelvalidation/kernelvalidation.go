@@ -22,7 +22,6 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/jsonscan"
 	"github.com/flameox/flameox/internal/lines"
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/table"
@@ -87,14 +86,7 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		}
 		r, perr := kv.ParseReceipt(l.Bytes)
 		if perr != nil {
-			f := &evidence.Failure{Code: evidence.CodeDecodeFailure, Err: perr,
-				Message:  fmt.Sprintf("kernel validation receipt line %d: %v", line, perr),
-				Location: evidence.Location{Line: line, Offset: l.Offset}}
-			var se *jsonscan.Error
-			if errors.As(perr, &se) {
-				f.Location.Offset = l.Offset + se.Offset
-			}
-			return f
+			return l.Malformed(perr, fmt.Sprintf("kernel validation receipt line %d", line))
 		}
 		counts[r.Status]++
 		row := &table.KernelValidation{Line: int64(line), Case: values.Bound(r.Case), Status: r.Status,

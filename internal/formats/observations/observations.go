@@ -20,7 +20,6 @@ import (
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
-	"github.com/flameox/flameox/internal/jsonscan"
 	"github.com/flameox/flameox/internal/lines"
 	"github.com/flameox/flameox/internal/table"
 	"github.com/flameox/flameox/pkg/observe"
@@ -98,14 +97,7 @@ func Decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		}
 		r, perr := observe.ParseRecord(l.Bytes)
 		if perr != nil {
-			f := &evidence.Failure{Code: evidence.CodeDecodeFailure, Err: perr,
-				Message:  fmt.Sprintf("line %d: %v", line, perr),
-				Location: evidence.Location{Line: line, Offset: l.Offset}}
-			var se *jsonscan.Error
-			if errors.As(perr, &se) {
-				f.Location.Offset = l.Offset + se.Offset
-			}
-			return f
+			return l.Malformed(perr, fmt.Sprintf("line %d", line))
 		}
 		counts[r.Kind]++
 		pids[r.PID] = true

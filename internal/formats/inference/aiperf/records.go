@@ -104,13 +104,7 @@ func decodeRecords(ctx context.Context, in *formats.Input, out formats.Sink) err
 			unterminated = l.Size
 		}
 		if err := r.parse(l.Bytes, n, l.Offset); err != nil {
-			f := &evidence.Failure{Code: evidence.CodeDecodeFailure, Err: err,
-				Message:  fmt.Sprintf("AIPerf record at line %d: %v", l.Number, err),
-				Location: evidence.Location{Line: int(l.Number), Offset: l.Offset}}
-			var se *jsonscan.Error
-			if errors.As(err, &se) {
-				f.Location.Offset = l.Offset + se.Offset
-			}
+			f := l.Malformed(err, fmt.Sprintf("AIPerf record at line %d", l.Number))
 			var ff *evidence.Failure
 			if errors.As(err, &ff) {
 				f = l.At(ff)

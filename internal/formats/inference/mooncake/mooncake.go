@@ -111,12 +111,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 		if err := r.parse(l.Bytes, n, l.Offset); err != nil {
 			var f *evidence.Failure
 			if !errors.As(err, &f) {
-				f = &evidence.Failure{Code: evidence.CodeDecodeFailure, Err: err, Message: fmt.Sprintf("Mooncake trace line %d: %v", l.Number, err)}
-				var se *jsonscan.Error
-				f.Location.Offset = l.Offset
-				if errors.As(err, &se) {
-					f.Location.Offset += se.Offset
-				}
+				f = l.Malformed(err, fmt.Sprintf("Mooncake trace line %d", l.Number))
 			}
 			return fail(l.At(f))
 		}

@@ -49,9 +49,21 @@ func (t *HostTool) Look() (path, digest string, err error) {
 func HostVersion(ctx context.Context, path string, timeout time.Duration, env ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--version")
+	return hostCommand(ctx, []string{path, "--version"}, env).Output()
+}
+
+// HostProbe runs argv like HostVersion and returns stdout and stderr
+// together, for tools that print their version on either.
+func HostProbe(ctx context.Context, argv []string, timeout time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return hostCommand(ctx, argv, nil).CombinedOutput()
+}
+
+func hostCommand(ctx context.Context, argv, env []string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "LC_ALL=C"}, env...)
 	// A child that keeps stdout open does not hold the answer past the timeout.
 	cmd.WaitDelay = time.Second
-	return cmd.Output()
+	return cmd
 }

@@ -95,11 +95,7 @@ func resolve(ctx context.Context, _ *capture.Request) (*capture.Resolved, error)
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "read %s", path)
 	}
-	vctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(vctx, argv[0], append(argv[1:], "version")...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "LC_ALL=C"}
-	out, err := cmd.CombinedOutput()
+	out, err := capture.HostProbe(ctx, append(argv[:len(argv):len(argv)], "version"), 60*time.Second)
 	m := versionLine.FindSubmatch(out)
 	if err != nil || m == nil {
 		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,

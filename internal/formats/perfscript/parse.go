@@ -505,7 +505,9 @@ func (s *shard) addLines() {
 		}
 		s.lstack = append(s.lstack, id)
 	}
-	s.lprof.Add(s.stack[0], s.lstack, 1, 1)
+	// The lines profile interns series itself: one first met after it was
+	// made has no id there yet.
+	s.lprof.Add(s.lprof.SeriesID(s.prof.Series[s.stack[0]]), s.lstack, 1, 1)
 }
 
 // fold moves the cached stacks into the shard's profile.

@@ -66,8 +66,9 @@ type stackWeight struct {
 }
 
 type graph struct {
-	sites     []site
-	siteIndex map[frameKey]int32
+	invalidUTF8 int64 // strings whose invalid UTF-8 became U+FFFD (validUTF8)
+	sites       []site
+	siteIndex   map[frameKey]int32
 	// locSites maps a location id to its sites, leaf first (nil: not
 	// expanded yet); ids are dense in the producers seen, else the map
 	// locSparse holds them.

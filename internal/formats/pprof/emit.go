@@ -378,6 +378,11 @@ func (g *graph) summary(in *formats.Input, p *profile.Profile, w *weights, opt a
 	if g.noStack[0] > 0 {
 		s.Limit("some samples have no stack: their weight counts in the totals but in no frame")
 	}
+	if g.invalidUTF8 > 0 {
+		s.Metrics["invalid_utf8_strings"] = evidence.Metric{Value: g.invalidUTF8, Unit: "count"}
+		s.Limit("some of the profile's strings were not valid UTF-8: their invalid bytes are shown as U+FFFD")
+		s.Complete = false
+	}
 	vals.Summarize(s)
 	return s
 }

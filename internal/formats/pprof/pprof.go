@@ -175,6 +175,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err != nil {
 		return err
 	}
+	invalid := validUTF8(p)
 	if n := int64(len(p.Sample)); n > in.Limit(LimitSamples) {
 		return in.Exceeded(LimitSamples, n)
 	}
@@ -202,6 +203,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err != nil {
 		return err
 	}
+	g.invalidUTF8 = invalid
 	return g.emit(in, p, w, opt, out)
 }
 

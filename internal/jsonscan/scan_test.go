@@ -220,12 +220,23 @@ func intsOf(r io.Reader) ([]int64, error) {
 
 // wantInts decodes with encoding/json, accepting only exact integers.
 func wantInts(b []byte) ([]int64, bool) {
-	var ns []json.Number
-	if err := json.Unmarshal(b, &ns); err != nil || ns == nil {
+	// Into []any with UseNumber: unmarshalling into []json.Number would
+	// also accept a string holding a number ("0"), which is not one.
+	var vs []any
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if err := d.Decode(&vs); err != nil || vs == nil || d.InputOffset() != int64(len(bytes.TrimRight(b, " \t\r\n"))) {
 		return nil, false
 	}
-	out := make([]int64, len(ns))
-	for i, n := range ns {
+	if _, err := d.Token(); err != io.EOF {
+		return nil, false // more than one document
+	}
+	out := make([]int64, len(vs))
+	for i, x := range vs {
+		n, isNum := x.(json.Number)
+		if !isNum {
+			return nil, false
+		}
 		if strings.ContainsAny(string(n), ".eE") {
 			return nil, false
 		}

@@ -306,6 +306,26 @@ func (in *Input) JSONScanner(r io.Reader, depth int, tokenLimit string) *jsonsca
 	return s
 }
 
+// JSONLineScanner is JSONScanner for one line of a JSON Lines file held
+// in memory: it resets s (a new scanner when nil) to line, whose first
+// byte is at stream offset at, so a crossed token limit is located in the
+// stream, not the line.
+func (in *Input) JSONLineScanner(s *jsonscan.Scanner, line []byte, at int64, depth int, tokenLimit string) *jsonscan.Scanner {
+	if s == nil {
+		s = jsonscan.NewBytes(nil)
+	}
+	s.Reset(line)
+	s.MaxDepth = depth
+	s.MaxToken = int(in.Limit(tokenLimit))
+	s.Bound = func(err error, off int64) error {
+		if err != jsonscan.ErrTokenTooLong {
+			return nil
+		}
+		return in.ExceededAt(tokenLimit, nil, at+off)
+	}
+	return s
+}
+
 // Int returns an integer option.
 func (in *Input) Int(name string) int64 { n, _ := evidence.AsInt(in.Options[name]); return n }
 

@@ -188,20 +188,8 @@ func (r *recordReader) runs(out formats.Sink, n int64) error {
 
 // parse reads one record line into r.row.
 func (r *recordReader) parse(line []byte, index, at int64) error {
-	if r.scan == nil {
-		r.scan = jsonscan.NewBytes(nil)
-	}
-	s := r.scan
-	s.Reset(line)
-	s.MaxToken = int(r.in.Limit(formats.LimitToken))
-	s.MaxDepth = 16
-	s.Bound = func(err error, off int64) error {
-		if err != jsonscan.ErrTokenTooLong {
-			return nil
-		}
-		return r.in.ExceededAt(formats.LimitToken, nil, at+off)
-	}
-	w := jsonscan.Walker{S: s}
+	r.scan = r.in.JSONLineScanner(r.scan, line, at, 16, formats.LimitToken)
+	w := jsonscan.Walker{S: r.scan}
 	// An absent or null error is a success, as AIPerf's model defaults it.
 	r.row = table.InferenceRequest{Request: index, OK: true}
 	var hasMeta, hasMetrics bool

@@ -164,20 +164,8 @@ func (r *reader) summary(n int64, vals *formats.Values) *evidence.Summary {
 }
 
 func (r *reader) parse(line []byte, index, at int64) error {
-	if r.scan == nil {
-		r.scan = jsonscan.NewBytes(nil)
-	}
-	s := r.scan
-	s.Reset(line)
-	s.MaxToken = int(r.in.Limit(formats.LimitToken))
-	s.MaxDepth = 16
-	s.Bound = func(err error, off int64) error {
-		if err != jsonscan.ErrTokenTooLong {
-			return nil
-		}
-		return r.in.ExceededAt(formats.LimitToken, nil, at+off)
-	}
-	w := jsonscan.Walker{S: s}
+	r.scan = r.in.JSONLineScanner(r.scan, line, at, 16, formats.LimitToken)
+	w := jsonscan.Walker{S: r.scan}
 	r.row = table.InferenceRequest{Request: index, OK: true}
 	r.ids = r.ids[:0]
 	var ts, in, out int64

@@ -2,7 +2,8 @@
 """Independent reading of an xctrace export (xml.etree iterparse), for the
 decoder's equality test: resolves id/ref itself, and sums per CPU table
 and thread the weight of each frame (self: the leaf, inclusive: once per
-stack) and the total. Prints JSON.
+stack) and the total, and the same per source line (the frame with its
+<source> path and line; line -1 where it has none). Prints JSON.
 
     python3 reference.py FILE.xml
 """
@@ -30,7 +31,7 @@ def main(path):
             ids[el.attrib["id"]] = el
         if el.tag == "schema" and len(stack) == 2:
             cols = [c.findtext("engineering-type") for c in el.findall("col")]
-            cur = {"schema": el.attrib.get("name"), "cols": cols, "rows": 0, "total": 0, "frames": {}, "no_stack": 0}
+            cur = {"schema": el.attrib.get("name"), "cols": cols, "rows": 0, "total": 0, "frames": {}, "lines": {}, "no_stack": 0}
             out["tables"].append(cur)
         elif el.tag == "row" and len(stack) == 2:
             cur["rows"] += 1
@@ -68,6 +69,7 @@ def sample(t, cells, ids):
             process = c.attrib.get("fmt")
         elif et in BT:
             stack = []
+            lines = []
             for f in c.iter("frame"):
                 f = res(f, ids)
                 b = f.find("binary")
@@ -77,21 +79,29 @@ def sample(t, cells, ids):
                     mod = b.attrib.get("path") or b.attrib.get("name") or ""
                 name = f.attrib.get("name") or f.attrib.get("addr")
                 stack.append(name + "\t" + mod)
+                src = f.find("source")
+                path, line = "", -1
+                if src is not None:
+                    line = int(src.attrib["line"]) or -1
+                    pe = src.find("path")
+                    if pe is not None:
+                        path = res(pe, ids).text or ""
+                lines.append(name + "\t" + mod + "\t" + path + "\t" + str(line))
     t["total"] += w
     if not stack:
         t["no_stack"] += 1
         return
     key = (process or "") + "\t" + (thread or "")
-    fr = t["frames"]
-    seen = set()
-    for i, f in enumerate(stack):
-        k = key + "\t" + f
-        r = fr.setdefault(k, [0, 0])
-        if i == 0:
-            r[0] += w
-        if f not in seen:
-            seen.add(f)
-            r[1] += w
+    for fr, st in ((t["frames"], stack), (t["lines"], lines)):
+        seen = set()
+        for i, f in enumerate(st):
+            k = key + "\t" + f
+            r = fr.setdefault(k, [0, 0])
+            if i == 0:
+                r[0] += w
+            if f not in seen:
+                seen.add(f)
+                r[1] += w
 
 
 if __name__ == "__main__":

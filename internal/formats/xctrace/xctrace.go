@@ -58,7 +58,7 @@ const (
 )
 
 // Spec is the xctrace export format.
-var Spec = withSlices(formats.CPUStackProfile(formats.Spec{
+var Spec = withSlices(formats.WithLines(formats.CPUStackProfile(formats.Spec{
 	Name:  "xctrace-xml",
 	Title: "xctrace export XML",
 	Sniff: sniff,
@@ -74,7 +74,7 @@ var Spec = withSlices(formats.CPUStackProfile(formats.Spec{
 	Producer: "xcrun xctrace export --xpath '/trace-toc/run[@number=\"1\"]/data/table[@schema=\"time-profile\"]'",
 	Version:  Version,
 	Decoder:  formats.DecoderFunc(decode),
-}))
+})))
 
 // withSlices adds trace.slices, made of the tables with a start time and
 // a duration column.
@@ -241,6 +241,13 @@ type cpuTable struct {
 	prof     *collapsed.Profile
 	frameOf  map[*elem]uint32
 	leaf     []uint32
+	// lines is the profile of source lines: frames (symbol, binary,
+	// file, line) from each frame's <source>, its function's row (line
+	// -1) where a frame has none.
+	lines    *collapsed.Profile
+	lineOf   map[*elem]uint32
+	lineLeaf []uint32
+	sourced  int64 // distinct frames with a source line
 	rows     int64
 	noStack  int64
 	noWeight int64
@@ -522,11 +529,16 @@ func (d *decoder) table() (*cpuTable, error) {
 			return t, nil
 		}
 	}
-	p := collapsed.NewProfile()
-	p.KeepStacks = true
-	t := &cpuTable{schema: d.schema, unit: u, weightAt: wat, prof: p, frameOf: map[*elem]uint32{}}
+	t := newCPUTable(d.schema, u, wat)
 	d.tables = append(d.tables, t)
 	return t, nil
+}
+
+func newCPUTable(schema, unit string, weightAt int) *cpuTable {
+	p := collapsed.NewProfile()
+	p.KeepStacks = true
+	return &cpuTable{schema: schema, unit: unit, weightAt: weightAt, prof: p, frameOf: map[*elem]uint32{},
+		lines: collapsed.NewProfile(), lineOf: map[*elem]uint32{}}
 }
 
 func (d *decoder) sample(t *cpuTable) error {
@@ -579,8 +591,9 @@ func (d *decoder) sample(t *cpuTable) error {
 		t.noWeight++
 		w = 0
 	}
-	series := t.prof.SeriesID(collapsed.Series{Process: process, Thread: thread, Event: t.schema})
-	t.leaf = t.leaf[:0]
+	ser := collapsed.Series{Process: process, Thread: thread, Event: t.schema}
+	series := t.prof.SeriesID(ser)
+	t.leaf, t.lineLeaf = t.leaf[:0], t.lineLeaf[:0]
 	if bt != nil {
 		if err := d.frames(t, bt); err != nil {
 			return err
@@ -590,6 +603,7 @@ func (d *decoder) sample(t *cpuTable) error {
 		t.noStack++
 	}
 	t.prof.Add(series, t.leaf, w, 1)
+	t.lines.Add(t.lines.SeriesID(ser), t.lineLeaf, w, 1)
 	return nil
 }
 
@@ -618,8 +632,43 @@ func (d *decoder) frames(t *cpuTable, bt *elem) error {
 			t.frameOf[k] = id
 		}
 		t.leaf = append(t.leaf, id)
+		lid, ok := t.lineOf[k]
+		if !ok {
+			f, sourced, err := d.lineFrameOf(t.prof.Frames[id], k)
+			if err != nil {
+				return err
+			}
+			if sourced {
+				t.sourced++
+			}
+			lid = t.lines.Frame(f)
+			t.lineOf[k] = lid
+		}
+		t.lineLeaf = append(t.lineLeaf, lid)
 	}
 	return nil
+}
+
+// lineFrameOf is frame fr (read from element f) at its source line:
+// the <source line="N"><path>FILE</path></source> xctrace writes for a
+// frame with debug information. A frame without one keeps line 0 (its
+// function's row, line -1 in cpu.lines); a line that is not a positive
+// integer is a DECODE_FAILURE.
+func (d *decoder) lineFrameOf(fr collapsed.Frame, f *elem) (collapsed.Frame, bool, error) {
+	src := f.kid("source")
+	if src == nil {
+		return fr, false, nil
+	}
+	v := src.attr("line")
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return fr, false, d.fail("<source line=%q> of frame %q is not a line number", v, fr.Function)
+	}
+	if p := src.kid("path"); p != nil {
+		fr.File = p.text
+	}
+	fr.Line = n
+	return fr, n > 0, nil
 }
 
 // frameOf is a frame's identity: its symbol name and binary. An
@@ -667,9 +716,7 @@ func (d *decoder) emit(out formats.Sink) error {
 	tables := d.tables
 	if len(tables) == 0 {
 		// No CPU table: empty tables still state what the export held.
-		p := collapsed.NewProfile()
-		p.KeepStacks = true
-		tables = []*cpuTable{{prof: p, weightAt: -1}}
+		tables = []*cpuTable{newCPUTable("", "", -1)}
 		notes = append(notes, "the export holds no CPU sampling table (time-profile, time-sample or cpu-profile)")
 	}
 	for _, t := range tables {
@@ -715,8 +762,15 @@ func (d *decoder) emit(out formats.Sink) error {
 		if t.noWeight > 0 {
 			o.Limitations = append(o.Limitations, fmt.Sprintf("%d samples have an empty weight cell: they weigh zero", t.noWeight))
 		}
-		o.Limitations = append(o.Limitations, "frames are (symbol, binary path); addresses and source lines are not kept in rows")
+		o.Limitations = append(o.Limitations, "frames are (symbol, binary path); addresses are not kept in rows, source lines are in cpu.lines")
 		if err := t.prof.Emit(out, o); err != nil {
+			return err
+		}
+		o.Metrics["frames_with_source_line"] = evidence.Metric{Value: t.sourced, Unit: "count"}
+		o.Limitations = append(o.Limitations,
+			"lines are each frame's <source line> and path as xctrace exported them; a frame without one is its function's row, line -1",
+			"a line's inclusive_weight counts each sample once however often the line is on its stack")
+		if err := t.lines.EmitLines(out, o); err != nil {
 			return err
 		}
 	}

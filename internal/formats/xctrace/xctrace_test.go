@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -28,6 +30,7 @@ type reference struct {
 		Total   int64               `json:"total"`
 		NoStack int64               `json:"no_stack"`
 		Frames  map[string][2]int64 `json:"frames"`
+		Lines   map[string][2]int64 `json:"lines"`
 	} `json:"tables"`
 }
 
@@ -95,6 +98,21 @@ func TestReference(t *testing.T) {
 						t.Errorf("%s %q: self/inclusive %v, reference %v", rt.Schema, k, got[k], w)
 					}
 				}
+				// Lines: per frame at its source line, the same weights.
+				lines := map[string][2]int64{}
+				for _, r := range sink.Named(table.CPULines.Name)[i].Typed {
+					f := r.(*table.Frame)
+					k := strings.Join([]string{str(f.Process), str(f.Thread), f.Function, str(f.Module), str(f.File), strconv.FormatInt(f.Line, 10)}, "\t")
+					lines[k] = [2]int64{int64(f.SelfWeight), int64(f.InclusiveWeight)}
+				}
+				if len(lines) != len(rt.Lines) {
+					t.Errorf("%s: %d lines, reference %d", rt.Schema, len(lines), len(rt.Lines))
+				}
+				for k, w := range rt.Lines {
+					if lines[k] != w {
+						t.Errorf("%s line %q: self/inclusive %v, reference %v", rt.Schema, k, lines[k], w)
+					}
+				}
 				// Stacks carry the whole stacked weight.
 				var stacked float64
 				for _, r := range sink.Named(table.CPUStacks.Name)[i].Typed {
@@ -150,6 +168,8 @@ func TestNegative(t *testing.T) {
 		{"cells mismatch", head + `<row><weight ref="2"/></row></node></trace-query-result>`, evidence.CodeDecodeFailure, "cells for 3 columns", 0},
 		{"bad weight", head + `<row><sample-time id="7">2000</sample-time><weight id="8">1.5ms</weight><sentinel/></row></node></trace-query-result>`, evidence.CodeDecodeFailure, "weight", 0},
 		{"duplicate id", head + `<row><sample-time id="1">2000</sample-time><weight ref="2"/><sentinel/></row></node></trace-query-result>`, evidence.CodeDecodeFailure, "twice", 0},
+		{"bad source line", head + `<row><sample-time id="7">2000</sample-time><weight ref="2"/><backtrace id="8"><frame id="9" name="f" addr="0x30"><source line="x"><path id="10">/a.c</path></source></frame></backtrace></row></node></trace-query-result>`,
+			evidence.CodeDecodeFailure, `<source line="x">`, 0},
 		{"ref with content", head + `<row><sample-time ref="1">2000</sample-time><weight ref="2"/><sentinel/></row></node></trace-query-result>`, evidence.CodeDecodeFailure, "content", 0},
 	}
 	for _, c := range cases {
@@ -170,6 +190,44 @@ func TestNegative(t *testing.T) {
 				t.Error("a failed decode left a cpu.frames table")
 			}
 		})
+	}
+}
+
+// TestLines: a function sampled at two source lines (and once without
+// one) is one cpu.frames row and three cpu.lines rows, each with its own
+// weight; a frame without a <source> is its function's row, line -1.
+func TestLines(t *testing.T) {
+	doc := head + `<row><sample-time id="7">2000</sample-time><weight id="8">3</weight><backtrace id="9">` +
+		`<frame id="10" name="leaf" addr="0x11"><binary ref="5"/><source line="7"><path id="11">/src/a.c</path></source></frame>` +
+		`<frame ref="6"/></backtrace></row>` +
+		`<row><sample-time id="12">3000</sample-time><weight ref="8"/><backtrace id="13">` +
+		`<frame id="14" name="leaf" addr="0x12"><binary ref="5"/><source line="9"><path ref="11"/></source></frame>` +
+		`<frame ref="6"/></backtrace></row></node></trace-query-result>`
+	sink, err := formatstest.Run(t, Spec, "x.xml", []byte(doc), nil, nil)
+	formatstest.CheckInvariants(t, sink, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := map[string][2]float64{}
+	for _, r := range sink.Table(table.CPUFrames.Name).Typed {
+		f := r.(*table.Frame)
+		frames[f.Function] = [2]float64{f.SelfWeight, f.InclusiveWeight}
+	}
+	if want := (map[string][2]float64{"leaf": {1000006, 1000006}, "main": {0, 1000006}}); fmt.Sprint(frames) != fmt.Sprint(want) {
+		t.Errorf("frames %v, want %v", frames, want)
+	}
+	lines := map[string][2]float64{}
+	lt := sink.Table(table.CPULines.Name)
+	for _, r := range lt.Typed {
+		f := r.(*table.Frame)
+		lines[fmt.Sprintf("%s %s:%d", f.Function, str(f.File), f.Line)] = [2]float64{f.SelfWeight, f.InclusiveWeight}
+	}
+	want := map[string][2]float64{"leaf :-1": {1000000, 1000000}, "leaf /src/a.c:7": {3, 3}, "leaf /src/a.c:9": {3, 3}, "main :-1": {0, 1000006}}
+	if fmt.Sprint(lines) != fmt.Sprint(want) {
+		t.Errorf("lines %v, want %v", lines, want)
+	}
+	if got, _ := evidence.AsInt(lt.Summary.Metrics["frames_with_source_line"].Value); got != 2 {
+		t.Errorf("frames_with_source_line %d, want 2", got)
 	}
 }
 

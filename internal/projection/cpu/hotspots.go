@@ -323,7 +323,7 @@ func (h *hotspots) Summary(t *evidence.Table, s *evidence.Summary) error {
 func lineFailure(format, where string) error {
 	return &evidence.Failure{Code: evidence.CodeInvalidArgument,
 		Message: fmt.Sprintf("group_by line: %s frames%s carry where each function starts, not the lines samples were on; "+
-			"hot lines are read from py-spy speedscope profiles, V8 .cpuprofile positionTicks, perf script srcline and pprof profiles: use group_by function", format, where),
+			"hot lines are read from py-spy speedscope profiles, V8 .cpuprofile positionTicks, perf script srcline, pprof profiles and xctrace exports with <source> lines: use group_by function", format, where),
 		Location: evidence.Location{Field: "group_by"}, Details: evidence.Object{"format": format}}
 }
 

@@ -154,6 +154,11 @@ func sniffProto(b []byte) formats.Verdict {
 				fields++
 				continue
 			}
+			if num == 1 && !valueType(b[:l]) {
+				// A Perfetto trace is field 1 repeated too (its packets):
+				// a sample_type is a ValueType, two varints.
+				return formats.No
+			}
 			b = b[l:]
 		default:
 			return formats.No
@@ -168,6 +173,23 @@ func sniffProto(b []byte) formats.Verdict {
 		return formats.NeedMore
 	}
 	return formats.No
+}
+
+// valueType says whether b is a whole profile.proto ValueType: only its
+// type and unit string indices (fields 1 and 2, varints).
+func valueType(b []byte) bool {
+	for len(b) > 0 {
+		tag, n := binary.Uvarint(b)
+		if n <= 0 || (tag != 1<<3 && tag != 2<<3) {
+			return false
+		}
+		_, m := binary.Uvarint(b[n:])
+		if m <= 0 {
+			return false
+		}
+		b = b[n+m:]
+	}
+	return true
 }
 
 func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {

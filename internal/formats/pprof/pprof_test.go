@@ -153,6 +153,36 @@ func TestDetection(t *testing.T) {
 	if v := sniff([]byte("\x0a\x04\x08\x01\x10\x02")); v != formats.No {
 		t.Errorf("sniff(raw protobuf) = %d; raw profile.proto is found by suffix only", v)
 	}
+	// A gzip'd Perfetto trace is field 1 repeated too: its packets are
+	// not sample types, so pprof does not claim it (every pprof fixture
+	// still is claimed: TestFixturesDetected).
+	for _, name := range []string{"chromium-startup.pftrace.gz", "android13-system.perfetto-trace.gz"} {
+		b, err := os.ReadFile(filepath.Join(testdata, "..", "perfetto", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := sniff(b[:min(len(b), formats.SniffBytes)]); v != formats.No {
+			t.Errorf("sniff(%s) = %d, want No", name, v)
+		}
+	}
+}
+
+// TestFixturesDetected: every gzip'd profile under testdata/pprof is
+// claimed by content.
+func TestFixturesDetected(t *testing.T) {
+	paths, err := filepath.Glob(fixture("*.pb.gz"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := sniff(b[:min(len(b), formats.SniffBytes)]); v != formats.Yes {
+			t.Errorf("sniff(%s) = %d, want Yes", filepath.Base(p), v)
+		}
+	}
 }
 
 // A heap profile measures bytes: it makes memory rows, and a consumer

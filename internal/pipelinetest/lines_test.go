@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flameox/flameox/internal/formats/formatstest"
 )
 
 // --group-by line through the command: py-spy's hot lines as file:line in
@@ -77,6 +79,7 @@ func TestGroupByLineCommand(t *testing.T) {
 		t.Errorf("perf script --group-by line: %v\n%s", err, out)
 	}
 	if _, err := exec.LookPath("perf"); err == nil {
+		formatstest.InstallPerfBinary(t, "flameox-lines")
 		perfData, _ := filepath.Abs("../../testdata/perf/lines.perf.data")
 		out, err = exec.Command(filepath.Join(binDir, "flameox-rank"), "--format", "table", "--group-by", "line", "--option", "srcline=true", "--top", "3", perfData).Output()
 		if err != nil || !strings.Contains(string(out), "lines.c:10 ") {

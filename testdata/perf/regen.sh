@@ -61,6 +61,9 @@ record two -e cpu-clock,task-clock -F 499 -- "$bin/flameox-hot" 5
 # Source lines: perf script with srcline, with and without callchains,
 # and perf report's samples per symbol and srcline as the reference.
 gcc "${cflags[@]}" -o "$bin/flameox-lines" "$here/lines.c"
+# Committed too: the srcline tests install it at $bin (its build id is the
+# one the recordings name).
+mkdir -p "$here/bin" && cp "$bin/flameox-lines" "$here/bin/flameox-lines"
 srcline=comm,pid,tid,time,event,ip,sym,dso,srcline
 for v in lines:-g flat:; do
 	name=${v%%:*}

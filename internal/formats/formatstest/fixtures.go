@@ -1,6 +1,7 @@
 package formatstest
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -75,4 +76,45 @@ func Canonical(tb testing.TB, v any) string {
 		tb.Fatal(err)
 	}
 	return string(b)
+}
+
+// PerfBinaryDir is where the perf fixtures' binaries were recorded
+// (testdata/perf/regen.sh): a perf.data names its binaries by path, and
+// perf reads their symbols and lines from there.
+const PerfBinaryDir = "/tmp/flameox-perf-fixture"
+
+// InstallPerfBinary puts the committed binary testdata/perf/bin/NAME at
+// PerfBinaryDir/NAME, as regen.sh built it, when it is not there already,
+// so that perf resolves the fixtures' symbols and source lines on any
+// machine: perf looks a binary up by its recorded path and build id, and
+// one built again elsewhere has another build id and resolves nothing.
+func InstallPerfBinary(tb testing.TB, name string) {
+	tb.Helper()
+	want := Read(tb, filepath.Join("perf", "bin", name))
+	dst := filepath.Join(PerfBinaryDir, name)
+	if have, err := os.ReadFile(dst); err == nil && bytes.Equal(have, want) {
+		return
+	}
+	if err := os.MkdirAll(PerfBinaryDir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	// A rename, so a test running in parallel never runs a half-written file.
+	tmp, err := os.CreateTemp(PerfBinaryDir, name+".*")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	_, err = tmp.Write(want)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o755)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		tb.Fatal(err)
+	}
 }

@@ -197,6 +197,7 @@ func TestDataSrclineMatchesPerfReport(t *testing.T) {
 	if err != nil {
 		t.Skip("perf is not on PATH; install linux-perf to run the perf.data comparison")
 	}
+	formatstest.InstallPerfBinary(t, "flameox-lines")
 	path := testdata("perf/lines.perf.data")
 	sink, err := decodeFile(t, DataSpec, path, nil, evidence.Object{OptionSrcline: true})
 	if err != nil {

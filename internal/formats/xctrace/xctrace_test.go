@@ -84,35 +84,14 @@ func TestReference(t *testing.T) {
 				if s.Coverage["event"] != rt.Schema {
 					t.Errorf("event %v, want %s", s.Coverage["event"], rt.Schema)
 				}
-				got := map[string][2]int64{}
-				for _, r := range ft.Typed {
-					f := r.(*table.Frame)
-					k := str(f.Process) + "\t" + str(f.Thread) + "\t" + f.Function + "\t" + str(f.Module)
-					got[k] = [2]int64{int64(f.SelfWeight), int64(f.InclusiveWeight)}
+				frameKey := func(f *table.Frame) string {
+					return str(f.Process) + "\t" + str(f.Thread) + "\t" + f.Function + "\t" + str(f.Module)
 				}
-				if len(got) != len(rt.Frames) {
-					t.Errorf("%s: %d frames, reference %d", rt.Schema, len(got), len(rt.Frames))
-				}
-				for k, w := range rt.Frames {
-					if got[k] != w {
-						t.Errorf("%s %q: self/inclusive %v, reference %v", rt.Schema, k, got[k], w)
-					}
-				}
+				sameWeights(t, rt.Schema+" frame", ft, frameKey, rt.Frames)
 				// Lines: per frame at its source line, the same weights.
-				lines := map[string][2]int64{}
-				for _, r := range sink.Named(table.CPULines.Name)[i].Typed {
-					f := r.(*table.Frame)
-					k := strings.Join([]string{str(f.Process), str(f.Thread), f.Function, str(f.Module), str(f.File), strconv.FormatInt(f.Line, 10)}, "\t")
-					lines[k] = [2]int64{int64(f.SelfWeight), int64(f.InclusiveWeight)}
-				}
-				if len(lines) != len(rt.Lines) {
-					t.Errorf("%s: %d lines, reference %d", rt.Schema, len(lines), len(rt.Lines))
-				}
-				for k, w := range rt.Lines {
-					if lines[k] != w {
-						t.Errorf("%s line %q: self/inclusive %v, reference %v", rt.Schema, k, lines[k], w)
-					}
-				}
+				sameWeights(t, rt.Schema+" line", sink.Named(table.CPULines.Name)[i], func(f *table.Frame) string {
+					return frameKey(f) + "\t" + str(f.File) + "\t" + strconv.FormatInt(f.Line, 10)
+				}, rt.Lines)
 				// Stacks carry the whole stacked weight.
 				var stacked float64
 				for _, r := range sink.Named(table.CPUStacks.Name)[i].Typed {
@@ -123,6 +102,25 @@ func TestReference(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// sameWeights checks a frames or lines table's self and inclusive
+// weights per key against the reference's.
+func sameWeights(t *testing.T, what string, tab *formatstest.Table, key func(*table.Frame) string, want map[string][2]int64) {
+	t.Helper()
+	got := map[string][2]int64{}
+	for _, r := range tab.Typed {
+		f := r.(*table.Frame)
+		got[key(f)] = [2]int64{int64(f.SelfWeight), int64(f.InclusiveWeight)}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%s: %d rows, reference %d", what, len(got), len(want))
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s %q: self/inclusive %v, reference %v", what, k, got[k], w)
+		}
 	}
 }
 

@@ -77,6 +77,8 @@ type seqState struct {
 
 	counters map[uint64]float64 // incremental counter tracks' running values
 	clocks   map[uint32]*seqClock
+
+	prof *seqProfile // interned callstacks, frames, mappings and their strings
 }
 
 func newSeq(id uint32) *seqState {
@@ -187,6 +189,8 @@ type decoder struct {
 
 	clk clocks
 	st  stats
+	cpu cpuSamples
+	out formats.Sink
 
 	truncatedAt, truncatedBytes int64
 
@@ -199,7 +203,7 @@ func newDecoder(ctx context.Context, in *formats.Input, out formats.Sink) *decod
 		maxOpen:   in.Limit(LimitOpen),
 		sliceVals: in.Values(), ctrVals: in.Values(), trVals: in.Values(),
 		seqs: map[uint32]*seqState{}, trks: map[uint64]*track{}, legacy: map[[2]int64]*track{}, flowSet: map[uint64]struct{}{},
-		truncatedAt: -1}
+		truncatedAt: -1, out: out}
 	if _, ok := in.Options[OptionArgs]; !ok {
 		d.keepArgs = true // an Input built by hand carries no defaults
 	}
@@ -291,7 +295,7 @@ func (d *decoder) packet(b []byte, at int64, inner bool) error {
 		case fPacketDefaults:
 			want, p.defaults = protowire.BytesType, body
 		case fTrackEvent, fTrackDescriptor, fClockSnapshot, fTraceStats, fTraceConfig, fCompressedPackets, fZstdPackets,
-			fProcessDescriptor, fThreadDescriptor:
+			fProcessDescriptor, fThreadDescriptor, fPerfSample, fStreamingSample:
 			want, p.dataNum, p.data = protowire.BytesType, num, body
 			p.dataCount++
 			d.st.data[num]++
@@ -362,6 +366,15 @@ func (d *decoder) packet(b []byte, at int64, inner bool) error {
 		return d.threadDescriptor(s, p.data, at)
 	case fProcessDescriptor:
 		return d.processDescriptor(p.data, at)
+	case fStreamingSample:
+		return d.streamingSamples(s, p.data, at)
+	case fPerfSample:
+		var ts int64
+		timed := false
+		if p.hasTS {
+			ts, timed = d.time(s, &p)
+		}
+		return d.perfSample(s, p.data, ts, timed, at)
 	}
 	if !p.hasTS && s.legacy != nil {
 		// A legacy thread sequence: times in µs, absolute or deltas from
@@ -427,6 +440,11 @@ func (d *decoder) interned(s *seqState, b []byte, at int64) error {
 			m = s.annStrs
 		case 43:
 			m = s.corrStrs
+		case 5, 6, 7, 16, 17, 19:
+			if typ != protowire.BytesType {
+				return errWire
+			}
+			return d.internedProfile(s, num, body)
 		default:
 			d.st.notInterpreted(msgInterned, num)
 			return nil

@@ -39,6 +39,7 @@ type clockVal struct {
 }
 
 type seqClock struct {
+	id          uint32
 	mult        int64
 	incremental bool
 	last        int64 // in the clock's units
@@ -142,7 +143,7 @@ func (d *decoder) time(s *seqState, p *packet) (int64, bool) {
 		id = s.defClock
 	}
 	if id >= firstSeqClock && id < firstNonSeqClk {
-		sc := s.clocks[id]
+		sc := s.seqClockOf(id)
 		if sc == nil {
 			d.clk.failed[id]++
 			return 0, false
@@ -223,7 +224,7 @@ func (d *decoder) snapshot(s *seqState, b []byte, at int64) error {
 			key := uint64(id)
 			if id >= firstSeqClock && id < firstNonSeqClk {
 				key |= uint64(s.id) << 32
-				s.clocks[id] = &seqClock{mult: int64(mult), incremental: incr, last: int64(ts)}
+				s.setSeqClock(seqClock{id: id, mult: int64(mult), incremental: incr, last: int64(ts)})
 			}
 			ns := int64(ts) * int64(mult)
 			if int64(mult) != 0 && ns/int64(mult) != int64(ts) {
@@ -243,7 +244,14 @@ func (d *decoder) snapshot(s *seqState, b []byte, at int64) error {
 	if primary != 0 {
 		d.clk.setPrimary(primary)
 	}
-	d.clk.snapshots = append(d.clk.snapshots, vals)
+	// The snapshots are kept to relate them to a primary clock named
+	// later, which is ignored once a time was converted: from then on
+	// they are not kept (a long trace has a snapshot per sequence).
+	if d.clk.converted == 0 {
+		d.clk.snapshots = append(d.clk.snapshots, vals)
+	} else {
+		d.clk.snapshots = nil
+	}
 	d.clk.addPairs(vals)
 	return nil
 }

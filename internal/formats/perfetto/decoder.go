@@ -60,11 +60,11 @@ type seqState struct {
 	id       uint32
 	valid    bool // incremental state was cleared and nothing was lost since
 	seen     bool
-	names    map[uint64]string
-	cats     map[uint64]string
-	annNames map[uint64]string
-	annStrs  map[uint64]string
-	corrStrs map[uint64]string
+	names    strTable
+	cats     strTable
+	annNames strTable
+	annStrs  strTable
+	corrStrs strTable
 
 	hasDefTrack bool
 	defTrack    uint64
@@ -75,22 +75,21 @@ type seqState struct {
 	legacy   *track // the thread a legacy thread_descriptor gave the sequence
 	legacyUS int64  // its reference time, µs, advanced by timestamp_delta_us
 
-	counters map[uint64]float64 // incremental counter tracks' running values
-	clocks   map[uint32]*seqClock
+	counters   []counterVal // incremental counter tracks' running values
+	counterIdx map[uint64]int
+	clocks     []seqClock // sequence-scoped clocks (ids 64–127)
 
 	prof *seqProfile // interned callstacks, frames, mappings and their strings
 }
 
-func newSeq(id uint32) *seqState {
-	return &seqState{id: id, names: map[uint64]string{}, cats: map[uint64]string{}, annNames: map[uint64]string{},
-		annStrs: map[uint64]string{}, corrStrs: map[uint64]string{}, counters: map[uint64]float64{}, clocks: map[uint32]*seqClock{}}
-}
+// newSeq is an empty sequence state: its tables are allocated as it
+// fills them, since most sequences of a long trace hold little.
+func newSeq(id uint32) *seqState { return &seqState{id: id} }
 
 // clear is SEQ_INCREMENTAL_STATE_CLEARED: interned data, defaults and
 // incremental values are forgotten. The tables are replaced, not
-// emptied in place: a Go map keeps its buckets when cleared, so a
-// sequence that once interned much would hold that memory for the rest
-// of a long trace.
+// emptied in place: a sequence that once interned much would hold that
+// memory for the rest of a long trace.
 func (s *seqState) clear() {
 	seen := s.seen
 	*s = *newSeq(s.id)
@@ -187,10 +186,11 @@ type decoder struct {
 	horizon int64
 	itemSeq int64
 
-	clk clocks
-	st  stats
-	cpu cpuSamples
-	out formats.Sink
+	clk  clocks
+	st   stats
+	cpu  cpuSamples
+	pool strPool
+	out  formats.Sink
 
 	truncatedAt, truncatedBytes int64
 
@@ -428,18 +428,18 @@ func (d *decoder) defaults(s *seqState, b []byte, at int64) error {
 // interned reads InternedData into the sequence's tables.
 func (d *decoder) interned(s *seqState, b []byte, at int64) error {
 	return fields(b, func(num protowire.Number, typ protowire.Type, v uint64, body []byte) error {
-		var m map[uint64]string
+		var m *strTable
 		switch num {
 		case 1:
-			m = s.cats
+			m = &s.cats
 		case 2:
-			m = s.names
+			m = &s.names
 		case 3:
-			m = s.annNames
+			m = &s.annNames
 		case 29:
-			m = s.annStrs
+			m = &s.annStrs
 		case 43:
-			m = s.corrStrs
+			m = &s.corrStrs
 		case 5, 6, 7, 16, 17, 19:
 			if typ != protowire.BytesType {
 				return errWire
@@ -466,9 +466,7 @@ func (d *decoder) interned(s *seqState, b []byte, at int64) error {
 		if err != nil {
 			return err
 		}
-		if old, ok := m[iid]; !ok || old != string(name) {
-			m[iid] = string(name)
-		}
+		m.put(iid, d.pool.id(name))
 		return nil
 	}, d.fieldErr(at, "interned_data"))
 }

@@ -40,17 +40,21 @@ type clockVal struct {
 
 type seqClock struct {
 	id          uint32
-	mult        int64
 	incremental bool
+	mult        int64
 	last        int64 // in the clock's units
 }
 
 type clocks struct {
-	primary    uint32
-	converted  int64 // packets whose time was converted
-	named      bool  // a primary clock was named by the trace
-	ignored    int64 // primary clocks named after a conversion
-	snapshots  [][]clockVal
+	primary   uint32
+	converted int64 // packets whose time was converted
+	named     bool  // a primary clock was named by the trace
+	ignored   int64 // primary clocks named after a conversion
+	snapshots [][]clockVal
+	// The pairs of each clock, sorted by its time: a clock one snapshot
+	// relates has one, in one (every sequence's clocks, in a trace of
+	// many sequences); more go to pairs.
+	one        map[uint64]pair
 	pairs      map[uint64][]pair
 	failed     map[uint32]int64
 	overflowed int64
@@ -58,6 +62,7 @@ type clocks struct {
 
 func (c *clocks) init() {
 	c.primary = clockBoottime
+	c.one = map[uint64]pair{}
 	c.pairs = map[uint64][]pair{}
 	c.failed = map[uint32]int64{}
 }
@@ -73,6 +78,7 @@ func (c *clocks) setPrimary(id uint32) {
 		return
 	}
 	c.primary, c.named = id, true
+	c.one = map[uint64]pair{}
 	c.pairs = map[uint64][]pair{}
 	for _, s := range c.snapshots {
 		c.addPairs(s)
@@ -105,7 +111,16 @@ func (c *clocks) addPairs(s []clockVal) {
 		if v.key == uint64(c.primary) {
 			continue
 		}
-		ps := c.pairs[v.key]
+		ps, ok := c.pairs[v.key]
+		if !ok {
+			o, ok := c.one[v.key]
+			if !ok {
+				c.one[v.key] = pair{v.ns, prim}
+				continue
+			}
+			delete(c.one, v.key)
+			ps = []pair{o}
+		}
 		i := sort.Search(len(ps), func(i int) bool { return ps[i].c > v.ns })
 		ps = append(ps, pair{})
 		copy(ps[i+1:], ps[i:])
@@ -116,16 +131,17 @@ func (c *clocks) addPairs(s []clockVal) {
 
 // convert takes ns on the clock key to the primary clock.
 func (c *clocks) convert(key uint64, ns int64) (int64, bool) {
-	ps := c.pairs[key]
-	if len(ps) == 0 {
+	var at pair
+	if ps := c.pairs[key]; len(ps) > 0 {
+		i := sort.Search(len(ps), func(i int) bool { return ps[i].c > ns }) - 1
+		at = ps[max(i, 0)]
+	} else if o, ok := c.one[key]; ok {
+		at = o
+	} else {
 		return 0, false
 	}
-	i := sort.Search(len(ps), func(i int) bool { return ps[i].c > ns }) - 1
-	if i < 0 {
-		i = 0
-	}
-	r := ps[i].p + (ns - ps[i].c)
-	if (ns > ps[i].c) != (r > ps[i].p) && ns != ps[i].c {
+	r := at.p + (ns - at.c)
+	if (ns > at.c) != (r > at.p) && ns != at.c {
 		return 0, false
 	}
 	return r, true

@@ -57,29 +57,40 @@ var msgNames = [nMsgs]string{"trace_packet", "track_event", "interned_data", "tr
 // seqState is what one trusted packet sequence's later packets refer
 // to: the interned tables and defaults its incremental state holds.
 type seqState struct {
-	id       uint32
-	valid    bool // incremental state was cleared and nothing was lost since
-	seen     bool
-	names    strTable
-	cats     strTable
-	annNames strTable
-	annStrs  strTable
-	corrStrs strTable
-
-	hasDefTrack bool
-	defTrack    uint64
-	defExtra    []uint64
-	defExtraDbl []uint64
+	id          uint32
 	defClock    uint32
+	valid       bool // incremental state was cleared and nothing was lost since
+	seen        bool
+	hasDefTrack bool
+
+	strs [nStrKinds][]uint32 // interned strings by kind: iid → pool index + 1, dense
+
+	defTrack uint64
+	defExtra []uint64
 
 	legacy   *track // the thread a legacy thread_descriptor gave the sequence
 	legacyUS int64  // its reference time, µs, advanced by timestamp_delta_us
 
-	counters   []counterVal // incremental counter tracks' running values
-	counterIdx map[uint64]int
-	clocks     []seqClock // sequence-scoped clocks (ids 64–127)
+	counters []counterVal // incremental counter tracks' running values
+	clocks   []seqClock   // sequence-scoped clocks (ids 64–127)
 
-	prof *seqProfile // interned callstacks, frames, mappings and their strings
+	rare *seqRare // what few sequences need, allocated on use
+}
+
+// seqRare is the part of a sequence's state few sequences fill; kept
+// apart so that the many that do not cost one pointer for it.
+type seqRare struct {
+	sparse      [nStrKinds]map[uint64]uint32 // interned strings of iids past the dense slices
+	defExtraDbl []uint64
+	counterIdx  map[uint64]int
+	prof        *seqProfile // interned callstacks, frames, mappings and their strings
+}
+
+func (s *seqState) rareOf() *seqRare {
+	if s.rare == nil {
+		s.rare = &seqRare{}
+	}
+	return s.rare
 }
 
 // newSeq is an empty sequence state: its tables are allocated as it
@@ -399,7 +410,10 @@ func (d *decoder) packet(b []byte, at int64, inner bool) error {
 
 // defaults reads TracePacketDefaults.
 func (d *decoder) defaults(s *seqState, b []byte, at int64) error {
-	s.hasDefTrack, s.defTrack, s.defExtra, s.defExtraDbl, s.defClock = false, 0, s.defExtra[:0], s.defExtraDbl[:0], 0
+	s.hasDefTrack, s.defTrack, s.defExtra, s.defClock = false, 0, s.defExtra[:0], 0
+	if s.rare != nil {
+		s.rare.defExtraDbl = s.rare.defExtraDbl[:0]
+	}
 	return fields(b, func(num protowire.Number, typ protowire.Type, v uint64, body []byte) error {
 		switch {
 		case num == 58 && typ == protowire.VarintType:
@@ -412,7 +426,8 @@ func (d *decoder) defaults(s *seqState, b []byte, at int64) error {
 				case 31:
 					s.defExtra = appendUints(s.defExtra, typ, v, body)
 				case 45:
-					s.defExtraDbl = appendUints(s.defExtraDbl, typ, v, body)
+					r := s.rareOf()
+					r.defExtraDbl = appendUints(r.defExtraDbl, typ, v, body)
 				default:
 					d.st.notInterpreted(msgDefaults, 1100+num) // a track_event_defaults field
 				}
@@ -428,18 +443,18 @@ func (d *decoder) defaults(s *seqState, b []byte, at int64) error {
 // interned reads InternedData into the sequence's tables.
 func (d *decoder) interned(s *seqState, b []byte, at int64) error {
 	return fields(b, func(num protowire.Number, typ protowire.Type, v uint64, body []byte) error {
-		var m *strTable
+		var k int
 		switch num {
 		case 1:
-			m = &s.cats
+			k = strCats
 		case 2:
-			m = &s.names
+			k = strNames
 		case 3:
-			m = &s.annNames
+			k = strAnnNames
 		case 29:
-			m = &s.annStrs
+			k = strAnnStrs
 		case 43:
-			m = &s.corrStrs
+			k = strCorrStrs
 		case 5, 6, 7, 16, 17, 19:
 			if typ != protowire.BytesType {
 				return errWire
@@ -466,7 +481,7 @@ func (d *decoder) interned(s *seqState, b []byte, at int64) error {
 		if err != nil {
 			return err
 		}
-		m.put(iid, d.pool.id(name))
+		s.putStr(k, iid, d.pool.id(name))
 		return nil
 	}, d.fieldErr(at, "interned_data"))
 }

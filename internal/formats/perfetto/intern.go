@@ -28,53 +28,70 @@ func (p *strPool) id(b []byte) uint32 {
 	return i
 }
 
-// maxDense bounds the iids kept in a table's dense slice; a table grows
-// it only up to twice its size plus denseSlack past its largest iid, so
-// a few large iids cost a map entry each, not a slice up to them.
+// maxDense bounds the iids kept in a kind's dense slice; a slice grows
+// only up to twice its size plus denseSlack past its largest iid, so a
+// few large iids cost a map entry each, not a slice up to them.
 const (
 	maxDense   = 1 << 16
 	denseSlack = 64
 )
 
-// strTable is one kind of interned string of one sequence: iid → pool
-// index + 1 (0: not interned).
-type strTable struct {
-	dense  []uint32
-	sparse map[uint64]uint32
-}
+// Kinds of interned strings of a sequence.
+const (
+	strNames = iota
+	strCats
+	strAnnNames
+	strAnnStrs
+	strCorrStrs
+	nStrKinds
+)
 
-func (t *strTable) get(iid uint64) (uint32, bool) {
-	if iid < uint64(len(t.dense)) {
-		v := t.dense[iid]
+// str is the pool index of the string of kind k that s interns as iid.
+func (s *seqState) str(k int, iid uint64) (uint32, bool) {
+	if t := s.strs[k]; iid < uint64(len(t)) {
+		v := t[iid]
 		return v - 1, v != 0
 	}
-	v, ok := t.sparse[iid]
+	if s.rare == nil {
+		return 0, false
+	}
+	v, ok := s.rare.sparse[k][iid]
 	return v - 1, ok
 }
 
-func (t *strTable) put(iid uint64, i uint32) {
-	if iid < uint64(len(t.dense)) {
-		t.dense[iid] = i + 1
+func (s *seqState) putStr(k int, iid uint64, i uint32) {
+	t := s.strs[k]
+	if iid < uint64(len(t)) {
+		t[iid] = i + 1
 		return
 	}
-	if iid < maxDense && iid <= uint64(2*len(t.dense)+denseSlack) {
-		t.dense = append(t.dense, make([]uint32, int(iid)+1-len(t.dense))...)
-		t.dense[iid] = i + 1
+	if iid < maxDense && iid <= uint64(2*len(t)+denseSlack) {
+		t = append(t, make([]uint32, int(iid)+1-len(t))...)
+		t[iid] = i + 1
+		s.strs[k] = t
 		return
 	}
-	if t.sparse == nil {
-		t.sparse = map[uint64]uint32{}
+	r := s.rareOf()
+	if r.sparse[k] == nil {
+		r.sparse[k] = map[uint64]uint32{}
 	}
-	t.sparse[iid] = i + 1
+	r.sparse[k][iid] = i + 1
 }
 
-// lookup is the string sequence table t interns as iid.
-func (d *decoder) lookup(t *strTable, iid uint64) (string, bool) {
-	i, ok := t.get(iid)
+// lookup is the string of kind k that s interns as iid.
+func (d *decoder) lookup(s *seqState, k int, iid uint64) (string, bool) {
+	i, ok := s.str(k, iid)
 	if !ok {
 		return "", false
 	}
 	return d.pool.strs[i], true
+}
+
+func (s *seqState) defExtraDbl() []uint64 {
+	if s.rare == nil {
+		return nil
+	}
+	return s.rare.defExtraDbl
 }
 
 // counterVal is an incremental counter track's running value on a
@@ -89,8 +106,12 @@ type counterVal struct {
 // Past maxCounterScan tracks the list is indexed by a map.
 func (s *seqState) addCounter(uuid uint64, v float64) float64 {
 	i := -1
-	if s.counterIdx != nil {
-		if j, ok := s.counterIdx[uuid]; ok {
+	var idx map[uint64]int
+	if s.rare != nil {
+		idx = s.rare.counterIdx
+	}
+	if idx != nil {
+		if j, ok := idx[uuid]; ok {
 			i = j
 		}
 	} else {
@@ -108,13 +129,14 @@ func (s *seqState) addCounter(uuid uint64, v float64) float64 {
 	zero := 0.0
 	v = zero + v // as a missing map entry added: -0 becomes +0
 	s.counters = append(s.counters, counterVal{uuid, v})
-	if s.counterIdx != nil {
-		s.counterIdx[uuid] = len(s.counters) - 1
+	if idx != nil {
+		idx[uuid] = len(s.counters) - 1
 	} else if len(s.counters) > maxCounterScan {
-		s.counterIdx = make(map[uint64]int, len(s.counters))
+		idx = make(map[uint64]int, len(s.counters))
 		for j, c := range s.counters {
-			s.counterIdx[c.uuid] = j
+			idx[c.uuid] = j
 		}
+		s.rareOf().counterIdx = idx
 	}
 	return v
 }

@@ -134,10 +134,11 @@ func (c *cpuSamples) at(ts int64) {
 // internedProfile reads one profiling entry of InternedData (field num)
 // into the sequence's tables.
 func (d *decoder) internedProfile(s *seqState, num protowire.Number, body []byte) error {
-	if s.prof == nil {
-		s.prof = newSeqProfile()
+	r := s.rareOf()
+	if r.prof == nil {
+		r.prof = newSeqProfile()
 	}
-	sp := s.prof
+	sp := r.prof
 	var iid, a, b, c uint64
 	var str []byte
 	var list []uint64
@@ -207,10 +208,10 @@ func (d *decoder) internedProfile(s *seqState, num protowire.Number, body []byte
 // stack resolves a callstack iid of sequence s into profile frame ids,
 // leaf first; miss is the kind of interned id that is missing, or -1.
 func (d *decoder) stack(s *seqState, iid uint64) (ids []uint32, miss int) {
-	sp := s.prof
-	if sp == nil {
+	if s.rare == nil || s.rare.prof == nil {
 		return nil, missCallstack
 	}
+	sp := s.rare.prof
 	if ids, ok := sp.stacks[iid]; ok {
 		return ids, -1
 	}

@@ -260,6 +260,176 @@ def legacy(b):
 
 
 neg("builder-legacy.pftrace", legacy)
+
+
+def intern_strings(field, items):
+    for iid, v in items:
+        e = field.add()
+        e.iid, e.str = iid, v
+
+
+def intern_profile(p, functions=(), paths=(), build_ids=(), mappings=(), frames=(), callstacks=()):
+    """Interns profiling data into packet p: mappings (iid, build_id iid,
+    [path iids]), frames (iid, function iid, mapping iid, rel_pc),
+    callstacks (iid, [frame iids], bottom frame first)."""
+    d = p.interned_data
+    intern_strings(d.function_names, functions)
+    intern_strings(d.mapping_paths, paths)
+    intern_strings(d.build_ids, build_ids)
+    for iid, bid, comps in mappings:
+        m = d.mappings.add()
+        m.iid, m.start, m.end = iid, 0x1000 * iid, 0x1000 * iid + 0xfff
+        if bid:
+            m.build_id = bid
+        m.path_string_ids.extend(comps)
+    for iid, fn, mp, pc in frames:
+        f = d.frames.add()
+        f.iid = iid
+        if fn:
+            f.function_name_id = fn
+        if mp:
+            f.mapping_id, f.rel_pc = mp, pc
+    for iid, ids in callstacks:
+        c = d.callstacks.add()
+        c.iid = iid
+        c.frame_ids.extend(ids)
+
+
+def perf_sample(b, seq, ts, pid, tid, iid=None, flags=NEEDS, **kw):
+    p = b.add_packet()
+    p.trusted_packet_sequence_id = seq
+    p.sequence_flags = flags
+    p.timestamp = ts
+    s = p.perf_sample
+    s.cpu, s.pid, s.tid = 1, pid, tid
+    s.cpu_mode = pb.Profiling.MODE_USER
+    s.timebase_count = 1000
+    if iid is not None:
+        s.callstack_iid = iid
+    for k, v in kw.items():
+        setattr(s, k, v)
+    return p
+
+
+def perf(b):
+    # traced_perf's layout: a clock snapshot, then one sequence per data
+    # source whose first packet clears the state; samples carry
+    # SEQ_NEEDS_INCREMENTAL_STATE and intern what they first use.
+    p = b.add_packet()
+    p.trusted_packet_sequence_id = 1
+    p.timestamp = 1000
+    cs = p.clock_snapshot
+    cs.primary_trace_clock = pb.BUILTIN_CLOCK_BOOTTIME
+    for cid, ts in ((6, 1000), (3, 500)):
+        c = cs.clocks.add()
+        c.clock_id, c.timestamp = cid, ts
+    p = b.add_packet()
+    p.trusted_packet_sequence_id = 7
+    p.sequence_flags = CLEARED
+    p.timestamp = 2000
+    intern_profile(p,
+                   functions=((1, b"main"), (2, b"work"), (3, b"leaf"), (4, b"recurse")),
+                   paths=((1, b"usr"), (2, b"bin"), (3, b"app"), (4, b"lib"), (5, b"libc.so.6")),
+                   build_ids=((1, bytes.fromhex("0badc0de00112233")),),
+                   mappings=((1, 0, [1, 2, 3]), (2, 0, [4, 5]), (3, 1, [])),
+                   frames=((1, 1, 1, 0x100), (2, 2, 1, 0x200), (3, 3, 1, 0x300), (4, 0, 2, 0x1234), (5, 4, 1, 0x400),
+                           (6, 0, 3, 0x99), (7, 2, 1, 0x208), (8, 0, 0, 0)),
+                   callstacks=((1, [1, 2, 3]), (2, [1, 2, 4]), (3, [1, 5, 5, 5, 3]), (4, [1, 7, 3]), (5, [1, 6]),
+                               (6, [8]), (7, [1, 2])))
+    ts = 3000
+    for pid, tid, stacks in ((100, 101, [1, 1, 1, 2, 3, 4, 7]), (100, 102, [2, 2, 5, 6, 3]), (200, 201, [1, 7, 7])):
+        for iid in stacks:
+            perf_sample(b, 7, ts, pid, tid, iid)
+            ts += 1000
+    # A sample whose unwinding stopped early, its stack as unwound.
+    perf_sample(b, 7, ts, 100, 101, 7, unwind_error=pb.Profiling.UNWIND_ERROR_MAX_FRAMES_EXCEEDED)
+    # Interning on the way: a new frame and callstack in a sample's packet.
+    p = perf_sample(b, 7, ts + 1000, 200, 201, 8)
+    intern_profile(p, functions=((5, b"late"),), frames=((9, 5, 1, 0x500),), callstacks=((8, [1, 9]),))
+    # Data loss: kernel records lost, samples the profiler skipped.
+    p = perf_sample(b, 7, ts + 2000, 0, 0, kernel_records_lost=3)
+    p.perf_sample.ClearField("pid")
+    p.perf_sample.ClearField("tid")
+    perf_sample(b, 7, ts + 3000, 100, 101, sample_skipped_reason=pb.PerfSample.PROFILER_SKIP_READ_STAGE)
+    perf_sample(b, 7, ts + 4000, 300, 301, sample_skipped_reason=pb.PerfSample.PROFILER_SKIP_NOT_IN_SCOPE)
+    p = perf_sample(b, 7, ts + 5000, 0, 0)
+    p.perf_sample.producer_event.source_stop_reason = pb.PerfSample.ProducerEvent.PROFILER_STOP_GUARDRAIL
+
+
+def chrome_sampler(b):
+    # Chrome's sampling profiler (TracingSamplerProfiler): a sequence per
+    # sampled thread whose first packet clears its state and names the
+    # thread with a thread_descriptor and its reference time; samples in
+    # StreamingProfilePacket, times in µs deltas from that reference.
+    # Native frames are unsymbolized (module + rel_pc, the module's whole
+    # path as one component), JS frames are named.
+    p = b.add_packet()
+    p.trusted_packet_sequence_id = 9
+    p.sequence_flags = CLEARED
+    td = p.thread_descriptor
+    td.pid, td.tid, td.reference_timestamp_us = 300, 301, 5000
+    td.thread_name = "CrRendererMain"
+    p = b.add_packet()
+    p.trusted_packet_sequence_id = 9
+    p.sequence_flags = NEEDS
+    intern_profile(p,
+                   functions=((1, b"onload"), (2, b"compute")),
+                   paths=((1, b"/opt/chromium/chrome"),),
+                   build_ids=((1, b"5a6b7c8d"),),
+                   mappings=((1, 1, [1]),),
+                   frames=((1, 0, 1, 0xabc000), (2, 0, 1, 0xabc100), (3, 1, 0, 0), (4, 2, 0, 0)),
+                   callstacks=((1, [1, 2, 3]), (2, [1, 2, 3, 4]), (3, [1, 2])))
+    s = p.streaming_profile_packet
+    s.callstack_iid.extend([1, 2, 1, 3])
+    s.timestamp_delta_us.extend([10, 20, 30, 40])
+    s.process_priority = 1
+    p = b.add_packet()
+    p.trusted_packet_sequence_id = 9
+    p.sequence_flags = NEEDS
+    s = p.streaming_profile_packet
+    s.callstack_iid.extend([2, 2, 4])
+    s.timestamp_delta_us.extend([5, 5, -1])
+    intern_profile(p, callstacks=((4, [1, 2, 3, 4, 4]),))
+    # A legacy track event on the same sequence: its delta counts from the
+    # samples' last time (5109 µs), as Trace Processor reads it.
+    r = b.add_packet()
+    r.trusted_packet_sequence_id = 9
+    r.sequence_flags = NEEDS
+    r.track_event.type = INSTANT
+    r.track_event.name = "after-samples"
+    r.track_event.timestamp_delta_us = 100
+
+
+def neg_samples(b):
+    # Missing interned ids: a callstack naming a frame never interned, a
+    # callstack iid never interned, and one interned before the sequence's
+    # state was cleared.
+    p = b.add_packet()
+    p.trusted_packet_sequence_id = 1
+    p.sequence_flags = CLEARED
+    intern_profile(p, functions=((1, b"kept"),), frames=((1, 1, 0, 0),), callstacks=((1, [1]), (2, [1, 2])))
+    perf_sample(b, 1, 100, 10, 11, 1)
+    perf_sample(b, 1, 200, 10, 11, 2)
+    perf_sample(b, 1, 300, 10, 11, 9)
+    p = b.add_packet()
+    p.trusted_packet_sequence_id = 1
+    p.sequence_flags = CLEARED
+    perf_sample(b, 1, 500, 10, 11, 1)
+    # A loss on the sequence: samples needing its state are not read.
+    p = perf_sample(b, 1, 600, 10, 11, 1)
+    p.previous_packet_dropped = 1
+    # Streaming samples on a sequence no thread_descriptor named.
+    p = b.add_packet()
+    p.trusted_packet_sequence_id = 2
+    p.sequence_flags = CLEARED
+    intern_profile(p, functions=((1, b"orphan"),), frames=((1, 1, 0, 0),), callstacks=((1, [1]),))
+    p.streaming_profile_packet.callstack_iid.extend([1, 1])
+    p.streaming_profile_packet.timestamp_delta_us.extend([1, 1])
+
+
+neg("builder-perf.pftrace", perf)
+neg("builder-chrome-sampler.pftrace", chrome_sampler)
+neg("neg-samples.pftrace", neg_samples)
 neg("neg-needs-state.pftrace", needs_state)
 neg("neg-missing-iid.pftrace", missing_iid)
 neg("neg-clock.pftrace", bad_clock)

@@ -15,6 +15,16 @@ while invalid; trace_packet_defaults; timestamps on the primary clock
 other clocks converted by the latest snapshot at or before the time;
 slices on a track applied in time order (a stable sort), END closing the
 innermost open slice; incremental counters summed per sequence.
+
+CPU samples (perf_sample, streaming_profile_packet) follow profile_common.proto
+and Trace Processor's StackProfileSequenceState: a callstack's frame_ids bottom
+frame first, a frame is (function name, mapping path: each path component
+after a "/", "//" made "/"), a frame without a function name is named by its
+rel_pc ("0x…", "[unknown]" without a mapping); any interned id missing leaves
+the sample in its series' total and in no frame. Streaming samples' times are
+µs deltas from the sequence's thread_descriptor reference, which its legacy
+track events advance too. Per (process, thread, function, module): self
+samples (the leaf) and inclusive samples (once per stack).
 """
 import bisect
 import collections
@@ -71,6 +81,8 @@ class Seq:
 
     def reset(self):
         self.names, self.cats, self.defaults = {}, {}, None
+        self.functions, self.paths, self.build_ids = {}, {}, {}
+        self.mappings, self.frames, self.callstacks = {}, {}, {}
         self.thread, self.ref_us = None, 0
         self.counters = collections.Counter()
         self.clocks = {}
@@ -140,6 +152,61 @@ def track_of(uuid):
     return tracks.get(uuid)
 
 
+class Missing(Exception):
+    pass
+
+
+def lookup(table, iid, kind):
+    v = table.get(iid)
+    if v is None:
+        raise Missing(kind)
+    return v
+
+
+def frame_key(st, fid):
+    f = lookup(st.frames, fid, "frame")
+    module = ""
+    if f.mapping_id:
+        m = lookup(st.mappings, f.mapping_id, "mapping")
+        module = "".join("/" + lookup(st.paths, i, "mapping_path").decode("utf-8", "replace") for i in m.path_string_ids)
+        if module.startswith("//"):
+            module = module[1:]
+        if m.build_id:
+            bid = lookup(st.build_ids, m.build_id, "build_id")
+            if not module and bid:
+                module = "build_id:" + bid.hex()
+    name = ""
+    if f.function_name_id:
+        name = lookup(st.functions, f.function_name_id, "function_name").decode("utf-8", "replace")
+    if not name:
+        name = "0x%x" % f.rel_pc if f.mapping_id else "[unknown]"
+    return name, module
+
+
+cpu = {"frames": collections.defaultdict(lambda: [0, 0]), "placed": 0, "unplaced": 0, "missing": collections.Counter(),
+       "kernel_records_lost": 0, "skipped": 0, "perf_samples": 0, "streaming_samples": 0, "without_thread": 0,
+       "times": []}
+
+
+def sample(st, series, iid, ts):
+    if ts is not None:
+        cpu["times"].append(ts)
+    try:
+        cs = lookup(st.callstacks, iid, "callstack")
+        keys = [frame_key(st, f) for f in cs.frame_ids]
+    except Missing as e:
+        cpu["missing"][e.args[0]] += 1
+        cpu["unplaced"] += 1
+        return
+    cpu["placed"] += 1
+    if not keys:
+        return
+    fr = cpu["frames"]
+    fr[series + keys[-1]][0] += 1
+    for k in set(keys):
+        fr[series + k][1] += 1
+
+
 for p in packets():
     for f, _ in p.ListFields():
         fields[f.name] += 1
@@ -163,6 +230,40 @@ for p in packets():
             st.names[e.iid] = e.name
         for e in p.interned_data.event_categories:
             st.cats[e.iid] = e.name
+        d = p.interned_data
+        for table, entries in ((st.functions, d.function_names), (st.paths, d.mapping_paths), (st.build_ids, d.build_ids)):
+            for e in entries:
+                table[e.iid] = e.str
+        for table, entries in ((st.mappings, d.mappings), (st.frames, d.frames), (st.callstacks, d.callstacks)):
+            for e in entries:
+                table[e.iid] = e
+    if p.HasField("perf_sample"):
+        ps = p.perf_sample
+        if ps.HasField("producer_event"):
+            continue
+        if ps.HasField("kernel_records_lost"):
+            cpu["kernel_records_lost"] += ps.kernel_records_lost
+            continue
+        if ps.HasField("sample_skipped_reason"):
+            cpu["skipped"] += 1
+            continue
+        cpu["perf_samples"] += 1
+        series = (str(ps.pid), str(ps.tid))
+        if not ps.callstack_iid:
+            cpu["unplaced"] += 1
+            continue
+        sample(st, series, ps.callstack_iid, time_of(p, st))
+        continue
+    if p.HasField("streaming_profile_packet"):
+        sp = p.streaming_profile_packet
+        cpu["streaming_samples"] += len(sp.callstack_iid)
+        if st.thread is None:
+            cpu["without_thread"] += len(sp.callstack_iid)
+            continue
+        for iid, dt in zip(sp.callstack_iid, sp.timestamp_delta_us):
+            st.ref_us += dt
+            sample(st, (str(st.thread[0]), str(st.thread[1])), iid, st.ref_us * 1000)
+        continue
     if p.HasField("trace_config"):
         set_primary(p.trace_config.builtin_data_sources.primary_trace_clock)
         continue
@@ -291,4 +392,12 @@ json.dump({
     "unclosed_begin": unclosed,
     "counters": counters,
     "flow_points": flow_points,
+    "cpu": {
+        "frames": {"\t".join(k): {"self": v[0], "inclusive": v[1]} for k, v in cpu["frames"].items()},
+        "placed": cpu["placed"], "unplaced": cpu["unplaced"], "missing": cpu["missing"],
+        "kernel_records_lost": cpu["kernel_records_lost"], "skipped": cpu["skipped"],
+        "perf_samples": cpu["perf_samples"], "streaming_samples": cpu["streaming_samples"],
+        "without_thread": cpu["without_thread"],
+        "first_ns": min(cpu["times"], default=None), "last_ns": max(cpu["times"], default=None),
+    },
 }, sys.stdout, sort_keys=True)

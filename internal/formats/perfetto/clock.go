@@ -39,17 +39,22 @@ type clockVal struct {
 }
 
 type seqClock struct {
-	mult        int64
+	id          uint32
 	incremental bool
+	mult        int64
 	last        int64 // in the clock's units
 }
 
 type clocks struct {
-	primary    uint32
-	converted  int64 // packets whose time was converted
-	named      bool  // a primary clock was named by the trace
-	ignored    int64 // primary clocks named after a conversion
-	snapshots  [][]clockVal
+	primary   uint32
+	converted int64 // packets whose time was converted
+	named     bool  // a primary clock was named by the trace
+	ignored   int64 // primary clocks named after a conversion
+	snapshots [][]clockVal
+	// The pairs of each clock, sorted by its time: a clock one snapshot
+	// relates has one, in one (every sequence's clocks, in a trace of
+	// many sequences); more go to pairs.
+	one        map[uint64]pair
 	pairs      map[uint64][]pair
 	failed     map[uint32]int64
 	overflowed int64
@@ -57,6 +62,7 @@ type clocks struct {
 
 func (c *clocks) init() {
 	c.primary = clockBoottime
+	c.one = map[uint64]pair{}
 	c.pairs = map[uint64][]pair{}
 	c.failed = map[uint32]int64{}
 }
@@ -72,6 +78,7 @@ func (c *clocks) setPrimary(id uint32) {
 		return
 	}
 	c.primary, c.named = id, true
+	c.one = map[uint64]pair{}
 	c.pairs = map[uint64][]pair{}
 	for _, s := range c.snapshots {
 		c.addPairs(s)
@@ -104,7 +111,16 @@ func (c *clocks) addPairs(s []clockVal) {
 		if v.key == uint64(c.primary) {
 			continue
 		}
-		ps := c.pairs[v.key]
+		ps, ok := c.pairs[v.key]
+		if !ok {
+			o, ok := c.one[v.key]
+			if !ok {
+				c.one[v.key] = pair{v.ns, prim}
+				continue
+			}
+			delete(c.one, v.key)
+			ps = []pair{o}
+		}
 		i := sort.Search(len(ps), func(i int) bool { return ps[i].c > v.ns })
 		ps = append(ps, pair{})
 		copy(ps[i+1:], ps[i:])
@@ -115,16 +131,17 @@ func (c *clocks) addPairs(s []clockVal) {
 
 // convert takes ns on the clock key to the primary clock.
 func (c *clocks) convert(key uint64, ns int64) (int64, bool) {
-	ps := c.pairs[key]
-	if len(ps) == 0 {
+	var at pair
+	if ps := c.pairs[key]; len(ps) > 0 {
+		i := sort.Search(len(ps), func(i int) bool { return ps[i].c > ns }) - 1
+		at = ps[max(i, 0)]
+	} else if o, ok := c.one[key]; ok {
+		at = o
+	} else {
 		return 0, false
 	}
-	i := sort.Search(len(ps), func(i int) bool { return ps[i].c > ns }) - 1
-	if i < 0 {
-		i = 0
-	}
-	r := ps[i].p + (ns - ps[i].c)
-	if (ns > ps[i].c) != (r > ps[i].p) && ns != ps[i].c {
+	r := at.p + (ns - at.c)
+	if (ns > at.c) != (r > at.p) && ns != at.c {
 		return 0, false
 	}
 	return r, true
@@ -142,7 +159,7 @@ func (d *decoder) time(s *seqState, p *packet) (int64, bool) {
 		id = s.defClock
 	}
 	if id >= firstSeqClock && id < firstNonSeqClk {
-		sc := s.clocks[id]
+		sc := s.seqClockOf(id)
 		if sc == nil {
 			d.clk.failed[id]++
 			return 0, false
@@ -223,7 +240,7 @@ func (d *decoder) snapshot(s *seqState, b []byte, at int64) error {
 			key := uint64(id)
 			if id >= firstSeqClock && id < firstNonSeqClk {
 				key |= uint64(s.id) << 32
-				s.clocks[id] = &seqClock{mult: int64(mult), incremental: incr, last: int64(ts)}
+				s.setSeqClock(seqClock{id: id, mult: int64(mult), incremental: incr, last: int64(ts)})
 			}
 			ns := int64(ts) * int64(mult)
 			if int64(mult) != 0 && ns/int64(mult) != int64(ts) {
@@ -243,7 +260,14 @@ func (d *decoder) snapshot(s *seqState, b []byte, at int64) error {
 	if primary != 0 {
 		d.clk.setPrimary(primary)
 	}
-	d.clk.snapshots = append(d.clk.snapshots, vals)
+	// The snapshots are kept to relate them to a primary clock named
+	// later, which is ignored once a time was converted: from then on
+	// they are not kept (a long trace has a snapshot per sequence).
+	if d.clk.converted == 0 {
+		d.clk.snapshots = append(d.clk.snapshots, vals)
+	} else {
+		d.clk.snapshots = nil
+	}
 	d.clk.addPairs(vals)
 	return nil
 }

@@ -57,38 +57,50 @@ var msgNames = [nMsgs]string{"trace_packet", "track_event", "interned_data", "tr
 // seqState is what one trusted packet sequence's later packets refer
 // to: the interned tables and defaults its incremental state holds.
 type seqState struct {
-	id       uint32
-	valid    bool // incremental state was cleared and nothing was lost since
-	seen     bool
-	names    map[uint64]string
-	cats     map[uint64]string
-	annNames map[uint64]string
-	annStrs  map[uint64]string
-	corrStrs map[uint64]string
-
-	hasDefTrack bool
-	defTrack    uint64
-	defExtra    []uint64
-	defExtraDbl []uint64
+	id          uint32
 	defClock    uint32
+	valid       bool // incremental state was cleared and nothing was lost since
+	seen        bool
+	hasDefTrack bool
+
+	strs [nStrKinds][]uint32 // interned strings by kind: iid → pool index + 1, dense
+
+	defTrack uint64
+	defExtra []uint64
 
 	legacy   *track // the thread a legacy thread_descriptor gave the sequence
 	legacyUS int64  // its reference time, µs, advanced by timestamp_delta_us
 
-	counters map[uint64]float64 // incremental counter tracks' running values
-	clocks   map[uint32]*seqClock
+	counters []counterVal // incremental counter tracks' running values
+	clocks   []seqClock   // sequence-scoped clocks (ids 64–127)
+
+	rare *seqRare // what few sequences need, allocated on use
 }
 
-func newSeq(id uint32) *seqState {
-	return &seqState{id: id, names: map[uint64]string{}, cats: map[uint64]string{}, annNames: map[uint64]string{},
-		annStrs: map[uint64]string{}, corrStrs: map[uint64]string{}, counters: map[uint64]float64{}, clocks: map[uint32]*seqClock{}}
+// seqRare is the part of a sequence's state few sequences fill; kept
+// apart so that the many that do not cost one pointer for it.
+type seqRare struct {
+	sparse      [nStrKinds]map[uint64]uint32 // interned strings of iids past the dense slices
+	defExtraDbl []uint64
+	counterIdx  map[uint64]int
+	prof        *seqProfile // interned callstacks, frames, mappings and their strings
 }
+
+func (s *seqState) rareOf() *seqRare {
+	if s.rare == nil {
+		s.rare = &seqRare{}
+	}
+	return s.rare
+}
+
+// newSeq is an empty sequence state: its tables are allocated as it
+// fills them, since most sequences of a long trace hold little.
+func newSeq(id uint32) *seqState { return &seqState{id: id} }
 
 // clear is SEQ_INCREMENTAL_STATE_CLEARED: interned data, defaults and
 // incremental values are forgotten. The tables are replaced, not
-// emptied in place: a Go map keeps its buckets when cleared, so a
-// sequence that once interned much would hold that memory for the rest
-// of a long trace.
+// emptied in place: a sequence that once interned much would hold that
+// memory for the rest of a long trace.
 func (s *seqState) clear() {
 	seen := s.seen
 	*s = *newSeq(s.id)
@@ -185,8 +197,11 @@ type decoder struct {
 	horizon int64
 	itemSeq int64
 
-	clk clocks
-	st  stats
+	clk  clocks
+	st   stats
+	cpu  cpuSamples
+	pool strPool
+	out  formats.Sink
 
 	truncatedAt, truncatedBytes int64
 
@@ -199,7 +214,7 @@ func newDecoder(ctx context.Context, in *formats.Input, out formats.Sink) *decod
 		maxOpen:   in.Limit(LimitOpen),
 		sliceVals: in.Values(), ctrVals: in.Values(), trVals: in.Values(),
 		seqs: map[uint32]*seqState{}, trks: map[uint64]*track{}, legacy: map[[2]int64]*track{}, flowSet: map[uint64]struct{}{},
-		truncatedAt: -1}
+		truncatedAt: -1, out: out}
 	if _, ok := in.Options[OptionArgs]; !ok {
 		d.keepArgs = true // an Input built by hand carries no defaults
 	}
@@ -291,7 +306,7 @@ func (d *decoder) packet(b []byte, at int64, inner bool) error {
 		case fPacketDefaults:
 			want, p.defaults = protowire.BytesType, body
 		case fTrackEvent, fTrackDescriptor, fClockSnapshot, fTraceStats, fTraceConfig, fCompressedPackets, fZstdPackets,
-			fProcessDescriptor, fThreadDescriptor:
+			fProcessDescriptor, fThreadDescriptor, fPerfSample, fStreamingSample:
 			want, p.dataNum, p.data = protowire.BytesType, num, body
 			p.dataCount++
 			d.st.data[num]++
@@ -362,6 +377,15 @@ func (d *decoder) packet(b []byte, at int64, inner bool) error {
 		return d.threadDescriptor(s, p.data, at)
 	case fProcessDescriptor:
 		return d.processDescriptor(p.data, at)
+	case fStreamingSample:
+		return d.streamingSamples(s, p.data, at)
+	case fPerfSample:
+		var ts int64
+		timed := false
+		if p.hasTS {
+			ts, timed = d.time(s, &p)
+		}
+		return d.perfSample(s, p.data, ts, timed, at)
 	}
 	if !p.hasTS && s.legacy != nil {
 		// A legacy thread sequence: times in µs, absolute or deltas from
@@ -386,7 +410,10 @@ func (d *decoder) packet(b []byte, at int64, inner bool) error {
 
 // defaults reads TracePacketDefaults.
 func (d *decoder) defaults(s *seqState, b []byte, at int64) error {
-	s.hasDefTrack, s.defTrack, s.defExtra, s.defExtraDbl, s.defClock = false, 0, s.defExtra[:0], s.defExtraDbl[:0], 0
+	s.hasDefTrack, s.defTrack, s.defExtra, s.defClock = false, 0, s.defExtra[:0], 0
+	if s.rare != nil {
+		s.rare.defExtraDbl = s.rare.defExtraDbl[:0]
+	}
 	return fields(b, func(num protowire.Number, typ protowire.Type, v uint64, body []byte) error {
 		switch {
 		case num == 58 && typ == protowire.VarintType:
@@ -399,7 +426,8 @@ func (d *decoder) defaults(s *seqState, b []byte, at int64) error {
 				case 31:
 					s.defExtra = appendUints(s.defExtra, typ, v, body)
 				case 45:
-					s.defExtraDbl = appendUints(s.defExtraDbl, typ, v, body)
+					r := s.rareOf()
+					r.defExtraDbl = appendUints(r.defExtraDbl, typ, v, body)
 				default:
 					d.st.notInterpreted(msgDefaults, 1100+num) // a track_event_defaults field
 				}
@@ -415,18 +443,23 @@ func (d *decoder) defaults(s *seqState, b []byte, at int64) error {
 // interned reads InternedData into the sequence's tables.
 func (d *decoder) interned(s *seqState, b []byte, at int64) error {
 	return fields(b, func(num protowire.Number, typ protowire.Type, v uint64, body []byte) error {
-		var m map[uint64]string
+		var k int
 		switch num {
 		case 1:
-			m = s.cats
+			k = strCats
 		case 2:
-			m = s.names
+			k = strNames
 		case 3:
-			m = s.annNames
+			k = strAnnNames
 		case 29:
-			m = s.annStrs
+			k = strAnnStrs
 		case 43:
-			m = s.corrStrs
+			k = strCorrStrs
+		case 5, 6, 7, 16, 17, 19:
+			if typ != protowire.BytesType {
+				return errWire
+			}
+			return d.internedProfile(s, num, body)
 		default:
 			d.st.notInterpreted(msgInterned, num)
 			return nil
@@ -448,9 +481,7 @@ func (d *decoder) interned(s *seqState, b []byte, at int64) error {
 		if err != nil {
 			return err
 		}
-		if old, ok := m[iid]; !ok || old != string(name) {
-			m[iid] = string(name)
-		}
+		s.putStr(k, iid, d.pool.id(name))
 		return nil
 	}, d.fieldErr(at, "interned_data"))
 }

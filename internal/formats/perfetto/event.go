@@ -208,7 +208,7 @@ func (d *decoder) eventName(s *seqState, e *trackEvent) (string, bool) {
 	case e.hasName:
 		return d.sliceVals.Bound(d.text(string(e.name))), true
 	case e.hasNameIID:
-		n, ok := s.names[e.nameIID]
+		n, ok := d.lookup(s, strNames, e.nameIID)
 		if !ok {
 			d.st.missingName++
 			return "", false
@@ -226,7 +226,7 @@ func (d *decoder) category(s *seqState, e *trackEvent) table.Null[string] {
 		return table.Null[string]{}
 	}
 	if len(e.cats) == 0 && len(e.catIIDs) == 1 {
-		c, ok := s.cats[e.catIIDs[0]]
+		c, ok := d.lookup(s, strCats, e.catIIDs[0])
 		if !ok {
 			d.st.missingCategory++
 			return table.Null[string]{}
@@ -235,7 +235,7 @@ func (d *decoder) category(s *seqState, e *trackEvent) table.Null[string] {
 	}
 	var sb strings.Builder
 	for _, iid := range e.catIIDs {
-		c, ok := s.cats[iid]
+		c, ok := d.lookup(s, strCats, iid)
 		if !ok {
 			d.st.missingCategory++
 			continue
@@ -303,7 +303,7 @@ func (d *decoder) extraCounters(s *seqState, e *trackEvent, ts, at int64) error 
 	for _, x := range []struct {
 		vals, tracks, def []uint64
 		dbl               bool
-	}{{e.extraVals, e.extraTracks, s.defExtra, false}, {e.extraDblVals, e.extraDbl, s.defExtraDbl, true}} {
+	}{{e.extraVals, e.extraTracks, s.defExtra, false}, {e.extraDblVals, e.extraDbl, s.defExtraDbl(), true}} {
 		if len(x.vals) == 0 {
 			continue
 		}
@@ -335,8 +335,7 @@ func (d *decoder) counter(s *seqState, tr *track, v float64, ts, at int64) error
 		d.st.counterNotCounterTrack++
 	}
 	if tr.incremental {
-		v += s.counters[tr.uuid]
-		s.counters[tr.uuid] = v
+		v = s.addCounter(tr.uuid, v)
 	}
 	if tr.mult > 1 {
 		v *= float64(tr.mult)
@@ -556,7 +555,7 @@ func (d *decoder) args(s *seqState, e *trackEvent, into evidence.Object) evidenc
 	if e.hasCorrStr {
 		o["correlation_id"] = d.strValue(string(e.corrStr))
 	} else if e.hasCorrIID {
-		if c, ok := s.corrStrs[e.corrStrIID]; ok {
+		if c, ok := d.lookup(s, strCorrStrs, e.corrStrIID); ok {
 			o["correlation_id"] = d.strValue(c)
 		} else {
 			d.st.missingAnnotation++
@@ -610,7 +609,7 @@ func (d *decoder) annotation(s *seqState, b []byte, depth int) (string, any, boo
 		case 10:
 			name, hasName = d.sliceVals.Bound(d.text(string(body))), true
 		case 1:
-			n, ok := s.annNames[v]
+			n, ok := d.lookup(s, strAnnNames, v)
 			if !ok {
 				nameOK = false
 				return nil
@@ -633,7 +632,7 @@ func (d *decoder) annotation(s *seqState, b []byte, depth int) (string, any, boo
 		case 6:
 			val = d.strValue(string(body))
 		case 17:
-			if str, ok := s.annStrs[v]; ok {
+			if str, ok := d.lookup(s, strAnnStrs, v); ok {
 				val = d.strValue(str)
 			} else {
 				d.st.missingAnnotation++

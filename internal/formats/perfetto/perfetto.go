@@ -16,10 +16,14 @@
 // sequence flags and incremental state, trace_packet_defaults,
 // track_descriptor (process, thread and counter tracks, parents),
 // clock_snapshot and trace_config's primary clock, compressed_packets
-// (zlib), previous_packet_dropped and trace_stats. Every other packet
-// field is counted by number in the summary, not interpreted.
+// (zlib), previous_packet_dropped and trace_stats, and CPU samples:
+// perf_sample and streaming_profile_packet with their interned
+// callstacks, frames and mappings (samples.go: the CPU tables, when the
+// trace holds samples). Every other packet field is counted by number in
+// the summary, not interpreted.
 //
-// It imports formats, evidence, param and table.
+// It imports formats, formats/collapsed (the CPU tables), evidence,
+// param, table and unit.
 package perfetto
 
 import (
@@ -27,7 +31,6 @@ import (
 
 	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/param"
-	"github.com/flameox/flameox/internal/table"
 )
 
 // Limit and option names.
@@ -67,7 +70,7 @@ var Spec = &formats.Spec{
 	Family:   formats.FamilyTraces,
 	Suffixes: []string{".pftrace", ".perfetto-trace", ".perfetto", ".pftrace.gz", ".perfetto-trace.gz"},
 	Sniff:    sniff,
-	Tables:   table.TraceTables,
+	Tables:   traceTablesWithCPU,
 	Limits:   limitList,
 	Options:  optionList,
 	Producer: "perfetto/traced, Perfetto SDK track events, Chromium --trace-startup-format=proto, rocprofv3 pftrace, perfetto.trace_builder",

@@ -29,6 +29,9 @@ var fixtures = []string{
 	"perfetto/neg-needs-state.pftrace",
 	"perfetto/neg-missing-iid.pftrace",
 	"perfetto/neg-unmatched.pftrace",
+	"perfetto/builder-perf.pftrace",
+	"perfetto/builder-chrome-sampler.pftrace",
+	"perfetto/neg-samples.pftrace",
 }
 
 // reference is what testdata/perfetto/reference.py reads.
@@ -45,6 +48,22 @@ type reference struct {
 	UnclosedBegin int64 `json:"unclosed_begin"`
 	Counters      int64 `json:"counters"`
 	FlowPoints    int64 `json:"flow_points"`
+	CPU           struct {
+		Frames map[string]struct {
+			Self      int64 `json:"self"`
+			Inclusive int64 `json:"inclusive"`
+		} `json:"frames"`
+		Placed            int64            `json:"placed"`
+		Unplaced          int64            `json:"unplaced"`
+		Missing           map[string]int64 `json:"missing"`
+		KernelRecordsLost int64            `json:"kernel_records_lost"`
+		Skipped           int64            `json:"skipped"`
+		PerfSamples       int64            `json:"perf_samples"`
+		StreamingSamples  int64            `json:"streaming_samples"`
+		WithoutThread     int64            `json:"without_thread"`
+		FirstNS           *int64           `json:"first_ns"`
+		LastNS            *int64           `json:"last_ns"`
+	} `json:"cpu"`
 }
 
 // python is the project venv's interpreter, where tools/requirements.txt

@@ -73,7 +73,7 @@ var packetWire = map[protowire.Number]protowire.Type{
 	60: protowire.BytesType, 6: protowire.BytesType, 33: protowire.BytesType, 35: protowire.BytesType,
 	50: protowire.BytesType, 1: protowire.BytesType, 2: protowire.BytesType, 36: protowire.BytesType,
 	9: protowire.BytesType, 45: protowire.BytesType, 69: protowire.BytesType, 89: protowire.BytesType,
-	133: protowire.BytesType, 43: protowire.BytesType, 44: protowire.BytesType,
+	133: protowire.BytesType, 43: protowire.BytesType, 44: protowire.BytesType, 54: protowire.BytesType, 66: protowire.BytesType,
 }
 
 // packetShape checks a packet's fields; a packet cut by the prefix is

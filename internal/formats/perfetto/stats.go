@@ -389,7 +389,7 @@ func (d *decoder) end() error {
 			return err
 		}
 	}
-	return nil
+	return d.emitCPU(d.out)
 }
 
 // abort ends the tables begun so far as incomplete and returns err.

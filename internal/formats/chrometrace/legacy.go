@@ -102,7 +102,7 @@ func (t *tefSamples) init() {
 
 // any reports whether the trace had any of the format's samples or a
 // stackFrames dictionary.
-func (t *tefSamples) any() bool { return t.read > 0 || t.dictSeen }
+func (t *tefSamples) any() bool { return t.read > 0 || t.dictSeen || len(t.badMembers) > 0 }
 
 func (t *tefSamples) seriesOf(k seriesKey) int32 {
 	i, ok := t.seriesIdx[k]
@@ -251,6 +251,7 @@ func (d *decoder) stackFrames() error {
 	}
 	if tok.Kind != jsonscan.ObjectStart {
 		t.badMembers["stackFrames that is not an object"]++
+		d.st.notKeys = append(d.st.notKeys, "stackFrames")
 		return d.w.Skip(tok)
 	}
 	if t.dict == nil {
@@ -313,6 +314,7 @@ func (d *decoder) topSamples() error {
 	}
 	if tok.Kind != jsonscan.ArrayStart {
 		t.badMembers["samples that is not an array"]++
+		d.st.notKeys = append(d.st.notKeys, "samples")
 		return d.w.Skip(tok)
 	}
 	var stack []string

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/formatstest"
 	"github.com/flameox/flameox/internal/table"
 )
@@ -277,5 +278,58 @@ func TestEventContainerText(t *testing.T) {
 	rows := sink.Table(table.TraceSlices.Name).Typed
 	if len(rows) != 2 || rows[0].(*table.TraceSlice).Name != "" || rows[0].(*table.TraceSlice).Category.Valid || rows[1].(*table.TraceSlice).Name != "b" {
 		t.Errorf("%+v", rows)
+	}
+}
+
+// TestLegacyMembersOfAnotherShape: a samples member that is not an array
+// and a stackFrames member that is not an object are named as not read,
+// and the CPU tables say so and are incomplete.
+func TestLegacyMembersOfAnotherShape(t *testing.T) {
+	sink, err := formatstest.Run(t, Spec, "t.json", []byte(`{"traceEvents":[],"samples":{"a":1},"stackFrames":[1]}`), nil, nil)
+	formatstest.CheckInvariants(t, sink, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sink.Table(table.TraceSlices.Name).Summary.Coverage["members_not_interpreted"]; fmt.Sprint(got) != "[samples stackFrames]" {
+		t.Errorf("members_not_interpreted %v", got)
+	}
+	ft := sink.Table(table.CPUFrames.Name)
+	if ft == nil || ft.Summary.Complete || len(ft.Typed) != 0 {
+		t.Fatalf("cpu.frames %+v", ft)
+	}
+	for _, l := range []string{"1 × samples that is not an array: skipped", "1 × stackFrames that is not an object: skipped"} {
+		if !slices.Contains(ft.Summary.Limitations, l) {
+			t.Errorf("no limitation %q in %q", l, ft.Summary.Limitations)
+		}
+	}
+}
+
+// TestLegacyDetection: a trace whose samples or stackFrames come before
+// traceEvents, longer than the sniffed prefix, is still a Chrome trace;
+// other objects with such members are not.
+func TestLegacyDetection(t *testing.T) {
+	b := formatstest.Read(t, "chrome-samples/legacy-stackframes.json")
+	if len(b) <= formats.SniffBytes {
+		t.Fatalf("fixture of %d bytes does not outgrow the sniffed prefix", len(b))
+	}
+	p := b[:formats.SniffBytes]
+	if c, k := sniffChrome(p), sniffKineto(p); c != formats.Yes || k != formats.No {
+		t.Errorf("legacy-stackframes.json: chrome %v kineto %v", c, k)
+	}
+	pad := strings.Repeat(" ", formats.SniffBytes)
+	for doc, want := range map[string]formats.Verdict{
+		`{"samples":[{"tid":1,"sf":"2","weight":1},` + pad:         formats.Yes,
+		`{"stackFrames":{"1":{"name":"a","category":"b"},` + pad:   formats.Yes,
+		`{"stackFrames":{"1":{"name":"a","other":1},` + pad:        formats.No,
+		`{"samples":[{"tid":1,"value":2},` + pad:                   formats.No,
+		`{"samples":[1,2],"nodes":[` + pad:                         formats.No,
+		`{"samples":[{"sf":1}],"stackFrames":{}}`:                  formats.No, // no traceEvents
+		`{"samples":[{"sf":1}],"traceEvents":[],"stackFrames":{}}`: formats.Yes,
+		`{"stackFrames":{"1":{"name":"a"}},"traceEvents":{"a":1}}`: formats.No,
+	} {
+		v := sniffChrome([]byte(doc))
+		if want == formats.No && v == formats.Yes || want == formats.Yes && v != formats.Yes {
+			t.Errorf("%.60q: %v, want %v", doc, v, want)
+		}
 	}
 }

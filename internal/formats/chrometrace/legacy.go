@@ -433,8 +433,9 @@ type resolved struct {
 }
 
 // resolve walks an sf's parent chain; a chain longer than the dictionary
-// loops.
-func (t *tefSamples) resolve(sf string, memo map[string]resolved) resolved {
+// loops. The path's frames are t.frames indexes plus base; it is shared
+// by every series whose samples name sf, so it is never written to.
+func (t *tefSamples) resolve(sf string, base int32, memo map[string]resolved) resolved {
 	if r, ok := memo[sf]; ok {
 		return r
 	}
@@ -455,7 +456,7 @@ func (t *tefSamples) resolve(sf string, memo map[string]resolved) resolved {
 			r.why, r.path = "samples whose stackFrames parent chain loops", nil
 			break
 		}
-		r.path = append(r.path, t.frame(legacyFrame{name: f.name, cat: f.cat}))
+		r.path = append(r.path, base+t.frame(legacyFrame{name: f.name, cat: f.cat}))
 		if !f.hasParent {
 			break
 		}
@@ -474,8 +475,9 @@ type weighed struct {
 }
 
 // records resolves the samples into stacks, in a fixed order: series,
-// then sf id, then the stack arrays.
-func (t *tefSamples) records() []weighed {
+// then sf id, then the stack arrays; series are offset by sbase and frames
+// by fbase (the V8 ones come first).
+func (t *tefSamples) records(fbase, sbase int32) []weighed {
 	var out []weighed
 	memo := map[string]resolved{}
 	sfs := make([]sfKey, 0, len(t.bySF))
@@ -490,7 +492,7 @@ func (t *tefSamples) records() []weighed {
 	})
 	for _, k := range sfs {
 		rec := t.bySF[k]
-		r := t.resolve(k.sf, memo)
+		r := t.resolve(k.sf, fbase, memo)
 		if r.why != "" {
 			u := t.unplaced[r.why]
 			if u == nil {
@@ -501,7 +503,7 @@ func (t *tefSamples) records() []weighed {
 			u.w += rec.w
 			continue
 		}
-		out = append(out, weighed{series: k.series, path: r.path, w: rec.w})
+		out = append(out, weighed{series: sbase + k.series, path: r.path, w: rec.w})
 	}
 	sts := make([]stackKey, 0, len(t.byStack))
 	for k := range t.byStack {
@@ -516,9 +518,9 @@ func (t *tefSamples) records() []weighed {
 	for _, k := range sts {
 		path := make([]int32, len(k.path)/4)
 		for i := range path {
-			path[len(path)-1-i] = int32(binary.LittleEndian.Uint32([]byte(k.path[4*i:])))
+			path[len(path)-1-i] = fbase + int32(binary.LittleEndian.Uint32([]byte(k.path[4*i:])))
 		}
-		out = append(out, weighed{series: k.series, path: path, w: t.byStack[k].w})
+		out = append(out, weighed{series: sbase + k.series, path: path, w: t.byStack[k].w})
 	}
 	return out
 }

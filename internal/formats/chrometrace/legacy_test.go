@@ -237,7 +237,8 @@ func TestLegacyWithV8(t *testing.T) {
  {"id":1,"callFrame":{"functionName":"(root)","scriptId":0}},
  {"id":2,"parent":1,"callFrame":{"functionName":"main","url":"a.js","scriptId":"3","lineNumber":0,"columnNumber":4}}],
  "samples":[2,2]},"timeDeltas":[1,1]}}},
-{"ph":"P","name":"s","pid":1,"tid":8,"ts":3,"sf":"1"}],
+{"ph":"P","name":"s","pid":1,"tid":8,"ts":3,"sf":"1"},
+{"ph":"P","name":"s","pid":1,"tid":9,"ts":4,"sf":"1"}],
 "stackFrames":{"1":{"name":"native_main","category":"libc.so"}}}`
 	sink, err := formatstest.Run(t, Spec, "t.json", []byte(doc), nil, nil)
 	formatstest.CheckInvariants(t, sink, err)
@@ -250,17 +251,18 @@ func TestLegacyWithV8(t *testing.T) {
 		f := r.(*table.Frame)
 		got[f.Function+"/"+f.Thread.V] = f.SelfWeight
 	}
-	if got["main/7"] != 2 || got["native_main/8"] != 1 || len(got) != 2 {
+	// Two series share the sf's resolved stack: each must see it once.
+	if got["main/7"] != 2 || got["native_main/8"] != 1 || got["native_main/9"] != 1 || len(got) != 3 {
 		t.Errorf("frames %v", got)
 	}
 	m := ft.Summary.Metrics
-	if n, _ := evidence.AsInt(m[table.MetricTotalWeight].Value); n != 3 {
+	if n, _ := evidence.AsInt(m[table.MetricTotalWeight].Value); n != 4 {
 		t.Errorf("total %d", n)
 	}
 	if n, _ := evidence.AsInt(m["profiles"].Value); n != 1 {
 		t.Errorf("profiles %d", n)
 	}
-	if l := ft.Summary.Coverage[table.CoverageProfiles].([]any); len(l) != 2 {
+	if l := ft.Summary.Coverage[table.CoverageProfiles].([]any); len(l) != 3 {
 		t.Errorf("series %v", l)
 	}
 }

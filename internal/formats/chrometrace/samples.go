@@ -216,10 +216,15 @@ func (d *decoder) emitCPU(out formats.Sink) error {
 	if c.events == 0 && !t.any() {
 		return nil
 	}
-	type agg struct{ self, incl int64 }
+	// seen is the last record that added to incl: a frame or edge that
+	// recurs in one stack counts once, found in time linear in the depth.
+	type agg struct {
+		self, incl int64
+		seen       int
+	}
 	type stackRow struct {
 		p      int
-		frames []int32 // root first
+		frames []int32 // leaf first, shared with the record
 		w      int64
 	}
 	var frames []cpuFrame
@@ -288,8 +293,8 @@ func (d *decoder) emitCPU(out formats.Sink) error {
 	var tefUnplacedN, tefUnplacedW int64
 	if t.any() {
 		t.init()
-		lrecs := t.records() // interns the stackFrames frames it reaches
 		fbase, sbase := int32(len(frames)), int32(len(series))
+		lrecs := t.records(fbase, sbase) // interns the stackFrames frames it reaches
 		for _, f := range t.frames {
 			frames = append(frames, legacyCPUFrame(f))
 		}
@@ -298,13 +303,7 @@ func (d *decoder) emitCPU(out formats.Sink) error {
 			totals = append(totals, t.seriesW[i])
 			total += t.seriesW[i]
 		}
-		for _, r := range lrecs {
-			for i := range r.path {
-				r.path[i] += fbase
-			}
-			r.series += sbase
-			recs = append(recs, r)
-		}
+		recs = append(recs, lrecs...)
 		for _, u := range t.unplaced {
 			tefUnplacedN += u.n
 			tefUnplacedW += u.w
@@ -313,48 +312,39 @@ func (d *decoder) emitCPU(out formats.Sink) error {
 	frameW := map[[2]int32]*agg{} // series, frame
 	edgeW := map[[3]int32]*agg{}  // series, caller, callee
 	var stacks []stackRow
-	for _, r := range recs {
-		path, n, pi := r.path, r.w, r.series
-		key := func(f int32) [2]int32 { return [2]int32{pi, f} }
-		get := func(k [2]int32) *agg {
-			a := frameW[k]
+	for ri, r := range recs {
+		path, n, pi, mark := r.path, r.w, r.series, ri+1
+		for i, f := range path {
+			a := frameW[[2]int32{pi, f}]
 			if a == nil {
 				a = &agg{}
-				frameW[k] = a
+				frameW[[2]int32{pi, f}] = a
 			}
-			return a
-		}
-		get(key(path[0])).self += n
-		for i, f := range path {
-			if !slices.Contains(path[:i], f) {
-				get(key(f)).incl += n
+			if i == 0 {
+				a.self += n
+			}
+			if a.seen != mark {
+				a.seen = mark
+				a.incl += n
 			}
 			if i == 0 {
 				continue
 			}
 			ek := [3]int32{pi, f, path[i-1]}
-			dup := false
-			for j := 1; j < i; j++ {
-				if path[j] == f && path[j-1] == path[i-1] {
-					dup = true
-					break
-				}
+			e := edgeW[ek]
+			if e == nil {
+				e = &agg{}
+				edgeW[ek] = e
 			}
-			a := edgeW[ek]
-			if a == nil {
-				a = &agg{}
-				edgeW[ek] = a
-			}
-			if !dup {
-				a.incl += n
+			if e.seen != mark {
+				e.seen = mark
+				e.incl += n
 			}
 			if i == 1 {
-				a.self += n
+				e.self += n
 			}
 		}
-		fs := slices.Clone(path)
-		slices.Reverse(fs)
-		stacks = append(stacks, stackRow{p: int(pi), frames: fs, w: n})
+		stacks = append(stacks, stackRow{p: int(pi), frames: path, w: n})
 	}
 	summary := func(rows int64, vals *formats.Values) *evidence.Summary {
 		s := &evidence.Summary{RowsObserved: rows, Complete: unplaced == 0,
@@ -470,7 +460,7 @@ func (d *decoder) emitCPU(out formats.Sink) error {
 			p := series[st.p]
 			fr := make([]string, len(st.frames))
 			for i, f := range st.frames {
-				fr[i] = frames[f].id
+				fr[len(fr)-1-i] = frames[f].id // root first
 			}
 			if err := tw.Row(&table.Stack{Frames: fr, Weight: float64(st.w),
 				Thread: table.NonEmpty(vals.Bound(p.tid)), Process: table.NonEmpty(vals.Bound(p.pid))}); err != nil {

@@ -222,6 +222,14 @@ func (d *decoder) eventSample() {
 	t.add(s, e.sf, e.hasSF, t.stackPath(e.stack), e.hasStack, 1)
 }
 
+// cancelled is the typed failure of a cancelled decode, or nil.
+func (d *decoder) cancelled() error {
+	if err := d.ctx.Err(); err != nil {
+		return evidence.Wrap(evidence.CodeCancelled, err, "%s", d.in.Spec.Title)
+	}
+	return nil
+}
+
 // readStack reads an event's stack member: an array of frame strings.
 func (d *decoder) readStack(tok jsonscan.Token) error {
 	e := &d.ev
@@ -257,8 +265,14 @@ func (d *decoder) stackFrames() error {
 	if t.dict == nil {
 		t.dict = map[string]sfEntry{}
 	}
+	n := 0
 	return d.w.Members(tok, "stackFrames", func(key []byte) error {
 		id := string(key) // before reading on: key's bytes may be reused
+		if n++; n&1023 == 0 {
+			if err := d.cancelled(); err != nil {
+				return err
+			}
+		}
 		v, err := d.w.Value()
 		if err != nil {
 			return err
@@ -320,7 +334,7 @@ func (d *decoder) topSamples() error {
 	var stack []string
 	return d.w.Elements(tok, "samples", func(i int, el jsonscan.Token) error {
 		if i&1023 == 0 {
-			if err := d.ctx.Err(); err != nil {
+			if err := d.cancelled(); err != nil {
 				return err
 			}
 		}

@@ -1,6 +1,7 @@
 package chrometrace
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -332,6 +333,35 @@ func TestLegacyDetection(t *testing.T) {
 		v := sniffChrome([]byte(doc))
 		if want == formats.No && v == formats.Yes || want == formats.Yes && v != formats.Yes {
 			t.Errorf("%.60q: %v, want %v", doc, v, want)
+		}
+	}
+}
+
+// TestLegacyCancelled: a decode cancelled while it reads a top-level
+// samples array or stackFrames (before any event) stops with a typed
+// cancellation.
+func TestLegacyCancelled(t *testing.T) {
+	for _, doc := range []string{
+		`{"samples":[` + strings.Repeat(`{"tid":1,"sf":"1"},`, 3000) + `{"tid":1,"sf":"1"}],"traceEvents":[]}`,
+		`{"stackFrames":{` + func() string {
+			var b strings.Builder
+			for i := range 3000 {
+				fmt.Fprintf(&b, `"%d":{"name":"a"},`, i)
+			}
+			return b.String()
+		}() + `"x":{"name":"b"}},"traceEvents":[]}`,
+	} {
+		art := &evidence.Artifact{Path: "/virtual/t.json", Name: "t.json", Size: int64(len(doc)), Role: "explicit"}
+		in, err := formatstest.Input(Spec, art, strings.NewReader(doc), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		err = Spec.Decoder.Decode(ctx, in, &formatstest.Sink{})
+		var f *evidence.Failure
+		if !errors.As(err, &f) || f.Code != evidence.CodeCancelled {
+			t.Errorf("%.30s…: %v", doc, err)
 		}
 	}
 }

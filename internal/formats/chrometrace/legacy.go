@@ -41,6 +41,9 @@ const (
 	maxLegacyKeys  = 10_000_000 // distinct (series, stack) records
 	maxStackDepth  = 16_384     // frames in one stack array
 	maxSampleNames = 16         // distinct top-level sample names listed
+	// maxWeightSum bounds the weights summed, leaving room below 2^63 for
+	// the samples counted one by one (P events, V8 samples).
+	maxWeightSum = 1 << 62
 )
 
 // sfEntry is one stackFrames entry.
@@ -85,6 +88,7 @@ type tefSamples struct {
 
 	read, pEvents, top, named, noThread int64 // samples read: P events, top-level; named: P with neither sf nor stack
 	eventStacks                         int64
+	wsum                                int64 // weight of all samples read: kept within maxWeightSum
 	unplaced                            map[string]*legacyW // by reason
 	badMembers                          map[string]int64    // stackFrames or samples entries that are not read
 	names                               []string            // distinct top-level sample names, bounded
@@ -119,6 +123,7 @@ func (t *tefSamples) seriesOf(k seriesKey) int32 {
 func (t *tefSamples) count(s int32, w int64) {
 	t.read++
 	t.seriesW[s] += w
+	t.wsum += w
 }
 
 func (t *tefSamples) frame(f legacyFrame) int32 {
@@ -399,10 +404,15 @@ func (d *decoder) topSamples() error {
 			t.noThread++
 		}
 		s := t.seriesOf(seriesKey{tid: tid, hasTid: hasTid})
+		if !badWeight && w > maxWeightSum-t.wsum {
+			t.count(s, 0)
+			t.lose("samples whose weight would take the total past 2^62 (their weight left out)", 0)
+			return nil
+		}
 		switch {
 		case badWeight:
 			t.count(s, 0)
-			t.lose("samples whose weight is not a non-negative integer (their weight is unknown: 0 here)", 0)
+			t.lose("samples whose weight is not a non-negative integer (their weight unknown)", 0)
 		case badStack:
 			t.count(s, w)
 			t.lose("samples whose stack is not an array of strings (or is deeper than 16,384 frames)", w)

@@ -365,3 +365,21 @@ func TestLegacyCancelled(t *testing.T) {
 		}
 	}
 }
+
+// TestLegacyWeightOverflow: weights whose sum would pass 2^62 are left
+// out and counted, never wrapped around.
+func TestLegacyWeightOverflow(t *testing.T) {
+	doc := `{"traceEvents":[{"ph":"P","pid":1,"tid":1,"ts":1,"sf":"1"}],"samples":[{"tid":1,"sf":"1","weight":4611686018427387903},{"tid":1,"sf":"1","weight":9223372036854775807},{"tid":1,"sf":"1","weight":1}],"stackFrames":{"1":{"name":"a"}}}`
+	sink, err := formatstest.Run(t, Spec, "t.json", []byte(doc), nil, nil)
+	formatstest.CheckInvariants(t, sink, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft := sink.Table(table.CPUFrames.Name)
+	if n, _ := evidence.AsInt(ft.Summary.Metrics[table.MetricTotalWeight].Value); n != 1<<62 {
+		t.Errorf("total %d, want %d", n, int64(1<<62))
+	}
+	if !slices.ContainsFunc(ft.Summary.Limitations, func(l string) bool { return strings.HasPrefix(l, "2 samples whose weight would take the total past 2^62") }) {
+		t.Errorf("limitations %q", ft.Summary.Limitations)
+	}
+}

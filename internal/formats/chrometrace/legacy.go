@@ -88,7 +88,7 @@ type tefSamples struct {
 
 	read, pEvents, top, named, noThread int64 // samples read: P events, top-level; named: P with neither sf nor stack
 	eventStacks                         int64
-	wsum                                int64 // weight of all samples read: kept within maxWeightSum
+	wsum                                int64               // weight of all samples read: kept within maxWeightSum
 	unplaced                            map[string]*legacyW // by reason
 	badMembers                          map[string]int64    // stackFrames or samples entries that are not read
 	names                               []string            // distinct top-level sample names, bounded

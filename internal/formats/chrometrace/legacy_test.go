@@ -379,7 +379,9 @@ func TestLegacyWeightOverflow(t *testing.T) {
 	if n, _ := evidence.AsInt(ft.Summary.Metrics[table.MetricTotalWeight].Value); n != 1<<62 {
 		t.Errorf("total %d, want %d", n, int64(1<<62))
 	}
-	if !slices.ContainsFunc(ft.Summary.Limitations, func(l string) bool { return strings.HasPrefix(l, "2 samples whose weight would take the total past 2^62") }) {
+	if !slices.ContainsFunc(ft.Summary.Limitations, func(l string) bool {
+		return strings.HasPrefix(l, "2 samples whose weight would take the total past 2^62")
+	}) {
 		t.Errorf("limitations %q", ft.Summary.Limitations)
 	}
 }

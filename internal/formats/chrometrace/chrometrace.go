@@ -15,7 +15,9 @@
 // async slices, i/I instants, C counters (one series per args key), M
 // metadata (process and thread names, sort indexes, labels) as
 // trace.tracks rows, s/t/f and bind_id flows, N/O/D object lifetimes. P
-// samples and the rest are counted by phase, not interpreted. Times are
+// samples (V8 profiles, samples.go; the format's own sf/stack samples and
+// the top-level samples/stackFrames, legacy.go) become the CPU tables; the
+// rest are counted by phase, not interpreted. Times are
 // the format's microseconds converted to integer nanoseconds exactly.
 //
 // With Kineto meaning (KinetoSpec), device work and runtime calls carry

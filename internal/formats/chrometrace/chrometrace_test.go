@@ -364,7 +364,8 @@ func TestPhases(t *testing.T) {
 	{"ph":"t","name":"f","cat":"flow","id":1,"pid":7,"tid":8,"ts":105},
 	{"ph":"f","name":"f","cat":"flow","id":1,"bp":"e","pid":7,"tid":8,"ts":110},
 	{"ph":"X","name":"x","pid":7,"tid":8,"ts":300,"dur":1,"bind_id":"0x9","flow_out":true},
-	{"ph":"P","name":"sample","pid":7,"tid":8,"ts":301},
+	{"ph":"P","name":"sample","cat":"st","pid":7,"tid":8,"ts":301},
+	{"ph":"c","name":"clock_sync","pid":7,"tid":8,"ts":302,"args":{"sync_id":"a"}},
 	{"ph":"e","name":"nothing","cat":"net","id":"0x77","pid":7,"tid":8,"ts":400}
 	`
 	sink, err := decodeDoc(t, doc, nil)
@@ -426,6 +427,13 @@ func TestPhases(t *testing.T) {
 	}
 	if n := metricInt(t, sink.Table(table.TraceCounters.Name).Summary, "counter_values_not_numeric"); n != 1 {
 		t.Errorf("non-numeric counter values %d", n)
+	}
+	// A P event without sf or stack is one sample whose frame is the event
+	// (catapult's reading).
+	if ft := sink.Table(table.CPUFrames.Name); ft == nil || len(ft.Typed) != 1 {
+		t.Errorf("cpu.frames: %+v", ft)
+	} else if f := ft.Typed[0].(*table.Frame); f.Function != "sample" || f.Module != table.Some("st") || f.SelfWeight != 1 || f.Thread != table.Some("8") {
+		t.Errorf("P sample frame: %+v", f)
 	}
 }
 

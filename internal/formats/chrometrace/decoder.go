@@ -25,6 +25,9 @@ type event struct {
 	flowIn, flowOut                                   bool
 	args                                              []arg // the args kept, in the order read; reused
 	argsCut                                           int64
+	sf                                                string   // stackFrames id of the event's stack (legacy.go)
+	stack                                             []string // the stack member's frames, root first; reused
+	hasSF, hasStack, badStack, endStack               bool     // endStack: esf or estack
 	offset                                            int64
 	index                                             int64
 	bad                                               string // why the event cannot be read; "" when it can
@@ -90,6 +93,7 @@ type decoder struct {
 	sawEvents       bool
 
 	cpu cpuSamples // V8 CPU profiles in P events (samples.go)
+	tef tefSamples // the format's own samples: stackFrames, samples, P with sf or stack (legacy.go)
 }
 
 func newDecoder(ctx context.Context, in *formats.Input, out formats.Sink, kineto bool) *decoder {
@@ -175,6 +179,10 @@ func (d *decoder) member(key []byte) error {
 			return err
 		}
 		return d.events(tok)
+	case k == "stackFrames":
+		return d.stackFrames()
+	case k == "samples":
+		return d.topSamples()
 	case kept[k]:
 		tok, err := d.w.Value()
 		if err != nil {
@@ -200,8 +208,8 @@ func (d *decoder) member(key []byte) error {
 		d.meta[k] = boundValue(d.sliceVals, v)
 		return nil
 	default:
-		// systemTraceEvents (ftrace text), stackFrames and samples (CPU
-		// samples), powerTraceAsString…: counted by name, not read.
+		// systemTraceEvents (ftrace text), powerTraceAsString…: counted
+		// by name, not read.
 		d.st.notKeys = append(d.st.notKeys, d.sliceVals.Bound(k))
 		return d.w.SkipValue()
 	}
@@ -251,8 +259,8 @@ func (d *decoder) internBytes(b []byte) string {
 func (d *decoder) event(index int64, tok jsonscan.Token) error {
 	d.st.events++
 	e := &d.ev
-	args := e.args[:0]
-	*e = event{index: index, offset: tok.Offset, args: args}
+	args, stack := e.args[:0], e.stack[:0]
+	*e = event{index: index, offset: tok.Offset, args: args, stack: stack}
 	if tok.Kind != jsonscan.ObjectStart {
 		d.st.malformed["not an object"]++
 		return d.w.Skip(tok)
@@ -262,7 +270,19 @@ func (d *decoder) event(index int64, tok jsonscan.Token) error {
 		if err != nil {
 			return err
 		}
+		if (v.Kind == jsonscan.ObjectStart || v.Kind == jsonscan.ArrayStart) && textMember[string(key)] {
+			// Not a name or an id (as a boolean is not); skipped, so the
+			// walk keeps its place.
+			return d.w.Skip(v)
+		}
 		switch string(key) {
+		case "sf":
+			e.sf, e.hasSF = d.text(v)
+		case "stack":
+			return d.readStack(v)
+		case "esf", "estack":
+			e.endStack = true
+			return d.w.Skip(v)
 		case "ph":
 			e.ph, _ = d.text(v)
 		case "name":
@@ -305,6 +325,10 @@ func (d *decoder) event(index int64, tok jsonscan.Token) error {
 	}
 	return d.act()
 }
+
+// textMember are the event members read as text (a string or a number).
+var textMember = map[string]bool{"ph": true, "name": true, "cat": true, "pid": true, "tid": true, "id": true,
+	"scope": true, "bp": true, "s": true, "bind_id": true, "sf": true}
 
 // micros reads a time in microseconds as nanoseconds; a value that is
 // not a representable number marks the event bad.
@@ -493,6 +517,9 @@ func (d *decoder) thread() *thread {
 func (d *decoder) act() error {
 	e := &d.ev
 	d.st.phase(e.ph)
+	if e.ph != "P" && (e.hasSF || e.hasStack || e.endStack) {
+		d.tef.eventStacks++ // the stack of a slice or instant: not a sample
+	}
 	if e.bad != "" {
 		d.st.malformed[e.bad]++
 		return nil
@@ -564,9 +591,11 @@ func (d *decoder) act() error {
 		if d.sample() { // Profile and ProfileChunk: samples.go
 			return nil
 		}
+		d.eventSample() // legacy.go
+		return nil
 	}
-	// P samples, memory dumps (V, v), clock sync (c), context ((, )) and
-	// anything else: counted by phase, not interpreted.
+	// Memory dumps (V, v), clock sync (c), context ((, )) and anything
+	// else: counted by phase, not interpreted.
 	d.st.uninterpreted++
 	return nil
 }

@@ -194,26 +194,59 @@ func intOf(v any) (int64, bool) {
 	return i, err == nil
 }
 
-// emitCPU writes the CPU tables of the trace's V8 profiles; a trace with
-// no Profile or ProfileChunk event has none.
+// cpuFrame is one frame of the CPU tables: a V8 call frame, a stackFrames
+// entry or a stack string.
+type cpuFrame struct {
+	id, function, file, module, sym string
+	line, column                    int64
+}
+
+// cpuSeries is one series of the CPU tables: its rows' thread and
+// process, and whether the coverage names them.
+type cpuSeries struct {
+	pid, tid       string
+	covTid, covPid bool
+}
+
+// emitCPU writes the CPU tables of the trace's samples: the V8 profiles
+// first, then the format's own samples (legacy.go), each with its series;
+// a trace with neither has none.
 func (d *decoder) emitCPU(out formats.Sink) error {
-	c := &d.cpu
-	if c.events == 0 {
+	c, t := &d.cpu, &d.tef
+	if c.events == 0 && !t.any() {
 		return nil
 	}
-	type agg struct{ self, incl int64 }
+	// seen is the last record that added to incl: a frame or edge that
+	// recurs in one stack counts once, found in time linear in the depth.
+	type agg struct {
+		self, incl int64
+		seen       int
+	}
 	type stackRow struct {
 		p      int
-		frames []int32 // root first
+		frames []int32 // leaf first, shared with the record
 		w      int64
 	}
-	frameW := map[[2]int32]*agg{} // profile, frame
-	edgeW := map[[3]int32]*agg{}  // profile, caller, callee
-	var stacks []stackRow
+	var frames []cpuFrame
+	var series []cpuSeries
+	var recs []weighed
 	var total, unplaced, cycles int64
+	var buf []byte
+	for _, cf := range c.frames {
+		f := cpuFrame{function: cf.Function, file: cf.URL, line: cf.Line, column: cf.Column, sym: table.Symbolized}
+		f.id, buf = cf.ID(buf)
+		switch {
+		case cf.Synthetic():
+			f.sym = table.Synthetic
+		case cf.Function == "":
+			f.sym = table.Anonymous
+		}
+		frames = append(frames, f)
+	}
 	totals := make([]int64, len(c.order))
 	var path []int32
 	for pi, p := range c.order {
+		series = append(series, cpuSeries{pid: p.pid, tid: p.tid, covTid: p.tid != "" || p.hasTid, covPid: p.pid != ""})
 		ids := make([]int64, 0, len(p.counts))
 		for id := range p.counts {
 			ids = append(ids, id)
@@ -253,70 +286,87 @@ func (d *decoder) emitCPU(out formats.Sink) error {
 			if len(path) == 0 {
 				continue
 			}
-			key := func(f int32) [2]int32 { return [2]int32{int32(pi), f} }
-			get := func(k [2]int32) *agg {
-				a := frameW[k]
-				if a == nil {
-					a = &agg{}
-					frameW[k] = a
-				}
-				return a
-			}
-			get(key(path[0])).self += n
-			for i, f := range path {
-				if !slices.Contains(path[:i], f) {
-					get(key(f)).incl += n
-				}
-				if i == 0 {
-					continue
-				}
-				ek := [3]int32{int32(pi), f, path[i-1]}
-				dup := false
-				for j := 1; j < i; j++ {
-					if path[j] == f && path[j-1] == path[i-1] {
-						dup = true
-						break
-					}
-				}
-				a := edgeW[ek]
-				if a == nil {
-					a = &agg{}
-					edgeW[ek] = a
-				}
-				if !dup {
-					a.incl += n
-				}
-				if i == 1 {
-					a.self += n
-				}
-			}
-			fs := slices.Clone(path)
-			slices.Reverse(fs)
-			stacks = append(stacks, stackRow{p: pi, frames: fs, w: n})
+			recs = append(recs, weighed{series: int32(pi), path: slices.Clone(path), w: n})
 		}
 	}
-	ids := make([]string, len(c.frames))
-	var buf []byte
-	for i, cf := range c.frames {
-		ids[i], buf = cf.ID(buf)
+	v8Total := total
+	var tefUnplacedN, tefUnplacedW int64
+	if t.any() {
+		t.init()
+		fbase, sbase := int32(len(frames)), int32(len(series))
+		lrecs := t.records(fbase, sbase) // interns the stackFrames frames it reaches
+		for _, f := range t.frames {
+			frames = append(frames, legacyCPUFrame(f))
+		}
+		for i, s := range t.series {
+			series = append(series, cpuSeries{pid: s.pid, tid: s.tid, covTid: s.hasTid, covPid: s.hasPid})
+			totals = append(totals, t.seriesW[i])
+			total += t.seriesW[i]
+		}
+		recs = append(recs, lrecs...)
+		for _, u := range t.unplaced {
+			tefUnplacedN += u.n
+			tefUnplacedW += u.w
+		}
+	}
+	frameW := map[[2]int32]*agg{} // series, frame
+	edgeW := map[[3]int32]*agg{}  // series, caller, callee
+	var stacks []stackRow
+	for ri, r := range recs {
+		path, n, pi, mark := r.path, r.w, r.series, ri+1
+		for i, f := range path {
+			a := frameW[[2]int32{pi, f}]
+			if a == nil {
+				a = &agg{}
+				frameW[[2]int32{pi, f}] = a
+			}
+			if i == 0 {
+				a.self += n
+			}
+			if a.seen != mark {
+				a.seen = mark
+				a.incl += n
+			}
+			if i == 0 {
+				continue
+			}
+			ek := [3]int32{pi, f, path[i-1]}
+			e := edgeW[ek]
+			if e == nil {
+				e = &agg{}
+				edgeW[ek] = e
+			}
+			if e.seen != mark {
+				e.seen = mark
+				e.incl += n
+			}
+			if i == 1 {
+				e.self += n
+			}
+		}
+		stacks = append(stacks, stackRow{p: int(pi), frames: path, w: n})
 	}
 	summary := func(rows int64, vals *formats.Values) *evidence.Summary {
 		s := &evidence.Summary{RowsObserved: rows, Complete: unplaced == 0,
 			Metrics: map[string]evidence.Metric{
 				table.MetricTotalWeight: {Value: total, Unit: unit.Samples},
-				table.MetricSamples:     {Value: total, Unit: unit.Samples},
-				"profiles":              {Value: len(c.order), Unit: "count"},
-				"profile_events":        {Value: c.events, Unit: "count"},
-				"unplaced_samples":      {Value: unplaced, Unit: unit.Samples},
+				table.MetricSamples:     {Value: v8Total + t.read, Unit: unit.Samples},
+				"unplaced_samples":      {Value: unplaced + tefUnplacedW, Unit: unit.Samples},
 			}}
+		if c.events > 0 {
+			s.Metrics["profiles"] = evidence.Metric{Value: len(c.order), Unit: "count"}
+			s.Metrics["profile_events"] = evidence.Metric{Value: c.events, Unit: "count"}
+		}
 		var list []any
-		for pi, p := range c.order {
-			list = append(list, evidence.Object{"thread": nullable(vals.Bound(p.tid), p.tid != "" || p.hasTid), "process": nullable(vals.Bound(p.pid), p.pid != ""), "total_weight": totals[pi]})
+		for pi, p := range series {
+			list = append(list, evidence.Object{"thread": nullable(vals.Bound(p.tid), p.covTid), "process": nullable(vals.Bound(p.pid), p.covPid), "total_weight": totals[pi]})
 		}
 		if len(list) > 0 {
 			s.Coverage = evidence.Object{table.CoverageProfiles: list}
 		}
-		s.Limit("CPU samples are the V8 profiles of Profile/ProfileChunk events, one series per profile (process and sampled thread as native ids); weights count samples; per-sample lines and columns are not used")
+		if c.events > 0 {
+			s.Limit("CPU samples are the V8 profiles of Profile/ProfileChunk events, one series per profile (process and sampled thread as native ids); weights count samples; per-sample lines and columns are not used")
+		}
 		var unknown int64
 		for _, p := range c.order {
 			unknown += p.unknownIDs
@@ -335,6 +385,9 @@ func (d *decoder) emitCPU(out formats.Sink) error {
 		for _, r := range reasons {
 			s.Limit(fmt.Sprintf("%d × %s: skipped", c.bad[r], r))
 		}
+		if t.any() {
+			t.summarize(s, tefUnplacedN)
+		}
 		return s
 	}
 	if out.Wants(table.CPUFrames.Schema) {
@@ -349,17 +402,10 @@ func (d *decoder) emitCPU(out formats.Sink) error {
 		}
 		vals := d.in.Values()
 		for _, k := range keys {
-			cf, p, a := c.frames[k[1]], c.order[k[0]], frameW[k]
-			sym := table.Symbolized
-			switch {
-			case cf.Synthetic():
-				sym = table.Synthetic
-			case cf.Function == "":
-				sym = table.Anonymous
-			}
+			cf, p, a := frames[k[1]], series[k[0]], frameW[k]
 			if err := tw.Row(&table.Frame{FrameSite: table.FrameSite{
-				FrameID: ids[k[1]], Function: vals.Bound(cf.Function), File: table.NonEmpty(vals.Bound(cf.URL)),
-				Line: cf.Line, Column: cf.Column, Symbolization: sym,
+				FrameID: cf.id, Function: vals.Bound(cf.function), File: table.NonEmpty(vals.Bound(cf.file)),
+				Line: cf.line, Column: cf.column, Module: table.NonEmpty(vals.Bound(cf.module)), Symbolization: cf.sym,
 				Thread: table.NonEmpty(vals.Bound(p.tid)), Process: table.NonEmpty(vals.Bound(p.pid))},
 				SelfWeight: float64(a.self), InclusiveWeight: float64(a.incl)}); err != nil {
 				return err
@@ -388,10 +434,10 @@ func (d *decoder) emitCPU(out formats.Sink) error {
 		}
 		vals := d.in.Values()
 		for _, k := range keys {
-			caller, callee, p, a := c.frames[k[1]], c.frames[k[2]], c.order[k[0]], edgeW[k]
+			caller, callee, p, a := frames[k[1]], frames[k[2]], series[k[0]], edgeW[k]
 			if err := tw.Row(&table.Edge{
-				CallerID: ids[k[1]], CallerFunction: vals.Bound(caller.Function), CallerFile: table.NonEmpty(vals.Bound(caller.URL)), CallerLine: caller.Line,
-				CalleeID: ids[k[2]], CalleeFunction: vals.Bound(callee.Function), CalleeFile: table.NonEmpty(vals.Bound(callee.URL)), CalleeLine: callee.Line,
+				CallerID: caller.id, CallerFunction: vals.Bound(caller.function), CallerFile: table.NonEmpty(vals.Bound(caller.file)), CallerLine: caller.line,
+				CalleeID: callee.id, CalleeFunction: vals.Bound(callee.function), CalleeFile: table.NonEmpty(vals.Bound(callee.file)), CalleeLine: callee.line,
 				Thread: table.NonEmpty(vals.Bound(p.tid)), Process: table.NonEmpty(vals.Bound(p.pid)),
 				Weight: table.Some(float64(a.incl)), SelfWeight: table.Some(float64(a.self))}); err != nil {
 				return err
@@ -411,10 +457,10 @@ func (d *decoder) emitCPU(out formats.Sink) error {
 		}
 		vals := d.in.Values()
 		for _, st := range stacks {
-			p := c.order[st.p]
+			p := series[st.p]
 			fr := make([]string, len(st.frames))
 			for i, f := range st.frames {
-				fr[i] = ids[f]
+				fr[len(fr)-1-i] = frames[f].id // root first
 			}
 			if err := tw.Row(&table.Stack{Frames: fr, Weight: float64(st.w),
 				Thread: table.NonEmpty(vals.Bound(p.tid)), Process: table.NonEmpty(vals.Bound(p.pid))}); err != nil {
@@ -422,7 +468,12 @@ func (d *decoder) emitCPU(out formats.Sink) error {
 			}
 		}
 		s := summary(int64(len(stacks)), vals)
-		s.Limit("stacks are the call-tree paths of the nodes samples hit; the (root) node is left out")
+		if c.events > 0 {
+			s.Limit("stacks are the call-tree paths of the nodes samples hit; the (root) node is left out")
+		}
+		if t.any() {
+			s.Limit("stacks of the format's own samples are their stackFrames parent chains, or their stack arrays, as written")
+		}
 		vals.Summarize(s)
 		return tw.End(s)
 	}

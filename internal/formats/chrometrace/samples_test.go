@@ -179,6 +179,13 @@ func FuzzSamples(f *testing.F) {
 		`{"id":1,"callFrame":{"functionName":"(root)","scriptId":0}},{"id":2,"parent":1,"callFrame":{"functionName":"f","url":"a.js","scriptId":"3","lineNumber":0,"columnNumber":4}},` +
 		`{"id":3,"parent":2,"callFrame":{"functionName":"f","url":"a.js","scriptId":"3","lineNumber":0,"columnNumber":4}}],"samples":[2,3,3,1]},"timeDeltas":[1,1,1,1]}}}]}`))
 	f.Add([]byte(`[{"ph":"P","name":"ProfileChunk","id":1,"pid":1,"tid":1,"ts":0,"args":{"data":{"cpuProfile":{"nodes":[{"id":1,"parent":1,"callFrame":{}}],"samples":[1]}}}}]`))
+	// The format's own samples (legacy.go): stackFrames after the samples
+	// that name it, a parent cycle, stack arrays, weights.
+	f.Add([]byte(`{"samples":[{"tid":1,"ts":1,"sf":"3","weight":2},{"ts":2,"stack":["a","0x1"]}],"traceEvents":[` +
+		`{"ph":"P","pid":1,"tid":2,"ts":3,"sf":2},{"ph":"P","pid":1,"tid":2,"ts":4,"name":"Idle","cat":"c"},{"ph":"X","pid":1,"tid":2,"ts":1,"dur":1,"sf":"1","esf":"2"}],` +
+		`"stackFrames":{"1":{"name":"main","category":"app"},"2":{"name":"f","parent":"1"},"3":{"name":"g","parent":"4"},"4":{"name":"h","parent":"3"}}}`))
+	f.Add(formatstest.Read(f, "chrome-samples/legacy-negative.json"))
+	f.Add(formatstest.Read(f, "chrome-samples/legacy-stackframes.json")[:2<<10])
 	f.Fuzz(func(t *testing.T, b []byte) {
 		sink, err := fuzzDecode(Spec, b)
 		formatstest.CheckInvariants(t, sink, err)
@@ -186,11 +193,22 @@ func FuzzSamples(f *testing.F) {
 			return
 		}
 		if ft := sink.Table(table.CPUFrames.Name); ft != nil {
+			var self float64
 			for _, r := range ft.Typed {
 				fr := r.(*table.Frame)
 				if fr.SelfWeight > fr.InclusiveWeight {
 					t.Fatalf("frame %+v", fr)
 				}
+				self += fr.SelfWeight
+			}
+			// Every placed sample is the leaf of one stack.
+			var stacked float64
+			for _, r := range sink.Table(table.CPUStacks.Name).Typed {
+				stacked += r.(*table.Stack).Weight
+			}
+			total, _ := evidence.AsInt(ft.Summary.Metrics[table.MetricTotalWeight].Value)
+			if stacked != self || stacked > float64(total) {
+				t.Fatalf("stacks weigh %v, self weights %v, total %d", stacked, self, total)
 			}
 		}
 	})

@@ -26,11 +26,15 @@ func look(doc []byte) (trace, kineto, cut bool) {
 	}
 	switch tok.Kind {
 	case jsonscan.ObjectStart:
-		var kinetoKey, schema bool
+		var kinetoKey, schema, tef bool
+		// A prefix that ends inside the members before traceEvents is a
+		// trace when one of them is the format's samples or stackFrames
+		// (a writer may put them first, and they can be long).
+		cutAt := func() (bool, bool, bool) { return tef, false, !tef }
 		for {
 			k, err := s.Next()
 			if err != nil {
-				return false, false, true
+				return cutAt()
 			}
 			if k.Kind != jsonscan.String {
 				return false, false, false // the object ended without traceEvents
@@ -50,10 +54,13 @@ func look(doc []byte) (trace, kineto, cut bool) {
 			}
 			v, err := s.Next()
 			if err != nil {
-				return false, false, true
+				return cutAt()
+			}
+			if (key == "samples" || key == "stackFrames") && v.Offset < int64(len(doc)) {
+				tef = tef || tefShape(key, doc[v.Offset:])
 			}
 			if err := s.Skip(v); err != nil {
-				return false, false, true
+				return cutAt()
 			}
 			if schema && kinetoKey {
 				return true, true, false
@@ -92,6 +99,55 @@ func look(doc []byte) (trace, kineto, cut bool) {
 		}
 	}
 	return false, false, false
+}
+
+// tefShape reports whether b starts as the format's samples (an array
+// whose first element has sf or stack) or stackFrames (an object whose
+// first entry is a frame: name, category, parent and nothing else).
+func tefShape(key string, b []byte) bool {
+	s := jsonscan.NewBytes(b)
+	s.CheckDuplicates = false
+	first, err := s.Next()
+	if err != nil {
+		return false
+	}
+	if key == "samples" {
+		if el, err := s.Next(); first.Kind != jsonscan.ArrayStart || err != nil || el.Kind != jsonscan.ObjectStart {
+			return false
+		}
+	} else {
+		id, err := s.Next()
+		if first.Kind != jsonscan.ObjectStart || err != nil || id.Kind != jsonscan.String {
+			return false
+		}
+		if f, err := s.Next(); err != nil || f.Kind != jsonscan.ObjectStart {
+			return false
+		}
+	}
+	frame := false
+	for n := 0; n < 16; n++ {
+		k, err := s.Next()
+		if err != nil || k.Kind != jsonscan.String {
+			return frame
+		}
+		switch string(k.Bytes) {
+		case "sf", "stack":
+			if key == "samples" {
+				return true
+			}
+		case "name", "category", "parent":
+			frame = key == "stackFrames"
+		default:
+			if key == "stackFrames" {
+				return false
+			}
+		}
+		v, err := s.Next()
+		if err != nil || s.Skip(v) != nil {
+			return false
+		}
+	}
+	return false
 }
 
 // sniffDoc answers for a prefix, gzip'd or not.

@@ -191,7 +191,11 @@ func (d *decoder) slicesSummary() *evidence.Summary {
 		s.Limit(fmt.Sprintf("%d events could not be read and are not rows (%s)", n, strings.Join(parts, "; ")))
 	}
 	if n := st.uninterpreted + st.otherPhases; n > 0 {
-		s.Limit(fmt.Sprintf("%d events of phases flameox does not interpret (P samples, memory dumps, clock sync, marks…) are counted by phase in coverage.events_by_phase, not rows", n))
+		s.Limit(fmt.Sprintf("%d events of phases flameox does not interpret (memory dumps, clock sync, marks…) are counted by phase in coverage.events_by_phase, not rows", n))
+	}
+	if d.tef.eventStacks > 0 {
+		s.Metrics["event_stacks"] = metric(d.tef.eventStacks, "events")
+		s.Limit(fmt.Sprintf("%d events carry a stack of their own (sf, stack, esf or estack): counted, not read", d.tef.eventStacks))
 	}
 	if st.asyncSteps > 0 || st.objectSnapshots > 0 {
 		s.Limit(fmt.Sprintf("%d async step (T/p) and %d object snapshot (O) events are counted, not rows", st.asyncSteps, st.objectSnapshots))

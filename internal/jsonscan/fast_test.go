@@ -181,3 +181,154 @@ func FuzzSkip(f *testing.F) {
 		}
 	})
 }
+
+// numberEndRef is what the scanner did before numberEnd: the run of
+// number bytes, then the grammar.
+func numberEndRef(b []byte, i int) int {
+	j := i
+	for j < len(b) && numberByte[b[j]] {
+		j++
+	}
+	if !validNumber(b[i:j]) {
+		return -1
+	}
+	return j
+}
+
+// plainEnd, digitEnd and numberEnd agree with byte-by-byte references on
+// every byte value at every position of short words (the eight-byte
+// paths and the tails) and on random number-like text.
+func TestEightByteScans(t *testing.T) {
+	plainRef := func(b []byte, i int) int {
+		for ; i < len(b); i++ {
+			if b[i] == '"' {
+				return i
+			}
+			if b[i] < 0x20 || b[i] >= 0x80 || b[i] == '\\' {
+				return -1
+			}
+		}
+		return -1
+	}
+	digitRef := func(b []byte, i int) int {
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	for n := 1; n < 20; n++ {
+		for pos := range n {
+			for c := range 256 {
+				p := bytes.Repeat([]byte{'a'}, n)
+				p[pos] = byte(c)
+				if got, want := plainEnd(p, 0), plainRef(p, 0); got != want {
+					t.Fatalf("plainEnd(%q) = %d, want %d", p, got, want)
+				}
+				d := bytes.Repeat([]byte{'7'}, n)
+				d[pos] = byte(c)
+				if got, want := digitEnd(d, 0), digitRef(d, 0); got != want {
+					t.Fatalf("digitEnd(%q) = %d, want %d", d, got, want)
+				}
+				if d[0] == '-' || d[0]-'0' <= 9 {
+					if got, want := numberEnd(d, 0), numberEndRef(d, 0); got != want {
+						t.Fatalf("numberEnd(%q) = %d, want %d", d, got, want)
+					}
+				}
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "0123456789-+.eE,]x"
+	for range 200000 {
+		b := make([]byte, 1+r.IntN(30))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		if b[0] != '-' && b[0]-'0' > 9 {
+			continue
+		}
+		if got, want := numberEnd(b, 0), numberEndRef(b, 0); got != want {
+			t.Fatalf("numberEnd(%q) = %d, want %d", b, got, want)
+		}
+	}
+}
+
+func FuzzNumberEnd(f *testing.F) {
+	for _, s := range []string{"0", "-0", "01", "1.5e+3", "1.", "1e", "-", "12345678901234567890.5", "0.0000001E-7,"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 || (b[0] != '-' && b[0]-'0' > 9) {
+			return
+		}
+		if got, want := numberEnd(b, 0), numberEndRef(b, 0); got != want {
+			t.Fatalf("numberEnd(%q) = %d, want %d", b, got, want)
+		}
+	})
+}
+
+// skipBounded is skipBoth under tight bounds: Skip and the tokens must
+// fail alike on a crossed depth or token bound.
+func skipBounded(doc []byte, depth, token int) (fast, slow string) {
+	run := func(tokens bool) string {
+		s := NewBytes(doc)
+		s.MaxDepth, s.MaxToken = depth, token
+		tok, err := s.Next()
+		if err == nil {
+			if tokens {
+				d := len(s.stack) - 1
+				if tok.Kind == ObjectStart || tok.Kind == ArrayStart {
+					for len(s.stack) > d {
+						if _, err = s.Next(); err != nil {
+							break
+						}
+					}
+				}
+			} else {
+				err = s.Skip(tok)
+			}
+		}
+		msg := "ok"
+		if err != nil {
+			msg = err.Error()
+		}
+		return fmt.Sprintf("%s @%d line %d", msg, s.Offset(), s.Line())
+	}
+	return run(false), run(true)
+}
+
+// Containers nested in a skipped value are checked for depth, token size
+// and duplicate keys as the token path checks them, nested objects of
+// more than smallObject keys included (skipFast leaves those to Next).
+func TestSkipFastNested(t *testing.T) {
+	docs := []string{
+		`{"a":{"b":{"c":[1,[2,[3]]]}}}`, `[[[[1]]]]`, `{"a":[{"k":1,"k":2}]}`, `[{"k":1},{"k":2}]`,
+		`{"m":{"value":1.25,"unit":"ms"},"n":{"value":[1,2],"unit":"ms"}}`, `{"a":{"b":1,"c":{"b":2},"b":3}}`,
+		`{"long_key_name":"a long string value","k":12345678}`, `[{"a":1,"b":{"a":1,"b":2}}]`,
+	}
+	for _, d := range docs {
+		for depth := 1; depth <= 5; depth++ {
+			for _, token := range []int{1, 2, 4, 8, 0} {
+				if fast, slow := skipBounded([]byte(d), depth, token); fast != slow {
+					t.Errorf("%q depth %d token %d: Skip %s, tokens %s", d, depth, token, fast, slow)
+				}
+			}
+		}
+	}
+	for _, n := range []int{smallObject - 1, smallObject, smallObject + 1, 3 * smallObject} {
+		var in bytes.Buffer
+		in.WriteString(`[{`)
+		for i := range n {
+			if i > 0 {
+				in.WriteString(",")
+			}
+			fmt.Fprintf(&in, `"key%d":%d`, i, i)
+		}
+		for _, tail := range []string{`}]`, `,"key0":1}]`, fmt.Sprintf(`,"key%d":1}]`, n-1)} {
+			d := in.String() + tail
+			if fast, slow := skipBoth([]byte(d)); fast != slow {
+				t.Errorf("nested object of %d keys +%s: Skip %s, tokens %s", n, tail, fast, slow)
+			}
+		}
+	}
+}

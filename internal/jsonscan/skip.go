@@ -1,0 +1,286 @@
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+)
+
+// nestedFrame is a container that skipFast opened: it lives only while
+// skipFast runs (closed inside it, or dropped when it fails), so it needs
+// no key copies, only where its keys start in nkeys.
+type nestedFrame struct {
+	cstate
+	keys int // index in Scanner.nkeys of its first key
+}
+
+// keyRef is a key of a nested container: its place in the buffer, which
+// does not move while skipFast runs, and its fingerprint.
+type keyRef struct {
+	fp         uint64
+	start, end int
+}
+
+// skipFast consumes the rest of the container whose frame is
+// s.stack[depth] when all of it is in the buffer and it is plain: strings
+// of printable ASCII without escapes, numbers and literals, within the
+// bounds. It makes no tokens, and checks what Next checks (grammar,
+// duplicate keys, depth, token size). Anything else (an escape, non-ASCII
+// text, the buffer's end, an error, a nested object of more than
+// smallObject keys) undoes what it did and reports skipFailed, and Next
+// reads the container again, with its own errors.
+//
+// The container may be part read (a member's value consumed). With stop
+// set, a key of the container itself that stop accepts ends the skip
+// after its ':' (skipStopped, with the key, valid as Next's keys are), so
+// a walker skips the members it does not want without their tokens.
+//
+// Containers opened inside it are not pushed on s.stack: they are
+// nestedFrames, whose keys are checked for duplicates in place, as
+// (offset, fingerprint) pairs, since no read moves the buffer meanwhile.
+func (s *Scanner) skipFast(depth int, stop func(key []byte) bool) ([]byte, skipResult) {
+	top := s.stack[depth]
+	if top.keySet != nil {
+		return nil, skipFailed
+	}
+	b := s.buf[:s.end]
+	pos, line := s.pos, s.line
+	complete := s.rerr != nil
+	maxTok := s.maxToken()
+	maxDepth := s.MaxDepth
+	if maxDepth == 0 {
+		maxDepth = 512
+	}
+	f := &s.stack[depth] // s.stack does not grow here, so f stays valid
+	nested, nkeys := s.nested[:0], s.nkeys[:0]
+	fail := func() ([]byte, skipResult) {
+		if top.spare != nil {
+			clear(top.spare) // it may have served as the key set meanwhile
+		}
+		s.stack[depth] = top
+		s.nested, s.nkeys = nested[:0], nkeys[:0]
+		return nil, skipFailed
+	}
+	st := &f.cstate
+	for {
+		for pos < len(b) && space[b[pos]] {
+			if b[pos] == '\n' {
+				line++
+			}
+			pos++
+		}
+		if pos >= len(b) {
+			return fail()
+		}
+		c := b[pos]
+		if st.afterItem || c == '}' || c == ']' {
+			switch {
+			case st.afterItem && c == ',':
+				pos++
+				st.afterItem = false
+				st.wantKey = st.object
+				continue
+			case c == '}' && st.object && (st.afterItem || st.wantKey && st.count == 0),
+				c == ']' && !st.object && (st.afterItem || st.count == 0):
+				pos++
+				if len(nested) == 0 {
+					s.stack = s.stack[:depth]
+					s.pos, s.line = pos, line
+					s.nested, s.nkeys = nested[:0], nkeys[:0]
+					s.valueDone()
+					return nil, skipClosed
+				}
+				nkeys = nkeys[:nested[len(nested)-1].keys]
+				nested = nested[:len(nested)-1]
+				if len(nested) == 0 {
+					st = &f.cstate
+				} else {
+					st = &nested[len(nested)-1].cstate
+				}
+				st.afterItem = true
+				st.count++
+				continue
+			}
+			return fail()
+		}
+		if st.object && st.wantKey {
+			if c != '"' {
+				return fail()
+			}
+			j := plainEnd(b, pos+1)
+			if j < 0 || j-(pos+1) > maxTok {
+				return fail()
+			}
+			key := b[pos+1 : j]
+			if s.CheckDuplicates {
+				if len(nested) == 0 {
+					if f.addKey(key) != nil {
+						return fail()
+					}
+				} else {
+					first := nested[len(nested)-1].keys
+					if len(nkeys)-first >= smallObject {
+						return fail() // Next checks large objects with a hash set
+					}
+					fp := fingerprint(key)
+					for _, k := range nkeys[first:] {
+						if k.fp == fp && bytes.Equal(b[k.start:k.end], key) {
+							return fail()
+						}
+					}
+					nkeys = append(nkeys, keyRef{fp: fp, start: pos + 1, end: j})
+				}
+			}
+			pos = j + 1
+			for pos < len(b) && space[b[pos]] {
+				if b[pos] == '\n' {
+					line++
+				}
+				pos++
+			}
+			if pos >= len(b) || b[pos] != ':' {
+				return fail()
+			}
+			pos++
+			st.wantKey = false
+			if stop != nil && len(nested) == 0 && stop(key) {
+				s.pos, s.line = pos, line
+				s.nested, s.nkeys = nested[:0], nkeys[:0]
+				if s.rerr == nil { // the buffer may still move: as readKey
+					s.key = append(s.key[:0], key...)
+					key = s.key
+				}
+				return key, skipStopped
+			}
+			continue
+		}
+		switch {
+		case c == '{' || c == '[':
+			if depth+1+len(nested) >= maxDepth {
+				return fail()
+			}
+			nested = append(nested, nestedFrame{cstate: cstate{object: c == '{', wantKey: c == '{'}, keys: len(nkeys)})
+			st = &nested[len(nested)-1].cstate
+			pos++
+			continue
+		case c == '"':
+			j := plainEnd(b, pos+1)
+			if j < 0 || j-(pos+1) > maxTok {
+				return fail()
+			}
+			pos = j + 1
+		case c == 't' || c == 'f' || c == 'n':
+			word := "null"
+			if c == 't' {
+				word = "true"
+			} else if c == 'f' {
+				word = "false"
+			}
+			if len(b)-pos < len(word) || string(b[pos:pos+len(word)]) != word {
+				return fail()
+			}
+			pos += len(word)
+		case c == '-' || c-'0' <= 9:
+			i := numberEnd(b, pos)
+			if i < 0 || (i == len(b) && !complete) || i-pos > maxTok {
+				return fail()
+			}
+			pos = i
+		default:
+			return fail()
+		}
+		st.afterItem = true
+		st.count++
+	}
+}
+
+// plainEnd returns the index of the quote that closes a string whose text
+// starts at b[i], or -1 when a byte before it is not plain (see
+// plainText) or the quote is not in b. It tests eight bytes at a time.
+func plainEnd(b []byte, i int) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		// A byte with its high bit set, below 0x20, a backslash or a
+		// quote sets its high bit; a borrow can only set bits of bytes
+		// after such a byte, so the first bit set is exact.
+		m := (w | (w - 0x20*lo) | ((w ^ 0x5C*lo) - lo) | ((w ^ 0x22*lo) - lo)) & hi
+		if m != 0 {
+			i += bits.TrailingZeros64(m) >> 3
+			if b[i] == '"' {
+				return i
+			}
+			return -1
+		}
+	}
+	for ; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return i
+		case c < 0x20 || c >= 0x80 || c == '\\':
+			return -1
+		}
+	}
+	return -1
+}
+
+// digitEnd returns the index past the ASCII digits that start at b[i],
+// eight bytes at a time.
+func digitEnd(b []byte, i int) int {
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		// A byte above '9' (+0x46 carries into its high bit), below '0'
+		// (the subtraction borrows) or non-ASCII sets its high bit; as in
+		// plainEnd, only bytes after the first such byte can be wrong.
+		m := (w | (w + 0x4646464646464646) | (w - 0x3030303030303030)) & 0x8080808080808080
+		if m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for i < len(b) && b[i]-'0' <= 9 {
+		i++
+	}
+	return i
+}
+
+// numberEnd returns the index past the JSON number that starts at b[i],
+// or -1 when the bytes there that could be a number's (numberByte) are
+// not one. It is the grammar of validNumber read greedily, which ends
+// where the run of number bytes ends exactly when that run is valid.
+func numberEnd(b []byte, i int) int {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i >= len(b):
+		return -1
+	case b[i] == '0':
+		i++
+	case b[i]-'1' <= 8:
+		i = digitEnd(b, i+1)
+	default:
+		return -1
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digitEnd(b, i+1)
+		if j == i+1 {
+			return -1
+		}
+		i = j
+	}
+	if i < len(b) && b[i]|0x20 == 'e' {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digitEnd(b, i)
+		if j == i {
+			return -1
+		}
+		i = j
+	}
+	if i < len(b) && numberByte[b[i]] {
+		return -1
+	}
+	return i
+}

@@ -669,6 +669,12 @@ func digits(b []byte, i int) int {
 func (s *Scanner) readString() ([]byte, error) {
 	off := s.Offset()
 	s.pos++ // opening quote
+	// Plain text, the common case, is found and checked in one pass.
+	if e := plainEnd(s.buf[:s.end], s.pos); e >= 0 && e-s.pos <= s.maxToken() {
+		seg := s.buf[s.pos:e]
+		s.pos = e + 1
+		return seg, nil
+	}
 	// Fast path: no escapes, closing quote within the buffer.
 	for {
 		start := s.pos

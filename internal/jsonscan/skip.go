@@ -284,3 +284,44 @@ func numberEnd(b []byte, i int) int {
 	}
 	return i
 }
+
+// scalar reads the next token, as Next would, when it is a string or a
+// number in a container, plain (see skipFast) and whole in the buffer,
+// with no space before it: the values Walker reads most, without Next's
+// dispatch. It reports false, having changed nothing, for anything else.
+func (s *Scanner) scalar() (Token, bool) {
+	n := len(s.stack)
+	if n == 0 || s.pos >= s.end {
+		return Token{}, false
+	}
+	f := &s.stack[n-1]
+	if f.afterItem || f.object && f.wantKey {
+		return Token{}, false
+	}
+	b := s.buf[:s.end]
+	start := s.pos
+	var tok Token
+	switch c := b[start]; {
+	case c == '"':
+		j := plainEnd(b, start+1)
+		if j < 0 || j-(start+1) > s.maxToken() {
+			return Token{}, false
+		}
+		tok = Token{Kind: String, Bytes: b[start+1 : j], Offset: s.Offset()}
+		s.pos = j + 1
+	case c == '-' || c-'0' <= 9:
+		i := numberEnd(b, start)
+		// A number at the buffer's end may go on in the next read; one
+		// beyond MaxToken is Next's to judge.
+		if i < 0 || i == len(b) && s.rerr == nil || i-start > s.maxToken() {
+			return Token{}, false
+		}
+		tok = Token{Kind: Number, Bytes: b[start:i], Offset: s.Offset()}
+		s.pos = i
+	default:
+		return Token{}, false
+	}
+	f.afterItem = true
+	f.count++
+	return tok, true
+}

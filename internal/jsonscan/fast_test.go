@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -331,4 +332,111 @@ func TestSkipFastNested(t *testing.T) {
 			}
 		}
 	}
+}
+
+// valueBoth walks doc reading every value with Walker.Value (its scalar
+// fast path where it applies) and with Next alone, under a token bound,
+// and reports the first pair of walks (whole, then in small chunks) that
+// differ: the tokens with their offsets, the error, and where the scanner
+// stopped.
+func valueBoth(doc []byte, maxTok int) (fast, slow string) {
+	run := func(useValue bool, chunk int) string {
+		s := NewBytes(doc)
+		if chunk > 0 {
+			s = New(&chunkReader{b: doc, n: chunk})
+		}
+		s.MaxToken = maxTok
+		w := &Walker{S: s}
+		var got strings.Builder
+		value := func() (Token, error) {
+			if useValue {
+				return w.Value()
+			}
+			tok, err := s.Next()
+			if err == nil && !isValueStart(tok.Kind) {
+				err = s.Errorf(tok, "expected a value, found %s", tok.Kind)
+			}
+			return tok, err
+		}
+		var walk func(tok Token) error
+		walk = func(tok Token) error {
+			fmt.Fprintf(&got, "%s:%q@%d;", tok.Kind, tok.Bytes, tok.Offset)
+			switch tok.Kind {
+			case ObjectStart:
+				return w.Members(tok, "o", func(key []byte) error {
+					fmt.Fprintf(&got, "key %q;", key)
+					v, err := value()
+					if err != nil {
+						return err
+					}
+					return walk(v)
+				})
+			case ArrayStart:
+				for {
+					// A close goes to Next; anything else is read as
+					// a value, so elements take the fast path too.
+					if s.skipSpace() && s.buf[s.pos] == ']' {
+						end, err := s.Next()
+						fmt.Fprintf(&got, "%s;", end.Kind)
+						return err
+					}
+					v, err := value()
+					if err != nil {
+						return err
+					}
+					if err := walk(v); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+		tok, err := value()
+		if err == nil {
+			err = walk(tok)
+		}
+		if err == nil {
+			err = s.CheckEnd()
+		}
+		msg := "ok"
+		if err != nil {
+			msg = err.Error()
+		}
+		return fmt.Sprintf("%s %s @%d line %d", got.String(), msg, s.Offset(), s.Line())
+	}
+	// Read whole and in chunks, the scanner bounds tokens differently
+	// (a number whole in memory is never too long), so each way of
+	// reading is compared with itself.
+	fast, slow = run(true, 0), run(false, 0)
+	if fast == slow {
+		fast, slow = run(true, 3), run(false, 3)
+	}
+	return fast, slow
+}
+
+var valueSeeds = append([]string{
+	`{"a":"x","b":12,"c":-0.5e+3,"d":[1,"y",[2]],"e":{"f":"g"}}`, `["a\\u00e9",1]`, `{"a":"é"}`, `{"a":01}`,
+	`{"a":1.}`, `{"a":-}`, `{"a": 1}`, `[1 ,2]`, `{"a":"toolongvalue"}`, `[12345678901]`, `[1,]`, `{"a":1,"a":2}`,
+	`{"a":NaN}`, `[-Infinity]`, "[\"a\tb\"]", `[1`, `{"a":"b`, `{"a":12`,
+}, skipSeeds...)
+
+func TestValueAgrees(t *testing.T) {
+	for _, d := range valueSeeds {
+		for _, tok := range []int{0, 4} {
+			if fast, slow := valueBoth([]byte(d), tok); fast != slow {
+				t.Errorf("%q token bound %d:\n Value %s\n Next  %s", d, tok, fast, slow)
+			}
+		}
+	}
+}
+
+func FuzzValue(f *testing.F) {
+	for _, d := range valueSeeds {
+		f.Add([]byte(d), uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte, bound uint8) {
+		if fast, slow := valueBoth(doc, int(bound%16)); fast != slow {
+			t.Fatalf("%q token bound %d:\n Value %s\n Next  %s", doc, bound%16, fast, slow)
+		}
+	})
 }

@@ -334,8 +334,9 @@ func TestSkipFastNested(t *testing.T) {
 	}
 }
 
-// valueBoth walks doc reading every value with Walker.Value (its scalar
-// fast path where it applies) and with Next alone, under a token bound,
+// valueBoth walks doc reading every value with Walker.Value and every
+// object with Walker.Members (their fast paths where they apply) and with
+// Next alone, under a token bound,
 // and reports the first pair of walks (whole, then in small chunks) that
 // differ: the tokens with their offsets, the error, and where the scanner
 // stopped.
@@ -363,14 +364,30 @@ func valueBoth(doc []byte, maxTok int) (fast, slow string) {
 			fmt.Fprintf(&got, "%s:%q@%d;", tok.Kind, tok.Bytes, tok.Offset)
 			switch tok.Kind {
 			case ObjectStart:
-				return w.Members(tok, "o", func(key []byte) error {
+				member := func(key []byte) error {
 					fmt.Fprintf(&got, "key %q;", key)
 					v, err := value()
 					if err != nil {
 						return err
 					}
 					return walk(v)
-				})
+				}
+				if useValue {
+					return w.Members(tok, "o", member)
+				}
+				// Members as it reads without its fast path.
+				for {
+					k, err := s.Next()
+					if err != nil || k.Kind == ObjectEnd {
+						return err
+					}
+					if !k.IsKey {
+						return s.Errorf(k, "%s: expected a key, found %s", "o", k.Kind)
+					}
+					if err := member(k.Bytes); err != nil {
+						return err
+					}
+				}
 			case ArrayStart:
 				for {
 					// A close goes to Next; anything else is read as
@@ -417,7 +434,9 @@ func valueBoth(doc []byte, maxTok int) (fast, slow string) {
 var valueSeeds = append([]string{
 	`{"a":"x","b":12,"c":-0.5e+3,"d":[1,"y",[2]],"e":{"f":"g"}}`, `["a\\u00e9",1]`, `{"a":"é"}`, `{"a":01}`,
 	`{"a":1.}`, `{"a":-}`, `{"a": 1}`, `[1 ,2]`, `{"a":"toolongvalue"}`, `[12345678901]`, `[1,]`, `{"a":1,"a":2}`,
-	`{"a":NaN}`, `[-Infinity]`, "[\"a\tb\"]", `[1`, `{"a":"b`, `{"a":12`,
+	`{"a":NaN}`, `[-Infinity]`, "[\"a\tb\"]", `[1`, `{"a":"b`, `{"a":12`, `{"a":1,"b":2,"a":3}`, `{"a":1,}`,
+	`{"a":1 ,"b":2}`, `{"a":1, "b":2}`, `{"a" :1}`, `{"toolongkey":1}`, `{"a":{},"b":{"c":{}}}`, `{"a":1,"b"`, `{"a":1,"b":`,
+	`{"a":1,"\u0062":2,"b":3}`, `{"é":1}`, `{"a":1}}`, `{"a":1,]`, `{,"a":1}`, `{"a":1"b":2}`,
 }, skipSeeds...)
 
 func TestValueAgrees(t *testing.T) {

@@ -341,11 +341,11 @@ func (s *Scanner) Next() (Token, error) {
 
 func (s *Scanner) closeContainer() (Token, error) {
 	off := s.Offset()
-	f := s.stack[len(s.stack)-1]
+	object := s.stack[len(s.stack)-1].object
 	s.stack = s.stack[:len(s.stack)-1]
 	s.pos++
 	k := ArrayEnd
-	if f.object {
+	if object {
 		k = ObjectEnd
 	}
 	s.valueDone()

@@ -10,8 +10,8 @@ import (
 // skipFast runs (closed inside it, or dropped when it fails), so it needs
 // no key copies, only where its keys start in nkeys.
 type nestedFrame struct {
-	cstate
-	keys int // index in Scanner.nkeys of its first key
+	object bool
+	keys   int // index in Scanner.nkeys of its first key
 }
 
 // keyRef is a key of a nested container: its place in the buffer, which
@@ -38,6 +38,8 @@ type keyRef struct {
 // Containers opened inside it are not pushed on s.stack: they are
 // nestedFrames, whose keys are checked for duplicates in place, as
 // (offset, fingerprint) pairs, since no read moves the buffer meanwhile.
+// Where the grammar stands is where the code is (the labels below), not
+// a state tested per byte; only the top frame's state is kept, for Next.
 func (s *Scanner) skipFast(depth int, stop func(key []byte) bool) ([]byte, skipResult) {
 	top := s.stack[depth]
 	if top.keySet != nil {
@@ -53,145 +55,201 @@ func (s *Scanner) skipFast(depth int, stop func(key []byte) bool) ([]byte, skipR
 	}
 	f := &s.stack[depth] // s.stack does not grow here, so f stays valid
 	nested, nkeys := s.nested[:0], s.nkeys[:0]
-	fail := func() ([]byte, skipResult) {
-		if top.spare != nil {
-			clear(top.spare) // it may have served as the key set meanwhile
+	object := f.object // the innermost open container is an object
+	var (
+		c   byte
+		i   int
+		key []byte
+	)
+	switch {
+	case f.afterItem:
+		goto after
+	case f.object && f.wantKey && f.count == 0:
+		goto keyOrClose
+	case f.object && f.wantKey:
+		goto key
+	case !f.object && f.count == 0:
+		goto valueOrClose
+	}
+	goto value
+
+keyOrClose: // just after '{'
+	for pos < len(b) && b[pos] <= ' ' && space[b[pos]] {
+		if b[pos] == '\n' {
+			line++
 		}
-		s.stack[depth] = top
+		pos++
+	}
+	if pos < len(b) && b[pos] == '}' {
+		goto close
+	}
+key: // a key must follow
+	for pos < len(b) && b[pos] <= ' ' && space[b[pos]] {
+		if b[pos] == '\n' {
+			line++
+		}
+		pos++
+	}
+	if pos >= len(b) || b[pos] != '"' {
+		goto fail
+	}
+	i = plainEnd(b, pos+1)
+	if i < 0 || i-(pos+1) > maxTok {
+		goto fail
+	}
+	key = b[pos+1 : i]
+	if s.CheckDuplicates {
+		if len(nested) == 0 {
+			if f.addKey(key) != nil {
+				goto fail
+			}
+		} else {
+			first := nested[len(nested)-1].keys
+			if len(nkeys)-first >= smallObject {
+				goto fail // Next checks large objects with a hash set
+			}
+			fp := fingerprint(key)
+			for _, k := range nkeys[first:] {
+				if k.fp == fp && bytes.Equal(b[k.start:k.end], key) {
+					goto fail
+				}
+			}
+			nkeys = append(nkeys, keyRef{fp: fp, start: pos + 1, end: i})
+		}
+	}
+	pos = i + 1
+	for pos < len(b) && b[pos] <= ' ' && space[b[pos]] {
+		if b[pos] == '\n' {
+			line++
+		}
+		pos++
+	}
+	if pos >= len(b) || b[pos] != ':' {
+		goto fail
+	}
+	pos++
+	if stop != nil && len(nested) == 0 && stop(key) {
+		f.wantKey, f.afterItem = false, false
+		s.pos, s.line = pos, line
 		s.nested, s.nkeys = nested[:0], nkeys[:0]
-		return nil, skipFailed
+		if s.rerr == nil { // the buffer may still move: as readKey
+			s.key = append(s.key[:0], key...)
+			key = s.key
+		}
+		return key, skipStopped
 	}
-	st := &f.cstate
-	for {
-		for pos < len(b) && space[b[pos]] {
-			if b[pos] == '\n' {
-				line++
-			}
-			pos++
+	goto value
+
+valueOrClose: // just after '['
+	for pos < len(b) && b[pos] <= ' ' && space[b[pos]] {
+		if b[pos] == '\n' {
+			line++
 		}
-		if pos >= len(b) {
-			return fail()
-		}
-		c := b[pos]
-		if st.afterItem || c == '}' || c == ']' {
-			switch {
-			case st.afterItem && c == ',':
-				pos++
-				st.afterItem = false
-				st.wantKey = st.object
-				continue
-			case c == '}' && st.object && (st.afterItem || st.wantKey && st.count == 0),
-				c == ']' && !st.object && (st.afterItem || st.count == 0):
-				pos++
-				if len(nested) == 0 {
-					s.stack = s.stack[:depth]
-					s.pos, s.line = pos, line
-					s.nested, s.nkeys = nested[:0], nkeys[:0]
-					s.valueDone()
-					return nil, skipClosed
-				}
-				nkeys = nkeys[:nested[len(nested)-1].keys]
-				nested = nested[:len(nested)-1]
-				if len(nested) == 0 {
-					st = &f.cstate
-				} else {
-					st = &nested[len(nested)-1].cstate
-				}
-				st.afterItem = true
-				st.count++
-				continue
-			}
-			return fail()
-		}
-		if st.object && st.wantKey {
-			if c != '"' {
-				return fail()
-			}
-			j := plainEnd(b, pos+1)
-			if j < 0 || j-(pos+1) > maxTok {
-				return fail()
-			}
-			key := b[pos+1 : j]
-			if s.CheckDuplicates {
-				if len(nested) == 0 {
-					if f.addKey(key) != nil {
-						return fail()
-					}
-				} else {
-					first := nested[len(nested)-1].keys
-					if len(nkeys)-first >= smallObject {
-						return fail() // Next checks large objects with a hash set
-					}
-					fp := fingerprint(key)
-					for _, k := range nkeys[first:] {
-						if k.fp == fp && bytes.Equal(b[k.start:k.end], key) {
-							return fail()
-						}
-					}
-					nkeys = append(nkeys, keyRef{fp: fp, start: pos + 1, end: j})
-				}
-			}
-			pos = j + 1
-			for pos < len(b) && space[b[pos]] {
-				if b[pos] == '\n' {
-					line++
-				}
-				pos++
-			}
-			if pos >= len(b) || b[pos] != ':' {
-				return fail()
-			}
-			pos++
-			st.wantKey = false
-			if stop != nil && len(nested) == 0 && stop(key) {
-				s.pos, s.line = pos, line
-				s.nested, s.nkeys = nested[:0], nkeys[:0]
-				if s.rerr == nil { // the buffer may still move: as readKey
-					s.key = append(s.key[:0], key...)
-					key = s.key
-				}
-				return key, skipStopped
-			}
-			continue
-		}
-		switch {
-		case c == '{' || c == '[':
-			if depth+1+len(nested) >= maxDepth {
-				return fail()
-			}
-			nested = append(nested, nestedFrame{cstate: cstate{object: c == '{', wantKey: c == '{'}, keys: len(nkeys)})
-			st = &nested[len(nested)-1].cstate
-			pos++
-			continue
-		case c == '"':
-			j := plainEnd(b, pos+1)
-			if j < 0 || j-(pos+1) > maxTok {
-				return fail()
-			}
-			pos = j + 1
-		case c == 't' || c == 'f' || c == 'n':
-			word := "null"
-			if c == 't' {
-				word = "true"
-			} else if c == 'f' {
-				word = "false"
-			}
-			if len(b)-pos < len(word) || string(b[pos:pos+len(word)]) != word {
-				return fail()
-			}
-			pos += len(word)
-		case c == '-' || c-'0' <= 9:
-			i := numberEnd(b, pos)
-			if i < 0 || (i == len(b) && !complete) || i-pos > maxTok {
-				return fail()
-			}
-			pos = i
-		default:
-			return fail()
-		}
-		st.afterItem = true
-		st.count++
+		pos++
 	}
+	if pos < len(b) && b[pos] == ']' {
+		goto close
+	}
+value: // a value must follow
+	for pos < len(b) && b[pos] <= ' ' && space[b[pos]] {
+		if b[pos] == '\n' {
+			line++
+		}
+		pos++
+	}
+	if pos >= len(b) {
+		goto fail
+	}
+	switch c = b[pos]; {
+	case c == '"':
+		i = plainEnd(b, pos+1)
+		if i < 0 || i-(pos+1) > maxTok {
+			goto fail
+		}
+		pos = i + 1
+	case c == '-' || c-'0' <= 9:
+		i = numberEnd(b, pos)
+		if i < 0 || (i == len(b) && !complete) || i-pos > maxTok {
+			goto fail
+		}
+		pos = i
+	case c == '{' || c == '[':
+		if depth+1+len(nested) >= maxDepth {
+			goto fail
+		}
+		object = c == '{'
+		nested = append(nested, nestedFrame{object: object, keys: len(nkeys)})
+		pos++
+		if object {
+			goto keyOrClose
+		}
+		goto valueOrClose
+	case c == 't' || c == 'f' || c == 'n':
+		word := "null"
+		if c == 't' {
+			word = "true"
+		} else if c == 'f' {
+			word = "false"
+		}
+		if len(b)-pos < len(word) || string(b[pos:pos+len(word)]) != word {
+			goto fail
+		}
+		pos += len(word)
+	default:
+		goto fail
+	}
+	// A value is complete.
+	if len(nested) == 0 {
+		f.count++
+	}
+after: // a ',' or the container's close must follow
+	for pos < len(b) && b[pos] <= ' ' && space[b[pos]] {
+		if b[pos] == '\n' {
+			line++
+		}
+		pos++
+	}
+	if pos >= len(b) {
+		goto fail
+	}
+	switch c = b[pos]; {
+	case c == ',':
+		pos++
+		if object {
+			goto key
+		}
+		goto value
+	case c == '}' && object, c == ']' && !object:
+		goto close
+	}
+	goto fail
+
+close: // b[pos] closes the innermost container
+	pos++
+	if len(nested) == 0 {
+		s.stack = s.stack[:depth]
+		s.pos, s.line = pos, line
+		s.nested, s.nkeys = nested[:0], nkeys[:0]
+		s.valueDone()
+		return nil, skipClosed
+	}
+	nkeys = nkeys[:nested[len(nested)-1].keys]
+	nested = nested[:len(nested)-1]
+	if len(nested) == 0 {
+		object = f.object
+		f.count++
+	} else {
+		object = nested[len(nested)-1].object
+	}
+	goto after
+
+fail:
+	if top.spare != nil {
+		clear(top.spare) // it may have served as the key set meanwhile
+	}
+	s.stack[depth] = top
+	s.nested, s.nkeys = nested[:0], nkeys[:0]
+	return nil, skipFailed
 }
 
 // plainEnd returns the index of the quote that closes a string whose text
@@ -324,4 +382,54 @@ func (s *Scanner) scalar() (Token, bool) {
 	f.afterItem = true
 	f.count++
 	return tok, true
+}
+
+// member reads the next member's key of the innermost object, as Next
+// would, when it is plain and whole in the buffer, with no space around
+// it: after the object's '{' or a ',' (a comma just after a value is read
+// here too), a quoted key, then ':'. It reports end for the object's
+// close, read as Next reads it. ok is false, nothing changed, for
+// anything else (spaces, escapes, a duplicate key, the buffer's end),
+// which Next reads with its own errors.
+func (s *Scanner) member() (key []byte, end, ok bool) {
+	n := len(s.stack)
+	if n == 0 {
+		return nil, false, false
+	}
+	f := &s.stack[n-1]
+	if !f.object {
+		return nil, false, false
+	}
+	b := s.buf[:s.end]
+	p := s.pos
+	if p >= len(b) {
+		return nil, false, false
+	}
+	switch {
+	case f.afterItem && b[p] == ',':
+		p++
+	case f.afterItem && b[p] == '}', f.wantKey && f.count == 0 && b[p] == '}':
+		s.closeContainer()
+		return nil, true, true
+	case f.afterItem || !f.wantKey:
+		return nil, false, false
+	}
+	if p >= len(b) || b[p] != '"' {
+		return nil, false, false
+	}
+	j := plainEnd(b, p+1)
+	if j < 0 || j-(p+1) > s.maxToken() || j+1 >= len(b) || b[j+1] != ':' {
+		return nil, false, false
+	}
+	key = b[p+1 : j]
+	if s.rerr == nil { // the buffer may still move: as readKey
+		s.key = append(s.key[:0], key...)
+		key = s.key
+	}
+	if s.CheckDuplicates && f.addKey(key) != nil {
+		return nil, false, false // addKey changed nothing; Next reports it
+	}
+	f.afterItem, f.wantKey = false, false
+	s.pos = j + 2
+	return key, false, true
 }

@@ -86,6 +86,15 @@ func (w *Walker) Members(tok Token, what string, fn func(key []byte) error) erro
 		return w.S.Errorf(tok, "%s must be an object, found %s", what, tok.Kind)
 	}
 	for {
+		if key, end, ok := w.S.member(); ok {
+			if end {
+				return nil
+			}
+			if err := fn(key); err != nil {
+				return err
+			}
+			continue
+		}
 		k, err := w.S.Next()
 		if err != nil {
 			return err

@@ -109,11 +109,13 @@ var (
 
 type frame struct {
 	cstate
-	// The keys of a small object, for duplicate checks: their bytes end
-	// to end, and where each ends. Kept as bytes, and reused by the next
-	// container at the same depth, so checking allocates nothing.
+	// The keys of the object, for duplicate checks. A key in a buffer
+	// that no longer moves (an in-memory document) is kept where it is;
+	// another is copied into keys, end to end (earlier keys stay valid:
+	// bytes are only appended). Both are reused by the next container
+	// at the same depth, so checking allocates nothing.
+	keyList [][]byte
 	keys    []byte
-	keyEnds []int
 	// keyFPs holds a cheap fingerprint of each key (length and edge
 	// bytes), so a new key is compared byte for byte only with the keys
 	// it may equal: records with 20-odd keys check duplicates without
@@ -391,12 +393,13 @@ func (s *Scanner) readKey(f *frame) (Token, error) {
 	// it: an in-memory document, or a reader at its end). b is in the
 	// buffer when it spans exactly the bytes read; text with an escape
 	// decodes shorter than its source.
-	if s.rerr == nil || s.pos-start != len(b)+1 {
+	stable := s.rerr != nil && s.pos-start == len(b)+1
+	if !stable {
 		s.key = append(s.key[:0], b...)
 		b = s.key
 	}
 	if s.CheckDuplicates {
-		if err := f.addKey(b); err != nil {
+		if err := f.addKey(b, stable); err != nil {
 			return Token{}, s.errorf(off, err, "key %q", b)
 		}
 	}
@@ -411,18 +414,17 @@ func (s *Scanner) readKey(f *frame) (Token, error) {
 	return Token{Kind: String, Bytes: b, IsKey: true, Offset: off}, nil
 }
 
-func (f *frame) addKey(b []byte) error {
+func (f *frame) addKey(b []byte, stable bool) error {
 	if f.keySet != nil {
 		// A large object: the key's hash finds a possible duplicate; only
 		// then are the keys compared, so a collision is never a false
-		// duplicate. Every key stays in keys, so no string is made.
+		// duplicate. Every key stays in keyList, so no string is made.
 		h := maphash.Bytes(keySeed, b)
 		if _, hit := f.keySet[h]; hit && f.hasKey(b) {
 			return ErrDuplicateKey
 		}
 		f.keySet[h] = struct{}{}
-		f.keys = append(f.keys, b...)
-		f.keyEnds = append(f.keyEnds, len(f.keys))
+		f.keyList = append(f.keyList, f.keep(b, stable))
 		return nil
 	}
 	fp := fingerprint(b)
@@ -430,18 +432,15 @@ func (f *frame) addKey(b []byte) error {
 	if w, m := bit>>6, uint64(1)<<(bit&63); f.seen[w]&m == 0 {
 		f.seen[w] |= m
 	} else {
-		start := 0
 		for i, x := range f.keyFPs {
-			if x == fp && bytes.Equal(f.keys[start:f.keyEnds[i]], b) {
+			if x == fp && bytes.Equal(f.keyList[i], b) {
 				return ErrDuplicateKey
 			}
-			start = f.keyEnds[i]
 		}
 	}
-	f.keys = append(f.keys, b...)
-	f.keyEnds = append(f.keyEnds, len(f.keys))
+	f.keyList = append(f.keyList, f.keep(b, stable))
 	f.keyFPs = append(f.keyFPs, fp)
-	if len(f.keyEnds) <= smallObject {
+	if len(f.keyList) <= smallObject {
 		return nil
 	}
 	if f.spare != nil {
@@ -449,12 +448,21 @@ func (f *frame) addKey(b []byte) error {
 	} else {
 		f.keySet = make(map[uint64]struct{}, 2*smallObject)
 	}
-	start := 0
-	for _, end := range f.keyEnds {
-		f.keySet[maphash.Bytes(keySeed, f.keys[start:end])] = struct{}{}
-		start = end
+	for _, k := range f.keyList {
+		f.keySet[maphash.Bytes(keySeed, k)] = struct{}{}
 	}
 	return nil
+}
+
+// keep returns key b as addKey keeps it: itself when stable (it lies in
+// a buffer that no longer moves), else a copy in f.keys.
+func (f *frame) keep(b []byte, stable bool) []byte {
+	if stable {
+		return b
+	}
+	n := len(f.keys)
+	f.keys = append(f.keys, b...)
+	return f.keys[n:len(f.keys):len(f.keys)]
 }
 
 // smallObject is the number of keys checked by fingerprint before an
@@ -477,12 +485,10 @@ func fingerprint(b []byte) uint64 {
 
 // hasKey reports whether the object read key b already.
 func (f *frame) hasKey(b []byte) bool {
-	start := 0
-	for _, end := range f.keyEnds {
-		if bytes.Equal(f.keys[start:end], b) {
+	for _, k := range f.keyList {
+		if bytes.Equal(k, b) {
 			return true
 		}
-		start = end
 	}
 	return false
 }
@@ -508,7 +514,7 @@ func (s *Scanner) push(object bool) error {
 		} else {
 			clear(spare)
 		}
-		*f = frame{cstate: cstate{object: object, wantKey: object}, keys: f.keys[:0], keyEnds: f.keyEnds[:0], keyFPs: f.keyFPs[:0], spare: spare}
+		*f = frame{cstate: cstate{object: object, wantKey: object}, keyList: f.keyList[:0], keys: f.keys[:0], keyFPs: f.keyFPs[:0], spare: spare}
 	} else {
 		s.stack = append(s.stack, frame{cstate: cstate{object: object, wantKey: object}})
 	}

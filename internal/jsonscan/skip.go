@@ -100,7 +100,7 @@ key: // a key must follow
 	key = b[pos+1 : i]
 	if s.CheckDuplicates {
 		if len(nested) == 0 {
-			if f.addKey(key) != nil {
+			if f.addKey(key, complete) != nil {
 				goto fail
 			}
 		} else {
@@ -426,7 +426,7 @@ func (s *Scanner) member() (key []byte, end, ok bool) {
 		s.key = append(s.key[:0], key...)
 		key = s.key
 	}
-	if s.CheckDuplicates && f.addKey(key) != nil {
+	if s.CheckDuplicates && f.addKey(key, s.rerr != nil) != nil {
 		return nil, false, false // addKey changed nothing; Next reports it
 	}
 	f.afterItem, f.wantKey = false, false

@@ -15,7 +15,7 @@ type nestedFrame struct {
 }
 
 // keyRef is a key of a nested container: its place in the buffer, which
-// does not move while skipFast runs, and its fingerprint.
+// does not move while skipFast runs, and its edges.
 type keyRef struct {
 	fp         uint64
 	start, end int
@@ -45,16 +45,14 @@ func (s *Scanner) skipFast(depth int, stop func(key []byte) bool) ([]byte, skipR
 	if top.keySet != nil {
 		return nil, skipFailed
 	}
+	// Few locals: at each label every live one is moved into place, so
+	// what is seldom used (the bounds, the nested frames, the line) is
+	// read from s where it is needed.
 	b := s.buf[:s.end]
-	pos, line := s.pos, s.line
-	complete := s.rerr != nil
-	maxTok := s.maxToken()
-	maxDepth := s.MaxDepth
-	if maxDepth == 0 {
-		maxDepth = 512
-	}
+	pos := s.pos
+	line0 := s.line      // restored on failure
 	f := &s.stack[depth] // s.stack does not grow here, so f stays valid
-	nested, nkeys := s.nested[:0], s.nkeys[:0]
+	s.nested, s.nkeys = s.nested[:0], s.nkeys[:0]
 	object := f.object // the innermost open container is an object
 	var (
 		c   byte
@@ -74,64 +72,66 @@ func (s *Scanner) skipFast(depth int, stop func(key []byte) bool) ([]byte, skipR
 	goto value
 
 keyOrClose: // just after '{'
-	for pos < len(b) && b[pos] <= ' ' && space[b[pos]] {
-		if b[pos] == '\n' {
-			line++
-		}
-		pos++
+	if pos < len(b) && b[pos] <= ' ' {
+		pos, s.line = skipSpaces(b, pos, s.line)
 	}
 	if pos < len(b) && b[pos] == '}' {
 		goto close
 	}
 key: // a key must follow
-	for pos < len(b) && b[pos] <= ' ' && space[b[pos]] {
-		if b[pos] == '\n' {
-			line++
-		}
-		pos++
+	if pos < len(b) && b[pos] <= ' ' {
+		pos, s.line = skipSpaces(b, pos, s.line)
 	}
 	if pos >= len(b) || b[pos] != '"' {
 		goto fail
 	}
-	i = plainEnd(b, pos+1)
-	if i < 0 || i-(pos+1) > maxTok {
+	// The first eight bytes are tested here, not in a call: most keys
+	// and values are short.
+	if i = pos + 1; i+8 <= len(b) {
+		if m := plainMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			if i += bits.TrailingZeros64(m) >> 3; b[i] != '"' {
+				goto fail
+			}
+		} else {
+			i = plainEnd(b, i+8)
+		}
+	} else {
+		i = plainEnd(b, i)
+	}
+	if i < 0 || i-(pos+1) > s.maxToken() {
 		goto fail
 	}
 	key = b[pos+1 : i]
 	if s.CheckDuplicates {
-		if len(nested) == 0 {
-			if f.addKey(key, complete) != nil {
+		if len(s.nested) == 0 {
+			if f.addKey(key, s.rerr != nil) != nil {
 				goto fail
 			}
 		} else {
-			first := nested[len(nested)-1].keys
-			if len(nkeys)-first >= smallObject {
+			first := s.nested[len(s.nested)-1].keys
+			if len(s.nkeys)-first >= smallObject {
 				goto fail // Next checks large objects with a hash set
 			}
-			fp := fingerprint(key)
-			for _, k := range nkeys[first:] {
+			fp := edges(key)
+			for _, k := range s.nkeys[first:] {
 				if k.fp == fp && bytes.Equal(b[k.start:k.end], key) {
 					goto fail
 				}
 			}
-			nkeys = append(nkeys, keyRef{fp: fp, start: pos + 1, end: i})
+			s.nkeys = append(s.nkeys, keyRef{fp: fp, start: pos + 1, end: i})
 		}
 	}
 	pos = i + 1
-	for pos < len(b) && b[pos] <= ' ' && space[b[pos]] {
-		if b[pos] == '\n' {
-			line++
-		}
-		pos++
+	if pos < len(b) && b[pos] <= ' ' {
+		pos, s.line = skipSpaces(b, pos, s.line)
 	}
 	if pos >= len(b) || b[pos] != ':' {
 		goto fail
 	}
 	pos++
-	if stop != nil && len(nested) == 0 && stop(key) {
+	if stop != nil && len(s.nested) == 0 && stop(key) {
 		f.wantKey, f.afterItem = false, false
-		s.pos, s.line = pos, line
-		s.nested, s.nkeys = nested[:0], nkeys[:0]
+		s.pos = pos
 		if s.rerr == nil { // the buffer may still move: as readKey
 			s.key = append(s.key[:0], key...)
 			key = s.key
@@ -141,44 +141,50 @@ key: // a key must follow
 	goto value
 
 valueOrClose: // just after '['
-	for pos < len(b) && b[pos] <= ' ' && space[b[pos]] {
-		if b[pos] == '\n' {
-			line++
-		}
-		pos++
+	if pos < len(b) && b[pos] <= ' ' {
+		pos, s.line = skipSpaces(b, pos, s.line)
 	}
 	if pos < len(b) && b[pos] == ']' {
 		goto close
 	}
 value: // a value must follow
-	for pos < len(b) && b[pos] <= ' ' && space[b[pos]] {
-		if b[pos] == '\n' {
-			line++
-		}
-		pos++
+	if pos < len(b) && b[pos] <= ' ' {
+		pos, s.line = skipSpaces(b, pos, s.line)
 	}
 	if pos >= len(b) {
 		goto fail
 	}
 	switch c = b[pos]; {
 	case c == '"':
-		i = plainEnd(b, pos+1)
-		if i < 0 || i-(pos+1) > maxTok {
+		// The first eight bytes are tested here, not in a call: most keys
+		// and values are short.
+		if i = pos + 1; i+8 <= len(b) {
+			if m := plainMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				if i += bits.TrailingZeros64(m) >> 3; b[i] != '"' {
+					goto fail
+				}
+			} else {
+				i = plainEnd(b, i+8)
+			}
+		} else {
+			i = plainEnd(b, i)
+		}
+		if i < 0 || i-(pos+1) > s.maxToken() {
 			goto fail
 		}
 		pos = i + 1
 	case c == '-' || c-'0' <= 9:
 		i = numberEnd(b, pos)
-		if i < 0 || (i == len(b) && !complete) || i-pos > maxTok {
+		if i < 0 || (i == len(b) && s.rerr == nil) || i-pos > s.maxToken() {
 			goto fail
 		}
 		pos = i
 	case c == '{' || c == '[':
-		if depth+1+len(nested) >= maxDepth {
+		if depth+1+len(s.nested) >= s.depthBound() {
 			goto fail
 		}
 		object = c == '{'
-		nested = append(nested, nestedFrame{object: object, keys: len(nkeys)})
+		s.nested = append(s.nested, nestedFrame{object: object, keys: len(s.nkeys)})
 		pos++
 		if object {
 			goto keyOrClose
@@ -199,15 +205,12 @@ value: // a value must follow
 		goto fail
 	}
 	// A value is complete.
-	if len(nested) == 0 {
+	if len(s.nested) == 0 {
 		f.count++
 	}
 after: // a ',' or the container's close must follow
-	for pos < len(b) && b[pos] <= ' ' && space[b[pos]] {
-		if b[pos] == '\n' {
-			line++
-		}
-		pos++
+	if pos < len(b) && b[pos] <= ' ' {
+		pos, s.line = skipSpaces(b, pos, s.line)
 	}
 	if pos >= len(b) {
 		goto fail
@@ -226,20 +229,19 @@ after: // a ',' or the container's close must follow
 
 close: // b[pos] closes the innermost container
 	pos++
-	if len(nested) == 0 {
+	if len(s.nested) == 0 {
 		s.stack = s.stack[:depth]
-		s.pos, s.line = pos, line
-		s.nested, s.nkeys = nested[:0], nkeys[:0]
+		s.pos = pos
 		s.valueDone()
 		return nil, skipClosed
 	}
-	nkeys = nkeys[:nested[len(nested)-1].keys]
-	nested = nested[:len(nested)-1]
-	if len(nested) == 0 {
+	s.nkeys = s.nkeys[:s.nested[len(s.nested)-1].keys]
+	s.nested = s.nested[:len(s.nested)-1]
+	if len(s.nested) == 0 {
 		object = f.object
 		f.count++
 	} else {
-		object = nested[len(nested)-1].object
+		object = s.nested[len(s.nested)-1].object
 	}
 	goto after
 
@@ -248,7 +250,7 @@ fail:
 		clear(top.spare) // it may have served as the key set meanwhile
 	}
 	s.stack[depth] = top
-	s.nested, s.nkeys = nested[:0], nkeys[:0]
+	s.line = line0
 	return nil, skipFailed
 }
 
@@ -256,14 +258,12 @@ fail:
 // starts at b[i], or -1 when a byte before it is not plain (see
 // plainText) or the quote is not in b. It tests eight bytes at a time.
 func plainEnd(b []byte, i int) int {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	for ; i+8 <= len(b); i += 8 {
 		w := binary.LittleEndian.Uint64(b[i:])
 		// A byte with its high bit set, below 0x20, a backslash or a
 		// quote sets its high bit; a borrow can only set bits of bytes
 		// after such a byte, so the first bit set is exact.
-		m := (w | (w - 0x20*lo) | ((w ^ 0x5C*lo) - lo) | ((w ^ 0x22*lo) - lo)) & hi
-		if m != 0 {
+		if m := plainMask(w); m != 0 {
 			i += bits.TrailingZeros64(m) >> 3
 			if b[i] == '"' {
 				return i
@@ -280,6 +280,45 @@ func plainEnd(b []byte, i int) int {
 		}
 	}
 	return -1
+}
+
+// depthBound is the nesting bound, MaxDepth or its default.
+func (s *Scanner) depthBound() int {
+	if s.MaxDepth > 0 {
+		return s.MaxDepth
+	}
+	return 512
+}
+
+// skipSpaces returns the index past the JSON spaces that start at
+// b[pos], with line advanced past their newlines. skipFast calls it only
+// where a byte is at most ' ', so the common case (no space) costs one
+// test there, not a loop.
+func skipSpaces(b []byte, pos, line int) (int, int) {
+	for pos < len(b) && space[b[pos]] {
+		if b[pos] == '\n' {
+			line++
+		}
+		pos++
+	}
+	return pos, line
+}
+
+// edges packs a key's length with its first and last bytes: cheaper
+// than fingerprint, and enough to tell apart the few keys of the small
+// objects skipFast checks.
+func edges(b []byte) uint64 {
+	if len(b) == 0 {
+		return 0
+	}
+	return uint64(len(b)) | uint64(b[0])<<48 | uint64(b[len(b)-1])<<56
+}
+
+// plainMask sets the high bit of each byte of w (eight bytes of a
+// string, little-endian) that is not plain or is a quote; see plainEnd.
+func plainMask(w uint64) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	return (w | (w - 0x20*lo) | ((w ^ 0x5C*lo) - lo) | ((w ^ 0x22*lo) - lo)) & hi
 }
 
 // digitEnd returns the index past the ASCII digits that start at b[i],

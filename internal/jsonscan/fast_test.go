@@ -336,17 +336,17 @@ func TestSkipFastNested(t *testing.T) {
 
 // valueBoth walks doc reading every value with Walker.Value and every
 // object with Walker.Members (their fast paths where they apply) and with
-// Next alone, under a token bound,
+// Next alone, under a token and a depth bound,
 // and reports the first pair of walks (whole, then in small chunks) that
 // differ: the tokens with their offsets, the error, and where the scanner
 // stopped.
-func valueBoth(doc []byte, maxTok int) (fast, slow string) {
+func valueBoth(doc []byte, maxTok, maxDepth int) (fast, slow string) {
 	run := func(useValue bool, chunk int) string {
 		s := NewBytes(doc)
 		if chunk > 0 {
 			s = New(&chunkReader{b: doc, n: chunk})
 		}
-		s.MaxToken = maxTok
+		s.MaxToken, s.MaxDepth = maxTok, maxDepth
 		w := &Walker{S: s}
 		var got strings.Builder
 		value := func() (Token, error) {
@@ -436,14 +436,16 @@ var valueSeeds = append([]string{
 	`{"a":1.}`, `{"a":-}`, `{"a": 1}`, `[1 ,2]`, `{"a":"toolongvalue"}`, `[12345678901]`, `[1,]`, `{"a":1,"a":2}`,
 	`{"a":NaN}`, `[-Infinity]`, "[\"a\tb\"]", `[1`, `{"a":"b`, `{"a":12`, `{"a":1,"b":2,"a":3}`, `{"a":1,}`,
 	`{"a":1 ,"b":2}`, `{"a":1, "b":2}`, `{"a" :1}`, `{"toolongkey":1}`, `{"a":{},"b":{"c":{}}}`, `{"a":1,"b"`, `{"a":1,"b":`,
-	`{"a":1,"\u0062":2,"b":3}`, `{"é":1}`, `{"a":1}}`, `{"a":1,]`, `{,"a":1}`, `{"a":1"b":2}`,
+	`{"a":1,"\u0062":2,"b":3}`, `{"é":1}`, `{"a":1}}`, `{"a":1,]`, `{,"a":1}`, `{"a":1"b":2}`, `[[[[1]]]]`, `{"a":{"b":{"c":[]}}}`, `{"a":[{"b":[1]}]}`,
 }, skipSeeds...)
 
 func TestValueAgrees(t *testing.T) {
 	for _, d := range valueSeeds {
 		for _, tok := range []int{0, 4} {
-			if fast, slow := valueBoth([]byte(d), tok); fast != slow {
-				t.Errorf("%q token bound %d:\n Value %s\n Next  %s", d, tok, fast, slow)
+			for _, depth := range []int{0, 1, 2, 3} {
+				if fast, slow := valueBoth([]byte(d), tok, depth); fast != slow {
+					t.Errorf("%q token bound %d depth %d:\n Value %s\n Next  %s", d, tok, depth, fast, slow)
+				}
 			}
 		}
 	}
@@ -454,8 +456,9 @@ func FuzzValue(f *testing.F) {
 		f.Add([]byte(d), uint8(0))
 	}
 	f.Fuzz(func(t *testing.T, doc []byte, bound uint8) {
-		if fast, slow := valueBoth(doc, int(bound%16)); fast != slow {
-			t.Fatalf("%q token bound %d:\n Value %s\n Next  %s", doc, bound%16, fast, slow)
+		tok, depth := int(bound%16), int(bound/16%4)
+		if fast, slow := valueBoth(doc, tok, depth); fast != slow {
+			t.Fatalf("%q token bound %d depth %d:\n Value %s\n Next  %s", doc, tok, depth, fast, slow)
 		}
 	})
 }

@@ -384,8 +384,9 @@ func numberEnd(b []byte, i int) int {
 
 // scalar reads the next token, as Next would, when it is a string or a
 // number in a container, plain (see skipFast) and whole in the buffer,
-// with no space before it: the values Walker reads most, without Next's
-// dispatch. It reports false, having changed nothing, for anything else.
+// or the start of a container, with no space before it: the values
+// Walker reads most, without Next's dispatch. It reports false, having
+// changed nothing, for anything else.
 func (s *Scanner) scalar() (Token, bool) {
 	n := len(s.stack)
 	if n == 0 || s.pos >= s.end {
@@ -415,6 +416,19 @@ func (s *Scanner) scalar() (Token, bool) {
 		}
 		tok = Token{Kind: Number, Bytes: b[start:i], Offset: s.Offset()}
 		s.pos = i
+	case c == '{' || c == '[':
+		// A container opens as readValue opens it; at the depth bound,
+		// Next makes the error.
+		if n >= s.depthBound() {
+			return Token{}, false
+		}
+		tok = Token{Kind: ArrayStart, Offset: s.Offset()}
+		if c == '{' {
+			tok.Kind = ObjectStart
+		}
+		s.push(c == '{') // within the bound: no error
+		s.pos++
+		return tok, true
 	default:
 		return Token{}, false
 	}

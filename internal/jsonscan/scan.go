@@ -108,14 +108,14 @@ var (
 )
 
 type frame struct {
-	object  bool
-	wantKey bool // object: next token is a key (or end)
-	count   int  // members or elements seen
-	// The keys of a small object, for duplicate checks: their bytes end
-	// to end, and where each ends. Kept as bytes, and reused by the next
-	// container at the same depth, so checking allocates nothing.
+	cstate
+	// The keys of the object, for duplicate checks. A key in a buffer
+	// that no longer moves (an in-memory document) is kept where it is;
+	// another is copied into keys, end to end (earlier keys stay valid:
+	// bytes are only appended). Both are reused by the next container
+	// at the same depth, so checking allocates nothing.
+	keyList [][]byte
 	keys    []byte
-	keyEnds []int
 	// keyFPs holds a cheap fingerprint of each key (length and edge
 	// bytes), so a new key is compared byte for byte only with the keys
 	// it may equal: records with 20-odd keys check duplicates without
@@ -124,10 +124,17 @@ type frame struct {
 	// seen has one bit set per key fingerprint (a 256-bit Bloom filter):
 	// a key whose bit is clear is new without looking at the others, so
 	// a 30-key object costs one test per key, not a scan of its keys.
-	seen      [4]uint64
-	keySet    map[uint64]struct{} // the key hashes of a large object
-	spare     map[uint64]struct{} // a cleared key set left by an earlier container at this depth
-	afterItem bool                // a value was read: a comma or close must follow
+	seen   [4]uint64
+	keySet map[uint64]struct{} // the key hashes of a large object
+	spare  map[uint64]struct{} // a cleared key set left by an earlier container at this depth
+}
+
+// cstate is where a container's grammar stands.
+type cstate struct {
+	object    bool
+	wantKey   bool // object: next token is a key (or end)
+	afterItem bool // a value was read: a comma or close must follow
+	count     int  // members or elements seen
 }
 
 // Scanner tokenizes one JSON value from a reader.
@@ -164,6 +171,10 @@ type Scanner struct {
 	// noLines: the scanner started inside a document, so its line count
 	// means nothing and errors leave Line 0.
 	noLines bool
+	// skipFast's memory of the containers it opens and their keys, kept
+	// between calls so that skipping allocates nothing.
+	nested []nestedFrame
+	nkeys  []keyRef
 }
 
 // New returns a scanner that checks duplicate keys.
@@ -181,7 +192,7 @@ func NewBytes(b []byte) *Scanner {
 // memory of its container stack: for decoders that scan many small
 // documents, one per line.
 func (s *Scanner) Reset(b []byte) {
-	*s = Scanner{buf: b, end: len(b), line: 1, rerr: io.EOF, stack: s.stack[:0], scratch: s.scratch[:0], key: s.key[:0],
+	*s = Scanner{buf: b, end: len(b), line: 1, rerr: io.EOF, stack: s.stack[:0], scratch: s.scratch[:0], key: s.key[:0], nested: s.nested[:0], nkeys: s.nkeys[:0],
 		MaxDepth: s.MaxDepth, CheckDuplicates: s.CheckDuplicates, AllowTrailing: s.AllowTrailing, AllowNonFinite: s.AllowNonFinite,
 		MaxToken: s.MaxToken, Bound: s.Bound}
 }
@@ -332,11 +343,11 @@ func (s *Scanner) Next() (Token, error) {
 
 func (s *Scanner) closeContainer() (Token, error) {
 	off := s.Offset()
-	f := s.stack[len(s.stack)-1]
+	object := s.stack[len(s.stack)-1].object
 	s.stack = s.stack[:len(s.stack)-1]
 	s.pos++
 	k := ArrayEnd
-	if f.object {
+	if object {
 		k = ObjectEnd
 	}
 	s.valueDone()
@@ -382,12 +393,13 @@ func (s *Scanner) readKey(f *frame) (Token, error) {
 	// it: an in-memory document, or a reader at its end). b is in the
 	// buffer when it spans exactly the bytes read; text with an escape
 	// decodes shorter than its source.
-	if s.rerr == nil || s.pos-start != len(b)+1 {
+	stable := s.rerr != nil && s.pos-start == len(b)+1
+	if !stable {
 		s.key = append(s.key[:0], b...)
 		b = s.key
 	}
 	if s.CheckDuplicates {
-		if err := f.addKey(b); err != nil {
+		if err := f.addKey(b, stable); err != nil {
 			return Token{}, s.errorf(off, err, "key %q", b)
 		}
 	}
@@ -402,18 +414,17 @@ func (s *Scanner) readKey(f *frame) (Token, error) {
 	return Token{Kind: String, Bytes: b, IsKey: true, Offset: off}, nil
 }
 
-func (f *frame) addKey(b []byte) error {
+func (f *frame) addKey(b []byte, stable bool) error {
 	if f.keySet != nil {
 		// A large object: the key's hash finds a possible duplicate; only
 		// then are the keys compared, so a collision is never a false
-		// duplicate. Every key stays in keys, so no string is made.
+		// duplicate. Every key stays in keyList, so no string is made.
 		h := maphash.Bytes(keySeed, b)
 		if _, hit := f.keySet[h]; hit && f.hasKey(b) {
 			return ErrDuplicateKey
 		}
 		f.keySet[h] = struct{}{}
-		f.keys = append(f.keys, b...)
-		f.keyEnds = append(f.keyEnds, len(f.keys))
+		f.keyList = append(f.keyList, f.keep(b, stable))
 		return nil
 	}
 	fp := fingerprint(b)
@@ -421,18 +432,15 @@ func (f *frame) addKey(b []byte) error {
 	if w, m := bit>>6, uint64(1)<<(bit&63); f.seen[w]&m == 0 {
 		f.seen[w] |= m
 	} else {
-		start := 0
 		for i, x := range f.keyFPs {
-			if x == fp && bytes.Equal(f.keys[start:f.keyEnds[i]], b) {
+			if x == fp && bytes.Equal(f.keyList[i], b) {
 				return ErrDuplicateKey
 			}
-			start = f.keyEnds[i]
 		}
 	}
-	f.keys = append(f.keys, b...)
-	f.keyEnds = append(f.keyEnds, len(f.keys))
+	f.keyList = append(f.keyList, f.keep(b, stable))
 	f.keyFPs = append(f.keyFPs, fp)
-	if len(f.keyEnds) <= smallObject {
+	if len(f.keyList) <= smallObject {
 		return nil
 	}
 	if f.spare != nil {
@@ -440,12 +448,21 @@ func (f *frame) addKey(b []byte) error {
 	} else {
 		f.keySet = make(map[uint64]struct{}, 2*smallObject)
 	}
-	start := 0
-	for _, end := range f.keyEnds {
-		f.keySet[maphash.Bytes(keySeed, f.keys[start:end])] = struct{}{}
-		start = end
+	for _, k := range f.keyList {
+		f.keySet[maphash.Bytes(keySeed, k)] = struct{}{}
 	}
 	return nil
+}
+
+// keep returns key b as addKey keeps it: itself when stable (it lies in
+// a buffer that no longer moves), else a copy in f.keys.
+func (f *frame) keep(b []byte, stable bool) []byte {
+	if stable {
+		return b
+	}
+	n := len(f.keys)
+	f.keys = append(f.keys, b...)
+	return f.keys[n:len(f.keys):len(f.keys)]
 }
 
 // smallObject is the number of keys checked by fingerprint before an
@@ -468,12 +485,10 @@ func fingerprint(b []byte) uint64 {
 
 // hasKey reports whether the object read key b already.
 func (f *frame) hasKey(b []byte) bool {
-	start := 0
-	for _, end := range f.keyEnds {
-		if bytes.Equal(f.keys[start:end], b) {
+	for _, k := range f.keyList {
+		if bytes.Equal(k, b) {
 			return true
 		}
-		start = end
 	}
 	return false
 }
@@ -499,9 +514,9 @@ func (s *Scanner) push(object bool) error {
 		} else {
 			clear(spare)
 		}
-		*f = frame{object: object, wantKey: object, keys: f.keys[:0], keyEnds: f.keyEnds[:0], keyFPs: f.keyFPs[:0], spare: spare}
+		*f = frame{cstate: cstate{object: object, wantKey: object}, keyList: f.keyList[:0], keys: f.keys[:0], keyFPs: f.keyFPs[:0], spare: spare}
 	} else {
-		s.stack = append(s.stack, frame{object: object, wantKey: object})
+		s.stack = append(s.stack, frame{cstate: cstate{object: object, wantKey: object}})
 	}
 	return nil
 }
@@ -660,6 +675,12 @@ func digits(b []byte, i int) int {
 func (s *Scanner) readString() ([]byte, error) {
 	off := s.Offset()
 	s.pos++ // opening quote
+	// Plain text, the common case, is found and checked in one pass.
+	if e := plainEnd(s.buf[:s.end], s.pos); e >= 0 && e-s.pos <= s.maxToken() {
+		seg := s.buf[s.pos:e]
+		s.pos = e + 1
+		return seg, nil
+	}
 	// Fast path: no escapes, closing quote within the buffer.
 	for {
 		start := s.pos
@@ -844,150 +865,6 @@ func (s *Scanner) Skip(tok Token) error {
 		}
 	}
 	return nil
-}
-
-// skipFast consumes the rest of the container whose frame is
-// s.stack[depth] when all of it is in the buffer and it is plain: strings
-// of printable ASCII without escapes, numbers and literals, within the
-// bounds. It makes no tokens, and checks what Next checks (grammar,
-// duplicate keys, depth, token size). Anything else (an escape, non-ASCII
-// text, the buffer's end, an error) undoes what it did and reports
-// skipFailed, and Next reads the container again, with its own errors.
-//
-// The container may be part read (a member's value consumed). With stop
-// set, a key of the container itself that stop accepts ends the skip
-// after its ':' (skipStopped, with the key, valid as Next's keys are), so
-// a walker skips the members it does not want without their tokens.
-func (s *Scanner) skipFast(depth int, stop func(key []byte) bool) ([]byte, skipResult) {
-	top := s.stack[depth]
-	if top.keySet != nil {
-		return nil, skipFailed
-	}
-	b := s.buf[:s.end]
-	pos, line := s.pos, s.line
-	complete := s.rerr != nil
-	maxTok := s.maxToken()
-	maxDepth := s.MaxDepth
-	if maxDepth == 0 {
-		maxDepth = 512
-	}
-	fail := func() ([]byte, skipResult) {
-		if top.spare != nil {
-			clear(top.spare) // it may have served as the key set meanwhile
-		}
-		s.stack = s.stack[:depth+1]
-		s.stack[depth] = top
-		return nil, skipFailed
-	}
-	for {
-		for pos < len(b) && space[b[pos]] {
-			if b[pos] == '\n' {
-				line++
-			}
-			pos++
-		}
-		if pos >= len(b) {
-			return fail()
-		}
-		c := b[pos]
-		f := &s.stack[len(s.stack)-1]
-		if f.afterItem || c == '}' || c == ']' {
-			switch {
-			case f.afterItem && c == ',':
-				pos++
-				f.afterItem = false
-				f.wantKey = f.object
-				continue
-			case c == '}' && f.object && (f.afterItem || f.wantKey && f.count == 0),
-				c == ']' && !f.object && (f.afterItem || f.count == 0):
-				pos++
-				s.stack = s.stack[:len(s.stack)-1]
-				if len(s.stack) == depth {
-					s.pos, s.line = pos, line
-					s.valueDone()
-					return nil, skipClosed
-				}
-				p := &s.stack[len(s.stack)-1]
-				p.afterItem = true
-				p.count++
-				continue
-			}
-			return fail()
-		}
-		if f.object && f.wantKey {
-			if c != '"' {
-				return fail()
-			}
-			j := bytes.IndexByte(b[pos+1:], '"')
-			if j < 0 || j > maxTok || !plainText(b[pos+1:pos+1+j]) {
-				return fail()
-			}
-			key := b[pos+1 : pos+1+j]
-			if s.CheckDuplicates && f.addKey(key) != nil {
-				return fail()
-			}
-			pos += j + 2
-			for pos < len(b) && space[b[pos]] {
-				if b[pos] == '\n' {
-					line++
-				}
-				pos++
-			}
-			if pos >= len(b) || b[pos] != ':' {
-				return fail()
-			}
-			pos++
-			f.wantKey = false
-			if stop != nil && len(s.stack) == depth+1 && stop(key) {
-				s.pos, s.line = pos, line
-				if s.rerr == nil { // the buffer may still move: as readKey
-					s.key = append(s.key[:0], key...)
-					key = s.key
-				}
-				return key, skipStopped
-			}
-			continue
-		}
-		switch {
-		case c == '{' || c == '[':
-			if len(s.stack) >= maxDepth {
-				return fail()
-			}
-			s.push(c == '{')
-			pos++
-			continue
-		case c == '"':
-			j := bytes.IndexByte(b[pos+1:], '"')
-			if j < 0 || j > maxTok || !plainText(b[pos+1:pos+1+j]) {
-				return fail()
-			}
-			pos += j + 2
-		case c == 't' || c == 'f' || c == 'n':
-			word := "null"
-			if c == 't' {
-				word = "true"
-			} else if c == 'f' {
-				word = "false"
-			}
-			if len(b)-pos < len(word) || string(b[pos:pos+len(word)]) != word {
-				return fail()
-			}
-			pos += len(word)
-		case c == '-' || c-'0' <= 9:
-			i := pos
-			for i < len(b) && numberByte[b[i]] {
-				i++
-			}
-			if (i == len(b) && !complete) || i-pos > maxTok || !validNumber(b[pos:i]) {
-				return fail()
-			}
-			pos = i
-		default:
-			return fail()
-		}
-		f.afterItem = true
-		f.count++
-	}
 }
 
 // skipResult says how skipFast ended.

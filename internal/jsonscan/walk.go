@@ -32,6 +32,9 @@ func kindWord(k Kind) string {
 // Value reads the next value's first token. A close or the end of input
 // where a value belongs is an error, so a walker can never lose its place.
 func (w *Walker) Value() (Token, error) {
+	if tok, ok := w.S.scalar(); ok {
+		return tok, nil
+	}
 	tok, err := w.S.Next()
 	if err != nil {
 		return tok, err
@@ -83,6 +86,15 @@ func (w *Walker) Members(tok Token, what string, fn func(key []byte) error) erro
 		return w.S.Errorf(tok, "%s must be an object, found %s", what, tok.Kind)
 	}
 	for {
+		if key, end, ok := w.S.member(); ok {
+			if end {
+				return nil
+			}
+			if err := fn(key); err != nil {
+				return err
+			}
+			continue
+		}
 		k, err := w.S.Next()
 		if err != nil {
 			return err
@@ -243,21 +255,28 @@ func (w *Walker) ArrayOrNull(what string, fn func(i int, el Token) error) (null 
 // rune boundary; it reports whether the text was cut and whether the value
 // was null.
 func (w *Walker) Str(what string, max int) (s string, cut, null bool, err error) {
+	b, cut, null, err := w.StrBytes(what, max)
+	return string(b), cut, null, err
+}
+
+// StrBytes is Str without making a string: b is valid until the scanner
+// reads on, for a caller that compares or copies the text itself.
+func (w *Walker) StrBytes(what string, max int) (b []byte, cut, null bool, err error) {
 	tok, err := w.Value()
 	if err != nil {
-		return "", false, false, err
+		return nil, false, false, err
 	}
 	switch tok.Kind {
 	case Null:
-		return "", false, true, nil
+		return nil, false, true, nil
 	case String:
 		b := tok.Bytes
 		if max > 0 && len(b) > max {
-			return string(b[:RuneCut(b, max)]), true, false, nil
+			return b[:RuneCut(b, max)], true, false, nil
 		}
-		return string(b), false, false, nil
+		return b, false, false, nil
 	}
-	return "", false, false, w.S.Errorf(tok, "%s must be a string, found %s", what, tok.Kind)
+	return nil, false, false, w.S.Errorf(tok, "%s must be a string, found %s", what, tok.Kind)
 }
 
 // String reads a string value; null is an error. Its length is bounded

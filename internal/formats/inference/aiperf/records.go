@@ -70,10 +70,21 @@ type recordReader struct {
 	ok, bad int64
 	phases  map[string]int64
 	scan    *jsonscan.Scanner // reused line after line
+	w       jsonscan.Walker
+	// The walker's callbacks, made once: closures made per record would
+	// be allocated per record.
+	member, metaMember, metricMember, valueMember, errorMember func(key []byte) error
+	// The metric being read by valueMember.
+	mv    float64
+	mhas  bool
+	munit string
+	// Of the record being read.
+	hasMeta, hasMetrics bool
 }
 
 func decodeRecords(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	r := &recordReader{in: in, vals: in.Values(), ledger: inference.NewLedger(), phases: map[string]int64{}}
+	r.member, r.metaMember, r.metricMember, r.valueMember, r.errorMember = r.topMember, r.metaField, r.metric, r.metricField, r.errorField
 	lr := lines.NewStrict(in.R, int(in.Limit(inference.LimitLine)), inference.LimitLine)
 	reqs := formats.NewLazyTable(out, table.InferenceRequests.Header(""))
 	keep := out.Wants(table.InferenceRequests.Schema)
@@ -189,35 +200,14 @@ func (r *recordReader) runs(out formats.Sink, n int64) error {
 // parse reads one record line into r.row.
 func (r *recordReader) parse(line []byte, index, at int64) error {
 	r.scan = r.in.JSONLineScanner(r.scan, line, at, 16, formats.LimitToken)
-	w := jsonscan.Walker{S: r.scan}
+	r.w = jsonscan.Walker{S: r.scan}
 	// An absent or null error is a success, as AIPerf's model defaults it.
 	r.row = table.InferenceRequest{Request: index, OK: true}
-	var hasMeta, hasMetrics bool
-	err := w.Document("an AIPerf record", func(key []byte) error {
-		switch string(key) {
-		case "metadata":
-			hasMeta = true
-			return r.metadata(&w)
-		case "metrics":
-			hasMetrics = true
-			return r.metrics(&w)
-		case "error":
-			return r.errorDetails(&w)
-		case "trace_data":
-			// HTTP trace: request and response headers, which may hold
-			// credentials.
-			r.ledger.Omit("trace_data")
-			return w.SkipValue()
-		case "spec_decode_acceptance":
-			return w.SkipValue()
-		}
-		r.ledger.Unknowns()
-		return w.SkipValue()
-	})
-	if err != nil {
+	r.hasMeta, r.hasMetrics = false, false
+	if err := r.w.Document("an AIPerf record", r.member); err != nil {
 		return err
 	}
-	if !hasMeta || !hasMetrics {
+	if !r.hasMeta || !r.hasMetrics {
 		return fmt.Errorf("a record needs metadata and metrics")
 	}
 	// AIPerf's totals count the profiling phase; warmup records are
@@ -235,128 +225,162 @@ func (r *recordReader) parse(line []byte, index, at int64) error {
 	return nil
 }
 
-func (r *recordReader) metadata(w *jsonscan.Walker) error {
-	return w.PickObject("metadata", wantMetadata, func(key []byte) error {
-		k := string(key)
-		switch k {
-		case "x_request_id", "conversation_id", "benchmark_phase", "credit_phase":
-			v, _, null, err := w.Str("metadata."+k, 0)
-			if err != nil || null {
-				return err
-			}
-			b := inference.Strings(r.vals, v)
-			switch k {
-			case "x_request_id":
-				r.row.RequestID = b
-			case "conversation_id":
-				r.row.Session = b
-			default:
-				r.row.Phase = b
-			}
-			return nil
-		case "turn_index":
-			n, ok, err := w.OptionalInt("metadata.turn_index")
-			r.row.Turn = table.Null[int64]{V: n, Valid: ok}
-			return err
-		case "request_start_ns", "timestamp_ns":
-			n, ok, err := w.OptionalInt("metadata." + k)
-			if ok {
-				r.row.Start = table.Some(n)
-			}
-			return err
-		}
-		r.ledger.Unknowns()
+// topMember reads a member of the record.
+func (r *recordReader) topMember(key []byte) error {
+	w := &r.w
+	switch string(key) {
+	case "metadata":
+		r.hasMeta = true
+		return w.PickObject("metadata", wantMetadata, r.metaMember)
+	case "metrics":
+		r.hasMetrics = true
+		// Only the metrics the row has a column for are looked into;
+		// the others (inter_chunk_latency's arrays among them) are
+		// skipped whole, without tokens where they are plain
+		// (Walker.Pick).
+		return w.PickObject("metrics", wantMetric, r.metricMember)
+	case "error":
+		return r.errorDetails()
+	case "trace_data":
+		// HTTP trace: request and response headers, which may hold
+		// credentials.
+		r.ledger.Omit("trace_data")
 		return w.SkipValue()
-	})
+	case "spec_decode_acceptance":
+		return w.SkipValue()
+	}
+	r.ledger.Unknowns()
+	return w.SkipValue()
 }
 
-// metrics reads the metrics object: each member {value, unit}; the ones
-// the row has a column for are kept, converted to ns or tokens. Only those
-// are looked into; the others (inter_chunk_latency's arrays among them)
-// are skipped whole, without tokens where they are plain (Walker.Pick).
-func (r *recordReader) metrics(w *jsonscan.Walker) error {
-	return w.PickObject("metrics", wantMetric, func(key []byte) error {
-		var dst *table.Null[float64]
-		var count *table.Null[int64]
-		switch string(key) {
-		case "ttft", "time_to_first_token":
-			dst = &r.row.TTFT
-		case "request_latency":
-			dst = &r.row.E2E
-		case "inter_token_latency":
-			dst = &r.row.ITL
-		case "input_sequence_length", "error_isl":
-			count = &r.row.InputTokens
-		case "output_sequence_length":
-			count = &r.row.OutputTokens
-		default:
-			return w.SkipValue()
-		}
-		tag := string(key)
-		v, has, unit, err := r.metricValue(w)
-		if err != nil || !has {
-			return err
-		}
-		if dst != nil {
-			f, ok := inference.TimeFactor(unit)
-			if !ok {
-				return fmt.Errorf("metrics.%s: unit %q is not a time unit", tag, unit)
-			}
-			*dst = table.Some(v * f)
-			return nil
-		}
-		if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
-			return fmt.Errorf("metrics.%s: %v tokens is not a count", tag, v)
-		}
-		*count = table.Some(int64(v))
-		return nil
-	})
+// metaField reads a metadata member that wantMetadata picked.
+func (r *recordReader) metaField(key []byte) error {
+	switch string(key) {
+	case "x_request_id":
+		return r.metaString("metadata.x_request_id", &r.row.RequestID)
+	case "conversation_id":
+		return r.metaString("metadata.conversation_id", &r.row.Session)
+	case "benchmark_phase":
+		return r.metaString("metadata.benchmark_phase", &r.row.Phase)
+	case "credit_phase":
+		return r.metaString("metadata.credit_phase", &r.row.Phase)
+	case "turn_index":
+		n, ok, err := r.w.OptionalInt("metadata.turn_index")
+		r.row.Turn = table.Null[int64]{V: n, Valid: ok}
+		return err
+	case "request_start_ns":
+		return r.metaStart("metadata.request_start_ns")
+	case "timestamp_ns":
+		return r.metaStart("metadata.timestamp_ns")
+	}
+	r.ledger.Unknowns()
+	return r.w.SkipValue()
 }
 
-// metricValue reads one {value, unit} object.
-func (r *recordReader) metricValue(w *jsonscan.Walker) (v float64, has bool, unit string, err error) {
+// metaString reads a metadata string into dst; null leaves dst as it is.
+func (r *recordReader) metaString(what string, dst *table.Null[string]) error {
+	v, _, null, err := r.w.Str(what, 0)
+	if err != nil || null {
+		return err
+	}
+	*dst = inference.Strings(r.vals, v)
+	return nil
+}
+
+// metaStart reads the request's start; null leaves it as it is.
+func (r *recordReader) metaStart(what string) error {
+	n, ok, err := r.w.OptionalInt(what)
+	if ok {
+		r.row.Start = table.Some(n)
+	}
+	return err
+}
+
+// metric reads a member of the metrics object that wantMetric picked:
+// {value, unit}, converted to ns or tokens.
+func (r *recordReader) metric(key []byte) error {
+	w := &r.w
+	var dst *table.Null[float64]
+	var count *table.Null[int64]
+	// tag names the metric in errors: key may be overwritten by the
+	// keys read below (an escaped key lives in the scanner's scratch).
+	var tag string
+	switch string(key) {
+	case "ttft":
+		dst, tag = &r.row.TTFT, "ttft"
+	case "time_to_first_token":
+		dst, tag = &r.row.TTFT, "time_to_first_token"
+	case "request_latency":
+		dst, tag = &r.row.E2E, "request_latency"
+	case "inter_token_latency":
+		dst, tag = &r.row.ITL, "inter_token_latency"
+	case "input_sequence_length":
+		count, tag = &r.row.InputTokens, "input_sequence_length"
+	case "error_isl":
+		count, tag = &r.row.InputTokens, "error_isl"
+	case "output_sequence_length":
+		count, tag = &r.row.OutputTokens, "output_sequence_length"
+	default:
+		return w.SkipValue()
+	}
 	tok, err := w.Expect(jsonscan.ObjectStart, "a metric")
 	if err != nil {
-		return 0, false, "", err
+		return err
 	}
-	err = w.Members(tok, "a metric", func(k []byte) error {
-		switch string(k) {
-		case "value":
-			var err error
-			v, has, err = inference.Number(w, "a metric's value")
-			return err
-		case "unit":
-			u, _, _, err := w.Str("a metric's unit", 32)
-			unit = u
-			return err
+	r.mv, r.mhas, r.munit = 0, false, ""
+	if err := w.Members(tok, "a metric", r.valueMember); err != nil || !r.mhas {
+		return err
+	}
+	v := r.mv
+	if dst != nil {
+		f, ok := inference.TimeFactor(r.munit)
+		if !ok {
+			return fmt.Errorf("metrics.%s: unit %q is not a time unit", tag, r.munit)
 		}
-		return w.SkipValue()
-	})
-	return v, has, unit, err
+		*dst = table.Some(v * f)
+		return nil
+	}
+	if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+		return fmt.Errorf("metrics.%s: %v tokens is not a count", tag, v)
+	}
+	*count = table.Some(int64(v))
+	return nil
+}
+
+// metricField reads a member of one {value, unit} object.
+func (r *recordReader) metricField(k []byte) error {
+	w := &r.w
+	switch string(k) {
+	case "value":
+		var err error
+		r.mv, r.mhas, err = inference.Number(w, "a metric's value")
+		return err
+	case "unit":
+		u, _, _, err := w.StrBytes("a metric's unit", 32)
+		r.munit = unitString(u)
+		return err
+	}
+	return w.SkipValue()
+}
+
+// unitString is string(b) without an allocation for the units AIPerf
+// writes.
+func unitString(b []byte) string {
+	switch string(b) {
+	case "ms":
+		return "ms"
+	case "ns":
+		return "ns"
+	case "tokens":
+		return "tokens"
+	}
+	return string(b)
 }
 
 // errorDetails keeps an error's type (bounded) and code; its message,
 // cause, cause chain and details are skipped unread.
-func (r *recordReader) errorDetails(w *jsonscan.Walker) error {
-	null, err := w.ObjectOrNull("error", func(key []byte) error {
-		switch string(key) {
-		case "code":
-			n, ok, err := w.OptionalInt("error.code")
-			r.row.ErrorCode = table.Null[int64]{V: n, Valid: ok}
-			return err
-		case "type":
-			v, _, null, err := w.Str("error.type", 0)
-			if err == nil && !null {
-				r.row.ErrorCategory = inference.Strings(r.vals, v)
-			}
-			return err
-		case "message", "cause", "cause_chain", "details":
-			r.ledger.Omit("error." + string(key))
-			return w.SkipValue()
-		}
-		r.ledger.Unknowns()
-		return w.SkipValue()
-	})
+func (r *recordReader) errorDetails() error {
+	null, err := r.w.ObjectOrNull("error", r.errorMember)
 	if err != nil || null {
 		return err
 	}
@@ -365,4 +389,26 @@ func (r *recordReader) errorDetails(w *jsonscan.Walker) error {
 		r.row.ErrorCategory = table.Some("error")
 	}
 	return nil
+}
+
+// errorField reads a member of a record's error.
+func (r *recordReader) errorField(key []byte) error {
+	w := &r.w
+	switch string(key) {
+	case "code":
+		n, ok, err := w.OptionalInt("error.code")
+		r.row.ErrorCode = table.Null[int64]{V: n, Valid: ok}
+		return err
+	case "type":
+		v, _, null, err := w.Str("error.type", 0)
+		if err == nil && !null {
+			r.row.ErrorCategory = inference.Strings(r.vals, v)
+		}
+		return err
+	case "message", "cause", "cause_chain", "details":
+		r.ledger.Omit("error." + string(key))
+		return w.SkipValue()
+	}
+	r.ledger.Unknowns()
+	return w.SkipValue()
 }

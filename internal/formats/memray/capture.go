@@ -73,10 +73,6 @@ type codeObject struct {
 type treeNode struct {
 	frame  uint32
 	parent uint32
-	// kids are the node's first children with their frames, scanned
-	// before the maps: a call site has few callees, and the scan costs
-	// less than two lookups.
-	kids []kid
 	// The location of the node's stack for thread locTID (loc+1; 0:
 	// none yet): nearly every stack is one thread's.
 	locTID uint64
@@ -129,11 +125,6 @@ type interval struct {
 	loc        uint32
 }
 
-type kid struct {
-	frame pyFrame
-	node  uint32
-}
-
 type thread struct {
 	stack []uint32
 	name  string
@@ -166,6 +157,7 @@ type capture struct {
 	frameID   map[pyFrame]uint32
 	nodes     []treeNode
 	child     map[uint64]uint32 // parent<<32 | frame → node
+	pushes    *pushMap
 	codes     map[uint64]*codeObject
 	native    int64 // native trace index records
 	mapStarts int64
@@ -217,7 +209,7 @@ func newCapture(h *header, in *formats.Input) *capture {
 	return &capture{h: h, in: in,
 		threads: map[uint64]*thread{}, frameID: map[pyFrame]uint32{},
 		nodes: []treeNode{{}}, child: map[uint64]uint32{}, codes: map[uint64]*codeObject{},
-		locIdx: map[locKey]uint32{}, live: newLiveMap(), images: map[uint64][]image{},
+		locIdx: map[locKey]uint32{}, live: newLiveMap(), pushes: newPushMap(), images: map[uint64][]image{},
 		maxLimitFrames: in.Limit(LimitFrames), maxLimitLocation: in.Limit(LimitLocations)}
 }
 
@@ -246,24 +238,21 @@ func (c *capture) registerFrame(f pyFrame) (uint32, error) {
 	return id, nil
 }
 
-// maxKids is how many children a node scans before its lookups go to
-// the maps.
-const maxKids = 8
-
 // push is the node of frame f pushed on the stack whose top is parent.
 func (c *capture) push(parent uint32, f pyFrame) (uint32, error) {
-	if kids := c.nodes[parent].kids; len(kids) < maxKids {
-		for i := range kids {
-			if kids[i].frame == f {
-				return kids[i].node, nil
-			}
-		}
+	if n, ok := c.pushes.get(parent, f); ok {
+		return n, nil
 	}
 	id, err := c.registerFrame(f)
 	if err != nil {
 		return 0, err
 	}
-	return c.traceIndex(parent, id)
+	n, err := c.traceIndex(parent, id)
+	if err != nil {
+		return 0, err
+	}
+	c.pushes.put(parent, f, n)
+	return n, nil
 }
 
 // traceIndex is memray's FrameTree.getTraceIndex: the node of frame
@@ -279,9 +268,6 @@ func (c *capture) traceIndex(parent, frame uint32) (uint32, error) {
 	n := uint32(len(c.nodes))
 	c.nodes = append(c.nodes, treeNode{frame: frame, parent: parent})
 	c.child[k] = n
-	if p := &c.nodes[parent]; len(p.kids) < maxKids {
-		p.kids = append(p.kids, kid{c.frames[frame], n})
-	}
 	return n, nil
 }
 

@@ -32,7 +32,7 @@ func newLiveMap() *liveMap {
 // scattered by Fibonacci hashing, so aligned large allocations do not
 // pile up.
 func (m *liveMap) home(addr uint64) uint64 {
-	return ((addr>>16)*0x9E3779B97F4A7C15>>m.shift + addr>>4) & m.mask
+	return (addr >> 3) * 0x9E3779B97F4A7C15 >> m.shift
 }
 
 func (m *liveMap) resize(n int) {

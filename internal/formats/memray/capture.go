@@ -142,9 +142,10 @@ type capture struct {
 	in         *formats.Input
 	compressed bool
 
-	// Stream decoding state. The pointer cache is a ring: entry k (0 the
-	// newest) is cache[(head+k)%15].
-	cache                  [15]uint64
+	// Stream decoding state. The pointer cache is a ring of 15 held
+	// twice over, so that entry k (0 the newest) is cache[head+k] with no
+	// wrap to test.
+	cache                  [32]uint64
 	head                   int
 	lastPtr, lastIP, lastN uint64
 	lastFirstLine          uint64
@@ -510,11 +511,7 @@ func (c *capture) munmap(addr, size uint64) {
 // enters the cache.
 func (c *capture) pointer(s *source, idx byte) (uint64, error) {
 	if idx != 15 {
-		j := c.head + int(idx)
-		if j >= 15 {
-			j -= 15
-		}
-		return c.cache[j], nil
+		return c.cached(int(idx)), nil
 	}
 	d, err := s.varint()
 	if err != nil {
@@ -532,7 +529,8 @@ func (c *capture) newPointer(d uint64) uint64 {
 	if c.head < 0 {
 		c.head = 14
 	}
-	c.cache[c.head] = addr
+	c.cache[c.head&31] = addr
+	c.cache[(c.head+15)&31] = addr
 	return addr
 }
 

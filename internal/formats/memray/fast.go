@@ -1,7 +1,5 @@
 package memray
 
-import "encoding/binary"
-
 // fastRoom is how many buffered bytes the fast path wants before a
 // record: more than the longest record it decodes (an allocation with a
 // new address, a native trace index and a size: 32 bytes), so it reads
@@ -14,36 +12,56 @@ const fastBatch = 1 << 16
 
 // fastRecords decodes, straight from the buffer, the records that make
 // up nearly all of a capture (allocations, frame pushes and pops, object
-// records, context switches), at most room of them. It stops at anything
-// else, at anything it would have to refuse, and near the end of the
-// buffered bytes, leaving that record untouched for the general reader
-// (record), which types the failure or reads across the refill. It
-// returns the number of records it applied.
-//
-// Frees and simple allocations, nearly every other record each, are
-// applied here rather than by free and alloc (which the general reader
-// uses, and which they must match): Go keeps no register across a call,
-// so a call per record reloads the loop's whole state.
+// records), at most room of them. It stops at anything else, at anything
+// it would have to refuse or that needs more than the tables it reads
+// (a new location or tree node, a table or stack to grow, a context
+// switch), and at the end of the buffered bytes, leaving that record
+// untouched for the general reader (record), which types the failure,
+// grows the state or reads across the refill. It returns the number of
+// records it applied.
 func (c *capture) fastRecords(s *source, room int64) (int64, error) {
 	room = min(room, fastBatch)
-	t := c.cur
-	if t == nil {
-		return 0, nil
-	}
-	native := c.h.nativeTraces
-	// The buffer and the read position stay in locals; s.pos is written
-	// back before any return or refill.
-	buf, pos := s.buf[:s.end], s.pos
 	var n int64
-	for ; n < room; n++ {
-		if len(buf)-pos < fastRoom {
-			s.pos = pos
+	for n < room {
+		if s.end-s.pos < fastRoom {
 			if s.err != nil || s.fill() != nil || s.end-s.pos < fastRoom {
 				return n, nil
 			}
-			buf, pos = s.buf[:s.end], s.pos
 		}
-		rec := (*[fastRoom]byte)(buf[pos:])
+		k, more := c.fastRun(s, room-n)
+		n += k
+		if !more {
+			break
+		}
+	}
+	return n, nil
+}
+
+// fastRun is fastRecords within the buffered bytes; more is whether it
+// stopped only because fewer than fastRoom of them are left.
+//
+// It makes no call: Go keeps no register across one, and a call on the
+// way of every record reloaded the loop's whole state. So frees and
+// simple allocations are applied here rather than by free and alloc
+// (which the general reader uses, and which they must match), and all
+// that would call stops the run before changing anything.
+func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
+	t := c.cur
+	if t == nil || c.nativeRows {
+		return 0, false
+	}
+	native := c.h.nativeTraces
+	// Few values live across the loop, so that they stay in registers:
+	// the buffer as one pointer, the records left to room, not a count.
+	buf, pos := (*[sourceSize]byte)(s.buf), s.pos
+	lim := s.end - fastRoom
+	left := room
+	for ; left > 0; left-- {
+		if pos > lim {
+			s.pos = pos
+			return room - left, true
+		}
+		rec := (*[fastRoom]byte)(buf[pos : pos+fastRoom])
 		b := rec[0]
 		switch {
 		case b&recAllocation != 0:
@@ -51,9 +69,9 @@ func (c *capture) fastRecords(s *source, room int64) (int64, error) {
 			allocator := b & 7
 			if allocator == 0 {
 				allocator = rec[1]
-				if allocator == 0 || allocator > allocMunmap {
+				if allocator == 0 || allocator >= allocMmap {
 					s.pos = pos
-					return n, nil
+					return room - left, false
 				}
 				i = 2
 			}
@@ -63,7 +81,7 @@ func (c *capture) fastRecords(s *source, room int64) (int64, error) {
 			if idx == 15 {
 				if ptrDelta, i, ok = uvarint(rec, i); !ok {
 					s.pos = pos
-					return n, nil
+					return room - left, false
 				}
 			}
 			if allocator == allocFree || allocator == allocPymallocFree {
@@ -102,12 +120,34 @@ func (c *capture) fastRecords(s *source, room int64) (int64, error) {
 			if native {
 				if nDelta, i, ok = uvarint(rec, i); !ok {
 					s.pos = pos
-					return n, nil
+					return room - left, false
 				}
 			}
 			if size, i, ok = uvarint(rec, i); !ok {
 				s.pos = pos
-				return n, nil
+				return room - left, false
+			}
+			// alloc, by hand, once it is known to need nothing new: the
+			// location is the thread's or its top node's last one, and
+			// the live table has room.
+			var top uint32
+			if k := len(t.stack); k > 0 {
+				top = t.stack[k-1]
+			}
+			loc := t.loc - 1
+			if t.loc == 0 || t.locNode != top {
+				nd := &c.nodes[top]
+				if nd.loc == 0 || nd.locTID != c.tid {
+					s.pos = pos
+					return room - left, false
+				}
+				loc = nd.loc - 1
+				t.locNode, t.loc = top, loc+1
+			}
+			m := c.live
+			if 2*(m.n+1) > len(m.slots) {
+				s.pos = pos
+				return room - left, false
 			}
 			pos += i
 			var addr uint64
@@ -119,37 +159,7 @@ func (c *capture) fastRecords(s *source, room int64) (int64, error) {
 			if native {
 				c.lastN += unzigzag(nDelta)
 			}
-			if allocator == allocMmap || allocator == allocMunmap || c.nativeRows {
-				if err := c.allocation(addr, size, allocator); err != nil {
-					s.pos = pos
-					return n, err
-				}
-				continue
-			}
-			// alloc, by hand.
 			c.countAllocation(size, allocator)
-			var top uint32
-			if k := len(t.stack); k > 0 {
-				top = t.stack[k-1]
-			}
-			loc := t.loc - 1
-			if t.loc == 0 || t.locNode != top {
-				nd := &c.nodes[top]
-				if nd.loc != 0 && nd.locTID == c.tid {
-					loc = nd.loc - 1
-				} else {
-					var err error
-					if loc, err = c.location(c.tid, top); err != nil {
-						s.pos = pos
-						return n, err
-					}
-				}
-				t.locNode, t.loc = top, loc+1
-			}
-			m := c.live
-			if 2*(m.n+1) > len(m.slots) {
-				m.resize(2 * len(m.slots))
-			}
 			for j := m.home(addr); ; j = (j + 1) & m.mask {
 				sl := &m.slots[j]
 				if sl.loc == 0 {
@@ -172,28 +182,40 @@ func (c *capture) fastRecords(s *source, room int64) (int64, error) {
 			code, i, ok := uvarint(rec, 1)
 			if !ok {
 				s.pos = pos
-				return n, nil
+				return room - left, false
 			}
 			off, i, ok := uvarint(rec, i)
 			if !ok {
 				s.pos = pos
-				return n, nil
+				return room - left, false
 			}
-			pos += i
+			k := len(t.stack)
 			var parent uint32
-			if k := len(t.stack); k > 0 {
+			if k > 0 {
 				parent = t.stack[k-1]
 			}
 			f := pyFrame{code: code, offset: int32(int64(unzigzag(off))), entry: b&1 != 0}
-			node, ok := c.pushes.get(parent, f)
-			if !ok {
-				var err error
-				if node, err = c.push(parent, f); err != nil {
-					s.pos = pos
-					return n, err
+			// pushMap.get, by hand; a new node or a full stack is the
+			// general reader's.
+			pm := c.pushes
+			var node uint32
+			for j := pm.home(parent, f); ; j = (j + 1) & pm.mask {
+				sl := &pm.slots[j]
+				if sl.node == 0 {
+					break
+				}
+				if sl.code == f.code && sl.parent == parent && sl.offset == f.offset && sl.entry == f.entry {
+					node = sl.node
+					break
 				}
 			}
-			t.stack = append(t.stack, node)
+			if node == 0 || k == cap(t.stack) {
+				s.pos = pos
+				return room - left, false
+			}
+			pos += i
+			t.stack = t.stack[:k+1]
+			t.stack[k] = node - 1
 		case b&recObject != 0:
 			i := 1
 			idx := (b >> 1) & 0x0f
@@ -202,13 +224,13 @@ func (c *capture) fastRecords(s *source, room int64) (int64, error) {
 			if idx == 15 {
 				if ptrDelta, i, ok = uvarint(rec, i); !ok {
 					s.pos = pos
-					return n, nil
+					return room - left, false
 				}
 			}
 			if native && b&1 != 0 {
 				if nDelta, i, ok = uvarint(rec, i); !ok {
 					s.pos = pos
-					return n, nil
+					return room - left, false
 				}
 			}
 			pos += i
@@ -223,30 +245,22 @@ func (c *capture) fastRecords(s *source, room int64) (int64, error) {
 			k := int(b&0x0f) + 1
 			if k > len(t.stack) {
 				s.pos = pos
-				return n, nil
+				return room - left, false
 			}
 			pos++
 			t.stack = t.stack[:len(t.stack)-k]
-		case b == recContextSwitch:
-			pos += 9
-			c.contextSwitch(binary.LittleEndian.Uint64(rec[1:9]))
-			t = c.cur
 		default:
 			s.pos = pos
-			return n, nil
+			return room - left, false
 		}
 	}
 	s.pos = pos
-	return n, nil
+	return room - left, false
 }
 
 // cached is entry idx (0 the newest) of the pointer cache.
 func (c *capture) cached(idx int) uint64 {
-	j := c.head + idx
-	if j >= 15 {
-		j -= 15
-	}
-	return c.cache[j]
+	return c.cache[(c.head+idx)&31]
 }
 
 // uvarint decodes the LEB128 varint at buf[i]; ok is false for one

@@ -47,7 +47,7 @@ func (c *capture) fastRecords(s *source, room int64) (int64, error) {
 // that would call stops the run before changing anything.
 func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 	t := c.cur
-	if t == nil || c.nativeRows {
+	if t == nil {
 		return 0, false
 	}
 	native := c.h.nativeTraces
@@ -77,12 +77,16 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 			}
 			idx := int(b>>3) & 0x0f
 			var ptrDelta uint64
+			var j int
 			var ok bool
 			if idx == 15 {
-				if ptrDelta, i, ok = uvarint(rec, i); !ok {
-					s.pos = pos
-					return room - left, false
+				if ptrDelta, j = varint2(rec, i); j == i {
+					if ptrDelta, j, ok = uvarint(rec, i); !ok {
+						s.pos = pos
+						return room - left, false
+					}
 				}
+				i = j
 			}
 			if allocator == allocFree || allocator == allocPymallocFree {
 				pos += i
@@ -102,11 +106,23 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 					}
 					if sl.addr == addr {
 						loc, size := sl.loc-1, sl.size
-						if m.slots[(j+1)&m.mask].loc == 0 {
-							*sl = liveSlot{} // nothing to shift back
-							m.n--
-						} else {
-							m.remove(j)
+						// liveMap.remove, by hand (the loop is too big for
+						// the compiler to inline it).
+						m.n--
+					shift:
+						for {
+							m.slots[j] = liveSlot{}
+							for k := (j + 1) & m.mask; ; k = (k + 1) & m.mask {
+								e := m.slots[k]
+								if e.loc == 0 {
+									break shift
+								}
+								if home := m.home(e.addr); (k-home)&m.mask >= (k-j)&m.mask {
+									m.slots[j] = e
+									j = k
+									break
+								}
+							}
 						}
 						c.change(loc, -1, -int64(size))
 						c.heap -= size
@@ -123,13 +139,21 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 					return room - left, false
 				}
 			}
-			if size, i, ok = uvarint(rec, i); !ok {
+			if size, j = varint2(rec, i); j == i {
+				if size, j, ok = uvarint(rec, i); !ok {
+					s.pos = pos
+					return room - left, false
+				}
+			}
+			i = j
+			// alloc, by hand, once it is known to need nothing new: the
+			// location is the thread's or its top node's last one, and
+			// the live table has room. Native rows key locations by
+			// native trace too: the general reader's.
+			if c.nativeRows {
 				s.pos = pos
 				return room - left, false
 			}
-			// alloc, by hand, once it is known to need nothing new: the
-			// location is the thread's or its top node's last one, and
-			// the live table has room.
 			var top uint32
 			if k := len(t.stack); k > 0 {
 				top = t.stack[k-1]
@@ -179,16 +203,23 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 			c.heap += size
 			c.updatePeak()
 		case b&recFramePush != 0:
-			code, i, ok := uvarint(rec, 1)
-			if !ok {
-				s.pos = pos
-				return room - left, false
+			i, j := 1, 0
+			var code, off uint64
+			var ok bool
+			if code, j = varint2(rec, i); j == i {
+				if code, j, ok = uvarint(rec, i); !ok {
+					s.pos = pos
+					return room - left, false
+				}
 			}
-			off, i, ok := uvarint(rec, i)
-			if !ok {
-				s.pos = pos
-				return room - left, false
+			i = j
+			if off, j = varint2(rec, i); j == i {
+				if off, j, ok = uvarint(rec, i); !ok {
+					s.pos = pos
+					return room - left, false
+				}
 			}
+			i = j
 			k := len(t.stack)
 			var parent uint32
 			if k > 0 {
@@ -263,19 +294,24 @@ func (c *capture) cached(idx int) uint64 {
 	return c.cache[(c.head+idx)&31]
 }
 
-// uvarint decodes the LEB128 varint at buf[i]; ok is false for one
-// longer than 64 bits. The records' indexes stay far below fastRoom (the
-// longest varint is 10 bytes, a record holds at most three), so the mask
-// never wraps; it spares the bounds checks. It makes no call, so that it
-// is inlined.
-func uvarint(buf *[fastRoom]byte, i int) (v uint64, next int, ok bool) {
-	b := buf[i&(fastRoom-1)]
-	if b < 0x80 {
-		return uint64(b), i + 1, true
+// varint2 decodes a varint of one or two bytes at buf[i], or returns
+// next == i for a longer one. The records' indexes stay far below
+// fastRoom (the longest varint is 10 bytes, a record holds at most
+// three), so the masks never wrap; they spare the bounds checks.
+func varint2(buf *[fastRoom]byte, i int) (v uint64, next int) {
+	b0, b1 := uint64(buf[i&(fastRoom-1)]), uint64(buf[(i+1)&(fastRoom-1)])
+	if b0&b1 >= 0x80 {
+		return 0, i
 	}
-	v = uint64(b & 0x7f)
-	for k := 1; k < 10; k++ {
-		b = buf[(i+k)&(fastRoom-1)]
+	two := b0 >> 7 // 1 when b0 continues into b1
+	return b0&0x7f | b1<<7&-two, i + 1 + int(two)
+}
+
+// uvarint decodes the LEB128 varint at buf[i]; ok is false for one
+// longer than 64 bits. It makes no call, so that it is inlined.
+func uvarint(buf *[fastRoom]byte, i int) (v uint64, next int, ok bool) {
+	for k := 0; k < 10; k++ {
+		b := buf[(i+k)&(fastRoom-1)]
 		v |= uint64(b&0x7f) << (7 * k)
 		if b < 0x80 {
 			return v, i + k + 1, true

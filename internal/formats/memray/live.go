@@ -26,13 +26,13 @@ func newLiveMap() *liveMap {
 	return m
 }
 
-// home is addr's first slot: the addresses of one 64 KiB block (16-byte
-// granules) take neighbouring slots, since allocators hand out and free
-// neighbouring addresses together and the slots stay in cache; blocks are
-// scattered by Fibonacci hashing, so aligned large allocations do not
-// pile up.
+// home is addr's first slot, by Fibonacci hashing of the address (its
+// low three bits are always zero): it scatters the neighbouring blocks
+// pymalloc hands out, which a hash keeping neighbours together packed
+// into long runs for frees to shift back. The shift is masked so that
+// it compiles to one instruction (it is never 64).
 func (m *liveMap) home(addr uint64) uint64 {
-	return (addr >> 3) * 0x9E3779B97F4A7C15 >> m.shift
+	return (addr >> 3) * 0x9E3779B97F4A7C15 >> (m.shift & 63)
 }
 
 func (m *liveMap) resize(n int) {

@@ -32,7 +32,7 @@ func (m *pushMap) home(parent uint32, f pyFrame) uint64 {
 	if f.entry {
 		h ^= 1
 	}
-	return h * 0x9E3779B97F4A7C15 >> m.shift
+	return h * 0x9E3779B97F4A7C15 >> (m.shift & 63)
 }
 
 // get is the node of f pushed on parent, or false when none is known.

@@ -371,25 +371,9 @@ func (c *capture) countAllocation(size uint64, allocator byte) {
 // free is a free record: the live allocation at addr, if any, goes.
 func (c *capture) free(addr uint64) {
 	c.records++
-	// liveMap.take, by hand: a free is every other record.
-	m := c.live
-	for i := m.home(addr); ; i = (i + 1) & m.mask {
-		sl := &m.slots[i]
-		if sl.loc == 0 {
-			break
-		}
-		if sl.addr == addr {
-			loc, size := sl.loc-1, sl.size
-			if m.slots[(i+1)&m.mask].loc == 0 {
-				*sl = liveSlot{} // nothing to shift back
-				m.n--
-			} else {
-				m.remove(i)
-			}
-			c.change(loc, -1, -int64(size))
-			c.heap -= size
-			break
-		}
+	if v, ok := c.live.take(liveKey(addr)); ok {
+		c.change(v.loc, -1, -int64(v.size))
+		c.heap -= v.size
 	}
 	c.updatePeak()
 }
@@ -401,26 +385,10 @@ func (c *capture) alloc(addr, size uint64, allocator byte) error {
 	if err != nil {
 		return err
 	}
-	// liveMap.put, by hand: an allocation is every other record.
-	m := c.live
-	if 2*(m.n+1) > len(m.slots) {
-		m.resize(2 * len(m.slots))
-	}
-	for i := m.home(addr); ; i = (i + 1) & m.mask {
-		sl := &m.slots[i]
-		if sl.loc == 0 {
-			*sl = liveSlot{addr: addr, size: size, loc: loc + 1}
-			m.n++
-			break
-		}
-		if sl.addr == addr {
-			// memray's finder keeps counting the replaced allocation's
-			// bytes; its snapshot forgets the allocation. So does this.
-			old, oldSize := sl.loc-1, sl.size
-			*sl = liveSlot{addr: addr, size: size, loc: loc + 1}
-			c.change(old, -1, -int64(oldSize))
-			break
-		}
+	if old, ok := c.live.put(liveKey(addr), liveVal{size: size, loc: loc}); ok {
+		// memray's finder keeps counting the replaced allocation's
+		// bytes; its snapshot forgets the allocation. So does this.
+		c.change(old.loc, -1, -int64(old.size))
 	}
 	c.change(loc, 1, int64(size))
 	c.heap += size

@@ -96,36 +96,37 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 				} else {
 					addr = c.cached(idx)
 				}
-				// free, by hand.
+				// liveMap.take, by hand.
 				c.records++
 				m := c.live
-				for j := m.home(addr); ; j = (j + 1) & m.mask {
-					sl := &m.slots[j]
-					if sl.loc == 0 {
+				key := liveKey(addr)
+				for j := m.home(key); ; j = (j + 1) & m.mask {
+					k := m.keys[j]
+					if k == 0 {
 						break
 					}
-					if sl.addr == addr {
-						loc, size := sl.loc-1, sl.size
+					if k == key {
+						v := m.vals[j]
 						// liveMap.remove, by hand (the loop is too big for
 						// the compiler to inline it).
 						m.n--
 					shift:
 						for {
-							m.slots[j] = liveSlot{}
-							for k := (j + 1) & m.mask; ; k = (k + 1) & m.mask {
-								e := m.slots[k]
-								if e.loc == 0 {
+							m.keys[j] = 0
+							for i := (j + 1) & m.mask; ; i = (i + 1) & m.mask {
+								k := m.keys[i]
+								if k == 0 {
 									break shift
 								}
-								if home := m.home(e.addr); (k-home)&m.mask >= (k-j)&m.mask {
-									m.slots[j] = e
-									j = k
+								if home := m.home(k); (i-home)&m.mask >= (i-j)&m.mask {
+									m.keys[j], m.vals[j] = k, m.vals[i]
+									j = i
 									break
 								}
 							}
 						}
-						c.change(loc, -1, -int64(size))
-						c.heap -= size
+						c.change(v.loc, -1, -int64(v.size))
+						c.heap -= v.size
 						break
 					}
 				}
@@ -169,7 +170,7 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 				t.locNode, t.loc = top, loc+1
 			}
 			m := c.live
-			if 2*(m.n+1) > len(m.slots) {
+			if m.full() {
 				s.pos = pos
 				return room - left, false
 			}
@@ -184,18 +185,20 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 				c.lastN += unzigzag(nDelta)
 			}
 			c.countAllocation(size, allocator)
-			for j := m.home(addr); ; j = (j + 1) & m.mask {
-				sl := &m.slots[j]
-				if sl.loc == 0 {
-					*sl = liveSlot{addr: addr, size: size, loc: loc + 1}
+			// liveMap.put, by hand.
+			key := liveKey(addr)
+			for j := m.home(key); ; j = (j + 1) & m.mask {
+				k := m.keys[j]
+				if k == 0 {
+					m.keys[j], m.vals[j] = key, liveVal{size: size, loc: loc}
 					m.n++
 					break
 				}
-				if sl.addr == addr {
+				if k == key {
 					// As alloc: the replaced allocation is forgotten.
-					old, oldSize := sl.loc-1, sl.size
-					*sl = liveSlot{addr: addr, size: size, loc: loc + 1}
-					c.change(old, -1, -int64(oldSize))
+					old := m.vals[j]
+					m.vals[j] = liveVal{size: size, loc: loc}
+					c.change(old.loc, -1, -int64(old.size))
 					break
 				}
 			}

@@ -63,149 +63,63 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 		}
 		rec := (*[fastRoom]byte)(buf[pos : pos+fastRoom])
 		b := rec[0]
-		switch {
-		case b&recAllocation != 0:
-			i := 1
-			allocator := b & 7
-			if allocator == 0 {
-				allocator = rec[1]
-				if allocator == 0 || allocator >= allocMmap {
+		var addr, ptrDelta uint64
+		var i, idx int
+		var allocator byte
+		// One jump on the record's kind, which the stream makes hard to
+		// predict, instead of a branch on each of its bits.
+		switch recKinds[b] {
+		case kindFree:
+			pos++
+			addr = c.cached(int(b>>3) & 0x0f)
+			goto free
+		case kindFreeNew:
+			d, j := varint2(rec, 1)
+			if j == 1 {
+				var ok bool
+				if d, j, ok = uvarint(rec, 1); !ok {
 					s.pos = pos
 					return room - left, false
 				}
-				i = 2
 			}
-			idx := int(b>>3) & 0x0f
-			var ptrDelta uint64
+			pos += j
+			addr = c.newPointer(d)
+			goto free
+		case kindAlloc:
+			i, allocator, idx = 1, b&7, int(b>>3)&0x0f
+			goto alloc
+		case kindAllocNew:
 			var j int
-			var ok bool
+			if ptrDelta, j = varint2(rec, 1); j == 1 {
+				var ok bool
+				if ptrDelta, j, ok = uvarint(rec, 1); !ok {
+					s.pos = pos
+					return room - left, false
+				}
+			}
+			i, allocator, idx = j, b&7, 15
+			goto alloc
+		case kindAllocWide:
+			allocator = rec[1]
+			if allocator == 0 || allocator >= allocMmap || allocator == allocFree || allocator == allocPymallocFree {
+				// Wide frees are rare: the general reader's.
+				s.pos = pos
+				return room - left, false
+			}
+			i, idx = 2, int(b>>3)&0x0f
 			if idx == 15 {
-				if ptrDelta, j = varint2(rec, i); j == i {
-					if ptrDelta, j, ok = uvarint(rec, i); !ok {
+				var j int
+				if ptrDelta, j = varint2(rec, 2); j == 2 {
+					var ok bool
+					if ptrDelta, j, ok = uvarint(rec, 2); !ok {
 						s.pos = pos
 						return room - left, false
 					}
 				}
 				i = j
 			}
-			if allocator == allocFree || allocator == allocPymallocFree {
-				pos += i
-				var addr uint64
-				if idx == 15 {
-					addr = c.newPointer(ptrDelta)
-				} else {
-					addr = c.cached(idx)
-				}
-				// liveMap.take, by hand.
-				c.records++
-				m := c.live
-				key := liveKey(addr)
-				for j := m.home(key); ; j = (j + 1) & m.mask {
-					k := m.keys[j]
-					if k == 0 {
-						break
-					}
-					if k == key {
-						v := m.vals[j]
-						// liveMap.remove, by hand (the loop is too big for
-						// the compiler to inline it).
-						m.n--
-					shift:
-						for {
-							m.keys[j] = 0
-							for i := (j + 1) & m.mask; ; i = (i + 1) & m.mask {
-								k := m.keys[i]
-								if k == 0 {
-									break shift
-								}
-								if home := m.home(k); (i-home)&m.mask >= (i-j)&m.mask {
-									m.keys[j], m.vals[j] = k, m.vals[i]
-									j = i
-									break
-								}
-							}
-						}
-						c.change(v.loc, -1, -int64(v.size))
-						c.heap -= v.size
-						break
-					}
-				}
-				c.updatePeak()
-				continue
-			}
-			var nDelta, size uint64
-			if native {
-				if nDelta, i, ok = uvarint(rec, i); !ok {
-					s.pos = pos
-					return room - left, false
-				}
-			}
-			if size, j = varint2(rec, i); j == i {
-				if size, j, ok = uvarint(rec, i); !ok {
-					s.pos = pos
-					return room - left, false
-				}
-			}
-			i = j
-			// alloc, by hand, once it is known to need nothing new: the
-			// location is the thread's or its top node's last one, and
-			// the live table has room. Native rows key locations by
-			// native trace too: the general reader's.
-			if c.nativeRows {
-				s.pos = pos
-				return room - left, false
-			}
-			var top uint32
-			if k := len(t.stack); k > 0 {
-				top = t.stack[k-1]
-			}
-			loc := t.loc - 1
-			if t.loc == 0 || t.locNode != top {
-				nd := &c.nodes[top]
-				if nd.loc == 0 || nd.locTID != c.tid {
-					s.pos = pos
-					return room - left, false
-				}
-				loc = nd.loc - 1
-				t.locNode, t.loc = top, loc+1
-			}
-			m := c.live
-			if m.full() {
-				s.pos = pos
-				return room - left, false
-			}
-			pos += i
-			var addr uint64
-			if idx == 15 {
-				addr = c.newPointer(ptrDelta)
-			} else {
-				addr = c.cached(idx)
-			}
-			if native {
-				c.lastN += unzigzag(nDelta)
-			}
-			c.countAllocation(size, allocator)
-			// liveMap.put, by hand.
-			key := liveKey(addr)
-			for j := m.home(key); ; j = (j + 1) & m.mask {
-				k := m.keys[j]
-				if k == 0 {
-					m.keys[j], m.vals[j] = key, liveVal{size: size, loc: loc}
-					m.n++
-					break
-				}
-				if k == key {
-					// As alloc: the replaced allocation is forgotten.
-					old := m.vals[j]
-					m.vals[j] = liveVal{size: size, loc: loc}
-					c.change(old.loc, -1, -int64(old.size))
-					break
-				}
-			}
-			c.change(loc, 1, int64(size))
-			c.heap += size
-			c.updatePeak()
-		case b&recFramePush != 0:
+			goto alloc
+		case kindPush:
 			i, j := 1, 0
 			var code, off uint64
 			var ok bool
@@ -250,7 +164,7 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 			pos += i
 			t.stack = t.stack[:k+1]
 			t.stack[k] = node - 1
-		case b&recObject != 0:
+		case kindObject:
 			i := 1
 			idx := (b >> 1) & 0x0f
 			var ptrDelta, nDelta uint64
@@ -275,7 +189,7 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 				c.lastN += unzigzag(nDelta)
 			}
 			c.objects++
-		case b&recFramePop != 0:
+		case kindPop:
 			k := int(b&0x0f) + 1
 			if k > len(t.stack) {
 				s.pos = pos
@@ -287,10 +201,173 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 			s.pos = pos
 			return room - left, false
 		}
+		continue
+	free:
+		{
+			// liveMap.take, by hand.
+			c.records++
+			m := c.live
+			key := liveKey(addr)
+			for j := m.home(key); ; j = (j + 1) & m.mask {
+				k := m.keys[j]
+				if k == 0 {
+					break
+				}
+				if k == key {
+					v := m.vals[j]
+					// liveMap.remove, by hand (the loop is too big for
+					// the compiler to inline it).
+					m.n--
+				shift:
+					for {
+						m.keys[j] = 0
+						for i := (j + 1) & m.mask; ; i = (i + 1) & m.mask {
+							k := m.keys[i]
+							if k == 0 {
+								break shift
+							}
+							if home := m.home(k); (i-home)&m.mask >= (i-j)&m.mask {
+								m.keys[j], m.vals[j] = k, m.vals[i]
+								j = i
+								break
+							}
+						}
+					}
+					c.change(v.loc, -1, -int64(v.size))
+					c.heap -= v.size
+					break
+				}
+			}
+			c.updatePeak()
+		}
+		continue
+	alloc:
+		{
+			var j int
+			var ok bool
+			var nDelta, size uint64
+			if native {
+				if nDelta, i, ok = uvarint(rec, i); !ok {
+					s.pos = pos
+					return room - left, false
+				}
+			}
+			if size, j = varint2(rec, i); j == i {
+				if size, j, ok = uvarint(rec, i); !ok {
+					s.pos = pos
+					return room - left, false
+				}
+			}
+			i = j
+			// alloc, by hand, once it is known to need nothing new: the
+			// location is the thread's or its top node's last one, and
+			// the live table has room. Native rows key locations by
+			// native trace too: the general reader's.
+			if c.nativeRows {
+				s.pos = pos
+				return room - left, false
+			}
+			var top uint32
+			if k := len(t.stack); k > 0 {
+				top = t.stack[k-1]
+			}
+			loc := t.loc - 1
+			if t.loc == 0 || t.locNode != top {
+				nd := &c.nodes[top]
+				if nd.loc == 0 || nd.locTID != c.tid {
+					s.pos = pos
+					return room - left, false
+				}
+				loc = nd.loc - 1
+				t.locNode, t.loc = top, loc+1
+			}
+			m := c.live
+			if m.full() {
+				s.pos = pos
+				return room - left, false
+			}
+			pos += i
+			if idx == 15 {
+				addr = c.newPointer(ptrDelta)
+			} else {
+				addr = c.cached(idx)
+			}
+			if native {
+				c.lastN += unzigzag(nDelta)
+			}
+			c.countAllocation(size, allocator)
+			// liveMap.put, by hand.
+			key := liveKey(addr)
+			for j := m.home(key); ; j = (j + 1) & m.mask {
+				k := m.keys[j]
+				if k == 0 {
+					m.keys[j], m.vals[j] = key, liveVal{size: size, loc: loc}
+					m.n++
+					break
+				}
+				if k == key {
+					// As alloc: the replaced allocation is forgotten.
+					old := m.vals[j]
+					m.vals[j] = liveVal{size: size, loc: loc}
+					c.change(old.loc, -1, -int64(old.size))
+					break
+				}
+			}
+			c.change(loc, 1, int64(size))
+			c.heap += size
+			c.updatePeak()
+		}
 	}
 	s.pos = pos
 	return room - left, false
 }
+
+// The kinds of record the fast run tells apart by the type byte: frees
+// and allocations with a cached address or a new one, allocations whose
+// allocator takes a byte of its own, frame pushes, objects, frame pops.
+// There are eight, so that the switch on them compiles to a jump table.
+const (
+	kindOther = iota
+	kindFree
+	kindFreeNew
+	kindAlloc
+	kindAllocNew
+	kindAllocWide
+	kindPush
+	kindObject
+	kindPop
+)
+
+// recKinds is the kind of each type byte, as record tells them apart.
+var recKinds = func() (k [256]uint8) {
+	for b := range k {
+		switch {
+		case b&recAllocation != 0:
+			allocator, idx := b&7, b>>3&0x0f
+			switch {
+			case allocator == 0:
+				k[b] = kindAllocWide
+			case allocator == allocFree || allocator == allocPymallocFree:
+				k[b] = kindFree
+				if idx == 15 {
+					k[b] = kindFreeNew
+				}
+			default:
+				k[b] = kindAlloc
+				if idx == 15 {
+					k[b] = kindAllocNew
+				}
+			}
+		case b&recFramePush != 0:
+			k[b] = kindPush
+		case b&recObject != 0:
+			k[b] = kindObject
+		case b&recFramePop != 0:
+			k[b] = kindPop
+		}
+	}
+	return k
+}()
 
 // cached is entry idx (0 the newest) of the pointer cache.
 func (c *capture) cached(idx int) uint64 {

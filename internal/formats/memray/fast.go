@@ -28,10 +28,10 @@ func (c *capture) fastRecords(s *source, room int64) (int64, error) {
 				return n, nil
 			}
 		}
-		k, more := c.fastRun(s, room-n)
+		k, more, err := c.fastRun(s, room-n)
 		n += k
-		if !more {
-			break
+		if err != nil || !more {
+			return n, err
 		}
 	}
 	return n, nil
@@ -40,15 +40,16 @@ func (c *capture) fastRecords(s *source, room int64) (int64, error) {
 // fastRun is fastRecords within the buffered bytes; more is whether it
 // stopped only because fewer than fastRoom of them are left.
 //
-// It makes no call: Go keeps no register across one, and a call on the
-// way of every record reloaded the loop's whole state. So frees and
-// simple allocations are applied here rather than by free and alloc
-// (which the general reader uses, and which they must match), and all
-// that would call stops the run before changing anything.
-func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
+// It makes no call but one (allocations with native rows): Go keeps no
+// register across a call, and a call on the way of every record reloaded
+// the loop's whole state. So frees and simple allocations are applied
+// here rather than by free and alloc (which the general reader uses, and
+// which they must match), and all else that would call stops the run
+// before changing anything.
+func (c *capture) fastRun(s *source, room int64) (n int64, more bool, err error) {
 	t := c.cur
 	if t == nil {
-		return 0, false
+		return 0, false, nil
 	}
 	native := c.h.nativeTraces
 	// Few values live across the loop, so that they stay in registers:
@@ -59,7 +60,7 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 	for ; left > 0; left-- {
 		if pos > lim {
 			s.pos = pos
-			return room - left, true
+			return room - left, true, nil
 		}
 		rec := (*[fastRoom]byte)(buf[pos : pos+fastRoom])
 		b := rec[0]
@@ -79,7 +80,7 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 				var ok bool
 				if d, j, ok = uvarint(rec, 1); !ok {
 					s.pos = pos
-					return room - left, false
+					return room - left, false, nil
 				}
 			}
 			pos += j
@@ -94,7 +95,7 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 				var ok bool
 				if ptrDelta, j, ok = uvarint(rec, 1); !ok {
 					s.pos = pos
-					return room - left, false
+					return room - left, false, nil
 				}
 			}
 			i, allocator, idx = j, b&7, 15
@@ -104,7 +105,7 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 			if allocator == 0 || allocator >= allocMmap || allocator == allocFree || allocator == allocPymallocFree {
 				// Wide frees are rare: the general reader's.
 				s.pos = pos
-				return room - left, false
+				return room - left, false, nil
 			}
 			i, idx = 2, int(b>>3)&0x0f
 			if idx == 15 {
@@ -113,7 +114,7 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 					var ok bool
 					if ptrDelta, j, ok = uvarint(rec, 2); !ok {
 						s.pos = pos
-						return room - left, false
+						return room - left, false, nil
 					}
 				}
 				i = j
@@ -126,14 +127,14 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 			if code, j = varint2(rec, i); j == i {
 				if code, j, ok = uvarint(rec, i); !ok {
 					s.pos = pos
-					return room - left, false
+					return room - left, false, nil
 				}
 			}
 			i = j
 			if off, j = varint2(rec, i); j == i {
 				if off, j, ok = uvarint(rec, i); !ok {
 					s.pos = pos
-					return room - left, false
+					return room - left, false, nil
 				}
 			}
 			i = j
@@ -159,7 +160,7 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 			}
 			if node == 0 || k == cap(t.stack) {
 				s.pos = pos
-				return room - left, false
+				return room - left, false, nil
 			}
 			pos += i
 			t.stack = t.stack[:k+1]
@@ -172,13 +173,13 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 			if idx == 15 {
 				if ptrDelta, i, ok = uvarint(rec, i); !ok {
 					s.pos = pos
-					return room - left, false
+					return room - left, false, nil
 				}
 			}
 			if native && b&1 != 0 {
 				if nDelta, i, ok = uvarint(rec, i); !ok {
 					s.pos = pos
-					return room - left, false
+					return room - left, false, nil
 				}
 			}
 			pos += i
@@ -193,13 +194,13 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 			k := int(b&0x0f) + 1
 			if k > len(t.stack) {
 				s.pos = pos
-				return room - left, false
+				return room - left, false, nil
 			}
 			pos++
 			t.stack = t.stack[:len(t.stack)-k]
 		default:
 			s.pos = pos
-			return room - left, false
+			return room - left, false, nil
 		}
 		continue
 	free:
@@ -249,24 +250,36 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 			if native {
 				if nDelta, i, ok = uvarint(rec, i); !ok {
 					s.pos = pos
-					return room - left, false
+					return room - left, false, nil
 				}
 			}
 			if size, j = varint2(rec, i); j == i {
 				if size, j, ok = uvarint(rec, i); !ok {
 					s.pos = pos
-					return room - left, false
+					return room - left, false, nil
 				}
 			}
 			i = j
+			if c.nativeRows {
+				// Native rows key locations by native trace too: alloc
+				// does, in the one call of the run (it happens only with
+				// them).
+				pos += i
+				if idx == 15 {
+					addr = c.newPointer(ptrDelta)
+				} else {
+					addr = c.cached(idx)
+				}
+				c.lastN += unzigzag(nDelta)
+				if err := c.alloc(addr, size, allocator); err != nil {
+					s.pos = pos
+					return room - left, false, err
+				}
+				continue
+			}
 			// alloc, by hand, once it is known to need nothing new: the
 			// location is the thread's or its top node's last one, and
-			// the live table has room. Native rows key locations by
-			// native trace too: the general reader's.
-			if c.nativeRows {
-				s.pos = pos
-				return room - left, false
-			}
+			// the live table has room.
 			var top uint32
 			if k := len(t.stack); k > 0 {
 				top = t.stack[k-1]
@@ -276,7 +289,7 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 				nd := &c.nodes[top]
 				if nd.loc == 0 || nd.locTID != c.tid {
 					s.pos = pos
-					return room - left, false
+					return room - left, false, nil
 				}
 				loc = nd.loc - 1
 				t.locNode, t.loc = top, loc+1
@@ -284,7 +297,7 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 			m := c.live
 			if m.full() {
 				s.pos = pos
-				return room - left, false
+				return room - left, false, nil
 			}
 			pos += i
 			if idx == 15 {
@@ -319,7 +332,7 @@ func (c *capture) fastRun(s *source, room int64) (n int64, more bool) {
 		}
 	}
 	s.pos = pos
-	return room - left, false
+	return room - left, false, nil
 }
 
 // The kinds of record the fast run tells apart by the type byte: frees

@@ -73,10 +73,6 @@ type codeObject struct {
 type treeNode struct {
 	frame  uint32
 	parent uint32
-	// kids are the node's first children with their frames, scanned
-	// before the maps: a call site has few callees, and the scan costs
-	// less than two lookups.
-	kids []kid
 	// The location of the node's stack for thread locTID (loc+1; 0:
 	// none yet): nearly every stack is one thread's.
 	locTID uint64
@@ -129,11 +125,6 @@ type interval struct {
 	loc        uint32
 }
 
-type kid struct {
-	frame pyFrame
-	node  uint32
-}
-
 type thread struct {
 	stack []uint32
 	name  string
@@ -151,9 +142,10 @@ type capture struct {
 	in         *formats.Input
 	compressed bool
 
-	// Stream decoding state. The pointer cache is a ring: entry k (0 the
-	// newest) is cache[(head+k)%15].
-	cache                  [15]uint64
+	// Stream decoding state. The pointer cache is a ring of 15 held
+	// twice over, so that entry k (0 the newest) is cache[head+k] with no
+	// wrap to test.
+	cache                  [32]uint64
 	head                   int
 	lastPtr, lastIP, lastN uint64
 	lastFirstLine          uint64
@@ -166,6 +158,7 @@ type capture struct {
 	frameID   map[pyFrame]uint32
 	nodes     []treeNode
 	child     map[uint64]uint32 // parent<<32 | frame → node
+	pushes    *pushMap
 	codes     map[uint64]*codeObject
 	native    int64 // native trace index records
 	mapStarts int64
@@ -217,7 +210,7 @@ func newCapture(h *header, in *formats.Input) *capture {
 	return &capture{h: h, in: in,
 		threads: map[uint64]*thread{}, frameID: map[pyFrame]uint32{},
 		nodes: []treeNode{{}}, child: map[uint64]uint32{}, codes: map[uint64]*codeObject{},
-		locIdx: map[locKey]uint32{}, live: newLiveMap(), images: map[uint64][]image{},
+		locIdx: map[locKey]uint32{}, live: newLiveMap(), pushes: newPushMap(), images: map[uint64][]image{},
 		maxLimitFrames: in.Limit(LimitFrames), maxLimitLocation: in.Limit(LimitLocations)}
 }
 
@@ -246,24 +239,21 @@ func (c *capture) registerFrame(f pyFrame) (uint32, error) {
 	return id, nil
 }
 
-// maxKids is how many children a node scans before its lookups go to
-// the maps.
-const maxKids = 8
-
 // push is the node of frame f pushed on the stack whose top is parent.
 func (c *capture) push(parent uint32, f pyFrame) (uint32, error) {
-	if kids := c.nodes[parent].kids; len(kids) < maxKids {
-		for i := range kids {
-			if kids[i].frame == f {
-				return kids[i].node, nil
-			}
-		}
+	if n, ok := c.pushes.get(parent, f); ok {
+		return n, nil
 	}
 	id, err := c.registerFrame(f)
 	if err != nil {
 		return 0, err
 	}
-	return c.traceIndex(parent, id)
+	n, err := c.traceIndex(parent, id)
+	if err != nil {
+		return 0, err
+	}
+	c.pushes.put(parent, f, n)
+	return n, nil
 }
 
 // traceIndex is memray's FrameTree.getTraceIndex: the node of frame
@@ -279,9 +269,6 @@ func (c *capture) traceIndex(parent, frame uint32) (uint32, error) {
 	n := uint32(len(c.nodes))
 	c.nodes = append(c.nodes, treeNode{frame: frame, parent: parent})
 	c.child[k] = n
-	if p := &c.nodes[parent]; len(p.kids) < maxKids {
-		p.kids = append(p.kids, kid{c.frames[frame], n})
-	}
 	return n, nil
 }
 
@@ -384,25 +371,9 @@ func (c *capture) countAllocation(size uint64, allocator byte) {
 // free is a free record: the live allocation at addr, if any, goes.
 func (c *capture) free(addr uint64) {
 	c.records++
-	// liveMap.take, by hand: a free is every other record.
-	m := c.live
-	for i := m.home(addr); ; i = (i + 1) & m.mask {
-		sl := &m.slots[i]
-		if sl.loc == 0 {
-			break
-		}
-		if sl.addr == addr {
-			loc, size := sl.loc-1, sl.size
-			if m.slots[(i+1)&m.mask].loc == 0 {
-				*sl = liveSlot{} // nothing to shift back
-				m.n--
-			} else {
-				m.remove(i)
-			}
-			c.change(loc, -1, -int64(size))
-			c.heap -= size
-			break
-		}
+	if v, ok := c.live.take(liveKey(addr)); ok {
+		c.change(v.loc, -1, -int64(v.size))
+		c.heap -= v.size
 	}
 	c.updatePeak()
 }
@@ -414,26 +385,10 @@ func (c *capture) alloc(addr, size uint64, allocator byte) error {
 	if err != nil {
 		return err
 	}
-	// liveMap.put, by hand: an allocation is every other record.
-	m := c.live
-	if 2*(m.n+1) > len(m.slots) {
-		m.resize(2 * len(m.slots))
-	}
-	for i := m.home(addr); ; i = (i + 1) & m.mask {
-		sl := &m.slots[i]
-		if sl.loc == 0 {
-			*sl = liveSlot{addr: addr, size: size, loc: loc + 1}
-			m.n++
-			break
-		}
-		if sl.addr == addr {
-			// memray's finder keeps counting the replaced allocation's
-			// bytes; its snapshot forgets the allocation. So does this.
-			old, oldSize := sl.loc-1, sl.size
-			*sl = liveSlot{addr: addr, size: size, loc: loc + 1}
-			c.change(old, -1, -int64(oldSize))
-			break
-		}
+	if old, ok := c.live.put(liveKey(addr), liveVal{size: size, loc: loc}); ok {
+		// memray's finder keeps counting the replaced allocation's
+		// bytes; its snapshot forgets the allocation. So does this.
+		c.change(old.loc, -1, -int64(old.size))
 	}
 	c.change(loc, 1, int64(size))
 	c.heap += size
@@ -524,11 +479,7 @@ func (c *capture) munmap(addr, size uint64) {
 // enters the cache.
 func (c *capture) pointer(s *source, idx byte) (uint64, error) {
 	if idx != 15 {
-		j := c.head + int(idx)
-		if j >= 15 {
-			j -= 15
-		}
-		return c.cache[j], nil
+		return c.cached(int(idx)), nil
 	}
 	d, err := s.varint()
 	if err != nil {
@@ -546,7 +497,8 @@ func (c *capture) newPointer(d uint64) uint64 {
 	if c.head < 0 {
 		c.head = 14
 	}
-	c.cache[c.head] = addr
+	c.cache[c.head&31] = addr
+	c.cache[(c.head+15)&31] = addr
 	return addr
 }
 
@@ -674,9 +626,17 @@ func (c *capture) threadName(s *source) error {
 	return nil
 }
 
+// generalOnly turns the fast path off: the test holding the fast path
+// to the general reader sets it.
+var generalOnly bool
+
 // readAll reads the all-allocations record stream to its trailer.
 func (c *capture) readAll(ctx context.Context, s *source) error {
-	return c.readRecords(ctx, s, c.record, c.fastRecords, streamEnds{
+	fast := c.fastRecords
+	if generalOnly {
+		fast = nil
+	}
+	return c.readRecords(ctx, s, c.record, fast, streamEnds{
 		eof:    "the stream ends without memray's trailer record",
 		inside: "the stream ends inside a record",
 		zeros:  "the stream ends in zero padding without memray's trailer record: the tracked process did not finish",

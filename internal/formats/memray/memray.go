@@ -309,7 +309,7 @@ func read(ctx context.Context, in *formats.Input) (*capture, error) {
 		r = zr
 	}
 	cr := &countReader{r: r, max: in.Limit(LimitDecompressed), in: in}
-	s := newSource(cr, 1<<20)
+	s := newSource(cr)
 	s.lz4, s.maxString = compressed, in.Limit(LimitString)
 	s.stringErr = func(observed any, off int64) error { return in.ExceededAt(LimitString, observed, off) }
 	h, err := readHeader(s)

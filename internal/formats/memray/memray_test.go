@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/iotest"
 
@@ -404,4 +405,43 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkDecodeCapture decodes the capture FLAMEOX_MEMRAY_BENCH names
+// (a large real one, as make bench's): the fixtures are too small to time
+// the record loop rather than the setup and the rows. Its bytes are the
+// file's without memray's zero padding, as the bench counts them.
+func BenchmarkDecodeCapture(b *testing.B) {
+	path := os.Getenv("FLAMEOX_MEMRAY_BENCH")
+	if path == "" {
+		b.Skip("FLAMEOX_MEMRAY_BENCH names no capture")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := int64(len(bytes.TrimRight(data, "\x00")))
+	b.SetBytes(n)
+	// The machine is shared: MB per CPU second of the process (GC
+	// included) says more than the wall-clock MB/s.
+	cpu0 := cpuSeconds(b)
+	for b.Loop() {
+		in, err := formatstest.Input(Spec, &evidence.Artifact{Path: path, Size: int64(len(data))}, bytes.NewReader(data), nil,
+			evidence.Object{OptionNative: os.Getenv("FLAMEOX_MEMRAY_BENCH_NATIVE") != ""})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := Spec.Decoder.Decode(context.Background(), in, formatstest.Discard{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/1e6/(cpuSeconds(b)-cpu0), "MB/cpu-s")
+}
+
+func cpuSeconds(b *testing.B) float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }

@@ -26,8 +26,12 @@ type source struct {
 	stringErr func(observed any, off int64) error
 }
 
-func newSource(r io.Reader, size int) *source {
-	return &source{r: r, buf: make([]byte, size)}
+// sourceSize is the size of a source's buffer, fixed so that the fast
+// path holds the buffer as one pointer with no length to keep.
+const sourceSize = 1 << 20
+
+func newSource(r io.Reader) *source {
+	return &source{r: r, buf: make([]byte, sourceSize)}
 }
 
 // errTruncated is a record cut by the end of the stream.

@@ -39,11 +39,7 @@ func TestChromiumStartup(t *testing.T) {
 	if err := json.Unmarshal(out, &ref); err != nil {
 		t.Fatal(err)
 	}
-	sink, err := formatstest.DecodeFile(t, Spec, path, nil, nil)
-	formatstest.CheckInvariants(t, sink, err)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sink := formatstest.MustDecodeFile(t, Spec, path, nil, nil)
 	st := sink.Table(table.TraceSlices.Name)
 	got := map[string][2]int64{}
 	for _, r := range st.Typed {

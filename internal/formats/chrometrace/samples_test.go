@@ -41,11 +41,7 @@ func TestSamplesReference(t *testing.T) {
 			if err := json.Unmarshal(out, &ref); err != nil {
 				t.Fatal(err)
 			}
-			sink, err := formatstest.DecodeFile(t, Spec, path, nil, nil)
-			formatstest.CheckInvariants(t, sink, err)
-			if err != nil {
-				t.Fatal(err)
-			}
+			sink := formatstest.MustDecodeFile(t, Spec, path, nil, nil)
 			ft := sink.Table(table.CPUFrames.Name)
 			if ft == nil {
 				t.Fatal("no cpu.frames table")

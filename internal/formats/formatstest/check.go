@@ -2,6 +2,8 @@ package formatstest
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,6 +89,24 @@ func CheckValueBound(tb testing.TB, cut, full *Sink, max int) {
 					tb.Errorf("%s: %s is %d bytes", t.Header.Name, col, len(s))
 				}
 			}
+		}
+	}
+}
+
+// CheckMetrics checks a summary's integer metrics against want (by name):
+// a metric that is missing or not an integer is an error, like a wrong one.
+func CheckMetrics(tb testing.TB, what string, s *evidence.Summary, want map[string]int64) {
+	tb.Helper()
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		m, ok := s.Metrics[k]
+		n, isInt := evidence.AsInt(m.Value)
+		switch {
+		case !ok:
+			tb.Errorf("%s: no metric %s (want %d)", what, k, want[k])
+		case !isInt:
+			tb.Errorf("%s: metric %s is %v, not an integer (want %d)", what, k, m.Value, want[k])
+		case n != want[k]:
+			tb.Errorf("%s: %s %d, reference %d", what, k, n, want[k])
 		}
 	}
 }

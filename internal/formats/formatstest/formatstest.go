@@ -180,6 +180,18 @@ func DecodeFile(tb testing.TB, spec *formats.Spec, path string, limits map[strin
 	return s, formats.Run(context.Background(), spec, art, limits, opts, s)
 }
 
+// MustDecodeFile is DecodeFile for a file that must decode: it checks
+// the sink's invariants and stops the test at a failure.
+func MustDecodeFile(tb testing.TB, spec *formats.Spec, path string, limits map[string]int64, opts evidence.Object) *Sink {
+	tb.Helper()
+	sink, err := DecodeFile(tb, spec, path, limits, opts)
+	CheckInvariants(tb, sink, err)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return sink
+}
+
 // Input prepares a decoder input as the runner does (limits over the
 // spec's defaults, options validated and typed) around any reader, for
 // tests that call a decoder directly.

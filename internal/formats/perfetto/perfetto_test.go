@@ -157,18 +157,11 @@ func TestMatchesReference(t *testing.T) {
 				}
 			}
 			sum := st.Summary
-			for _, c := range []struct {
-				metric string
-				want   int64
-			}{
-				{"packets", ref.Packets}, {"unmatched_end", ref.UnmatchedEnd}, {"unclosed_begin", ref.UnclosedBegin},
-				{"slice_begin", ref.ByType["1"]}, {"slice_end", ref.ByType["2"]}, {"instant", ref.ByType["3"]},
-				{"counter_events", ref.ByType["4"]}, {"packets_needing_missing_state", ref.Skipped},
-			} {
-				if n := metricInt(t, sum, c.metric); n != c.want {
-					t.Errorf("%s %d, reference %d", c.metric, n, c.want)
-				}
-			}
+			formatstest.CheckMetrics(t, "summary", sum, map[string]int64{
+				"packets": ref.Packets, "unmatched_end": ref.UnmatchedEnd, "unclosed_begin": ref.UnclosedBegin,
+				"slice_begin": ref.ByType["1"], "slice_end": ref.ByType["2"], "instant": ref.ByType["3"],
+				"counter_events": ref.ByType["4"], "packets_needing_missing_state": ref.Skipped,
+			})
 			if n := int64(len(sink.Table(table.TraceCounters.Name).Rows)); n != ref.Counters {
 				t.Errorf("%d counter rows, reference %d", n, ref.Counters)
 			}

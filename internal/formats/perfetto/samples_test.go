@@ -52,19 +52,12 @@ func TestSamplesMatchReference(t *testing.T) {
 				}
 			}
 			s := ft.Summary
-			for _, c := range []struct {
-				metric string
-				want   int64
-			}{
-				{"samples_resolved", ref.Placed}, {"samples_unplaced", ref.Unplaced}, {"kernel_records_lost", ref.KernelRecordsLost},
-				{"samples_skipped", ref.Skipped}, {"perf_samples", ref.PerfSamples}, {"streaming_samples", ref.StreamingSamples},
-				{"samples_without_thread", ref.WithoutThread},
-				{table.MetricSamples, ref.Placed + ref.Unplaced}, {table.MetricTotalWeight, ref.Placed + ref.Unplaced},
-			} {
-				if n := metricInt(t, s, c.metric); n != c.want {
-					t.Errorf("%s %d, reference %d", c.metric, n, c.want)
-				}
-			}
+			formatstest.CheckMetrics(t, "summary", s, map[string]int64{
+				"samples_resolved": ref.Placed, "samples_unplaced": ref.Unplaced, "kernel_records_lost": ref.KernelRecordsLost,
+				"samples_skipped": ref.Skipped, "perf_samples": ref.PerfSamples, "streaming_samples": ref.StreamingSamples,
+				"samples_without_thread": ref.WithoutThread,
+				table.MetricSamples:      ref.Placed + ref.Unplaced, table.MetricTotalWeight: ref.Placed + ref.Unplaced,
+			})
 			missing, _ := s.Coverage["interned_missing"].(evidence.Object)
 			for _, k := range missNames {
 				if n, _ := evidence.AsInt(missing[k]); n != ref.Missing[k] {

@@ -397,7 +397,14 @@ func TestLimits(t *testing.T) {
 
 // TestValueBound: max_value_bytes bounds every native string.
 func TestValueBound(t *testing.T) {
-	data := formatstest.Read(t, "perfetto/builder-tracks.pftrace")
+	checkValueBound(t, "perfetto/builder-tracks.pftrace", table.TraceSlices.Name, table.TraceCounters.Name, table.TraceTracks.Name)
+}
+
+// checkValueBound decodes a fixture whole and with max_value_bytes=16
+// and checks the named tables' strings are bounded.
+func checkValueBound(t *testing.T, fixture string, tables ...string) {
+	t.Helper()
+	data := formatstest.Read(t, fixture)
 	full, err := formatstest.Decode(Spec, "x", data, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -407,7 +414,11 @@ func TestValueBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	pick := func(s *formatstest.Sink) *formatstest.Sink {
-		return &formatstest.Sink{Tables: []*formatstest.Table{s.Table(table.TraceSlices.Name), s.Table(table.TraceCounters.Name), s.Table(table.TraceTracks.Name)}}
+		out := &formatstest.Sink{}
+		for _, name := range tables {
+			out.Tables = append(out.Tables, s.Table(name))
+		}
+		return out
 	}
 	formatstest.CheckValueBound(t, pick(cut), pick(full), 16)
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/flameox/flameox/internal/evidence"
-	"github.com/flameox/flameox/internal/formats"
 	"github.com/flameox/flameox/internal/formats/formatstest"
 	"github.com/flameox/flameox/internal/table"
 )
@@ -138,17 +137,5 @@ func TestNoSamplesNoCPUTables(t *testing.T) {
 // TestSamplesValueBound: max_value_bytes bounds the CPU tables' function
 // and module names too (the Chrome sampler trace: a complete one).
 func TestSamplesValueBound(t *testing.T) {
-	data := formatstest.Read(t, "perfetto/builder-chrome-sampler.pftrace")
-	full, err := formatstest.Decode(Spec, "x", data, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cut, err := formatstest.Decode(Spec, "x", data, evidence.Object{formats.ValueBytesParam.Name: int64(16)}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pick := func(s *formatstest.Sink) *formatstest.Sink {
-		return &formatstest.Sink{Tables: []*formatstest.Table{s.Table(table.CPUFrames.Name), s.Table(table.CPUEdges.Name)}}
-	}
-	formatstest.CheckValueBound(t, pick(cut), pick(full), 16)
+	checkValueBound(t, "perfetto/builder-chrome-sampler.pftrace", table.CPUFrames.Name, table.CPUEdges.Name)
 }

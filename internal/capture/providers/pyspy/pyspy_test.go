@@ -158,6 +158,10 @@ for t in threads:
     t.join()
 `
 
+// startRace is what py-spy prints when it reads the process it spawned
+// before the kernel has its executable (/proc/PID/exe not there yet).
+const startRace = "Failed to get process executable name"
+
 // TestRecordRealWorkload runs the planned command with the real py-spy on
 // a threaded Python workload and decodes what it staged.
 func TestRecordRealWorkload(t *testing.T) {
@@ -189,6 +193,15 @@ func TestRecordRealWorkload(t *testing.T) {
 	cmd := exec.CommandContext(ctx, p.Command[0], p.Command[1:]...)
 	cmd.Dir = p.Dir
 	out, err := cmd.CombinedOutput()
+	if err != nil && strings.Contains(string(out), startRace) {
+		// py-spy lost its own start race (seen once in CI at load ~8):
+		// the capture fails with py-spy's message, as it must; the test
+		// is about sampling, so it tries once more.
+		t.Logf("py-spy lost its start race; once more:\n%s", out)
+		cmd = exec.CommandContext(ctx, p.Command[0], p.Command[1:]...)
+		cmd.Dir = p.Dir
+		out, err = cmd.CombinedOutput()
+	}
 	// py-spy says "Permission Denied" when ptrace is refused, and
 	// "Operation not permitted" when it cannot open the process.
 	if s := strings.ToLower(string(out)); err != nil && (strings.Contains(s, "permission denied") || strings.Contains(s, "operation not permitted")) {

@@ -159,7 +159,7 @@ for t in threads:
 `
 
 // startRace is what py-spy prints when it reads the process it spawned
-// before the kernel has its executable (/proc/PID/exe not there yet).
+// and cannot read its executable (/proc/PID/exe: no such file) yet.
 const startRace = "Failed to get process executable name"
 
 // TestRecordRealWorkload runs the planned command with the real py-spy on
@@ -194,7 +194,7 @@ func TestRecordRealWorkload(t *testing.T) {
 	cmd.Dir = p.Dir
 	out, err := cmd.CombinedOutput()
 	if err != nil && strings.Contains(string(out), startRace) {
-		// py-spy lost its own start race (seen once in CI at load ~8):
+		// py-spy could not read the process it spawned (seen once in CI at load ~8):
 		// the capture fails with py-spy's message, as it must; the test
 		// is about sampling, so it tries once more.
 		t.Logf("py-spy lost its start race; once more:\n%s", out)

@@ -14,7 +14,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -75,22 +74,10 @@ var Provider = &capture.Provider{
 var versionLine = regexp.MustCompile(`(?mi)^\s*version\s*[:=]\s*"?([0-9][^\s",]*)`)
 
 func resolve(ctx context.Context, _ *capture.Request) (*capture.Resolved, error) {
-	path, err := exec.LookPath("rocprofv3")
+	path, digest, err := (&capture.HostTool{Name: "rocprofv3", Fallback: fallback,
+		Missing: "rocprofv3 (ROCm rocprofiler-sdk) is not on PATH (nor in /opt/rocm/bin)", Guidance: Guidance}).Look()
 	if err != nil {
-		if st, serr := os.Stat(fallback); serr == nil && st.Mode().IsRegular() {
-			path, err = fallback, nil
-		}
-	}
-	if err != nil {
-		return nil, &evidence.Failure{Code: evidence.CodeProviderUnavailable,
-			Message: "rocprofv3 (ROCm rocprofiler-sdk) is not on PATH (nor in /opt/rocm/bin)", Retry: &evidence.Retry{Action: Guidance}, Err: err}
-	}
-	if path, err = filepath.Abs(path); err != nil {
-		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "resolve rocprofv3")
-	}
-	digest, err := capture.FileSHA256(path)
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "read %s", path)
+		return nil, err
 	}
 	out, err := capture.HostProbe(ctx, []string{path, "--version"}, 60*time.Second)
 	m := versionLine.FindSubmatch(out)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/worker"
 )
 
 // Managed describes a version-pinned collector that `flameox-capture setup
@@ -286,19 +287,9 @@ func recordDigest(site, record, exe string) (string, error) {
 }
 
 // FileSHA256 returns the hex SHA-256 of a file's bytes: the identity
-// providers record for a collector executable.
-func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+// providers record for a collector executable (the decoders' converters
+// record theirs the same way).
+func FileSHA256(path string) (string, error) { return worker.FileSHA256(path) }
 
 // clip bounds text for a message; canonical output needs valid UTF-8.
 func clip(s string, n int) string {

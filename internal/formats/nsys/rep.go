@@ -112,17 +112,11 @@ func Locate(ctx context.Context) (*Nsys, error) {
 	if path, err = filepath.Abs(path); err != nil {
 		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "resolve nsys")
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "open %s", path)
-	}
-	h := sha256.New()
-	_, err = io.Copy(h, f)
-	f.Close()
+	digest, err := worker.FileSHA256(path)
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "read %s", path)
 	}
-	n := &Nsys{Path: path, Digest: hex.EncodeToString(h.Sum(nil))}
+	n := &Nsys{Path: path, Digest: digest}
 	var out bytes.Buffer
 	dir, err := os.MkdirTemp("", "flameox-nsys-")
 	if err != nil {

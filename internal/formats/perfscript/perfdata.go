@@ -3,9 +3,7 @@ package perfscript
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"io"
 	"os"
 	"os/exec"
@@ -95,17 +93,11 @@ func resolvePerf(ctx context.Context) (*converter, error) {
 			Message: "perf-data needs the perf executable to convert perf.data, and none is on PATH",
 			Retry:   &evidence.Retry{Action: HostGuidance}, Err: err}
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "open %s", path)
-	}
-	h := sha256.New()
-	_, err = io.Copy(h, f)
-	f.Close()
+	digest, err := worker.FileSHA256(path)
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeProviderUnavailable, err, "read %s", path)
 	}
-	c := &converter{path: path, digest: hex.EncodeToString(h.Sum(nil))}
+	c := &converter{path: path, digest: digest}
 	var out bytes.Buffer
 	_, err = worker.Run(ctx, &worker.Spec{
 		Name: "perf --version", Path: path, Args: []string{"--version"},

@@ -226,6 +226,15 @@ func NonFinite(f float64) Object {
 	return Object{"type": "double", "value": v}
 }
 
+// Double is a double as a value: the number itself when finite, else its
+// tagged form (NonFinite), which every reader of the blocks understands.
+func Double(f float64) any {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return NonFinite(f)
+	}
+	return f
+}
+
 func appendFloat(dst []byte, f float64) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		b, _ := appendObject(dst, NonFinite(f))

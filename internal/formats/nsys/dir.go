@@ -293,9 +293,9 @@ func (c cell) native(values *formats.Values) any {
 			return strconv.FormatUint(c.v.Uint64(), 10)
 		}
 	case parquet.Float:
-		return finite(float64(c.v.Float()))
+		return evidence.Double(float64(c.v.Float()))
 	case parquet.Double:
-		return finite(c.v.Double())
+		return evidence.Double(c.v.Double())
 	case parquet.ByteArray, parquet.FixedLenByteArray:
 		return values.Bound(strings.ToValidUTF8(string(c.v.ByteArray()), "\uFFFD"))
 	case parquet.Int96:
@@ -303,20 +303,6 @@ func (c cell) native(values *formats.Values) any {
 	}
 	n, _, _ := c.integer()
 	return n
-}
-
-// finite keeps a double, tagging the non-finite ones as the JSON domain
-// requires.
-func finite(f float64) any {
-	switch {
-	case math.IsNaN(f):
-		return evidence.Object{"type": "double", "value": "NaN"}
-	case math.IsInf(f, 1):
-		return evidence.Object{"type": "double", "value": "Infinity"}
-	case math.IsInf(f, -1):
-		return evidence.Object{"type": "double", "value": "-Infinity"}
-	}
-	return f
 }
 
 // unsigned reports an unsigned integer column, by its logical type or

@@ -381,16 +381,7 @@ func (d *decoder) value(a *commonpb.AnyValue, v *formats.Values, depth int) any 
 	case *commonpb.AnyValue_IntValue:
 		return x.IntValue
 	case *commonpb.AnyValue_DoubleValue:
-		f := x.DoubleValue
-		switch {
-		case math.IsNaN(f):
-			return evidence.Object{"type": "double", "value": "NaN"}
-		case math.IsInf(f, 1):
-			return evidence.Object{"type": "double", "value": "Infinity"}
-		case math.IsInf(f, -1):
-			return evidence.Object{"type": "double", "value": "-Infinity"}
-		}
-		return f
+		return evidence.Double(x.DoubleValue)
 	case *commonpb.AnyValue_BytesValue:
 		return evidence.Object{"type": "bytes", "value": v.Bound(base64.StdEncoding.EncodeToString(x.BytesValue))}
 	case *commonpb.AnyValue_ArrayValue:

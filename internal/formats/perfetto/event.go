@@ -626,7 +626,7 @@ func (d *decoder) annotation(s *seqState, b []byte, depth int) (string, any, boo
 		case 4:
 			val = int64(v)
 		case 5:
-			val = double(f64(v))
+			val = evidence.Double(f64(v))
 		case 7:
 			val = "0x" + strconv.FormatUint(v, 16)
 		case 6:
@@ -723,19 +723,6 @@ func (d *decoder) strValue(s string) any {
 	}
 	d.st.invalidUTF8++
 	return evidence.Object{"type": "bytes", "value": d.sliceVals.Bound(base64.StdEncoding.EncodeToString([]byte(s)))}
-}
-
-// double is a finite double as a number, a non-finite one tagged.
-func double(f float64) any {
-	switch {
-	case math.IsNaN(f):
-		return evidence.Object{"type": "double", "value": "NaN"}
-	case math.IsInf(f, 1):
-		return evidence.Object{"type": "double", "value": "Infinity"}
-	case math.IsInf(f, -1):
-		return evidence.Object{"type": "double", "value": "-Infinity"}
-	}
-	return f
 }
 
 // threadDescriptor reads a legacy ThreadDescriptor packet: the sequence's

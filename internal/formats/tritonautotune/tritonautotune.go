@@ -314,16 +314,7 @@ func float(n json.Number) (float64, error) {
 func tagged(ts []float64) []any {
 	out := make([]any, len(ts))
 	for i, t := range ts {
-		switch {
-		case math.IsNaN(t):
-			out[i] = evidence.Object{"type": "double", "value": "NaN"}
-		case math.IsInf(t, 1):
-			out[i] = evidence.Object{"type": "double", "value": "Infinity"}
-		case math.IsInf(t, -1):
-			out[i] = evidence.Object{"type": "double", "value": "-Infinity"}
-		default:
-			out[i] = t
-		}
+		out[i] = evidence.Double(t)
 	}
 	return out
 }

@@ -219,8 +219,8 @@ func (d *decoder) member(key []byte) error {
 func (d *decoder) events(tok jsonscan.Token) error {
 	err := d.w.Elements(tok, "traceEvents", func(i int, el jsonscan.Token) error {
 		if i&1023 == 0 {
-			if err := d.ctx.Err(); err != nil {
-				return evidence.Wrap(evidence.CodeCancelled, err, "%s", d.in.Spec.Title)
+			if err := d.cancelled(); err != nil {
+				return err
 			}
 		}
 		return d.event(int64(i), el)

@@ -3,7 +3,6 @@ package chrometrace
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -58,24 +57,9 @@ func runReference(t *testing.T, path string) reference {
 	if err != nil {
 		t.Skip("python3 not found: cannot run the independent reference reading")
 	}
-	out, err := exec.Command(py, filepath.Join(formatstest.Testdata(), "chrome-trace", "reference.py"), path).Output()
-	if err != nil {
-		t.Fatalf("reference.py %s: %v", path, err)
-	}
 	var ref reference
-	if err := json.Unmarshal(out, &ref); err != nil {
-		t.Fatal(err)
-	}
+	formatstest.RunReference(t, py, "chrome-trace/reference.py", path, &ref)
 	return ref
-}
-
-func metricInt(t *testing.T, s *evidence.Summary, name string) int64 {
-	t.Helper()
-	n, ok := evidence.AsInt(s.Metrics[name].Value)
-	if !ok {
-		t.Fatalf("metric %s missing: %+v", name, s.Metrics)
-	}
-	return n
 }
 
 // TestMatchesReference: the per-name counts and exact ns totals of every
@@ -108,7 +92,7 @@ func TestMatchesReference(t *testing.T) {
 				}
 			}
 			sum := st.Summary
-			if n := metricInt(t, sum, "events"); n != ref.Events {
+			if n := formatstest.MetricInt(t, sum, "events"); n != ref.Events {
 				t.Errorf("events %d, reference %d", n, ref.Events)
 			}
 			phases := sum.Coverage["events_by_phase"].(evidence.Object)
@@ -117,10 +101,10 @@ func TestMatchesReference(t *testing.T) {
 					t.Errorf("phase %s: %d events, reference %d", ph, g, n)
 				}
 			}
-			if n := metricInt(t, sum, "unmatched_end"); n != ref.UnmatchedEnd {
+			if n := formatstest.MetricInt(t, sum, "unmatched_end"); n != ref.UnmatchedEnd {
 				t.Errorf("unmatched_end %d, reference %d", n, ref.UnmatchedEnd)
 			}
-			if n := metricInt(t, sum, "unclosed_begin"); n != ref.UnclosedBegin {
+			if n := formatstest.MetricInt(t, sum, "unclosed_begin"); n != ref.UnclosedBegin {
 				t.Errorf("unclosed_begin %d, reference %d", n, ref.UnclosedBegin)
 			}
 			for _, c := range []struct {
@@ -308,7 +292,7 @@ func TestNesting(t *testing.T) {
 	}
 	s := sink.Table(table.TraceSlices.Name).Summary
 	for name, want := range map[string]int64{"unmatched_end": 1, "unclosed_begin": 1, "overlapping_slices": 1, "late_events": 0} {
-		if n := metricInt(t, s, name); n != want {
+		if n := formatstest.MetricInt(t, s, name); n != want {
 			t.Errorf("%s = %d, want %d", name, n, want)
 		}
 	}
@@ -326,7 +310,7 @@ func TestNesting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := metricInt(t, sink.Table(table.TraceSlices.Name).Summary, "late_events"); n != 1 {
+	if n := formatstest.MetricInt(t, sink.Table(table.TraceSlices.Name).Summary, "late_events"); n != 1 {
 		t.Errorf("%d late events with a window of 1, want 1", n)
 	}
 	if c := slicesBy(sink)["c"]; c == nil || c.Depth.Valid || c.SelfNS.Valid {
@@ -418,14 +402,14 @@ func TestPhases(t *testing.T) {
 	}
 	s := sink.Table(table.TraceSlices.Name).Summary
 	for name, want := range map[string]int64{"async_unclosed": 1, "async_unmatched_end": 1, "async_steps": 1, "object_snapshots": 1, "uninterpreted_events": 1} {
-		if n := metricInt(t, s, name); n != want {
+		if n := formatstest.MetricInt(t, s, name); n != want {
 			t.Errorf("%s = %d, want %d", name, n, want)
 		}
 	}
 	if !s.Coverage["unterminated"].(bool) {
 		t.Error("the bare array without its bracket is not said")
 	}
-	if n := metricInt(t, sink.Table(table.TraceCounters.Name).Summary, "counter_values_not_numeric"); n != 1 {
+	if n := formatstest.MetricInt(t, sink.Table(table.TraceCounters.Name).Summary, "counter_values_not_numeric"); n != 1 {
 		t.Errorf("non-numeric counter values %d", n)
 	}
 	// A P event without sf or stack is one sample whose frame is the event
@@ -509,7 +493,7 @@ func TestFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := sink.Table(table.TraceSlices.Name).Summary
-	if n := metricInt(t, s, "malformed_events"); n != 4 || s.Complete || len(sink.Table(table.TraceSlices.Name).Rows) != 0 {
+	if n := formatstest.MetricInt(t, s, "malformed_events"); n != 4 || s.Complete || len(sink.Table(table.TraceSlices.Name).Rows) != 0 {
 		t.Errorf("malformed %d complete %v rows %d", n, s.Complete, len(sink.Table(table.TraceSlices.Name).Rows))
 	}
 	// The open-slice ceiling is a limit with its receipt.

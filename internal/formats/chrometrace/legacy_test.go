@@ -59,7 +59,7 @@ func TestLegacySamplesReference(t *testing.T) {
 			formatstest.CheckMetrics(t, "cpu.frames", ft.Summary, map[string]int64{table.MetricTotalWeight: ref.TotalWeight, table.MetricSamples: ref.Read,
 				"trace_samples_read": ref.Read, "trace_samples_unplaced": ref.Unplaced, "trace_samples_resolved": ref.Read - ref.Unplaced,
 				"unplaced_samples": ref.UnplacedWeight, "event_stacks": ref.EventStacks})
-			if n := metricInt(t, sink.Table(table.TraceSlices.Name).Summary, "event_stacks"); n != ref.EventStacks {
+			if n := formatstest.MetricInt(t, sink.Table(table.TraceSlices.Name).Summary, "event_stacks"); n != ref.EventStacks {
 				t.Errorf("trace.slices event_stacks %d, reference %d", n, ref.EventStacks)
 			}
 			got := map[string][2]int64{}

@@ -110,3 +110,13 @@ func CheckMetrics(tb testing.TB, what string, s *evidence.Summary, want map[stri
 		}
 	}
 }
+
+// MetricInt is a summary's integer metric; a missing one stops the test.
+func MetricInt(tb testing.TB, s *evidence.Summary, name string) int64 {
+	tb.Helper()
+	n, ok := evidence.AsInt(s.Metrics[name].Value)
+	if !ok {
+		tb.Fatalf("metric %s missing: %+v", name, s.Metrics)
+	}
+	return n
+}

@@ -2,7 +2,9 @@ package formatstest
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -116,5 +118,19 @@ func InstallPerfBinary(tb testing.TB, name string) {
 	if err != nil {
 		os.Remove(tmp.Name())
 		tb.Fatal(err)
+	}
+}
+
+// RunReference runs an independent reference reader, the Python script
+// testdata/SCRIPT, with interpreter py on path, and decodes the JSON it
+// prints into v.
+func RunReference(tb testing.TB, py, script, path string, v any) {
+	tb.Helper()
+	out, err := exec.Command(py, filepath.Join(Testdata(), script), path).Output()
+	if err != nil {
+		tb.Fatalf("%s %s: %v", script, path, err)
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		tb.Fatalf("%s %s: %v", script, path, err)
 	}
 }

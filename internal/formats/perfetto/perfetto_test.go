@@ -1,7 +1,6 @@
 package perfetto
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,24 +88,9 @@ func python(t *testing.T) string {
 
 func runReference(t *testing.T, py, path string) reference {
 	t.Helper()
-	out, err := exec.Command(py, filepath.Join(formatstest.Testdata(), "perfetto", "reference.py"), path).Output()
-	if err != nil {
-		t.Fatalf("reference.py %s: %v", path, err)
-	}
 	var ref reference
-	if err := json.Unmarshal(out, &ref); err != nil {
-		t.Fatal(err)
-	}
+	formatstest.RunReference(t, py, "perfetto/reference.py", path, &ref)
 	return ref
-}
-
-func metricInt(t *testing.T, s *evidence.Summary, name string) int64 {
-	t.Helper()
-	n, ok := evidence.AsInt(s.Metrics[name].Value)
-	if !ok {
-		t.Fatalf("metric %s missing: %+v", name, s.Metrics)
-	}
-	return n
 }
 
 func decodeFixture(t *testing.T, rel string) *formatstest.Sink {
@@ -309,7 +293,7 @@ func TestNegative(t *testing.T) {
 		t.Run(c.file+"/"+c.metric, func(t *testing.T) {
 			sink := decodeFixture(t, "perfetto/"+c.file)
 			s := sink.Table(table.TraceSlices.Name).Summary
-			if n := metricInt(t, s, c.metric); n != c.want {
+			if n := formatstest.MetricInt(t, s, c.metric); n != c.want {
 				t.Errorf("%s %d, want %d", c.metric, n, c.want)
 			}
 			if c.metric != "unmatched_end" && s.Complete {

@@ -64,7 +64,7 @@ func TestSamplesMatchReference(t *testing.T) {
 				}
 			}
 			if ref.FirstNS != nil {
-				if a, b := metricInt(t, s, "first_sample_time"), metricInt(t, s, "last_sample_time"); a != *ref.FirstNS || b != *ref.LastNS {
+				if a, b := formatstest.MetricInt(t, s, "first_sample_time"), formatstest.MetricInt(t, s, "last_sample_time"); a != *ref.FirstNS || b != *ref.LastNS {
 					t.Errorf("sample times %d..%d, reference %d..%d", a, b, *ref.FirstNS, *ref.LastNS)
 				}
 			}
@@ -93,7 +93,7 @@ func TestSamplesRows(t *testing.T) {
 	if !ok || len(series) != 3 || series[0].Process.V != "100" || series[0].Thread.V != "101" || series[0].TotalWeight != 8 {
 		t.Errorf("series %+v", series)
 	}
-	if n := metricInt(t, s, "samples_with_unwind_error"); n != 1 {
+	if n := formatstest.MetricInt(t, s, "samples_with_unwind_error"); n != 1 {
 		t.Errorf("unwind errors %d", n)
 	}
 
@@ -119,7 +119,7 @@ func TestSamplesRows(t *testing.T) {
 		}
 	}
 	for m, want := range map[string]int64{"samples_without_thread": 2, "sample_packets_needing_state": 1, "samples_resolved": 1, "samples_unplaced": 3} {
-		if n := metricInt(t, s, m); n != want {
+		if n := formatstest.MetricInt(t, s, m); n != want {
 			t.Errorf("%s %d, want %d", m, n, want)
 		}
 	}

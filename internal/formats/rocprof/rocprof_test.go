@@ -1,7 +1,6 @@
 package rocprof
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -53,14 +52,8 @@ func runReference(t *testing.T, p string) reference {
 	if err != nil {
 		t.Fatal("python3 not found: the reference reading needs it")
 	}
-	out, err := exec.Command(py, path("reference.py"), p).Output()
-	if err != nil {
-		t.Fatalf("reference.py %s: %v", p, err)
-	}
 	var ref reference
-	if err := json.Unmarshal(out, &ref); err != nil {
-		t.Fatal(err)
-	}
+	formatstest.RunReference(t, py, "rocprofv3/reference.py", p, &ref)
 	return ref
 }
 

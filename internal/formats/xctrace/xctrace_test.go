@@ -3,7 +3,6 @@ package xctrace
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -40,14 +39,8 @@ func runReference(t *testing.T, path string) reference {
 	if err != nil {
 		t.Skip("python3 not found: cannot run the independent reference reading")
 	}
-	out, err := exec.Command(py, filepath.Join(formatstest.Testdata(), "xctrace", "reference.py"), path).Output()
-	if err != nil {
-		t.Fatalf("reference.py %s: %v", path, err)
-	}
 	var ref reference
-	if err := json.Unmarshal(out, &ref); err != nil {
-		t.Fatal(err)
-	}
+	formatstest.RunReference(t, py, "xctrace/reference.py", path, &ref)
 	return ref
 }
 

@@ -639,6 +639,20 @@ func (s *Source) decode(ctx context.Context, spec *Spec, in *Input, sink Sink) (
 	return spec.Decoder.Decode(ctx, in, sink)
 }
 
+// DigestFirst is the reader for a decoder whose rows stream out while it
+// reads: for an open file, the file from its start once VerifyFile has
+// hashed it in a first pass, so that no row waits in the hold for the
+// digest and is read back; without one (a pipe), R.
+func (in *Input) DigestFirst() (io.Reader, error) {
+	if in.File == nil || in.Artifact == nil {
+		return in.R, nil
+	}
+	if err := in.VerifyFile(); err != nil {
+		return nil, err
+	}
+	return io.NewSectionReader(in.File, 0, in.Artifact.Size), nil
+}
+
 // VerifyFile hashes the open file from its start, checks it against the
 // artifact's digest and size (an explicit artifact gets its id here), and
 // leaves the offset at the start. Decoders that read File instead of R (an

@@ -111,15 +111,9 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink, kineto boo
 	if err := in.CheckSize(); err != nil {
 		return err
 	}
-	// Rows stream out while the file is read, so its digest must be known
-	// first: hashed in one pass here, rather than every row held until
-	// the end (formats.Hold) and read back.
-	src0 := in.R
-	if in.File != nil && in.Artifact != nil {
-		if err := in.VerifyFile(); err != nil {
-			return err
-		}
-		src0 = io.NewSectionReader(in.File, 0, in.Artifact.Size)
+	src0, err := in.DigestFirst()
+	if err != nil {
+		return err
 	}
 	br := bufio.NewReaderSize(formats.FileReader(src0), 256<<10)
 	var src io.Reader = br
@@ -135,7 +129,7 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink, kineto boo
 	lim := in.Decompressed(src)
 	d := newDecoder(ctx, in, out, kineto)
 	d.compressed = compressed
-	err := d.run(lim)
+	err = d.run(lim)
 	if err != nil {
 		return d.abort(in.Typed(err, lim.Over))
 	}

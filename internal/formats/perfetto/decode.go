@@ -19,14 +19,9 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err := in.CheckSize(); err != nil {
 		return err
 	}
-	// Rows stream out while the file is read, so its digest is taken
-	// first, in one pass, rather than every row held until the end.
-	src := in.R
-	if in.File != nil && in.Artifact != nil {
-		if err := in.VerifyFile(); err != nil {
-			return err
-		}
-		src = io.NewSectionReader(in.File, 0, in.Artifact.Size)
+	src, err := in.DigestFirst()
+	if err != nil {
+		return err
 	}
 	d := newDecoder(ctx, in, out)
 	defer func() {

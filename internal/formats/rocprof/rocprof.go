@@ -168,15 +168,9 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 	if err := in.CheckSize(); err != nil {
 		return err
 	}
-	// Rows stream out while the file is read, so its digest must be known
-	// first: hashed in one pass here rather than every row held by the
-	// runner until the end and read back.
-	src := in.R
-	if in.File != nil && in.Artifact != nil {
-		if err := in.VerifyFile(); err != nil {
-			return err
-		}
-		src = io.NewSectionReader(in.File, 0, in.Artifact.Size)
+	src, err := in.DigestFirst()
+	if err != nil {
+		return err
 	}
 	r, err := csvpreview.NewReader(in, src)
 	if err != nil {

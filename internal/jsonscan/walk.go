@@ -95,20 +95,29 @@ func (w *Walker) Members(tok Token, what string, fn func(key []byte) error) erro
 			}
 			continue
 		}
-		k, err := w.S.Next()
-		if err != nil {
+		k, end, err := w.nextKey(what)
+		if err != nil || end {
 			return err
-		}
-		if k.Kind == ObjectEnd {
-			return nil
-		}
-		if !k.IsKey {
-			return w.S.Errorf(k, "%s: expected a key, found %s", what, k.Kind)
 		}
 		if err := fn(k.Bytes); err != nil {
 			return err
 		}
 	}
+}
+
+// nextKey reads the next member's key token of an object being walked
+// token by token; end reports the object's close instead.
+func (w *Walker) nextKey(what string) (k Token, end bool, err error) {
+	if k, err = w.S.Next(); err != nil {
+		return k, false, err
+	}
+	if k.Kind == ObjectEnd {
+		return k, true, nil
+	}
+	if !k.IsKey {
+		return k, false, w.S.Errorf(k, "%s: expected a key, found %s", what, k.Kind)
+	}
+	return k, false, nil
 }
 
 // Pick is Members for the members whose key want accepts: fn is called
@@ -140,15 +149,9 @@ func (w *Walker) Pick(tok Token, what string, want func(key []byte) bool, fn fun
 			// object goes member by member (retrying would rescan it).
 			fast = false
 		}
-		k, err := w.S.Next()
-		if err != nil {
+		k, end, err := w.nextKey(what)
+		if err != nil || end {
 			return err
-		}
-		if k.Kind == ObjectEnd {
-			return nil
-		}
-		if !k.IsKey {
-			return w.S.Errorf(k, "%s: expected a key, found %s", what, k.Kind)
 		}
 		if !want(k.Bytes) {
 			err = w.SkipValue()

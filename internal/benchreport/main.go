@@ -134,6 +134,7 @@ func main() {
 		fmt.Fprintf(tw, "case\tinput MB\t%s wall s\tnew wall s\tspeedup\tbest-run speedup\ttarget\t%[1]s MB/s\tnew MB/s\t%[1]s CPU s\tnew CPU s\t%[1]s RSS MiB\tnew RSS MiB\t\n", *baseName)
 	}
 	var peers []peerRow
+	var floors []goalRow
 	for _, c := range cases() {
 		if *only != "" && !strings.Contains(c.name, *only) {
 			continue
@@ -178,6 +179,9 @@ func main() {
 		if c.peer != nil {
 			peers = append(peers, peerRow{c, mb, now, pm, peerErr})
 		}
+		if r, ok := goalRowFor(c.name, in, mb, now); ok {
+			floors = append(floors, r)
+		}
 		if *base == "" || c.new {
 			if *base != "" {
 				fmt.Fprintf(tw, "%s\t%.1f\t-\t%.2f\t-\t-\tnew\t-\t%.0f\t-\t%.2f\t-\t%.1f\t\n", c.name, mb, now.wall, mb/now.wall, now.cpu, now.rss)
@@ -201,6 +205,7 @@ func main() {
 	}
 	tw.Flush()
 	printPeers(peers)
+	printGoals(floors)
 	fmt.Printf("load average %s at end; the speedup and target are on median wall; the best run is the least disturbed by other load;\nCPU s is user+system of the command, steadier than wall on a shared machine\n", loadavg())
 }
 

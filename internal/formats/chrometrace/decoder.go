@@ -82,7 +82,10 @@ type decoder struct {
 	legacy  map[string]*asyncOpen
 	objects map[string]*asyncOpen
 	open    int64 // async, legacy and object slices open
-	intern  map[string]string
+	intern  *texts
+	boxes   *boxes
+	// boxNumber is d.boxes.number as a ValueLimits.Number, made once.
+	boxNumber func([]byte) (any, error)
 
 	rank            table.Null[int64]
 	rankLate        bool // distributedInfo came after events
@@ -100,8 +103,9 @@ func newDecoder(ctx context.Context, in *formats.Input, out formats.Sink, kineto
 	d := &decoder{ctx: ctx, in: in, kineto: kineto, keepArgs: in.Bool(OptionArgs), maxArgs: int(in.Int(OptionMaxArgs)),
 		maxOpen: in.Limit(LimitOpen),
 		threads: map[threadKey]*thread{}, async: map[string][]*asyncOpen{}, legacy: map[string]*asyncOpen{},
-		objects: map[string]*asyncOpen{}, intern: map[string]string{}, meta: evidence.Object{},
+		objects: map[string]*asyncOpen{}, intern: &texts{}, boxes: &boxes{}, meta: evidence.Object{},
 		sliceVals: in.Values(), counterVals: in.Values(), flowVals: in.Values(), trVals: in.Values()}
+	d.boxNumber = func(b []byte) (any, error) { return d.boxes.number(b), nil }
 	if _, ok := in.Options[OptionArgs]; !ok {
 		d.keepArgs = true // an Input built by hand carries no defaults
 	}
@@ -243,17 +247,8 @@ func (d *decoder) text(tok jsonscan.Token) (string, bool) {
 }
 
 // internBytes returns b as a string, shared with earlier equal ones
-// while the table is small (names, categories and ids repeat).
-func (d *decoder) internBytes(b []byte) string {
-	if s, ok := d.intern[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	if len(d.intern) < 1<<16 && len(b) <= 256 {
-		d.intern[s] = s
-	}
-	return s
-}
+// (names, categories and ids repeat).
+func (d *decoder) internBytes(b []byte) string { return d.intern.get(b) }
 
 // event reads one element of traceEvents and acts on it.
 func (d *decoder) event(index int64, tok jsonscan.Token) error {
@@ -393,13 +388,31 @@ func (d *decoder) readArgs(tok jsonscan.Token) error {
 			return d.w.Skip(v)
 		}
 		k := d.internBytes(key) // before Value: reading it may reuse key's bytes
-		x, err := d.w.S.Value(v, jsonscan.ValueLimits{MaxDepth: 32})
+		x, err := d.argValue(v)
 		if err != nil {
 			return err
 		}
 		e.args = append(e.args, arg{k, x})
 		return nil
 	})
+}
+
+// argValue reads an args member's value as Scanner.Value builds it; a
+// scalar (most are) is taken from d.boxes without reading further.
+func (d *decoder) argValue(v jsonscan.Token) (any, error) {
+	switch v.Kind {
+	case jsonscan.Number:
+		return d.boxes.number(v.Bytes), nil
+	case jsonscan.String:
+		return d.boxes.str(v.Bytes), nil
+	case jsonscan.True:
+		return true, nil
+	case jsonscan.False:
+		return false, nil
+	case jsonscan.Null:
+		return nil, nil
+	}
+	return d.w.S.Value(v, jsonscan.ValueLimits{MaxDepth: 32, Number: d.boxNumber})
 }
 
 // needArgs: the phase's rows are made of its args (or the phase is not

@@ -265,7 +265,7 @@ func (d *decoder) event(index int64, tok jsonscan.Token) error {
 		if err != nil {
 			return err
 		}
-		if (v.Kind == jsonscan.ObjectStart || v.Kind == jsonscan.ArrayStart) && textMember[string(key)] {
+		if (v.Kind == jsonscan.ObjectStart || v.Kind == jsonscan.ArrayStart) && isTextMember(key) {
 			// Not a name or an id (as a boolean is not); skipped, so the
 			// walk keeps its place.
 			return d.w.Skip(v)
@@ -321,9 +321,15 @@ func (d *decoder) event(index int64, tok jsonscan.Token) error {
 	return d.act()
 }
 
-// textMember are the event members read as text (a string or a number).
-var textMember = map[string]bool{"ph": true, "name": true, "cat": true, "pid": true, "tid": true, "id": true,
-	"scope": true, "bp": true, "s": true, "bind_id": true, "sf": true}
+// isTextMember: the event member is read as text (a string or a number).
+// A switch, not a map: every event's args asks.
+func isTextMember(key []byte) bool {
+	switch string(key) {
+	case "ph", "name", "cat", "pid", "tid", "id", "scope", "bp", "s", "bind_id", "sf":
+		return true
+	}
+	return false
+}
 
 // micros reads a time in microseconds as nanoseconds; a value that is
 // not a representable number marks the event bad.
@@ -560,18 +566,23 @@ func (d *decoder) act() error {
 		}
 		r := d.slice(table.SliceThread)
 		r.EndNS, r.DurationNS = e.ts+e.dur, e.dur
-		return d.nest.add(d.thread(), &item{ts: e.ts, order: 1, dur: e.dur, kind: itemX, row: r})
+		it := d.nest.newItem()
+		*it = item{ts: e.ts, order: 1, dur: e.dur, kind: itemX, row: r}
+		return d.nest.add(d.thread(), it)
 	case "B":
 		if err := d.checkOpen(); err != nil {
 			return err
 		}
 		r := d.slice(table.SliceThread)
-		return d.nest.add(d.thread(), &item{ts: e.ts, order: 1, dur: 1<<63 - 1, kind: itemB, row: r})
+		it := d.nest.newItem()
+		*it = item{ts: e.ts, order: 1, dur: 1<<63 - 1, kind: itemB, row: r}
+		return d.nest.add(d.thread(), it)
 	case "E":
 		if err := d.checkOpen(); err != nil {
 			return err
 		}
-		it := &item{ts: e.ts, order: 0, kind: itemE}
+		it := d.nest.newItem()
+		*it = item{ts: e.ts, order: 0, kind: itemE}
 		if e.hasName {
 			it.name = e.name
 		}

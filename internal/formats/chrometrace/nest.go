@@ -122,6 +122,41 @@ type nester struct {
 	// pending counts the events held in windows, held the slices on
 	// nesting stacks: what the open-slice bound counts.
 	pending, held int64
+	// Items and opens done with, for reuse: one of each per slice
+	// otherwise costs two allocations.
+	freeItems []*item
+	freeOpens []*open
+}
+
+func (n *nester) newItem() *item {
+	if k := len(n.freeItems); k > 0 {
+		it := n.freeItems[k-1]
+		n.freeItems = n.freeItems[:k-1]
+		return it
+	}
+	return &item{}
+}
+
+// done takes back an item released or emitted.
+func (n *nester) done(it *item) {
+	*it = item{}
+	n.freeItems = append(n.freeItems, it)
+}
+
+func (n *nester) newOpen(o open) *open {
+	if k := len(n.freeOpens); k > 0 {
+		p := n.freeOpens[k-1]
+		n.freeOpens = n.freeOpens[:k-1]
+		*p = o
+		return p
+	}
+	return &o
+}
+
+// closed takes back an open slice emitted or dropped.
+func (n *nester) closed(o *open) {
+	*o = open{}
+	n.freeOpens = append(n.freeOpens, o)
 }
 
 // add queues an event on th and releases what the window no longer holds.
@@ -148,11 +183,14 @@ func (n *nester) late(th *thread, it *item) error {
 	n.stats.late++
 	switch it.kind {
 	case itemX:
-		it.row.Depth, it.row.ParentID, it.row.SelfNS = table.Null[int64]{}, table.Null[string]{}, table.Null[int64]{}
-		return n.emit(it.row)
+		r := it.row
+		n.done(it)
+		r.Depth, r.ParentID, r.SelfNS = table.Null[int64]{}, table.Null[string]{}, table.Null[int64]{}
+		return n.emit(r)
 	case itemB:
-		th.stack = append(th.stack, &open{row: it.row, end: math.MaxInt64, begin: true, late: true})
+		th.stack = append(th.stack, n.newOpen(open{row: it.row, end: math.MaxInt64, begin: true, late: true}))
 		n.held++
+		n.done(it)
 		return nil
 	}
 	n.pending++ // release counts it out
@@ -169,14 +207,19 @@ func (n *nester) release(th *thread, it *item) error {
 	if err := n.closeBefore(th, it.ts); err != nil {
 		return err
 	}
+	var o *open
 	switch it.kind {
 	case itemE:
-		return n.end(th, it)
+		err := n.end(th, it)
+		n.done(it)
+		return err
 	case itemX:
-		return n.push(th, &open{row: it.row, end: it.ts + it.dur})
+		o = n.newOpen(open{row: it.row, end: it.ts + it.dur})
 	default:
-		return n.push(th, &open{row: it.row, end: math.MaxInt64, begin: true})
+		o = n.newOpen(open{row: it.row, end: math.MaxInt64, begin: true})
 	}
+	n.done(it)
+	return n.push(th, o)
 }
 
 // closeBefore emits the slices of th that end at or before ts.
@@ -207,6 +250,7 @@ func (n *nester) push(th *thread, o *open) error {
 			n.stats.overlapping++
 			o.late = true
 			if !o.begin {
+				n.closed(o)
 				r.Depth, r.ParentID, r.SelfNS = table.Null[int64]{}, table.Null[string]{}, table.Null[int64]{}
 				return n.emit(r)
 			}
@@ -280,6 +324,7 @@ func (n *nester) finish(th *thread, o *open) error {
 			th.stack[len(th.stack)-1].children += r.DurationNS
 		}
 	}
+	n.closed(o)
 	return n.emit(r)
 }
 
@@ -299,6 +344,7 @@ func (n *nester) drain(threads []*thread) error {
 			if top.begin {
 				n.stats.unclosedBegin++
 				n.stats.noteUnclosed(top.row.Name)
+				n.closed(top)
 				// What it enclosed keeps its place; the parent's self
 				// time is unknown.
 				continue

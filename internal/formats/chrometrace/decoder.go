@@ -894,7 +894,15 @@ func (d *decoder) flow() error {
 		d.st.malformed["flow event without id"]++
 		return nil
 	}
-	step := map[string]string{"s": table.FlowStart, "t": table.FlowStep, "f": table.FlowEnd}[e.ph]
+	var step string
+	switch e.ph {
+	case "s":
+		step = table.FlowStart
+	case "t":
+		step = table.FlowStep
+	case "f":
+		step = table.FlowEnd
+	}
 	id := e.cat + ":" + e.id
 	if e.idLocal {
 		id = e.pid + "/" + id

@@ -37,10 +37,11 @@ const (
 	itemE
 )
 
-type window []*item
-
-func (w window) Less(i, j int) bool {
-	a, b := w[i], w[j]
+// less is the release order: by time, ends before starts, the enclosing
+// slice first, then arrival. It is a total order (seq breaks every tie),
+// so the order of release does not depend on how the window holds its
+// events.
+func less(a, b *item) bool {
 	if a.ts != b.ts {
 		return a.ts < b.ts
 	}
@@ -53,25 +54,76 @@ func (w window) Less(i, j int) bool {
 	return a.seq < b.seq
 }
 
-// push and pop keep w a min-heap by Less, written for the one element
-// type (container/heap's interface calls cost more than the comparisons).
-// Less is a total order (seq breaks every tie), so the order of release
-// does not depend on the heap's layout.
+// window holds a thread's events not yet released and gives back the
+// least by less. Most events arrive in order, or a few places early, so
+// they join run, a queue kept sorted, at or near its end: pushing and
+// popping them is cheap. An event further out of place goes to heap, a
+// min-heap, so no arrival order costs more than a logarithm; the least
+// event is the lesser of the two fronts.
+type window struct {
+	run  []*item // run[head:] sorted by less
+	head int
+	heap []*item
+}
+
+// shiftMax bounds the places an event is moved back into run.
+const shiftMax = 32
+
+func (w *window) len() int { return len(w.run) - w.head + len(w.heap) }
+
 func (w *window) push(it *item) {
-	*w = append(*w, it)
-	h := *w
+	r := w.run
+	j := len(r)
+	for j > w.head && less(it, r[j-1]) {
+		if len(r)-j == shiftMax {
+			w.heapPush(it)
+			return
+		}
+		j--
+	}
+	if len(r) == cap(r) && w.head >= len(r)/2 {
+		// Reuse the room popped from the front rather than grow.
+		n := copy(r, r[w.head:])
+		clear(r[n:])
+		r, j, w.head = r[:n], j-w.head, 0
+	}
+	r = append(r, nil)
+	copy(r[j+1:], r[j:])
+	r[j] = it
+	w.run = r
+}
+
+func (w *window) pop() *item {
+	if len(w.heap) > 0 && (w.head == len(w.run) || less(w.heap[0], w.run[w.head])) {
+		return w.heapPop()
+	}
+	it := w.run[w.head]
+	w.run[w.head] = nil
+	w.head++
+	if w.head == len(w.run) {
+		w.run, w.head = w.run[:0], 0
+	}
+	return it
+}
+
+// heapPush and heapPop keep heap a min-heap by less, written for the one
+// element type (container/heap's interface calls cost more than the
+// comparisons).
+func (w *window) heapPush(it *item) {
+	h := append(w.heap, it)
 	for j := len(h) - 1; j > 0; {
 		i := (j - 1) / 2
-		if !h.Less(j, i) {
+		if !less(h[j], h[i]) {
 			break
 		}
 		h[i], h[j] = h[j], h[i]
 		j = i
 	}
+	w.heap = h
 }
 
-func (w *window) pop() *item {
-	h := *w
+func (w *window) heapPop() *item {
+	h := w.heap
 	n := len(h) - 1
 	top := h[0]
 	h[0] = h[n]
@@ -83,16 +135,16 @@ func (w *window) pop() *item {
 			break
 		}
 		j := l
-		if r := l + 1; r < n && h.Less(r, l) {
+		if r := l + 1; r < n && less(h[r], h[l]) {
 			j = r
 		}
-		if !h.Less(j, i) {
+		if !less(h[j], h[i]) {
 			break
 		}
 		h[i], h[j] = h[j], h[i]
 		i = j
 	}
-	*w = h
+	w.heap = h
 	return top
 }
 
@@ -169,7 +221,7 @@ func (n *nester) add(th *thread, it *item) error {
 	}
 	th.win.push(it)
 	n.pending++
-	for len(th.win) > n.window {
+	for th.win.len() > n.window {
 		if err := n.release(th, th.win.pop()); err != nil {
 			return err
 		}
@@ -332,7 +384,7 @@ func (n *nester) finish(th *thread, o *open) error {
 // are unclosed: counted, not emitted (their end is unknown).
 func (n *nester) drain(threads []*thread) error {
 	for _, th := range threads {
-		for len(th.win) > 0 {
+		for th.win.len() > 0 {
 			if err := n.release(th, th.win.pop()); err != nil {
 				return err
 			}

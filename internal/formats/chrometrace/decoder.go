@@ -84,6 +84,7 @@ type decoder struct {
 	open    int64 // async, legacy and object slices open
 	intern  *texts
 	boxes   *boxes
+	scratch []byte // for texts made before they are interned
 	// boxNumber is d.boxes.number as a ValueLimits.Number, made once.
 	boxNumber func([]byte) (any, error)
 
@@ -903,11 +904,15 @@ func (d *decoder) flow() error {
 	case "f":
 		step = table.FlowEnd
 	}
-	id := e.cat + ":" + e.id
+	// The id is made in scratch and interned: a flow's start and end
+	// share it.
+	b := d.scratch[:0]
 	if e.idLocal {
-		id = e.pid + "/" + id
+		b = append(append(b, e.pid...), '/')
 	}
-	return d.flowRow(id, step, e.bp)
+	b = append(append(append(b, e.cat...), ':'), e.id...)
+	d.scratch = b
+	return d.flowRow(d.internBytes(b), step, e.bp)
 }
 
 // bindFlow writes the flow points of a slice event that carries

@@ -195,14 +195,15 @@ func (n *nester) done(it *item) {
 	n.freeItems = append(n.freeItems, it)
 }
 
-func (n *nester) newOpen(o open) *open {
+// newOpen returns a zero open (filled by the caller: a value parameter
+// would escape and cost the allocation saved).
+func (n *nester) newOpen() *open {
 	if k := len(n.freeOpens); k > 0 {
 		p := n.freeOpens[k-1]
 		n.freeOpens = n.freeOpens[:k-1]
-		*p = o
 		return p
 	}
-	return &o
+	return &open{}
 }
 
 // closed takes back an open slice emitted or dropped.
@@ -240,7 +241,9 @@ func (n *nester) late(th *thread, it *item) error {
 		r.Depth, r.ParentID, r.SelfNS = table.Null[int64]{}, table.Null[string]{}, table.Null[int64]{}
 		return n.emit(r)
 	case itemB:
-		th.stack = append(th.stack, n.newOpen(open{row: it.row, end: math.MaxInt64, begin: true, late: true}))
+		o := n.newOpen()
+		*o = open{row: it.row, end: math.MaxInt64, begin: true, late: true}
+		th.stack = append(th.stack, o)
 		n.held++
 		n.done(it)
 		return nil
@@ -259,16 +262,16 @@ func (n *nester) release(th *thread, it *item) error {
 	if err := n.closeBefore(th, it.ts); err != nil {
 		return err
 	}
-	var o *open
-	switch it.kind {
-	case itemE:
+	if it.kind == itemE {
 		err := n.end(th, it)
 		n.done(it)
 		return err
-	case itemX:
-		o = n.newOpen(open{row: it.row, end: it.ts + it.dur})
-	default:
-		o = n.newOpen(open{row: it.row, end: math.MaxInt64, begin: true})
+	}
+	o := n.newOpen()
+	if it.kind == itemX {
+		*o = open{row: it.row, end: it.ts + it.dur}
+	} else {
+		*o = open{row: it.row, end: math.MaxInt64, begin: true}
 	}
 	n.done(it)
 	return n.push(th, o)

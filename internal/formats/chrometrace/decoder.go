@@ -77,14 +77,17 @@ type decoder struct {
 	st      stats
 	threads map[threadKey]*thread
 	order   []*thread
-	nest    nester
-	async   map[string][]*asyncOpen
-	legacy  map[string]*asyncOpen
-	objects map[string]*asyncOpen
-	open    int64 // async, legacy and object slices open
-	intern  *texts
-	boxes   *boxes
-	scratch []byte // for texts made before they are interned
+	// lastKey's thread, the one the previous slice event was on.
+	lastKey    threadKey
+	lastThread *thread
+	nest       nester
+	async      map[string][]*asyncOpen
+	legacy     map[string]*asyncOpen
+	objects    map[string]*asyncOpen
+	open       int64 // async, legacy and object slices open
+	intern     *texts
+	boxes      *boxes
+	scratch    []byte // for texts made before they are interned
 	// boxNumber is d.boxes.number as a ValueLimits.Number, made once.
 	boxNumber func([]byte) (any, error)
 
@@ -524,12 +527,16 @@ func (d *decoder) slice(kind string) *table.TraceSlice {
 func (d *decoder) thread() *thread {
 	e := &d.ev
 	k := threadKey{e.pid, e.tid}
+	if d.lastThread != nil && k == d.lastKey {
+		return d.lastThread // runs of events share a thread: no map access
+	}
 	th := d.threads[k]
 	if th == nil {
 		th = &thread{}
 		d.threads[k] = th
 		d.order = append(d.order, th)
 	}
+	d.lastKey, d.lastThread = k, th
 	return th
 }
 

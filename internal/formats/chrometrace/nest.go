@@ -66,20 +66,34 @@ type window struct {
 	heap []*item
 }
 
-// shiftMax bounds the places an event is moved back into run.
-const shiftMax = 32
+// shiftMax bounds the places an event is moved back into run (a copy of
+// at most 8 KiB: Kineto writes some events a few hundred places late).
+const shiftMax = 1024
 
 func (w *window) len() int { return len(w.run) - w.head + len(w.heap) }
 
 func (w *window) push(it *item) {
 	r := w.run
 	j := len(r)
-	for j > w.head && less(it, r[j-1]) {
-		if len(r)-j == shiftMax {
+	if j > w.head && less(it, r[j-1]) {
+		// Its place is in the last shiftMax of run, found by bisection,
+		// or it goes to the heap.
+		lo := max(w.head, j-shiftMax)
+		if less(it, r[lo]) {
 			w.heapPush(it)
 			return
 		}
-		j--
+		// r[lo] ≤ it < r[j-1]: the first element above it is in (lo, j-1].
+		lo, hi := lo+1, j-1
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if less(it, r[m]) {
+				hi = m
+			} else {
+				lo = m + 1
+			}
+		}
+		j = lo
 	}
 	if len(r) == cap(r) && w.head >= len(r)/2 {
 		// Reuse the room popped from the front rather than grow.

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -548,5 +550,34 @@ func TestGzipConcatenated(t *testing.T) {
 	}
 	if n := len(sink.Table(table.TraceSlices.Name).Rows); n != 2 {
 		t.Errorf("%d rows", n)
+	}
+}
+
+// TestPlainMicros: the fast path of microsToNanos gives what the general
+// one gives, or leaves the literal to it.
+func TestPlainMicros(t *testing.T) {
+	lits := []string{"0", "7", "1694039968955744", "1694039968955744.1", "1694039968955744.12",
+		"1694039968955744.123", "1694039968955744.1234", "9223372036854775", "9223372036854775.807",
+		"9223372036854775.808", "9223372036854775.999", "9223372036854776", "99999999999999999",
+		"12.", ".5", "1.5e3", "-1.5", "1x", "", "00012.5", "0.000", "0.0005"}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		lit := strconv.FormatUint(r.Uint64N(1<<uint(r.IntN(60)+1)), 10)
+		if r.IntN(2) == 0 {
+			lit += "." + strconv.Itoa(100000 + r.IntN(100000))[1:r.IntN(5)+2]
+		}
+		lits = append(lits, lit)
+	}
+	for _, lit := range lits {
+		ns, ok := plainMicros([]byte(lit))
+		want, rounded, err := microsToNanosAny([]byte(lit))
+		if ok && (err != nil || rounded || ns != want) {
+			t.Errorf("%q: fast %d; general %d rounded=%v err=%v", lit, ns, want, rounded, err)
+		}
+	}
+	for _, lit := range []string{"0", "1694039968955744", "1694039968955744.123", "9223372036854775.807"} {
+		if _, ok := plainMicros([]byte(lit)); !ok {
+			t.Errorf("%q is not read by the fast path", lit)
+		}
 	}
 }

@@ -77,12 +77,19 @@ type decoder struct {
 	st      stats
 	threads map[threadKey]*thread
 	order   []*thread
-	nest    nester
-	async   map[string][]*asyncOpen
-	legacy  map[string]*asyncOpen
-	objects map[string]*asyncOpen
-	open    int64 // async, legacy and object slices open
-	intern  map[string]string
+	// lastKey's thread, the one the previous slice event was on.
+	lastKey    threadKey
+	lastThread *thread
+	nest       nester
+	async      map[string][]*asyncOpen
+	legacy     map[string]*asyncOpen
+	objects    map[string]*asyncOpen
+	open       int64 // async, legacy and object slices open
+	intern     *texts
+	boxes      *boxes
+	scratch    []byte // for texts made before they are interned
+	// boxNumber is d.boxes.number as a ValueLimits.Number, made once.
+	boxNumber func([]byte) (any, error)
 
 	rank            table.Null[int64]
 	rankLate        bool // distributedInfo came after events
@@ -100,8 +107,9 @@ func newDecoder(ctx context.Context, in *formats.Input, out formats.Sink, kineto
 	d := &decoder{ctx: ctx, in: in, kineto: kineto, keepArgs: in.Bool(OptionArgs), maxArgs: int(in.Int(OptionMaxArgs)),
 		maxOpen: in.Limit(LimitOpen),
 		threads: map[threadKey]*thread{}, async: map[string][]*asyncOpen{}, legacy: map[string]*asyncOpen{},
-		objects: map[string]*asyncOpen{}, intern: map[string]string{}, meta: evidence.Object{},
+		objects: map[string]*asyncOpen{}, intern: &texts{}, boxes: &boxes{}, meta: evidence.Object{},
 		sliceVals: in.Values(), counterVals: in.Values(), flowVals: in.Values(), trVals: in.Values()}
+	d.boxNumber = func(b []byte) (any, error) { return d.boxes.number(b), nil }
 	if _, ok := in.Options[OptionArgs]; !ok {
 		d.keepArgs = true // an Input built by hand carries no defaults
 	}
@@ -243,17 +251,8 @@ func (d *decoder) text(tok jsonscan.Token) (string, bool) {
 }
 
 // internBytes returns b as a string, shared with earlier equal ones
-// while the table is small (names, categories and ids repeat).
-func (d *decoder) internBytes(b []byte) string {
-	if s, ok := d.intern[string(b)]; ok {
-		return s
-	}
-	s := string(b)
-	if len(d.intern) < 1<<16 && len(b) <= 256 {
-		d.intern[s] = s
-	}
-	return s
-}
+// (names, categories and ids repeat).
+func (d *decoder) internBytes(b []byte) string { return d.intern.get(b) }
 
 // event reads one element of traceEvents and acts on it.
 func (d *decoder) event(index int64, tok jsonscan.Token) error {
@@ -270,7 +269,7 @@ func (d *decoder) event(index int64, tok jsonscan.Token) error {
 		if err != nil {
 			return err
 		}
-		if (v.Kind == jsonscan.ObjectStart || v.Kind == jsonscan.ArrayStart) && textMember[string(key)] {
+		if (v.Kind == jsonscan.ObjectStart || v.Kind == jsonscan.ArrayStart) && isTextMember(key) {
 			// Not a name or an id (as a boolean is not); skipped, so the
 			// walk keeps its place.
 			return d.w.Skip(v)
@@ -326,9 +325,15 @@ func (d *decoder) event(index int64, tok jsonscan.Token) error {
 	return d.act()
 }
 
-// textMember are the event members read as text (a string or a number).
-var textMember = map[string]bool{"ph": true, "name": true, "cat": true, "pid": true, "tid": true, "id": true,
-	"scope": true, "bp": true, "s": true, "bind_id": true, "sf": true}
+// isTextMember: the event member is read as text (a string or a number).
+// A switch, not a map: every event's args asks.
+func isTextMember(key []byte) bool {
+	switch string(key) {
+	case "ph", "name", "cat", "pid", "tid", "id", "scope", "bp", "s", "bind_id", "sf":
+		return true
+	}
+	return false
+}
 
 // micros reads a time in microseconds as nanoseconds; a value that is
 // not a representable number marks the event bad.
@@ -393,13 +398,31 @@ func (d *decoder) readArgs(tok jsonscan.Token) error {
 			return d.w.Skip(v)
 		}
 		k := d.internBytes(key) // before Value: reading it may reuse key's bytes
-		x, err := d.w.S.Value(v, jsonscan.ValueLimits{MaxDepth: 32})
+		x, err := d.argValue(v)
 		if err != nil {
 			return err
 		}
 		e.args = append(e.args, arg{k, x})
 		return nil
 	})
+}
+
+// argValue reads an args member's value as Scanner.Value builds it; a
+// scalar (most are) is taken from d.boxes without reading further.
+func (d *decoder) argValue(v jsonscan.Token) (any, error) {
+	switch v.Kind {
+	case jsonscan.Number:
+		return d.boxes.number(v.Bytes), nil
+	case jsonscan.String:
+		return d.boxes.str(v.Bytes), nil
+	case jsonscan.True:
+		return true, nil
+	case jsonscan.False:
+		return false, nil
+	case jsonscan.Null:
+		return nil, nil
+	}
+	return d.w.S.Value(v, jsonscan.ValueLimits{MaxDepth: 32, Number: d.boxNumber})
 }
 
 // needArgs: the phase's rows are made of its args (or the phase is not
@@ -504,12 +527,16 @@ func (d *decoder) slice(kind string) *table.TraceSlice {
 func (d *decoder) thread() *thread {
 	e := &d.ev
 	k := threadKey{e.pid, e.tid}
+	if d.lastThread != nil && k == d.lastKey {
+		return d.lastThread // runs of events share a thread: no map access
+	}
 	th := d.threads[k]
 	if th == nil {
 		th = &thread{}
 		d.threads[k] = th
 		d.order = append(d.order, th)
 	}
+	d.lastKey, d.lastThread = k, th
 	return th
 }
 
@@ -547,18 +574,23 @@ func (d *decoder) act() error {
 		}
 		r := d.slice(table.SliceThread)
 		r.EndNS, r.DurationNS = e.ts+e.dur, e.dur
-		return d.nest.add(d.thread(), &item{ts: e.ts, order: 1, dur: e.dur, kind: itemX, row: r})
+		it := d.nest.newItem()
+		*it = item{ts: e.ts, order: 1, dur: e.dur, kind: itemX, row: r}
+		return d.nest.add(d.thread(), it)
 	case "B":
 		if err := d.checkOpen(); err != nil {
 			return err
 		}
 		r := d.slice(table.SliceThread)
-		return d.nest.add(d.thread(), &item{ts: e.ts, order: 1, dur: 1<<63 - 1, kind: itemB, row: r})
+		it := d.nest.newItem()
+		*it = item{ts: e.ts, order: 1, dur: 1<<63 - 1, kind: itemB, row: r}
+		return d.nest.add(d.thread(), it)
 	case "E":
 		if err := d.checkOpen(); err != nil {
 			return err
 		}
-		it := &item{ts: e.ts, order: 0, kind: itemE}
+		it := d.nest.newItem()
+		*it = item{ts: e.ts, order: 0, kind: itemE}
 		if e.hasName {
 			it.name = e.name
 		}
@@ -870,12 +902,24 @@ func (d *decoder) flow() error {
 		d.st.malformed["flow event without id"]++
 		return nil
 	}
-	step := map[string]string{"s": table.FlowStart, "t": table.FlowStep, "f": table.FlowEnd}[e.ph]
-	id := e.cat + ":" + e.id
-	if e.idLocal {
-		id = e.pid + "/" + id
+	var step string
+	switch e.ph {
+	case "s":
+		step = table.FlowStart
+	case "t":
+		step = table.FlowStep
+	case "f":
+		step = table.FlowEnd
 	}
-	return d.flowRow(id, step, e.bp)
+	// The id is made in scratch and interned: a flow's start and end
+	// share it.
+	b := d.scratch[:0]
+	if e.idLocal {
+		b = append(append(b, e.pid...), '/')
+	}
+	b = append(append(append(b, e.cat...), ':'), e.id...)
+	d.scratch = b
+	return d.flowRow(d.internBytes(b), step, e.bp)
 }
 
 // bindFlow writes the flow points of a slice event that carries

@@ -37,10 +37,11 @@ const (
 	itemE
 )
 
-type window []*item
-
-func (w window) Less(i, j int) bool {
-	a, b := w[i], w[j]
+// less is the release order: by time, ends before starts, the enclosing
+// slice first, then arrival. It is a total order (seq breaks every tie),
+// so the order of release does not depend on how the window holds its
+// events.
+func less(a, b *item) bool {
 	if a.ts != b.ts {
 		return a.ts < b.ts
 	}
@@ -53,25 +54,90 @@ func (w window) Less(i, j int) bool {
 	return a.seq < b.seq
 }
 
-// push and pop keep w a min-heap by Less, written for the one element
-// type (container/heap's interface calls cost more than the comparisons).
-// Less is a total order (seq breaks every tie), so the order of release
-// does not depend on the heap's layout.
+// window holds a thread's events not yet released and gives back the
+// least by less. Most events arrive in order, or a few places early, so
+// they join run, a queue kept sorted, at or near its end: pushing and
+// popping them is cheap. An event further out of place goes to heap, a
+// min-heap, so no arrival order costs more than a logarithm; the least
+// event is the lesser of the two fronts.
+type window struct {
+	run  []*item // run[head:] sorted by less
+	head int
+	heap []*item
+}
+
+// shiftMax bounds the places an event is moved back into run (a copy of
+// at most 8 KiB: Kineto writes some events a few hundred places late).
+const shiftMax = 1024
+
+func (w *window) len() int { return len(w.run) - w.head + len(w.heap) }
+
 func (w *window) push(it *item) {
-	*w = append(*w, it)
-	h := *w
+	r := w.run
+	j := len(r)
+	if j > w.head && less(it, r[j-1]) {
+		// Its place is in the last shiftMax of run, found by bisection,
+		// or it goes to the heap.
+		lo := max(w.head, j-shiftMax)
+		if less(it, r[lo]) {
+			w.heapPush(it)
+			return
+		}
+		// r[lo] ≤ it < r[j-1]: the first element above it is in (lo, j-1].
+		lo, hi := lo+1, j-1
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if less(it, r[m]) {
+				hi = m
+			} else {
+				lo = m + 1
+			}
+		}
+		j = lo
+	}
+	if len(r) == cap(r) && w.head >= len(r)/2 {
+		// Reuse the room popped from the front rather than grow.
+		n := copy(r, r[w.head:])
+		clear(r[n:])
+		r, j, w.head = r[:n], j-w.head, 0
+	}
+	r = append(r, nil)
+	copy(r[j+1:], r[j:])
+	r[j] = it
+	w.run = r
+}
+
+func (w *window) pop() *item {
+	if len(w.heap) > 0 && (w.head == len(w.run) || less(w.heap[0], w.run[w.head])) {
+		return w.heapPop()
+	}
+	it := w.run[w.head]
+	w.run[w.head] = nil
+	w.head++
+	if w.head == len(w.run) {
+		w.run, w.head = w.run[:0], 0
+	}
+	return it
+}
+
+// heapPush and heapPop keep heap a min-heap by less, written for the one
+// element type (container/heap's interface calls cost more than the
+// comparisons).
+func (w *window) heapPush(it *item) {
+	h := append(w.heap, it)
 	for j := len(h) - 1; j > 0; {
 		i := (j - 1) / 2
-		if !h.Less(j, i) {
+		if !less(h[j], h[i]) {
 			break
 		}
 		h[i], h[j] = h[j], h[i]
 		j = i
 	}
+	w.heap = h
 }
 
-func (w *window) pop() *item {
-	h := *w
+func (w *window) heapPop() *item {
+	h := w.heap
 	n := len(h) - 1
 	top := h[0]
 	h[0] = h[n]
@@ -83,16 +149,16 @@ func (w *window) pop() *item {
 			break
 		}
 		j := l
-		if r := l + 1; r < n && h.Less(r, l) {
+		if r := l + 1; r < n && less(h[r], h[l]) {
 			j = r
 		}
-		if !h.Less(j, i) {
+		if !less(h[j], h[i]) {
 			break
 		}
 		h[i], h[j] = h[j], h[i]
 		i = j
 	}
-	*w = h
+	w.heap = h
 	return top
 }
 
@@ -122,6 +188,42 @@ type nester struct {
 	// pending counts the events held in windows, held the slices on
 	// nesting stacks: what the open-slice bound counts.
 	pending, held int64
+	// Items and opens done with, for reuse: one of each per slice
+	// otherwise costs two allocations.
+	freeItems []*item
+	freeOpens []*open
+}
+
+func (n *nester) newItem() *item {
+	if k := len(n.freeItems); k > 0 {
+		it := n.freeItems[k-1]
+		n.freeItems = n.freeItems[:k-1]
+		return it
+	}
+	return &item{}
+}
+
+// done takes back an item released or emitted.
+func (n *nester) done(it *item) {
+	*it = item{}
+	n.freeItems = append(n.freeItems, it)
+}
+
+// newOpen returns a zero open (filled by the caller: a value parameter
+// would escape and cost the allocation saved).
+func (n *nester) newOpen() *open {
+	if k := len(n.freeOpens); k > 0 {
+		p := n.freeOpens[k-1]
+		n.freeOpens = n.freeOpens[:k-1]
+		return p
+	}
+	return &open{}
+}
+
+// closed takes back an open slice emitted or dropped.
+func (n *nester) closed(o *open) {
+	*o = open{}
+	n.freeOpens = append(n.freeOpens, o)
 }
 
 // add queues an event on th and releases what the window no longer holds.
@@ -134,7 +236,7 @@ func (n *nester) add(th *thread, it *item) error {
 	}
 	th.win.push(it)
 	n.pending++
-	for len(th.win) > n.window {
+	for th.win.len() > n.window {
 		if err := n.release(th, th.win.pop()); err != nil {
 			return err
 		}
@@ -148,11 +250,16 @@ func (n *nester) late(th *thread, it *item) error {
 	n.stats.late++
 	switch it.kind {
 	case itemX:
-		it.row.Depth, it.row.ParentID, it.row.SelfNS = table.Null[int64]{}, table.Null[string]{}, table.Null[int64]{}
-		return n.emit(it.row)
+		r := it.row
+		n.done(it)
+		r.Depth, r.ParentID, r.SelfNS = table.Null[int64]{}, table.Null[string]{}, table.Null[int64]{}
+		return n.emit(r)
 	case itemB:
-		th.stack = append(th.stack, &open{row: it.row, end: math.MaxInt64, begin: true, late: true})
+		o := n.newOpen()
+		*o = open{row: it.row, end: math.MaxInt64, begin: true, late: true}
+		th.stack = append(th.stack, o)
 		n.held++
+		n.done(it)
 		return nil
 	}
 	n.pending++ // release counts it out
@@ -169,14 +276,19 @@ func (n *nester) release(th *thread, it *item) error {
 	if err := n.closeBefore(th, it.ts); err != nil {
 		return err
 	}
-	switch it.kind {
-	case itemE:
-		return n.end(th, it)
-	case itemX:
-		return n.push(th, &open{row: it.row, end: it.ts + it.dur})
-	default:
-		return n.push(th, &open{row: it.row, end: math.MaxInt64, begin: true})
+	if it.kind == itemE {
+		err := n.end(th, it)
+		n.done(it)
+		return err
 	}
+	o := n.newOpen()
+	if it.kind == itemX {
+		*o = open{row: it.row, end: it.ts + it.dur}
+	} else {
+		*o = open{row: it.row, end: math.MaxInt64, begin: true}
+	}
+	n.done(it)
+	return n.push(th, o)
 }
 
 // closeBefore emits the slices of th that end at or before ts.
@@ -207,6 +319,7 @@ func (n *nester) push(th *thread, o *open) error {
 			n.stats.overlapping++
 			o.late = true
 			if !o.begin {
+				n.closed(o)
 				r.Depth, r.ParentID, r.SelfNS = table.Null[int64]{}, table.Null[string]{}, table.Null[int64]{}
 				return n.emit(r)
 			}
@@ -280,6 +393,7 @@ func (n *nester) finish(th *thread, o *open) error {
 			th.stack[len(th.stack)-1].children += r.DurationNS
 		}
 	}
+	n.closed(o)
 	return n.emit(r)
 }
 
@@ -287,7 +401,7 @@ func (n *nester) finish(th *thread, o *open) error {
 // are unclosed: counted, not emitted (their end is unknown).
 func (n *nester) drain(threads []*thread) error {
 	for _, th := range threads {
-		for len(th.win) > 0 {
+		for th.win.len() > 0 {
 			if err := n.release(th, th.win.pop()); err != nil {
 				return err
 			}
@@ -299,6 +413,7 @@ func (n *nester) drain(threads []*thread) error {
 			if top.begin {
 				n.stats.unclosedBegin++
 				n.stats.noteUnclosed(top.row.Name)
+				n.closed(top)
 				// What it enclosed keeps its place; the parent's self
 				// time is unknown.
 				continue

@@ -12,8 +12,12 @@ import (
 
 // stats are the counts a trace's summaries state.
 type stats struct {
-	events        int64
-	byPhase       map[string]int64
+	events  int64
+	byPhase map[string]int64
+	// ph1 counts the one-byte ASCII phases (every phase the format
+	// defines) once byPhase holds them (at 0), so most events count
+	// without a map access.
+	ph1           [128]int64
 	otherPhases   int64 // events of phases beyond the first 64 distinct
 	malformed     map[string]int64
 	uninterpreted int64
@@ -30,7 +34,17 @@ type stats struct {
 }
 
 func (s *stats) phase(ph string) {
+	one := len(ph) == 1 && ph[0] < 128
+	if one && s.ph1[ph[0]] > 0 {
+		s.ph1[ph[0]]++
+		return
+	}
 	if _, ok := s.byPhase[ph]; ok || len(s.byPhase) < 64 {
+		if one {
+			s.byPhase[ph] = 0
+			s.ph1[ph[0]]++
+			return
+		}
 		s.byPhase[ph]++
 		return
 	}
@@ -105,6 +119,9 @@ func metric(v any, unit string) evidence.Metric { return evidence.Metric{Value: 
 func (d *decoder) coverage() evidence.Object {
 	phases := evidence.Object{}
 	for k, v := range d.st.byPhase {
+		if len(k) == 1 && k[0] < 128 {
+			v += d.st.ph1[k[0]]
+		}
 		phases[d.sliceVals.Bound(k)] = v
 	}
 	c := evidence.Object{

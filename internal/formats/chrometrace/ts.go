@@ -13,6 +13,51 @@ var errTime = errors.New("not a representable time")
 // literal with digits below the nanosecond is rounded half to even, and
 // rounded reports it.
 func microsToNanos(lit []byte) (ns int64, rounded bool, err error) {
+	if ns, ok := plainMicros(lit); ok {
+		return ns, false, nil
+	}
+	return microsToNanosAny(lit)
+}
+
+// plainMicros is microsToNanos for the literals most writers write: at
+// most 16 integer digits and at most three below the point (exact in
+// nanoseconds), read without microsToNanosAny's digit buffer. ok is
+// false for anything else, which microsToNanosAny reads.
+func plainMicros(lit []byte) (ns int64, ok bool) {
+	var v uint64
+	i := 0
+	for ; i < len(lit) && lit[i]-'0' <= 9; i++ {
+		v = v*10 + uint64(lit[i]-'0')
+	}
+	if i == 0 || i > 16 {
+		return 0, false
+	}
+	v *= 1000
+	if i < len(lit) {
+		if lit[i] != '.' {
+			return 0, false
+		}
+		scale := uint64(100)
+		j := i + 1
+		for ; j < len(lit) && lit[j]-'0' <= 9; j++ {
+			if j-i > 3 {
+				return 0, false
+			}
+			v += uint64(lit[j]-'0') * scale
+			scale /= 10
+		}
+		if j == i+1 || j != len(lit) {
+			return 0, false
+		}
+	}
+	if v > 1<<63-1 {
+		return 0, false // out of range: microsToNanosAny says so
+	}
+	return int64(v), true
+}
+
+// microsToNanosAny is microsToNanos for any literal.
+func microsToNanosAny(lit []byte) (ns int64, rounded bool, err error) {
 	i := 0
 	neg := false
 	if i < len(lit) && lit[i] == '-' {

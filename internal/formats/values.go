@@ -2,6 +2,8 @@ package formats
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/flameox/flameox/internal/evidence"
@@ -84,4 +86,31 @@ func (v *Values) Summarize(s *evidence.Summary) {
 	s.Complete = false
 	s.Limit(fmt.Sprintf("%d string values were longer than %s=%d bytes: each is cut at a character boundary and ends in \"…[N bytes cut]\"; frame ids are of the full values",
 		v.cut, OptionValueBytes, v.max))
+}
+
+// BoundInto puts the members of m into dst with their keys bounded and
+// each value mapped by val, so that dst does not depend on m's order: a
+// key the bound leaves whole keeps its value, and keys cut to one
+// bounded key (or to a key present whole) give it the value of the first
+// in byte order. The cut is stated by the bound's own counts.
+func BoundInto[V any](v *Values, dst map[string]any, m map[string]V, val func(V) any) {
+	type member struct {
+		key, bounded string
+		val          any
+	}
+	var cut []member
+	for k, x := range m {
+		b, bv := v.Bound(k), val(x)
+		if b != k {
+			cut = append(cut, member{k, b, bv})
+			continue
+		}
+		dst[k] = bv
+	}
+	slices.SortFunc(cut, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	for _, c := range cut {
+		if _, taken := dst[c.bounded]; !taken {
+			dst[c.bounded] = c.val
+		}
+	}
 }

@@ -212,9 +212,7 @@ func seriesRow(s *bs.Series, vals *formats.Values) *table.BenchSeriesRow {
 		Benchmark: vals.Bound(s.Name), Unit: s.Unit, Dimensions: evidence.Object{},
 		Scope: opt(s.Scope), Clock: opt(s.Clock), Variant: opt(s.Variant), Phase: opt(s.Phase), Synchronization: opt(s.Synchronization)},
 		Samples: int64(len(s.Samples)), Warmups: int64(len(s.Warmups))}
-	for k, v := range s.Dimensions {
-		r.Dimensions[vals.Bound(k)] = vals.Bound(v)
-	}
+	formats.BoundInto(vals, r.Dimensions, s.Dimensions, func(v string) any { return vals.Bound(v) })
 	if s.Worker != "" {
 		r.Dimensions["worker"] = vals.Bound(s.Worker)
 	}

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -578,6 +579,25 @@ func TestPlainMicros(t *testing.T) {
 	for _, lit := range []string{"0", "1694039968955744", "1694039968955744.123", "9223372036854775.807"} {
 		if _, ok := plainMicros([]byte(lit)); !ok {
 			t.Errorf("%q is not read by the fast path", lit)
+		}
+	}
+}
+
+// TestValueBoundCollision: two keys of a nested args object that the
+// bound cuts to the same key keep one value, the same on every run (the
+// first key in byte order), not whichever map order gives.
+func TestValueBoundCollision(t *testing.T) {
+	long := strings.Repeat("k", 40)
+	doc := fmt.Sprintf(`{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":{"o":{"%[1]sB":"b","%[1]sA":"a","%[1]sC":"c","short":"s"}}}]}`, long)
+	for range 30 {
+		sink, err := formatstest.Decode(Spec, "t.json", []byte(doc), evidence.Object{formats.OptionValueBytes: 32}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ := sink.Table(table.TraceSlices.Name).Typed[0].(*table.TraceSlice).Args["o"].(map[string]any)
+		want := map[string]any{long[:32] + "…[9 bytes cut]": "a", "short": "s"}
+		if !reflect.DeepEqual(o, want) {
+			t.Fatalf("nested args %v, want %v", o, want)
 		}
 	}
 }

@@ -439,9 +439,7 @@ func boundValue(vals *formats.Values, v any) any {
 		return vals.Bound(x)
 	case map[string]any:
 		out := make(map[string]any, len(x))
-		for k, y := range x {
-			out[vals.Bound(k)] = boundValue(vals, y)
-		}
+		formats.BoundInto(vals, out, x, func(y any) any { return boundValue(vals, y) })
 		return out
 	case []any:
 		for i, y := range x {

@@ -117,12 +117,17 @@ func metric(v any, unit string) evidence.Metric { return evidence.Metric{Value: 
 
 // coverage is what every table's summary says of the document.
 func (d *decoder) coverage() evidence.Object {
-	phases := evidence.Object{}
+	// Phases cut to one bounded key add up (whatever the map's order).
+	counts := map[string]int64{}
 	for k, v := range d.st.byPhase {
 		if len(k) == 1 && k[0] < 128 {
 			v += d.st.ph1[k[0]]
 		}
-		phases[d.sliceVals.Bound(k)] = v
+		counts[d.sliceVals.Bound(k)] += v
+	}
+	phases := make(evidence.Object, len(counts))
+	for k, v := range counts {
+		phases[k] = v
 	}
 	c := evidence.Object{
 		"events":            d.st.events,

@@ -607,8 +607,8 @@ const maxMetadata = 4096
 // commonMetadata is the metadata every run of b has with one value
 // (pyperf's Benchmark.get_metadata), bounded.
 func commonMetadata(b *benchmark, vals *formats.Values) evidence.Object {
-	out := evidence.Object{}
 	first := b.runs[0].meta.all
+	common := make(map[string]string, len(first))
 	for k, v := range first {
 		same := true
 		for _, r := range b.runs[1:] {
@@ -618,9 +618,11 @@ func commonMetadata(b *benchmark, vals *formats.Values) evidence.Object {
 			}
 		}
 		if same {
-			out[vals.Bound(k)] = vals.Bound(v)
+			common[k] = v
 		}
 	}
+	out := make(evidence.Object, len(common))
+	formats.BoundInto(vals, out, common, func(v string) any { return vals.Bound(v) })
 	return out
 }
 

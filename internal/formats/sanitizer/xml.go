@@ -555,7 +555,10 @@ func (d *xmlDecoder) xmlSummary(cutRecord bool) *evidence.Summary {
 		kinds[k] = n
 	}
 	for k, n := range d.native {
-		native[d.values.Bound(k)] = n
+		// Kinds cut to one bounded key add up, whatever the map's order.
+		b := d.values.Bound(k)
+		prev, _ := native[b].(int64)
+		native[b] = prev + n
 	}
 	s.Coverage = evidence.Object{"records_by_kind": kinds, "native_kinds": native, "launch_records": d.launches}
 	if len(d.session) > 0 {

@@ -146,13 +146,15 @@ func decode(ctx context.Context, in *formats.Input, out formats.Sink) error {
 				return withField(evidence.Failf(evidence.CodeDecodeFailure, "configs_timings[%d]: %s is %s, not an integer", i, name, kind(x)), fmt.Sprintf("configs_timings[%d].%s", i, name))
 			}
 		}
+		other := map[string]any{}
 		for k, x := range cfg {
 			if !configFields[k] && x != nil {
-				if r.Other == nil {
-					r.Other = evidence.Object{}
-				}
-				r.Other[values.Bound(k)] = plain(x, values)
+				other[k] = x
 			}
+		}
+		if len(other) > 0 {
+			r.Other = evidence.Object{}
+			formats.BoundInto(values, r.Other, other, func(x any) any { return plain(x, values) })
 		}
 		ts, isScalar, err := timings(pair[1])
 		if err != nil {
@@ -342,9 +344,7 @@ func plain(v any, values *formats.Values) any {
 		return out
 	case evidence.Object:
 		out := make(evidence.Object, len(x))
-		for k, e := range x {
-			out[values.Bound(k)] = plain(e, values)
-		}
+		formats.BoundInto(values, out, x, func(e any) any { return plain(e, values) })
 		return out
 	}
 	return v

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/flameox/flameox/internal/evidence"
+	"github.com/flameox/flameox/internal/formats"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
@@ -94,7 +95,7 @@ func (d *decoder) protobuf(r io.Reader) error {
 			off += int64(l)
 			rs := &tracepb.ResourceSpans{}
 			if err := proto.Unmarshal(buf.Bytes(), rs); err != nil {
-				return fail(start, "resource_spans %d: %v", d.resourceSpans+1, err)
+				return fail(start, "resource_spans %d: %v", d.resourceSpans+1, formats.ProtoError(err))
 			}
 			if err := d.resource(rs); err != nil {
 				var f *evidence.Failure

@@ -125,7 +125,7 @@ type track struct {
 	mult        int64
 	ctype       int64
 
-	stack      []*open
+	stack      []open
 	win        window
 	released   bool
 	releasedTS int64

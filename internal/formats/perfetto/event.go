@@ -147,7 +147,7 @@ func (d *decoder) trackEvent(s *seqState, b []byte, ts int64, at int64) error {
 		if !ok {
 			if e.typ == typeBegin {
 				// Its END still closes it: held, never a row.
-				return d.enqueue(tr, &item{ts: ts, typ: itemBegin, skip: true, row: &table.TraceSlice{StartNS: ts}}, at)
+				return d.enqueue(tr, item{ts: ts, typ: itemBegin, skip: true, row: &table.TraceSlice{StartNS: ts}}, at)
 			}
 			return nil
 		}
@@ -163,7 +163,7 @@ func (d *decoder) trackEvent(s *seqState, b []byte, ts int64, at int64) error {
 		if err := d.flowPoints(e, row.TraceIDs, ts, at); err != nil {
 			return err
 		}
-		it := &item{ts: ts, typ: itemBegin, row: row}
+		it := item{ts: ts, typ: itemBegin, row: row}
 		if e.typ == typeInstant {
 			row.Kind = table.SliceInstant
 			it.typ = itemInstant
@@ -174,7 +174,7 @@ func (d *decoder) trackEvent(s *seqState, b []byte, ts int64, at int64) error {
 		if err := d.flowPoints(e, d.ids(tr), ts, at); err != nil {
 			return err
 		}
-		it := &item{ts: ts, typ: itemEnd}
+		it := item{ts: ts, typ: itemEnd}
 		if d.keepArgs && len(e.annotations) > 0 {
 			it.args = d.args(s, e, nil)
 		}

@@ -134,6 +134,9 @@ type track struct {
 	lastTS     int64
 	anyTS      bool
 
+	typeName   string // counterTypeName of ctype typeNameOf, made once
+	typeNameOf int64
+
 	gen     int64 // descriptor generation its ids were resolved at
 	ids     table.TraceIDs
 	slot    string // the kind of its slices
@@ -186,16 +189,17 @@ type decoder struct {
 	gzip     bool
 	gzLim    *formats.Decompressed
 
-	seqs    map[uint32]*seqState
-	lastSeq *seqState
-	trks    map[uint64]*track
-	legacy  map[[2]int64]*track // threads of legacy thread_descriptor packets, by pid and tid
-	gen     int64
-	flowSet map[uint64]struct{}
-	open    int64
-	window  int
-	horizon int64
-	itemSeq int64
+	seqs     map[uint32]*seqState
+	lastSeq  *seqState
+	trks     map[uint64]*track
+	trkCache [64]*track          // recent trks entries, by uuid modulo its size
+	legacy   map[[2]int64]*track // threads of legacy thread_descriptor packets, by pid and tid
+	gen      int64
+	flowSet  map[uint64]struct{}
+	open     int64
+	window   int
+	horizon  int64
+	itemSeq  int64
 
 	clk  clocks
 	st   stats
@@ -207,6 +211,26 @@ type decoder struct {
 
 	// scratch for one track event
 	ev trackEvent
+
+	ctrRows  slab[table.TraceCounter]
+	flowRows slab[table.TraceFlow]
+}
+
+// slab hands out rows from chunks of slabRows: one allocation for many
+// rows. Only for rows the decoder passes on at once and keeps no
+// reference to (counters, flows): a held row (an open slice) would keep
+// its whole chunk alive.
+type slab[T any] struct{ free []T }
+
+const slabRows = 64
+
+func (s *slab[T]) next() *T {
+	if len(s.free) == 0 {
+		s.free = make([]T, slabRows)
+	}
+	r := &s.free[0]
+	s.free = s.free[1:]
+	return r
 }
 
 func newDecoder(ctx context.Context, in *formats.Input, out formats.Sink) *decoder {

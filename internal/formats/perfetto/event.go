@@ -293,7 +293,9 @@ func (d *decoder) flow(id uint64, step string, ids table.TraceIDs, ts, at int64)
 	if !d.wantFlows {
 		return nil
 	}
-	return d.flows.Row(&table.TraceFlow{FlowID: strconv.FormatUint(id, 10), Step: step, TraceIDs: ids, TS: ts, Offset: table.Some(at)})
+	r := d.flowRows.next()
+	*r = table.TraceFlow{FlowID: strconv.FormatUint(id, 10), Step: step, TraceIDs: ids, TS: ts, Offset: table.Some(at)}
+	return d.flows.Row(r)
 }
 
 // extraCounters emits extra_counter_values (and their double
@@ -346,9 +348,14 @@ func (d *decoder) counter(s *seqState, tr *track, v float64, ts, at int64) error
 	}
 	name := d.ctrVals.Bound(tr.rawName)
 	if name == "" {
-		name = counterTypeName(tr)
+		if tr.typeName == "" || tr.typeNameOf != tr.ctype {
+			tr.typeName, tr.typeNameOf = counterTypeName(tr), tr.ctype
+		}
+		name = tr.typeName
 	}
-	return d.counters.Row(&table.TraceCounter{Name: name, TraceIDs: d.ids(tr), TS: ts, Value: v, Offset: table.Some(at)})
+	r := d.ctrRows.next()
+	*r = table.TraceCounter{Name: name, TraceIDs: d.ids(tr), TS: ts, Value: v, Offset: table.Some(at)}
+	return d.counters.Row(r)
 }
 
 func counterTypeName(tr *track) string {
@@ -363,11 +370,18 @@ func counterTypeName(tr *track) string {
 
 // track is the track of uuid, described or not yet.
 func (d *decoder) track(uuid uint64) *track {
+	// Consecutive events are mostly on a few tracks (a slice's track, its
+	// thread-time counter): a small cache by uuid spares the map.
+	c := &d.trkCache[uuid%uint64(len(d.trkCache))]
+	if *c != nil && (*c).uuid == uuid {
+		return *c
+	}
 	tr := d.trks[uuid]
 	if tr == nil {
 		tr = &track{uuid: uuid, kind: table.TrackOther, gen: -1}
 		d.trks[uuid] = tr
 	}
+	*c = tr
 	return tr
 }
 

@@ -208,12 +208,12 @@ func (d *decoder) eventName(s *seqState, e *trackEvent) (string, bool) {
 	case e.hasName:
 		return d.sliceVals.Bound(d.text(string(e.name))), true
 	case e.hasNameIID:
-		n, ok := d.lookup(s, strNames, e.nameIID)
+		n, ok := d.lookupText(s, strNames, e.nameIID)
 		if !ok {
 			d.st.missingName++
 			return "", false
 		}
-		return d.sliceVals.Bound(d.text(n)), true
+		return d.sliceVals.Bound(n), true
 	}
 	d.st.unnamed++
 	return "", true
@@ -226,12 +226,12 @@ func (d *decoder) category(s *seqState, e *trackEvent) table.Null[string] {
 		return table.Null[string]{}
 	}
 	if len(e.cats) == 0 && len(e.catIIDs) == 1 {
-		c, ok := d.lookup(s, strCats, e.catIIDs[0])
+		c, ok := d.lookupText(s, strCats, e.catIIDs[0])
 		if !ok {
 			d.st.missingCategory++
 			return table.Null[string]{}
 		}
-		return table.Some(d.sliceVals.Bound(d.text(c)))
+		return table.Some(d.sliceVals.Bound(c))
 	}
 	var sb strings.Builder
 	for _, iid := range e.catIIDs {
@@ -623,12 +623,12 @@ func (d *decoder) annotation(s *seqState, b []byte, depth int) (string, any, boo
 		case 10:
 			name, hasName = d.sliceVals.Bound(d.text(string(body))), true
 		case 1:
-			n, ok := d.lookup(s, strAnnNames, v)
+			n, ok := d.lookupText(s, strAnnNames, v)
 			if !ok {
 				nameOK = false
 				return nil
 			}
-			name, hasName = d.sliceVals.Bound(d.text(n)), true
+			name, hasName = d.sliceVals.Bound(n), true
 		case 2:
 			val = v != 0
 		case 3:

@@ -261,10 +261,13 @@ func (d *decoder) category(s *seqState, e *trackEvent) table.Null[string] {
 // its flow, seen again steps it, a terminating id ends it.
 func (d *decoder) flowPoints(e *trackEvent, ids table.TraceIDs, ts int64, at int64) error {
 	for _, id := range e.flows {
+		// One map operation per point, not a lookup then an insert or
+		// delete: whether the set grew or shrank says what the id was.
 		step := table.FlowStep
-		if _, ok := d.flowSet[id]; !ok {
+		n := len(d.flowSet)
+		d.flowSet[id] = struct{}{}
+		if len(d.flowSet) > n {
 			step = table.FlowStart
-			d.flowSet[id] = struct{}{}
 			d.open++
 			if d.open > d.maxOpen {
 				return d.in.ExceededAt(LimitOpen, d.open, at)
@@ -275,8 +278,9 @@ func (d *decoder) flowPoints(e *trackEvent, ids table.TraceIDs, ts int64, at int
 		}
 	}
 	for _, id := range e.terminating {
-		if _, ok := d.flowSet[id]; ok {
-			delete(d.flowSet, id)
+		n := len(d.flowSet)
+		delete(d.flowSet, id)
+		if len(d.flowSet) < n {
 			d.open--
 		} else {
 			d.st.flowEndUnstarted++

@@ -547,6 +547,53 @@ func fields(b []byte, f func(num protowire.Number, typ protowire.Type, v uint64,
 	return nil
 }
 
+// field is one field of a message as a loop reads it: the same values
+// fields passes its callback, without a call per field (the hot
+// messages: a track event's fields).
+type field struct {
+	b    []byte
+	num  protowire.Number
+	typ  protowire.Type
+	v    uint64
+	body []byte
+	err  error // why the last next failed: a malformed field
+}
+
+// next reads the next field; false at the end or at a malformed one
+// (err then says why).
+func (f *field) next() bool {
+	if len(f.b) == 0 {
+		return false
+	}
+	num, typ, n := protowire.ConsumeTag(f.b)
+	if n < 0 {
+		f.err = protowire.ParseError(n)
+		return false
+	}
+	f.b = f.b[n:]
+	f.num, f.typ, f.v, f.body = num, typ, 0, nil
+	switch typ {
+	case protowire.VarintType:
+		f.v, n = protowire.ConsumeVarint(f.b)
+	case protowire.Fixed64Type:
+		f.v, n = protowire.ConsumeFixed64(f.b)
+	case protowire.Fixed32Type:
+		var x uint32
+		x, n = protowire.ConsumeFixed32(f.b)
+		f.v = uint64(x)
+	case protowire.BytesType:
+		f.body, n = protowire.ConsumeBytes(f.b)
+	default:
+		n = protowire.ConsumeFieldValue(num, typ, f.b)
+	}
+	if n < 0 {
+		f.err = protowire.ParseError(n)
+		return false
+	}
+	f.b = f.b[n:]
+	return true
+}
+
 func wrapErr(wrap func(error) error, err error) error {
 	if wrap == nil {
 		return err

@@ -58,7 +58,9 @@ func (e *trackEvent) reset() {
 func (d *decoder) trackEvent(s *seqState, b []byte, ts int64, at int64) error {
 	e := &d.ev
 	e.reset()
-	err := fields(b, func(num protowire.Number, typ protowire.Type, v uint64, body []byte) error {
+	f := field{b: b}
+	for f.next() {
+		num, typ, v, body := f.num, f.typ, f.v, f.body
 		switch num {
 		case 9:
 			e.typ = v
@@ -109,10 +111,9 @@ func (d *decoder) trackEvent(s *seqState, b []byte, ts int64, at int64) error {
 		default:
 			d.st.notInterpreted(msgTrackEvent, num)
 		}
-		return nil
-	}, d.fieldErr(at, "track_event"))
-	if err != nil {
-		return err
+	}
+	if f.err != nil {
+		return d.malformed(at, "track_event", f.err)
 	}
 	d.st.events++
 	uuid := e.trackUUID

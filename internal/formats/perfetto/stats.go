@@ -18,6 +18,7 @@ type stats struct {
 	packets, traceFields, compressedBundles, multipleData, noData int64
 	data                                                          map[protowire.Number]int64
 	notInterp                                                     map[[2]int32]int64
+	lowNotInterp                                                  [nMsgs][nLowFields]int64
 	needsState                                                    int64
 	needsStateBy                                                  map[protowire.Number]int64
 	dropped, droppedAtStart                                       int64
@@ -50,8 +51,28 @@ func (s *stats) init() {
 }
 
 // notInterpreted counts a field of message msg that is read past.
+// Most are a few low-numbered fields met at every packet or event
+// (trusted_uid, task_execution): those count in an array, folded into
+// notInterp before it is read (foldNotInterp).
 func (s *stats) notInterpreted(msg int, num protowire.Number) {
+	if num >= 0 && num < nLowFields {
+		s.lowNotInterp[msg][num]++
+		return
+	}
 	s.notInterp[[2]int32{int32(msg), int32(num)}]++
+}
+
+const nLowFields = 64
+
+func (s *stats) foldNotInterp() {
+	for msg := range s.lowNotInterp {
+		for num, n := range s.lowNotInterp[msg] {
+			if n != 0 {
+				s.notInterp[[2]int32{int32(msg), int32(num)}] += n
+				s.lowNotInterp[msg][num] = 0
+			}
+		}
+	}
 }
 
 // fieldName names a field by message and number.
@@ -122,6 +143,7 @@ func metric(v any, unit string) evidence.Metric { return evidence.Metric{Value: 
 
 func (d *decoder) coverage() evidence.Object {
 	st := &d.st
+	st.foldNotInterp()
 	data := evidence.Object{}
 	for num, n := range st.data {
 		data[fieldName(msgPacket, int32(num))] = n
@@ -224,6 +246,7 @@ func (d *decoder) loss(s *evidence.Summary) {
 }
 
 func (d *decoder) slicesSummary() *evidence.Summary {
+	d.st.foldNotInterp()
 	st := &d.st
 	s := &evidence.Summary{Complete: true, Coverage: d.coverage(), Metrics: map[string]evidence.Metric{
 		"packets":                          metric(st.packets, "packets"),

@@ -333,7 +333,7 @@ func (d *decoder) packet(b []byte, at int64, inner bool) error {
 			fProcessDescriptor, fThreadDescriptor, fPerfSample, fStreamingSample:
 			want, p.dataNum, p.data = protowire.BytesType, num, body
 			p.dataCount++
-			d.st.data[num]++
+			d.st.dataField(num)
 		default:
 			d.st.notInterpreted(msgPacket, num)
 			continue

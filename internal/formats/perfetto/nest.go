@@ -11,9 +11,9 @@ import (
 // written by several sequences (or one sequence writes some events with
 // explicit earlier times), so file order is not time order. Each
 // track's begin, end and instant events pass through a reorder window
-// (at most reorder_window events, released in time order,
-// ties in file order): within it, the result is the stack a time-sorted
-// reading builds. An event earlier than one its track already released
+// (at most reorder_window events, released in time order, ties in file
+// order): within it, the result is the stack a time-sorted reading
+// builds. An event earlier than one its track already released
 // is late: applied at once (in file order), and counted. The window also
 // releases what is more than reorder_window_ns older than the track's
 // latest event, so memory is bounded in time as well as in count.

@@ -58,6 +58,14 @@ type clocks struct {
 	pairs      map[uint64][]pair
 	failed     map[uint32]int64
 	overflowed int64
+
+	// The pairs of the clock last converted, and the one used; hit is
+	// false once the pairs change.
+	hit      bool
+	hitKey   uint64
+	hitPairs []pair
+	hitI     int
+	hitOne   [1]pair
 }
 
 func (c *clocks) init() {
@@ -78,6 +86,7 @@ func (c *clocks) setPrimary(id uint32) {
 		return
 	}
 	c.primary, c.named = id, true
+	c.hit = false
 	c.one = map[uint64]pair{}
 	c.pairs = map[uint64][]pair{}
 	for _, s := range c.snapshots {
@@ -86,6 +95,7 @@ func (c *clocks) setPrimary(id uint32) {
 }
 
 func (c *clocks) addPairs(s []clockVal) {
+	defer func() { c.hit = false }() // after the conversions it makes, before any other
 	var prim int64
 	found := false
 	for _, v := range s {
@@ -131,15 +141,25 @@ func (c *clocks) addPairs(s []clockVal) {
 
 // convert takes ns on the clock key to the primary clock.
 func (c *clocks) convert(key uint64, ns int64) (int64, bool) {
-	var at pair
-	if ps := c.pairs[key]; len(ps) > 0 {
-		i := sort.Search(len(ps), func(i int) bool { return ps[i].c > ns }) - 1
-		at = ps[max(i, 0)]
-	} else if o, ok := c.one[key]; ok {
-		at = o
-	} else {
-		return 0, false
+	var ps []pair
+	if c.hit && c.hitKey == key {
+		ps = c.hitPairs
+	} else if ps = c.pairs[key]; len(ps) == 0 {
+		o, ok := c.one[key]
+		if !ok {
+			return 0, false
+		}
+		c.hitOne[0] = o
+		ps = c.hitOne[:]
 	}
+	// Packets of a clock come mostly in time order: the pair the last
+	// conversion used is mostly the one again.
+	i := c.hitI
+	if !c.hit || c.hitKey != key || i >= len(ps) || ps[i].c > ns || i+1 < len(ps) && ps[i+1].c <= ns {
+		i = max(sort.Search(len(ps), func(i int) bool { return ps[i].c > ns })-1, 0)
+	}
+	c.hit, c.hitKey, c.hitPairs, c.hitI = true, key, ps, i
+	at := ps[i]
 	r := at.p + (ns - at.c)
 	if (ns > at.c) != (r > at.p) && ns != at.c {
 		return 0, false

@@ -125,7 +125,7 @@ type track struct {
 	mult        int64
 	ctype       int64
 
-	stack      []*open
+	stack      []open
 	win        window
 	released   bool
 	releasedTS int64
@@ -133,6 +133,9 @@ type track struct {
 	maxTS      int64
 	lastTS     int64
 	anyTS      bool
+
+	typeName   string // counterTypeName of ctype typeNameOf, made once
+	typeNameOf int64
 
 	gen     int64 // descriptor generation its ids were resolved at
 	ids     table.TraceIDs
@@ -186,16 +189,17 @@ type decoder struct {
 	gzip     bool
 	gzLim    *formats.Decompressed
 
-	seqs    map[uint32]*seqState
-	lastSeq *seqState
-	trks    map[uint64]*track
-	legacy  map[[2]int64]*track // threads of legacy thread_descriptor packets, by pid and tid
-	gen     int64
-	flowSet map[uint64]struct{}
-	open    int64
-	window  int
-	horizon int64
-	itemSeq int64
+	seqs     map[uint32]*seqState
+	lastSeq  *seqState
+	trks     map[uint64]*track
+	trkCache [64]*track          // recent trks entries, by uuid modulo its size
+	legacy   map[[2]int64]*track // threads of legacy thread_descriptor packets, by pid and tid
+	gen      int64
+	flowSet  map[uint64]struct{}
+	open     int64
+	window   int
+	horizon  int64
+	itemSeq  int64
 
 	clk  clocks
 	st   stats
@@ -207,6 +211,26 @@ type decoder struct {
 
 	// scratch for one track event
 	ev trackEvent
+
+	ctrRows  slab[table.TraceCounter]
+	flowRows slab[table.TraceFlow]
+}
+
+// slab hands out rows from chunks of slabRows: one allocation for many
+// rows. Only for rows the decoder passes on at once and keeps no
+// reference to (counters, flows): a held row (an open slice) would keep
+// its whole chunk alive.
+type slab[T any] struct{ free []T }
+
+const slabRows = 64
+
+func (s *slab[T]) next() *T {
+	if len(s.free) == 0 {
+		s.free = make([]T, slabRows)
+	}
+	r := &s.free[0]
+	s.free = s.free[1:]
+	return r
 }
 
 func newDecoder(ctx context.Context, in *formats.Input, out formats.Sink) *decoder {
@@ -309,7 +333,7 @@ func (d *decoder) packet(b []byte, at int64, inner bool) error {
 			fProcessDescriptor, fThreadDescriptor, fPerfSample, fStreamingSample:
 			want, p.dataNum, p.data = protowire.BytesType, num, body
 			p.dataCount++
-			d.st.data[num]++
+			d.st.dataField(num)
 		default:
 			d.st.notInterpreted(msgPacket, num)
 			continue
@@ -521,6 +545,53 @@ func fields(b []byte, f func(num protowire.Number, typ protowire.Type, v uint64,
 		}
 	}
 	return nil
+}
+
+// field is one field of a message as a loop reads it: the same values
+// fields passes its callback, without a call per field (the hot
+// messages: a track event's fields).
+type field struct {
+	b    []byte
+	num  protowire.Number
+	typ  protowire.Type
+	v    uint64
+	body []byte
+	err  error // why the last next failed: a malformed field
+}
+
+// next reads the next field; false at the end or at a malformed one
+// (err then says why).
+func (f *field) next() bool {
+	if len(f.b) == 0 {
+		return false
+	}
+	num, typ, n := protowire.ConsumeTag(f.b)
+	if n < 0 {
+		f.err = protowire.ParseError(n)
+		return false
+	}
+	f.b = f.b[n:]
+	f.num, f.typ, f.v, f.body = num, typ, 0, nil
+	switch typ {
+	case protowire.VarintType:
+		f.v, n = protowire.ConsumeVarint(f.b)
+	case protowire.Fixed64Type:
+		f.v, n = protowire.ConsumeFixed64(f.b)
+	case protowire.Fixed32Type:
+		var x uint32
+		x, n = protowire.ConsumeFixed32(f.b)
+		f.v = uint64(x)
+	case protowire.BytesType:
+		f.body, n = protowire.ConsumeBytes(f.b)
+	default:
+		n = protowire.ConsumeFieldValue(num, typ, f.b)
+	}
+	if n < 0 {
+		f.err = protowire.ParseError(n)
+		return false
+	}
+	f.b = f.b[n:]
+	return true
 }
 
 func wrapErr(wrap func(error) error, err error) error {

@@ -58,7 +58,9 @@ func (e *trackEvent) reset() {
 func (d *decoder) trackEvent(s *seqState, b []byte, ts int64, at int64) error {
 	e := &d.ev
 	e.reset()
-	err := fields(b, func(num protowire.Number, typ protowire.Type, v uint64, body []byte) error {
+	f := field{b: b}
+	for f.next() {
+		num, typ, v, body := f.num, f.typ, f.v, f.body
 		switch num {
 		case 9:
 			e.typ = v
@@ -109,10 +111,9 @@ func (d *decoder) trackEvent(s *seqState, b []byte, ts int64, at int64) error {
 		default:
 			d.st.notInterpreted(msgTrackEvent, num)
 		}
-		return nil
-	}, d.fieldErr(at, "track_event"))
-	if err != nil {
-		return err
+	}
+	if f.err != nil {
+		return d.malformed(at, "track_event", f.err)
 	}
 	d.st.events++
 	uuid := e.trackUUID
@@ -147,7 +148,7 @@ func (d *decoder) trackEvent(s *seqState, b []byte, ts int64, at int64) error {
 		if !ok {
 			if e.typ == typeBegin {
 				// Its END still closes it: held, never a row.
-				return d.enqueue(tr, &item{ts: ts, typ: itemBegin, skip: true, row: &table.TraceSlice{StartNS: ts}}, at)
+				return d.enqueue(tr, item{ts: ts, typ: itemBegin, skip: true, row: &table.TraceSlice{StartNS: ts}}, at)
 			}
 			return nil
 		}
@@ -163,7 +164,7 @@ func (d *decoder) trackEvent(s *seqState, b []byte, ts int64, at int64) error {
 		if err := d.flowPoints(e, row.TraceIDs, ts, at); err != nil {
 			return err
 		}
-		it := &item{ts: ts, typ: itemBegin, row: row}
+		it := item{ts: ts, typ: itemBegin, row: row}
 		if e.typ == typeInstant {
 			row.Kind = table.SliceInstant
 			it.typ = itemInstant
@@ -174,7 +175,7 @@ func (d *decoder) trackEvent(s *seqState, b []byte, ts int64, at int64) error {
 		if err := d.flowPoints(e, d.ids(tr), ts, at); err != nil {
 			return err
 		}
-		it := &item{ts: ts, typ: itemEnd}
+		it := item{ts: ts, typ: itemEnd}
 		if d.keepArgs && len(e.annotations) > 0 {
 			it.args = d.args(s, e, nil)
 		}
@@ -208,12 +209,12 @@ func (d *decoder) eventName(s *seqState, e *trackEvent) (string, bool) {
 	case e.hasName:
 		return d.sliceVals.Bound(d.text(string(e.name))), true
 	case e.hasNameIID:
-		n, ok := d.lookup(s, strNames, e.nameIID)
+		n, ok := d.lookupText(s, strNames, e.nameIID)
 		if !ok {
 			d.st.missingName++
 			return "", false
 		}
-		return d.sliceVals.Bound(d.text(n)), true
+		return d.sliceVals.Bound(n), true
 	}
 	d.st.unnamed++
 	return "", true
@@ -226,12 +227,12 @@ func (d *decoder) category(s *seqState, e *trackEvent) table.Null[string] {
 		return table.Null[string]{}
 	}
 	if len(e.cats) == 0 && len(e.catIIDs) == 1 {
-		c, ok := d.lookup(s, strCats, e.catIIDs[0])
+		c, ok := d.lookupText(s, strCats, e.catIIDs[0])
 		if !ok {
 			d.st.missingCategory++
 			return table.Null[string]{}
 		}
-		return table.Some(d.sliceVals.Bound(d.text(c)))
+		return table.Some(d.sliceVals.Bound(c))
 	}
 	var sb strings.Builder
 	for _, iid := range e.catIIDs {
@@ -261,10 +262,13 @@ func (d *decoder) category(s *seqState, e *trackEvent) table.Null[string] {
 // its flow, seen again steps it, a terminating id ends it.
 func (d *decoder) flowPoints(e *trackEvent, ids table.TraceIDs, ts int64, at int64) error {
 	for _, id := range e.flows {
+		// One map operation per point, not a lookup then an insert or
+		// delete: whether the set grew or shrank says what the id was.
 		step := table.FlowStep
-		if _, ok := d.flowSet[id]; !ok {
+		n := len(d.flowSet)
+		d.flowSet[id] = struct{}{}
+		if len(d.flowSet) > n {
 			step = table.FlowStart
-			d.flowSet[id] = struct{}{}
 			d.open++
 			if d.open > d.maxOpen {
 				return d.in.ExceededAt(LimitOpen, d.open, at)
@@ -275,8 +279,9 @@ func (d *decoder) flowPoints(e *trackEvent, ids table.TraceIDs, ts int64, at int
 		}
 	}
 	for _, id := range e.terminating {
-		if _, ok := d.flowSet[id]; ok {
-			delete(d.flowSet, id)
+		n := len(d.flowSet)
+		delete(d.flowSet, id)
+		if len(d.flowSet) < n {
 			d.open--
 		} else {
 			d.st.flowEndUnstarted++
@@ -293,7 +298,9 @@ func (d *decoder) flow(id uint64, step string, ids table.TraceIDs, ts, at int64)
 	if !d.wantFlows {
 		return nil
 	}
-	return d.flows.Row(&table.TraceFlow{FlowID: strconv.FormatUint(id, 10), Step: step, TraceIDs: ids, TS: ts, Offset: table.Some(at)})
+	r := d.flowRows.next()
+	*r = table.TraceFlow{FlowID: strconv.FormatUint(id, 10), Step: step, TraceIDs: ids, TS: ts, Offset: table.Some(at)}
+	return d.flows.Row(r)
 }
 
 // extraCounters emits extra_counter_values (and their double
@@ -346,9 +353,14 @@ func (d *decoder) counter(s *seqState, tr *track, v float64, ts, at int64) error
 	}
 	name := d.ctrVals.Bound(tr.rawName)
 	if name == "" {
-		name = counterTypeName(tr)
+		if tr.typeName == "" || tr.typeNameOf != tr.ctype {
+			tr.typeName, tr.typeNameOf = counterTypeName(tr), tr.ctype
+		}
+		name = tr.typeName
 	}
-	return d.counters.Row(&table.TraceCounter{Name: name, TraceIDs: d.ids(tr), TS: ts, Value: v, Offset: table.Some(at)})
+	r := d.ctrRows.next()
+	*r = table.TraceCounter{Name: name, TraceIDs: d.ids(tr), TS: ts, Value: v, Offset: table.Some(at)}
+	return d.counters.Row(r)
 }
 
 func counterTypeName(tr *track) string {
@@ -363,11 +375,18 @@ func counterTypeName(tr *track) string {
 
 // track is the track of uuid, described or not yet.
 func (d *decoder) track(uuid uint64) *track {
+	// Consecutive events are mostly on a few tracks (a slice's track, its
+	// thread-time counter): a small cache by uuid spares the map.
+	c := &d.trkCache[uuid%uint64(len(d.trkCache))]
+	if *c != nil && (*c).uuid == uuid {
+		return *c
+	}
 	tr := d.trks[uuid]
 	if tr == nil {
 		tr = &track{uuid: uuid, kind: table.TrackOther, gen: -1}
 		d.trks[uuid] = tr
 	}
+	*c = tr
 	return tr
 }
 
@@ -609,12 +628,12 @@ func (d *decoder) annotation(s *seqState, b []byte, depth int) (string, any, boo
 		case 10:
 			name, hasName = d.sliceVals.Bound(d.text(string(body))), true
 		case 1:
-			n, ok := d.lookup(s, strAnnNames, v)
+			n, ok := d.lookupText(s, strAnnNames, v)
 			if !ok {
 				nameOK = false
 				return nil
 			}
-			name, hasName = d.sliceVals.Bound(d.text(n)), true
+			name, hasName = d.sliceVals.Bound(n), true
 		case 2:
 			val = v != 0
 		case 3:

@@ -1,5 +1,10 @@
 package perfetto
 
+import (
+	"strings"
+	"unicode/utf8"
+)
+
 // Interned strings. A trace never says that a sequence ended, so every
 // sequence's interned state is kept to the end, and a long trace has
 // thousands of sequences that intern the same names (a writer per thread,
@@ -12,6 +17,10 @@ package perfetto
 type strPool struct {
 	idx  map[string]uint32
 	strs []string
+	// texts are strs made valid UTF-8 (decoder.text), once per distinct
+	// string rather than at every event naming it; bad says which were not.
+	texts []string
+	bad   []bool
 }
 
 func (p *strPool) id(b []byte) uint32 {
@@ -24,6 +33,11 @@ func (p *strPool) id(b []byte) uint32 {
 	i := uint32(len(p.strs))
 	s := string(b)
 	p.strs = append(p.strs, s)
+	t, bad := s, !utf8.ValidString(s)
+	if bad {
+		t = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	p.texts, p.bad = append(p.texts, t), append(p.bad, bad)
 	p.idx[s] = i
 	return i
 }
@@ -76,6 +90,19 @@ func (s *seqState) putStr(k int, iid uint64, i uint32) {
 		r.sparse[k] = map[uint64]uint32{}
 	}
 	r.sparse[k][iid] = i + 1
+}
+
+// lookupText is d.text of the string of kind k that s interns as iid:
+// the same string, and the same count of invalid UTF-8.
+func (d *decoder) lookupText(s *seqState, k int, iid uint64) (string, bool) {
+	i, ok := s.str(k, iid)
+	if !ok {
+		return "", false
+	}
+	if d.pool.bad[i] {
+		d.st.invalidUTF8++
+	}
+	return d.pool.texts[i], true
 }
 
 // lookup is the string of kind k that s interns as iid.

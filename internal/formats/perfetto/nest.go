@@ -1,8 +1,6 @@
 package perfetto
 
 import (
-	"container/heap"
-
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/table"
 )
@@ -13,9 +11,9 @@ import (
 // written by several sequences (or one sequence writes some events with
 // explicit earlier times), so file order is not time order. Each
 // track's begin, end and instant events pass through a reorder window
-// (a heap of at most reorder_window events, released in time order,
-// ties in file order): within it, the result is the stack a time-sorted
-// reading builds. An event earlier than one its track already released
+// (at most reorder_window events, released in time order, ties in file
+// order): within it, the result is the stack a time-sorted reading
+// builds. An event earlier than one its track already released
 // is late: applied at once (in file order), and counted. The window also
 // releases what is more than reorder_window_ns older than the track's
 // latest event, so memory is bounded in time as well as in count.
@@ -36,35 +34,77 @@ type item struct {
 	args evidence.Object // an END's debug annotations, merged into its slice
 }
 
-type window []*item
+// window is a track's held events in release order (time, then file
+// order), the next to release at head. Events mostly come in time order,
+// so an insert is mostly an append; one earlier than the latest held
+// moves the later ones up. Items are held by value: one allocation less
+// per event than a heap of pointers.
+type window struct {
+	items []item
+	head  int
+}
 
-func (w window) Len() int { return len(w) }
-func (w window) Less(i, j int) bool {
-	if w[i].ts != w[j].ts {
-		return w[i].ts < w[j].ts
+func (w *window) len() int { return len(w.items) - w.head }
+
+// first is the next event to release; the window is not empty.
+func (w *window) first() *item { return &w.items[w.head] }
+
+// push inserts it after every held event of a time at or before its own:
+// its seq is the largest yet, so that is its place in (ts, seq) order.
+func (w *window) push(it item) {
+	if w.head > 0 && w.head >= len(w.items)/2 && len(w.items) == cap(w.items) {
+		// Reclaim the released front before the slice grows.
+		n := copy(w.items, w.items[w.head:])
+		clear(w.items[n:])
+		w.items, w.head = w.items[:n], 0
 	}
-	return w[i].seq < w[j].seq
+	n := len(w.items)
+	if n == w.head || w.items[n-1].ts <= it.ts {
+		w.items = append(w.items, it)
+		return
+	}
+	lo, hi := w.head, n-1 // the first held event later than it is in [lo, hi]
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if w.items[m].ts > it.ts {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	w.items = append(w.items, item{})
+	copy(w.items[lo+1:], w.items[lo:n])
+	w.items[lo] = it
 }
-func (w window) Swap(i, j int) { w[i], w[j] = w[j], w[i] }
-func (w *window) Push(x any)   { *w = append(*w, x.(*item)) }
-func (w *window) Pop() any {
-	old := *w
-	n := len(old)
-	x := old[n-1]
-	old[n-1] = nil
-	*w = old[:n-1]
-	return x
+
+// pop releases the first event; the window is not empty.
+func (w *window) pop() item {
+	it := w.items[w.head]
+	w.items[w.head] = item{}
+	w.head++
+	if w.head == len(w.items) {
+		w.head = 0
+		if cap(w.items) > maxIdleWindow {
+			w.items = nil // a burst's room is not kept for the rest of the trace
+		} else {
+			w.items = w.items[:0]
+		}
+	}
+	return it
 }
+
+// maxIdleWindow is the room an emptied window keeps.
+const maxIdleWindow = 64
 
 // enqueue queues a slice event on its track.
-func (d *decoder) enqueue(tr *track, it *item, at int64) error {
+func (d *decoder) enqueue(tr *track, it item, at int64) error {
 	d.itemSeq++
 	it.seq = d.itemSeq
 	if tr.released && it.ts < tr.releasedTS {
 		d.st.late++
-		return d.apply(tr, it, at)
+		return d.apply(tr, &it, at)
 	}
-	heap.Push(&tr.win, it)
+	tr.win.push(it)
 	d.open++
 	if d.open > d.maxOpen {
 		return d.in.ExceededAt(LimitOpen, d.open, at)
@@ -74,11 +114,11 @@ func (d *decoder) enqueue(tr *track, it *item, at int64) error {
 	}
 	// Held at most window events, and none more than horizon ns before
 	// the track's latest: memory stays bounded by time as well as count.
-	for len(tr.win) > d.window || (len(tr.win) > 0 && tr.maxTS-tr.win[0].ts > d.horizon) {
+	for tr.win.len() > d.window || (tr.win.len() > 0 && tr.maxTS-tr.win.first().ts > d.horizon) {
 		d.open--
-		x := heap.Pop(&tr.win).(*item)
+		x := tr.win.pop()
 		tr.released, tr.releasedTS = true, x.ts
-		if err := d.apply(tr, x, at); err != nil {
+		if err := d.apply(tr, &x, at); err != nil {
 			return err
 		}
 	}
@@ -103,7 +143,7 @@ func (d *decoder) apply(tr *track, it *item, at int64) error {
 		if d.open > d.maxOpen {
 			return d.in.ExceededAt(LimitOpen, d.open, at)
 		}
-		tr.stack = append(tr.stack, &open{row: r, skip: it.skip})
+		tr.stack = append(tr.stack, open{row: r, skip: it.skip})
 		return nil
 	}
 	n := len(tr.stack)
@@ -112,7 +152,7 @@ func (d *decoder) apply(tr *track, it *item, at int64) error {
 		return nil
 	}
 	o := tr.stack[n-1]
-	tr.stack[n-1] = nil
+	tr.stack[n-1] = open{}
 	tr.stack = tr.stack[:n-1]
 	d.open--
 	r := o.row
@@ -145,11 +185,11 @@ func (d *decoder) apply(tr *track, it *item, at int64) error {
 // drain releases every track's window at the end of the trace.
 func (d *decoder) drain(tracks []*track) error {
 	for _, tr := range tracks {
-		for len(tr.win) > 0 {
+		for tr.win.len() > 0 {
 			d.open--
-			x := heap.Pop(&tr.win).(*item)
+			x := tr.win.pop()
 			tr.released, tr.releasedTS = true, x.ts
-			if err := d.apply(tr, x, -1); err != nil {
+			if err := d.apply(tr, &x, -1); err != nil {
 				return err
 			}
 		}

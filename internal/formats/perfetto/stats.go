@@ -18,6 +18,8 @@ type stats struct {
 	packets, traceFields, compressedBundles, multipleData, noData int64
 	data                                                          map[protowire.Number]int64
 	notInterp                                                     map[[2]int32]int64
+	lowNotInterp                                                  [nMsgs][nLowFields]int64
+	lowData                                                       [nLowData]int64
 	needsState                                                    int64
 	needsStateBy                                                  map[protowire.Number]int64
 	dropped, droppedAtStart                                       int64
@@ -50,8 +52,48 @@ func (s *stats) init() {
 }
 
 // notInterpreted counts a field of message msg that is read past.
+// Most are a few low-numbered fields met at every packet or event
+// (trusted_uid, task_execution): those count in an array, folded into
+// notInterp (with the data fields into data) before a summary reads
+// them (foldLow).
 func (s *stats) notInterpreted(msg int, num protowire.Number) {
+	if num >= 0 && num < nLowFields {
+		s.lowNotInterp[msg][num]++
+		return
+	}
 	s.notInterp[[2]int32{int32(msg), int32(num)}]++
+}
+
+const nLowFields = 64
+
+// dataField counts a packet's data field (its payload message): an
+// array for the low numbers most packets carry, folded into data before
+// it is read.
+func (s *stats) dataField(num protowire.Number) {
+	if num >= 0 && num < nLowData {
+		s.lowData[num]++
+		return
+	}
+	s.data[num]++
+}
+
+const nLowData = 160
+
+func (s *stats) foldLow() {
+	for num, n := range s.lowData {
+		if n != 0 {
+			s.data[protowire.Number(num)] += n
+			s.lowData[num] = 0
+		}
+	}
+	for msg := range s.lowNotInterp {
+		for num, n := range s.lowNotInterp[msg] {
+			if n != 0 {
+				s.notInterp[[2]int32{int32(msg), int32(num)}] += n
+				s.lowNotInterp[msg][num] = 0
+			}
+		}
+	}
 }
 
 // fieldName names a field by message and number.
@@ -122,6 +164,7 @@ func metric(v any, unit string) evidence.Metric { return evidence.Metric{Value: 
 
 func (d *decoder) coverage() evidence.Object {
 	st := &d.st
+	st.foldLow()
 	data := evidence.Object{}
 	for num, n := range st.data {
 		data[fieldName(msgPacket, int32(num))] = n
@@ -224,6 +267,7 @@ func (d *decoder) loss(s *evidence.Summary) {
 }
 
 func (d *decoder) slicesSummary() *evidence.Summary {
+	d.st.foldLow()
 	st := &d.st
 	s := &evidence.Summary{Complete: true, Coverage: d.coverage(), Metrics: map[string]evidence.Metric{
 		"packets":                          metric(st.packets, "packets"),
@@ -338,6 +382,7 @@ func (d *decoder) flowsSummary() *evidence.Summary {
 }
 
 func (d *decoder) tracksSummary() *evidence.Summary {
+	d.st.foldLow()
 	s := &evidence.Summary{Complete: true, Coverage: evidence.Object{"descriptors": d.st.data[fTrackDescriptor]}, Metrics: map[string]evidence.Metric{
 		"descriptors_without_uuid": metric(d.st.descriptorNoUUID, "descriptors"),
 	}}

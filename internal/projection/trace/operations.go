@@ -11,9 +11,7 @@ package trace
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/flameox/flameox/internal/evidence"
@@ -177,48 +175,6 @@ type group struct {
 	first, last int64
 }
 
-// durations are a group's slice durations, kept whole for exact
-// percentiles: as uint32 while every one fits (under 4.29 s, nearly all
-// slices), which halves what a long trace's groups hold, and as int64
-// from the first that does not.
-type durations struct {
-	small []uint32
-	big   []int64
-	max   int64
-}
-
-func (d *durations) add(v int64) {
-	if d.big == nil && d.small == nil || v > d.max {
-		d.max = v
-	}
-	switch {
-	case d.big != nil:
-		d.big = append(d.big, v)
-	case v >= 0 && v <= math.MaxUint32:
-		d.small = append(d.small, uint32(v))
-	default:
-		d.big = make([]int64, len(d.small), len(d.small)+1)
-		for i, u := range d.small {
-			d.big[i] = int64(u)
-		}
-		d.big = append(d.big, v)
-		d.small = nil
-	}
-}
-
-// sorted returns the durations in ascending order.
-func (d *durations) sorted() []int64 {
-	if d.big == nil {
-		d.big = make([]int64, len(d.small))
-		for i, u := range d.small {
-			d.big[i] = int64(u)
-		}
-		d.small = nil
-	}
-	slices.Sort(d.big)
-	return d.big
-}
-
 type operations struct {
 	projection.Inputs[struct{}]
 	sel    selection
@@ -335,12 +291,6 @@ func (o *operations) before(a, b *group) bool {
 	return ka.ids.DistRank.V < kb.ids.DistRank.V || (!ka.ids.DistRank.Valid && kb.ids.DistRank.Valid)
 }
 
-// percentile is the nearest-rank p-th percentile of sorted.
-func percentile(sorted []int64, p int) int64 {
-	i := (len(sorted)*p + 99) / 100
-	return sorted[max(i-1, 0)]
-}
-
 func (o *operations) Finish(w projection.Emitter) error {
 	if err := o.Ready(); err != nil {
 		return err
@@ -368,13 +318,13 @@ func (o *operations) Finish(w projection.Emitter) error {
 	}
 	var selected int64
 	for i, g := range ranked.Sorted() {
-		durs := g.durs.sorted()
+		q := g.durs.percentiles(50, 90, 99)
 		proc, thr := o.names.of(g.key.artifact, &g.key.ids)
 		row := &table.TraceOperation{Rank: int64(i + 1), ArtifactID: g.key.artifact, Name: g.key.name, Kind: g.key.kind,
 			Category: g.key.category, TraceIDs: g.key.ids, ProcessName: proc, ThreadName: thr,
 			Count: g.count, TotalNS: g.total, MeanNS: float64(g.total) / float64(g.count),
-			P50NS: percentile(durs, 50), P90NS: percentile(durs, 90), P99NS: percentile(durs, 99),
-			MaxNS: durs[len(durs)-1], FirstNS: g.first, LastNS: g.last}
+			P50NS: q[0], P90NS: q[1], P99NS: q[2],
+			MaxNS: g.durs.max, FirstNS: g.first, LastNS: g.last}
 		if !g.selfUnknown {
 			row.SelfNS = table.Some(g.self)
 		}

@@ -196,13 +196,13 @@ func (d *decoder) compressed(b []byte, at int64, zstdFrame bool) error {
 	for len(inner) > 0 {
 		num, typ, k := protowire.ConsumeTag(inner)
 		if k < 0 {
-			return d.innerFail(at, protowire.ParseError(k))
+			return d.innerFail(at, parseError(k))
 		}
 		inner = inner[k:]
 		if num != 1 || typ != protowire.BytesType {
 			k = protowire.ConsumeFieldValue(num, typ, inner)
 			if k < 0 {
-				return d.innerFail(at, protowire.ParseError(k))
+				return d.innerFail(at, parseError(k))
 			}
 			d.st.traceFields++
 			inner = inner[k:]
@@ -210,7 +210,7 @@ func (d *decoder) compressed(b []byte, at int64, zstdFrame bool) error {
 		}
 		p, k := protowire.ConsumeBytes(inner)
 		if k < 0 {
-			return d.innerFail(at, protowire.ParseError(k))
+			return d.innerFail(at, parseError(k))
 		}
 		inner = inner[k:]
 		if err := d.packet(p, at, true); err != nil {

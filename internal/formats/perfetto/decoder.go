@@ -292,7 +292,7 @@ func (d *decoder) packet(b []byte, at int64, inner bool) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return d.malformed(at, "field tag", protowire.ParseError(n))
+			return d.malformed(at, "field tag", parseError(n))
 		}
 		b = b[n:]
 		var v uint64
@@ -306,7 +306,7 @@ func (d *decoder) packet(b []byte, at int64, inner bool) error {
 			n = protowire.ConsumeFieldValue(num, typ, b)
 		}
 		if n < 0 {
-			return d.malformed(at, "field "+strconv.Itoa(int(num)), protowire.ParseError(n))
+			return d.malformed(at, "field "+strconv.Itoa(int(num)), parseError(n))
 		}
 		b = b[n:]
 		want := protowire.VarintType
@@ -517,7 +517,7 @@ func fields(b []byte, f func(num protowire.Number, typ protowire.Type, v uint64,
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return wrapErr(wrap, protowire.ParseError(n))
+			return wrapErr(wrap, parseError(n))
 		}
 		b = b[n:]
 		var v uint64
@@ -537,7 +537,7 @@ func fields(b []byte, f func(num protowire.Number, typ protowire.Type, v uint64,
 			n = protowire.ConsumeFieldValue(num, typ, b)
 		}
 		if n < 0 {
-			return wrapErr(wrap, protowire.ParseError(n))
+			return wrapErr(wrap, parseError(n))
 		}
 		b = b[n:]
 		if err := f(num, typ, v, body); err != nil {
@@ -567,7 +567,7 @@ func (f *field) next() bool {
 	}
 	num, typ, n := protowire.ConsumeTag(f.b)
 	if n < 0 {
-		f.err = protowire.ParseError(n)
+		f.err = parseError(n)
 		return false
 	}
 	f.b = f.b[n:]
@@ -587,7 +587,7 @@ func (f *field) next() bool {
 		n = protowire.ConsumeFieldValue(num, typ, f.b)
 	}
 	if n < 0 {
-		f.err = protowire.ParseError(n)
+		f.err = parseError(n)
 		return false
 	}
 	f.b = f.b[n:]
@@ -641,3 +641,7 @@ func appendFixed64s(dst []uint64, typ protowire.Type, v uint64, body []byte) []u
 }
 
 func f64(v uint64) float64 { return math.Float64frombits(v) }
+
+// parseError is protowire's error for a parse result n < 0, with a text
+// that is the same from every build (formats.ProtoError).
+func parseError(n int) error { return formats.ProtoError(protowire.ParseError(n)) }

@@ -173,15 +173,60 @@ const hexDigits = "0123456789abcdef"
 // other control characters are written \u00XX.
 var shortEscape = [256]byte{'"': '"', '\\': '\\', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
 
+// SWAR masks: lo8 has 0x01 in every byte, hi8 0x80.
+const (
+	lo8 = 0x0101010101010101
+	hi8 = 0x8080808080808080
+)
+
+// plain8 reports whether the 8 bytes of w (one byte per lane) are all
+// ASCII that the canonical form copies as they are: none below 0x20, none
+// 0x80 or above, no '"' or '\\'. The lane tests are the classic "has a
+// byte less than n / equal to n" tricks, exact for whether any lane
+// matches, which is all a skip needs.
+func plain8(w uint64) bool {
+	ctl := (w - 0x20*lo8) &^ w // a lane below 0x20 sets its high bit
+	q := w ^ '"'*lo8           // a lane equal to '"' is zero here,
+	q = (q - lo8) &^ q         // and a zero lane sets its high bit
+	b := w ^ '\\'*lo8
+	b = (b - lo8) &^ b
+	// Where w has a high bit set the lane tests may be wrong, but w's own
+	// high bits (non-ASCII) fail the word anyway.
+	return (w|ctl|q|b)&hi8 == 0
+}
+
+// load8 reads s[i:i+8] as a little-endian word; the compiler merges the
+// byte loads into one.
+func load8(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// appendString validates and escapes in one pass: runs of plain ASCII are
+// skipped 8 bytes at a time and copied in one append; only the bytes that
+// need a look (escapes, multi-byte sequences) are read one by one. On
+// invalid UTF-8 dst comes back as it was given.
 func appendString(dst []byte, s string) ([]byte, error) {
-	if !utf8.ValidString(s) {
-		return dst, ErrInvalidUTF8
-	}
+	n0 := len(dst)
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plain8(load8(s, i)) {
+			i += 8
+			continue
+		}
 		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				return dst[:n0], ErrInvalidUTF8
+			}
+			i += size
+			continue
+		}
 		if c >= 0x20 && c != '"' && c != '\\' {
+			i++
 			continue
 		}
 		dst = append(dst, s[start:i]...)
@@ -190,7 +235,8 @@ func appendString(dst []byte, s string) ([]byte, error) {
 		} else {
 			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 		}
-		start = i + 1
+		i++
+		start = i
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"'), nil
@@ -261,12 +307,26 @@ func AppendES6Number(dst []byte, f float64) []byte {
 		dst = append(dst, '-')
 		f = -f
 	}
+	// An integer below 2^53 is its own shortest digits, with at most 16
+	// of them: ECMAScript writes it as the integer.
+	if f < 1<<53 && f == float64(int64(f)) {
+		return strconv.AppendInt(dst, int64(f), 10)
+	}
+	// From 1e-6 up to 1e21 ECMAScript writes the shortest digits in fixed
+	// notation, which is what 'f' with precision -1 writes. The bounds are
+	// exact as float comparisons: a double below the double nearest 1e-6
+	// has shortest digits below 1e-6 (else they would read back as that
+	// double), and 1e21 is a double.
+	if f >= 1e-6 && f < 1e21 {
+		return strconv.AppendFloat(dst, f, 'f', -1, 64)
+	}
 	// Shortest round-trip digits in scientific form: d.ddddde±x.
 	var buf [32]byte
 	sci := strconv.AppendFloat(buf[:0], f, 'e', -1, 64)
 	epos := slices.Index(sci, 'e')
 	mant, exp := sci[:epos], sci[epos+1:]
-	digits := make([]byte, 0, len(mant))
+	var dbuf [24]byte // at most 17 significant digits
+	digits := dbuf[:0]
 	for _, c := range mant {
 		if c != '.' {
 			digits = append(digits, c)

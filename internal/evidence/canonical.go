@@ -117,28 +117,55 @@ func appendArray[E any](dst []byte, xs []E) ([]byte, error) {
 	return append(dst, ']'), nil
 }
 
+// member is an object's key with its value, so a sorted object is
+// written without a second lookup of each key.
+type member struct {
+	k string
+	v any
+}
+
 func appendObject(dst []byte, m Object) ([]byte, error) {
-	keys := make([]string, 0, len(m))
-	for k := range m {
+	// Rows' objects (args, dimensions) are small: their members stay on
+	// the stack.
+	var small [16]member
+	ms := small[:0]
+	if len(m) > len(small) {
+		ms = make([]member, 0, len(m))
+	}
+	for k, v := range m {
 		if !utf8.ValidString(k) {
 			return dst, fmt.Errorf("object key %q: %w", k, ErrInvalidUTF8)
 		}
-		keys = append(keys, k)
+		ms = append(ms, member{k, v})
 	}
-	SortKeys(keys)
+	sortMembers(ms)
 	dst = append(dst, '{')
 	var err error
-	for i, k := range keys {
+	for i := range ms {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst, _ = appendString(dst, k)
+		dst, _ = appendString(dst, ms[i].k)
 		dst = append(dst, ':')
-		if dst, err = AppendCanonical(dst, m[k]); err != nil {
-			return dst, fmt.Errorf("%s: %w", k, err)
+		if dst, err = AppendCanonical(dst, ms[i].v); err != nil {
+			return dst, fmt.Errorf("%s: %w", ms[i].k, err)
 		}
 	}
 	return append(dst, '}'), nil
+}
+
+// sortMembers orders members by key as SortKeys does; an insertion sort
+// for the few members of a typical object.
+func sortMembers(ms []member) {
+	if len(ms) > 12 {
+		slices.SortFunc(ms, func(a, b member) int { return compareUTF16(a.k, b.k) })
+		return
+	}
+	for i := 1; i < len(ms); i++ {
+		for j := i; j > 0 && compareUTF16(ms[j].k, ms[j-1].k) < 0; j-- {
+			ms[j], ms[j-1] = ms[j-1], ms[j]
+		}
+	}
 }
 
 // SortKeys orders object keys as RFC 8785 requires: by UTF-16 code units.
@@ -371,6 +398,11 @@ func AppendES6Number(dst []byte, f float64) []byte {
 // which is what RFC 8785 defines them to be.
 func appendNumber(dst []byte, lit string) ([]byte, error) {
 	if isIntegerLiteral(lit) {
+		// Up to 15 digits without a leading zero, the literal is already
+		// the canonical integer (2^53 has 16 digits).
+		if d := strings.TrimPrefix(lit, "-"); len(d) <= 15 && (d[0] != '0' || lit == "0") {
+			return append(dst, lit...), nil
+		}
 		if n, err := strconv.ParseInt(lit, 10, 64); err == nil {
 			return appendInt(dst, n), nil
 		}

@@ -98,7 +98,11 @@ func (s *StreamSink) Begin(t *evidence.Table) (TableWriter, error) {
 	if err := s.W.Write(t); err != nil {
 		return nil, err
 	}
-	return &streamTable{w: s.W, t: t, s: ts, artifact: s.Artifact.ID}, nil
+	prefix, err := evidence.AppendRowPrefix(nil, t.ID)
+	if err != nil {
+		return nil, evidence.Wrap(evidence.CodeInternal, err, "table %s", t.Name)
+	}
+	return &streamTable{w: s.W, t: t, s: ts, artifact: s.Artifact.ID, prefix: prefix}, nil
 }
 
 type streamTable struct {
@@ -107,25 +111,33 @@ type streamTable struct {
 	s        *table.Schema
 	artifact string
 	rows     int64
-	row      evidence.Row
-	buf      []byte
+	prefix   []byte // of every row's line (evidence.AppendRowPrefix)
 }
 
-// Row encodes the row once, straight from its typed form.
+// Row encodes the row once, straight from its typed form into the
+// stream's buffer.
 func (st *streamTable) Row(row any) error {
-	var err error
-	st.buf, err = st.s.AppendValues(st.buf[:0], row, st.artifact)
-	if err != nil {
-		return evidence.Wrap(evidence.CodeInternal, err, "table %s", st.t.Name)
+	var encErr error
+	err := st.w.WriteFunc(func(dst []byte) ([]byte, error) {
+		dst = append(dst, st.prefix...)
+		dst, encErr = st.s.AppendValues(dst, row, st.artifact)
+		return append(dst, '}'), encErr
+	})
+	if encErr != nil {
+		return evidence.Wrap(evidence.CodeInternal, encErr, "table %s", st.t.Name)
 	}
-	return st.encoded(st.buf)
+	st.rows++
+	return err
 }
 
 // encoded writes a row whose values are already encoded canonically.
 func (st *streamTable) encoded(values []byte) error {
 	st.rows++
-	st.row = evidence.Row{TableID: st.t.ID, Encoded: values}
-	return st.w.Write(&st.row)
+	return st.w.WriteFunc(func(dst []byte) ([]byte, error) {
+		dst = append(dst, st.prefix...)
+		dst = append(dst, values...)
+		return append(dst, '}'), nil
+	})
 }
 
 func (st *streamTable) End(s *evidence.Summary) error {

@@ -230,30 +230,43 @@ func load8(s string, i int) uint64 {
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
+// plainByte marks the ASCII bytes the canonical form copies as they are.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // appendString validates and escapes in one pass: runs of plain ASCII are
 // skipped 8 bytes at a time and copied in one append; only the bytes that
-// need a look (escapes, multi-byte sequences) are read one by one. On
-// invalid UTF-8 dst comes back as it was given.
+// need a look (escapes, multi-byte sequences) and the tail of a string
+// whose last 8 bytes are not all plain are read one by one. On invalid
+// UTF-8 dst comes back as it was given.
 func appendString(dst []byte, s string) ([]byte, error) {
 	n0 := len(dst)
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		if i+8 <= len(s) && plain8(load8(s, i)) {
-			i += 8
-			continue
+		if i+8 <= len(s) {
+			if plain8(load8(s, i)) {
+				i += 8
+				continue
+			}
+		} else if len(s) >= 8 && plain8(load8(s, len(s)-8)) {
+			break // the tail lies in the last 8 bytes, all plain
 		}
 		c := s[i]
+		if plainByte[c] {
+			i++
+			continue
+		}
 		if c >= utf8.RuneSelf {
 			r, size := utf8.DecodeRuneInString(s[i:])
 			if r == utf8.RuneError && size == 1 {
 				return dst[:n0], ErrInvalidUTF8
 			}
 			i += size
-			continue
-		}
-		if c >= 0x20 && c != '"' && c != '\\' {
-			i++
 			continue
 		}
 		dst = append(dst, s[start:i]...)

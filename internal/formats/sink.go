@@ -102,16 +102,15 @@ func (s *StreamSink) Begin(t *evidence.Table) (TableWriter, error) {
 	if err != nil {
 		return nil, evidence.Wrap(evidence.CodeInternal, err, "table %s", t.Name)
 	}
-	return &streamTable{w: s.W, t: t, s: ts, artifact: s.Artifact.ID, prefix: prefix}, nil
+	return &streamTable{w: s.W, t: t, enc: ts.Encoder(s.Artifact.ID), prefix: prefix}, nil
 }
 
 type streamTable struct {
-	w        *wire.Writer
-	t        *evidence.Table
-	s        *table.Schema
-	artifact string
-	rows     int64
-	prefix   []byte // of every row's line (evidence.AppendRowPrefix)
+	w      *wire.Writer
+	t      *evidence.Table
+	enc    *table.Encoder
+	rows   int64
+	prefix []byte // of every row's line (evidence.AppendRowPrefix)
 }
 
 // Row encodes the row once, straight from its typed form into the
@@ -120,7 +119,7 @@ func (st *streamTable) Row(row any) error {
 	var encErr error
 	err := st.w.WriteFunc(func(dst []byte) ([]byte, error) {
 		dst = append(dst, st.prefix...)
-		dst, encErr = st.s.AppendValues(dst, row, st.artifact)
+		dst, encErr = st.enc.Append(dst, row)
 		return append(dst, '}'), encErr
 	})
 	if encErr != nil {
@@ -281,6 +280,7 @@ type heldTable struct {
 	sum    *evidence.Summary
 	real   TableWriter // once released
 	buf    []byte
+	enc    *table.Encoder // of held rows for a stream
 }
 
 // Row checks the row against its schema, encodes its values with the
@@ -297,7 +297,10 @@ func (ht *heldTable) Row(row any) error {
 	}
 	var err error
 	if ht.h.stream {
-		ht.buf, err = ht.schema.AppendValues(ht.buf[:0], row, string(ht.h.placeholder))
+		if ht.enc == nil {
+			ht.enc = ht.schema.Encoder(string(ht.h.placeholder))
+		}
+		ht.buf, err = ht.enc.Append(ht.buf[:0], row)
 	} else {
 		var o evidence.Object
 		if o, err = ht.schema.Values(row, ""); err == nil {

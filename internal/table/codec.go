@@ -37,11 +37,11 @@ var kindType = [...]string{kString: evidence.TypeString, kInt: evidence.TypeInt,
 
 type field struct {
 	name  string
-	index []int // struct field index path (through embedded structs); nil for the artifact column
-	kind  kind  // of the value (of V for Null)
-	null  bool  // a Null[T] field
-	col   int   // index in Schema.Columns
-	key   []byte
+	index []int  // struct field index path (through embedded structs); nil for the artifact column
+	kind  kind   // of the value (of V for Null)
+	null  bool   // a Null[T] field
+	col   int    // index in Schema.Columns
+	key   []byte // `,"name":` (`{"name":` for the first)
 	// off is the scalar's byte offset in the row struct (V's for Null),
 	// valid its Valid flag's: AppendValues reads scalars there, without
 	// reflection (embedded structs are by value, so one offset holds).
@@ -107,7 +107,13 @@ func newCodec(t reflect.Type, fromArtifact bool) (*codec, []Column, error) {
 	for i := range c.fields {
 		f := &c.fields[i]
 		c.byName[f.name] = i
-		f.key, _ = evidence.AppendCanonical(nil, f.name)
+		// The key with what precedes it in the object, so a row's
+		// encoder appends one slice per column.
+		sep := byte(',')
+		if i == 0 {
+			sep = '{'
+		}
+		f.key, _ = evidence.AppendCanonical([]byte{sep}, f.name)
 		f.key = append(f.key, ':')
 	}
 	return c, cols, nil
@@ -237,6 +243,34 @@ func (s *Schema) typed(row any) (reflect.Value, bool) {
 // artifact is the table's artifact id, written in the artifact column of
 // FromArtifact schemas.
 func (s *Schema) AppendValues(dst []byte, row any, artifact string) ([]byte, error) {
+	return s.appendValues(dst, row, artifact, nil)
+}
+
+// Encoder appends the values of rows of one schema read from one artifact,
+// as AppendValues does, with the artifact id encoded once.
+type Encoder struct {
+	s        *Schema
+	artifact string
+	art      []byte // the canonical artifact string; nil: encode per row (and fail as AppendValues does)
+}
+
+// Encoder returns the encoder of this schema's rows from artifact.
+func (s *Schema) Encoder(artifact string) *Encoder {
+	art, err := evidence.AppendString(nil, artifact)
+	if err != nil {
+		art = nil
+	}
+	return &Encoder{s: s, artifact: artifact, art: art}
+}
+
+// Append appends a row's values (see AppendValues).
+func (e *Encoder) Append(dst []byte, row any) ([]byte, error) {
+	return e.s.appendValues(dst, row, e.artifact, e.art)
+}
+
+// appendValues is AppendValues with the artifact id's canonical string in
+// art when the caller has it.
+func (s *Schema) appendValues(dst []byte, row any, artifact string, art []byte) ([]byte, error) {
 	rv, ok := s.typed(row)
 	if !ok {
 		o, err := s.Values(row, artifact)
@@ -245,48 +279,51 @@ func (s *Schema) AppendValues(dst []byte, row any, artifact string) ([]byte, err
 		}
 		return evidence.AppendCanonical(dst, o)
 	}
-	dst = append(dst, '{')
+	if len(s.codec.fields) == 0 {
+		return append(dst, "{}"...), nil
+	}
 	var err error
 	base := rv.Addr().UnsafePointer()
 	for i := range s.codec.fields {
 		f := &s.codec.fields[i]
-		if i > 0 {
-			dst = append(dst, ',')
+		dst = append(dst, f.key...) // with the '{' or ',' before it
+		if f.index == nil && art != nil {
+			dst = append(dst, art...)
+			continue
 		}
-		dst = append(dst, f.key...)
-		if f.scalar != reflect.Invalid && f.index != nil {
-			dst, err = f.appendScalar(dst, base)
-		} else {
-			dst, err = f.appendValue(dst, rv, artifact)
+		if f.scalar == reflect.Invalid || f.index == nil {
+			if dst, err = f.appendValue(dst, rv, artifact); err != nil {
+				return dst, fmt.Errorf("table %s: column %s: %w", s.Name, f.name, err)
+			}
+			continue
 		}
-		if err != nil {
-			return dst, fmt.Errorf("table %s: column %s: %w", s.Name, f.name, err)
+		// The scalars, read at their offsets in the row (what
+		// appendValue writes, the same way).
+		if f.null && !*(*bool)(unsafe.Add(base, f.valid)) {
+			dst = append(dst, "null"...)
+			continue
+		}
+		p := unsafe.Add(base, f.off)
+		switch f.scalar {
+		case reflect.String:
+			if dst, err = evidence.AppendString(dst, *(*string)(p)); err != nil {
+				return dst, fmt.Errorf("table %s: column %s: %w", s.Name, f.name, err)
+			}
+		case reflect.Int64:
+			dst = evidence.AppendInt(dst, *(*int64)(p))
+		case reflect.Int:
+			dst = evidence.AppendInt(dst, int64(*(*int)(p)))
+		case reflect.Float64:
+			dst = evidence.AppendFloat(dst, *(*float64)(p))
+		default:
+			if *(*bool)(p) {
+				dst = append(dst, "true"...)
+			} else {
+				dst = append(dst, "false"...)
+			}
 		}
 	}
 	return append(dst, '}'), nil
-}
-
-// appendScalar appends a scalar field's canonical value, read at its
-// offset in the row at base (the scalars appendValue writes, the same way).
-func (f *field) appendScalar(dst []byte, base unsafe.Pointer) ([]byte, error) {
-	if f.null && !*(*bool)(unsafe.Add(base, f.valid)) {
-		return append(dst, "null"...), nil
-	}
-	p := unsafe.Add(base, f.off)
-	switch f.scalar {
-	case reflect.String:
-		return evidence.AppendString(dst, *(*string)(p))
-	case reflect.Int64:
-		return evidence.AppendInt(dst, *(*int64)(p)), nil
-	case reflect.Int:
-		return evidence.AppendInt(dst, int64(*(*int)(p))), nil
-	case reflect.Float64:
-		return evidence.AppendFloat(dst, *(*float64)(p)), nil
-	}
-	if *(*bool)(p) {
-		return append(dst, "true"...), nil
-	}
-	return append(dst, "false"...), nil
 }
 
 // appendValue appends one field's canonical value without boxing scalars.

@@ -2,60 +2,102 @@ package table
 
 import (
 	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
 	"github.com/flameox/flameox/internal/evidence"
 )
 
-// AppendValues, which reads scalars at their offsets, writes for every
-// schema exactly what the canonical encoding of Values writes, with every
-// scalar set (distinct values) and with every Null valid and not.
+// fastStrings are texts the string encoder treats specially: escapes,
+// non-ASCII, U+2028, words of plain ASCII with a special byte in them,
+// and invalid UTF-8.
+var fastStrings = []string{"", "s\"é", "plain", "sha256:79ce599211b2e089da859fc9202bcd58ca4178216b63a26b297af976ec114eed",
+	"tab\there", "\x00\x1f", "\u2028", "back\\slash-and-more-text", "😀 emoji", "bad\xff"}
+
+// fill sets every settable scalar of v from r (the first round: distinct
+// fixed values), and every Null valid or not.
+func fill(v reflect.Value, r *rand.Rand, valid bool, n *int) {
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if !f.CanSet() {
+			continue
+		}
+		*n++
+		switch f.Kind() {
+		case reflect.String:
+			if r == nil {
+				f.SetString("s\"é" + string(rune('a'+*n%26)))
+			} else {
+				f.SetString(fastStrings[r.IntN(len(fastStrings))])
+			}
+		case reflect.Int64, reflect.Int:
+			if r == nil {
+				f.SetInt(int64(*n) * -1234567)
+			} else {
+				f.SetInt(int64(r.Uint64()) >> r.IntN(64))
+			}
+		case reflect.Float64:
+			switch {
+			case r == nil:
+				f.SetFloat(float64(*n) + 0.25)
+			case r.IntN(10) == 0:
+				f.SetFloat([]float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 1e21, 1e-7}[r.IntN(6)])
+			default:
+				f.SetFloat(math.Float64frombits(r.Uint64()))
+			}
+		case reflect.Bool:
+			f.SetBool(*n%2 == 0)
+		case reflect.Struct:
+			fill(f, r, valid, n)
+			if _, ok := f.Addr().Interface().(nullable); ok {
+				f.Field(1).SetBool(valid)
+			}
+		}
+	}
+}
+
+// AppendValues, which reads scalars at their offsets, and an Encoder,
+// with the artifact id encoded once, write for every schema exactly what
+// the canonical encoding of Values writes (or fail alike), with every
+// scalar set (distinct values, then random ones) and every Null valid and
+// not.
 func TestAppendValuesOffsets(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
 	for _, s := range All() {
-		for _, valid := range []bool{true, false} {
+		for round := range 40 {
+			rr := r
+			if round < 2 {
+				rr = nil
+			}
+			valid := round%2 == 0
+			artifact := "art"
+			if round%7 == 3 {
+				artifact = fastStrings[r.IntN(len(fastStrings))]
+			}
 			rv := reflect.New(s.codec.typ)
 			n := 0
-			var fill func(v reflect.Value)
-			fill = func(v reflect.Value) {
-				for i := range v.NumField() {
-					f := v.Field(i)
-					if !f.CanSet() {
-						continue
-					}
-					n++
-					switch f.Kind() {
-					case reflect.String:
-						f.SetString("s\"é" + string(rune('a'+n%26)))
-					case reflect.Int64, reflect.Int:
-						f.SetInt(int64(n) * -1234567)
-					case reflect.Float64:
-						f.SetFloat(float64(n) + 0.25)
-					case reflect.Bool:
-						f.SetBool(n%2 == 0)
-					case reflect.Struct:
-						fill(f)
-						if _, ok := f.Addr().Interface().(nullable); ok {
-							f.Field(1).SetBool(valid)
-						}
-					}
+			fill(rv.Elem(), rr, valid, &n)
+			got, gerr := s.AppendValues(nil, rv.Interface(), artifact)
+			enc, eerr := s.Encoder(artifact).Append([]byte("x"), rv.Interface())
+			o, err := s.Values(rv.Interface(), artifact)
+			if err != nil {
+				t.Fatalf("%s: %v", s.Name, err)
+			}
+			want, werr := evidence.AppendCanonical(nil, o)
+			if (gerr == nil) != (werr == nil) || (eerr == nil) != (werr == nil) {
+				t.Fatalf("%s: errors %v, %v; canonical %v", s.Name, gerr, eerr, werr)
+			}
+			if werr != nil {
+				if fmt.Sprint(gerr) != fmt.Sprint(eerr) {
+					t.Fatalf("%s: errors differ: %v vs %v", s.Name, gerr, eerr)
 				}
+				continue
 			}
-			fill(rv.Elem())
-			got, err := s.AppendValues(nil, rv.Interface(), "art")
-			if err != nil {
-				t.Fatalf("%s: %v", s.Name, err)
-			}
-			o, err := s.Values(rv.Interface(), "art")
-			if err != nil {
-				t.Fatalf("%s: %v", s.Name, err)
-			}
-			want, err := evidence.AppendCanonical(nil, o)
-			if err != nil {
-				t.Fatalf("%s: %v", s.Name, err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("%s (valid %v):\n got %s\nwant %s", s.Name, valid, got, want)
+			if !bytes.Equal(got, want) || !bytes.Equal(enc[1:], want) {
+				t.Fatalf("%s (round %d):\n got %s\n enc %s\nwant %s", s.Name, round, got, enc[1:], want)
 			}
 		}
 	}

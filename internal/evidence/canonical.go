@@ -120,8 +120,9 @@ func appendArray[E any](dst []byte, xs []E) ([]byte, error) {
 // member is an object's key with its value, so a sorted object is
 // written without a second lookup of each key.
 type member struct {
-	k string
-	v any
+	k   string
+	v   any
+	bmp bool // isBMP(k), found once rather than at every comparison
 }
 
 func appendObject(dst []byte, m Object) ([]byte, error) {
@@ -136,7 +137,7 @@ func appendObject(dst []byte, m Object) ([]byte, error) {
 		if !utf8.ValidString(k) {
 			return dst, fmt.Errorf("object key %q: %w", k, ErrInvalidUTF8)
 		}
-		ms = append(ms, member{k, v})
+		ms = append(ms, member{k, v, isBMP(k)})
 	}
 	sortMembers(ms)
 	dst = append(dst, '{')
@@ -158,11 +159,11 @@ func appendObject(dst []byte, m Object) ([]byte, error) {
 // for the few members of a typical object.
 func sortMembers(ms []member) {
 	if len(ms) > 12 {
-		slices.SortFunc(ms, func(a, b member) int { return compareUTF16(a.k, b.k) })
+		slices.SortFunc(ms, compareMembers)
 		return
 	}
 	for i := 1; i < len(ms); i++ {
-		for j := i; j > 0 && compareUTF16(ms[j].k, ms[j-1].k) < 0; j-- {
+		for j := i; j > 0 && compareMembers(ms[j], ms[j-1]) < 0; j-- {
 			ms[j], ms[j-1] = ms[j-1], ms[j]
 		}
 	}
@@ -171,6 +172,13 @@ func sortMembers(ms []member) {
 // SortKeys orders object keys as RFC 8785 requires: by UTF-16 code units.
 func SortKeys(keys []string) {
 	slices.SortFunc(keys, compareUTF16)
+}
+
+func compareMembers(a, b member) int {
+	if a.bmp && b.bmp {
+		return strings.Compare(a.k, b.k) // see compareUTF16
+	}
+	return compareUTF16(a.k, b.k)
 }
 
 func compareUTF16(a, b string) int {

@@ -47,7 +47,28 @@ type field struct {
 	// reflection (embedded structs are by value, so one offset holds).
 	off, valid uintptr
 	scalar     reflect.Kind // String, Int64, Int, Float64 or Bool; Invalid for the others
+	json       jsonType     // a json column of one of the plain types, read at off
 }
+
+// jsonType names the json column types AppendValues reads at their offset
+// and hands to the canonical encoder as they are; others (named element
+// types) go through reflection.
+type jsonType uint8
+
+const (
+	jNone jsonType = iota
+	jObject
+	jAny
+	jStrings
+	jInts
+	jAnys
+)
+
+var (
+	stringsType = reflect.TypeFor[[]string]()
+	intsType    = reflect.TypeFor[[]int64]()
+	anysType    = reflect.TypeFor[[]any]()
+)
 
 // codec encodes and reads one row type. fields are in canonical (sorted)
 // key order; column order is the declaration order.
@@ -174,6 +195,18 @@ func (c *codec) addFields(t reflect.Type, path []int, cols []Column) ([]Column, 
 		case reflect.String, reflect.Int64, reflect.Int, reflect.Float64, reflect.Bool:
 			f.scalar = ft.Kind()
 		}
+		switch ft {
+		case objectType:
+			f.json = jObject
+		case anyType:
+			f.json = jAny
+		case stringsType:
+			f.json = jStrings
+		case intsType:
+			f.json = jInts
+		case anysType:
+			f.json = jAnys
+		}
 		k, ok := kindOf(ft)
 		if !ok {
 			return nil, fmt.Errorf("field %s: type %s has no column type", sf.Name, sf.Type)
@@ -291,6 +324,12 @@ func (s *Schema) appendValues(dst []byte, row any, artifact string, art []byte) 
 			dst = append(dst, art...)
 			continue
 		}
+		if f.json != jNone && f.index != nil {
+			if dst, err = f.appendJSON(dst, unsafe.Add(base, f.off)); err != nil {
+				return dst, fmt.Errorf("table %s: column %s: %w", s.Name, f.name, err)
+			}
+			continue
+		}
 		if f.scalar == reflect.Invalid || f.index == nil {
 			if dst, err = f.appendValue(dst, rv, artifact); err != nil {
 				return dst, fmt.Errorf("table %s: column %s: %w", s.Name, f.name, err)
@@ -324,6 +363,36 @@ func (s *Schema) appendValues(dst []byte, row any, artifact string, art []byte) 
 		}
 	}
 	return append(dst, '}'), nil
+}
+
+// appendJSON appends the value of a json column of a plain type at p:
+// what appendValue writes, without reflection.
+func (f *field) appendJSON(dst []byte, p unsafe.Pointer) ([]byte, error) {
+	var v any
+	switch f.json {
+	case jObject:
+		if m := *(*evidence.Object)(p); m != nil {
+			v = m
+		}
+	case jAny:
+		v = *(*any)(p)
+	case jStrings:
+		if xs := *(*[]string)(p); xs != nil {
+			return evidence.AppendCanonical(dst, xs)
+		}
+	case jInts:
+		if xs := *(*[]int64)(p); xs != nil {
+			return evidence.AppendCanonical(dst, xs)
+		}
+	case jAnys:
+		if xs := *(*[]any)(p); xs != nil {
+			return evidence.AppendCanonical(dst, xs)
+		}
+	}
+	if v == nil {
+		return append(dst, "null"...), nil
+	}
+	return evidence.AppendCanonical(dst, v)
 }
 
 // appendValue appends one field's canonical value without boxing scalars.

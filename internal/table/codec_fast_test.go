@@ -11,6 +11,8 @@ import (
 	"github.com/flameox/flameox/internal/evidence"
 )
 
+type Object = evidence.Object
+
 // fastStrings are texts the string encoder treats specially: escapes,
 // non-ASCII, U+2028, words of plain ASCII with a special byte in them,
 // and invalid UTF-8.
@@ -50,6 +52,10 @@ func fill(v reflect.Value, r *rand.Rand, valid bool, n *int) {
 			}
 		case reflect.Bool:
 			f.SetBool(*n%2 == 0)
+		case reflect.Map, reflect.Interface, reflect.Slice:
+			if r != nil {
+				setJSONField(f, r)
+			}
 		case reflect.Struct:
 			fill(f, r, valid, n)
 			if _, ok := f.Addr().Interface().(nullable); ok {
@@ -100,5 +106,43 @@ func TestAppendValuesOffsets(t *testing.T) {
 				t.Fatalf("%s (round %d):\n got %s\n enc %s\nwant %s", s.Name, round, got, enc[1:], want)
 			}
 		}
+	}
+}
+
+// setJSONField sets a json column to null, empty or a few values.
+func setJSONField(f reflect.Value, r *rand.Rand) {
+	if r.IntN(4) == 0 {
+		f.SetZero()
+		return
+	}
+	values := []any{"x\u2028", int64(1) << 60, 2.5, Object{"b": "é", "a": []any{int64(1), nil}}, nil, true}
+	switch f.Kind() {
+	case reflect.Map:
+		o := Object{}
+		for range r.IntN(20) {
+			o[fastStrings[r.IntN(len(fastStrings)-1)]+string(rune('a'+r.IntN(26)))] = values[r.IntN(len(values))]
+		}
+		f.Set(reflect.ValueOf(o))
+	case reflect.Interface:
+		v := values[r.IntN(len(values))]
+		if v != nil {
+			f.Set(reflect.ValueOf(v))
+		}
+	case reflect.Slice:
+		xs := reflect.MakeSlice(f.Type(), r.IntN(4), 4)
+		for i := range xs.Len() {
+			e := xs.Index(i)
+			switch e.Kind() {
+			case reflect.String:
+				e.SetString(fastStrings[r.IntN(len(fastStrings))])
+			case reflect.Int64:
+				e.SetInt(int64(r.Uint64()) >> r.IntN(64))
+			default:
+				if v := values[r.IntN(len(values))]; v != nil {
+					e.Set(reflect.ValueOf(v))
+				}
+			}
+		}
+		f.Set(xs)
 	}
 }

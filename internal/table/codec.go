@@ -42,6 +42,10 @@ type field struct {
 	null  bool   // a Null[T] field
 	col   int    // index in Schema.Columns
 	key   []byte // `,"name":` (`{"name":` for the first)
+	// keyw holds key when it fits (keyn its length, else 0): one 32-byte
+	// store writes it, where an append would call memmove per column.
+	keyw [32]byte
+	keyn int
 	// off is the scalar's byte offset in the row struct (V's for Null),
 	// valid its Valid flag's: AppendValues reads scalars there, without
 	// reflection (embedded structs are by value, so one offset holds).
@@ -136,6 +140,9 @@ func newCodec(t reflect.Type, fromArtifact bool) (*codec, []Column, error) {
 		}
 		f.key, _ = evidence.AppendCanonical([]byte{sep}, f.name)
 		f.key = append(f.key, ':')
+		if len(f.key) <= len(f.keyw) {
+			f.keyn = copy(f.keyw[:], f.key)
+		}
 	}
 	return c, cols, nil
 }
@@ -319,7 +326,17 @@ func (s *Schema) appendValues(dst []byte, row any, artifact string, art []byte) 
 	base := rv.Addr().UnsafePointer()
 	for i := range s.codec.fields {
 		f := &s.codec.fields[i]
-		dst = append(dst, f.key...) // with the '{' or ',' before it
+		// The key, with the '{' or ',' before it.
+		if f.keyn != 0 {
+			if cap(dst)-len(dst) < len(f.keyw) {
+				dst = slices.Grow(dst, len(f.keyw))
+			}
+			n := len(dst)
+			*(*[32]byte)(dst[n : n+32]) = f.keyw
+			dst = dst[:n+f.keyn]
+		} else {
+			dst = append(dst, f.key...)
+		}
 		if f.index == nil && art != nil {
 			dst = append(dst, art...)
 			continue

@@ -296,7 +296,40 @@ func appendInt(dst []byte, n int64) []byte {
 		dst = strconv.AppendInt(dst, n, 10)
 		return append(dst, '"')
 	}
-	return strconv.AppendInt(dst, n, 10)
+	if n < 0 {
+		dst = append(dst, '-')
+		n = -n
+	}
+	return appendSafe(dst, uint64(n))
+}
+
+// digitPairs holds "00" to "99".
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
+// appendSafe writes u, at most MaxSafeInteger (16 digits), in decimal two
+// digits a step: strconv's method without its general bases and widths,
+// which row encoding pays for at every integer.
+func appendSafe(dst []byte, u uint64) []byte {
+	if u < 10 {
+		return append(dst, byte('0'+u))
+	}
+	var buf [16]byte
+	i := len(buf)
+	for u >= 100 {
+		r := u % 100
+		u /= 100
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[2*r], digitPairs[2*r+1]
+	}
+	if u >= 10 {
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[2*u], digitPairs[2*u+1]
+	} else {
+		i--
+		buf[i] = byte('0' + u)
+	}
+	return append(dst, buf[i:]...)
 }
 
 func appendUint(dst []byte, n uint64) []byte {
@@ -358,7 +391,7 @@ func AppendES6Number(dst []byte, f float64) []byte {
 	// An integer below 2^53 is its own shortest digits, with at most 16
 	// of them: ECMAScript writes it as the integer.
 	if f < 1<<53 && f == float64(int64(f)) {
-		return strconv.AppendInt(dst, int64(f), 10)
+		return appendSafe(dst, uint64(f))
 	}
 	// From 1e-6 up to 1e21 ECMAScript writes the shortest digits in fixed
 	// notation, which is what 'f' with precision -1 writes. The bounds are

@@ -40,6 +40,15 @@ func refAppendString(dst []byte, s string) ([]byte, error) {
 	return append(dst, '"'), nil
 }
 
+func refAppendInt(dst []byte, n int64) []byte {
+	if n > MaxSafeInteger || n < -MaxSafeInteger {
+		dst = append(dst, '"')
+		dst = strconv.AppendInt(dst, n, 10)
+		return append(dst, '"')
+	}
+	return strconv.AppendInt(dst, n, 10)
+}
+
 func refAppendES6Number(dst []byte, f float64) []byte {
 	if f == 0 {
 		return append(dst, '0')
@@ -153,6 +162,39 @@ func FuzzAppendString(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) { checkString(t, s) })
 }
 
+func checkInt(t *testing.T, n int64) {
+	t.Helper()
+	if got, want := appendInt([]byte("x"), n), refAppendInt([]byte("x"), n); !bytes.Equal(got, want) {
+		t.Fatalf("%d: got %s, want %s", n, got, want)
+	}
+}
+
+func TestAppendIntMatchesReference(t *testing.T) {
+	for _, n := range []int64{0, 1, -1, 9, 10, 99, 100, 999, 1000, 9999, 10000, -10000, 99999999, 100000000,
+		1e15, 1e16 - 1, 1e16, MaxSafeInteger, MaxSafeInteger + 1, -MaxSafeInteger, -MaxSafeInteger - 1,
+		math.MaxInt64, math.MinInt64, math.MinInt64 + 1, math.MaxInt32, math.MinInt32} {
+		for d := int64(-2); d <= 2; d++ {
+			checkInt(t, n+d)
+		}
+	}
+	for p := int64(1); p < 1e18; p *= 10 {
+		for _, n := range []int64{p - 1, p, p + 1, -p, -p + 1} {
+			checkInt(t, n)
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 300000 {
+		checkInt(t, int64(r.Uint64())>>r.IntN(64))
+	}
+}
+
+func FuzzAppendInt(f *testing.F) {
+	f.Add(int64(0))
+	f.Add(int64(MaxSafeInteger + 1))
+	f.Add(int64(math.MinInt64))
+	f.Fuzz(func(t *testing.T, n int64) { checkInt(t, n) })
+}
+
 func checkFloat(t *testing.T, x float64) {
 	t.Helper()
 	if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -235,6 +277,25 @@ func BenchmarkES6Number(b *testing.B) {
 				buf = buf[:0]
 				for _, f := range benchFloats {
 					buf = c.fn(buf, f)
+				}
+			}
+		})
+	}
+}
+
+var benchInts = []int64{0, 7, 2374, 927078, 35090218, 34064438658741, -1, 1 << 60}
+
+func BenchmarkAppendInt(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		fn   func([]byte, int64) []byte
+	}{{"reference", refAppendInt}, {"fast", appendInt}} {
+		b.Run(c.name, func(b *testing.B) {
+			var buf []byte
+			for b.Loop() {
+				buf = buf[:0]
+				for _, n := range benchInts {
+					buf = c.fn(buf, n)
 				}
 			}
 		})

@@ -78,6 +78,7 @@ var (
 // key order; column order is the declaration order.
 type codec struct {
 	typ    reflect.Type
+	ptr    reflect.Type // *typ
 	fields []field
 	byName map[string]int // column name → index in fields
 }
@@ -114,7 +115,7 @@ func newCodec(t reflect.Type, fromArtifact bool) (*codec, []Column, error) {
 	if t.Kind() != reflect.Struct {
 		return nil, nil, fmt.Errorf("row type %s is not a struct", t)
 	}
-	c := &codec{typ: t, byName: map[string]int{}}
+	c := &codec{typ: t, ptr: reflect.PointerTo(t), byName: map[string]int{}}
 	var cols []Column
 	if fromArtifact {
 		cols = append(cols, Column{Name: ArtifactColumn, Type: evidence.TypeString, Identity: true,
@@ -311,8 +312,14 @@ func (e *Encoder) Append(dst []byte, row any) ([]byte, error) {
 // appendValues is AppendValues with the artifact id's canonical string in
 // art when the caller has it.
 func (s *Schema) appendValues(dst []byte, row any, artifact string, art []byte) ([]byte, error) {
-	rv, ok := s.typed(row)
-	if !ok {
+	// A *T of the schema, checked by its type alone (typed's checks,
+	// cheaper); the reflect value is made only for the columns that need
+	// it.
+	var base unsafe.Pointer
+	if reflect.TypeOf(row) == s.codec.ptr {
+		base = reflect.ValueOf(row).UnsafePointer()
+	}
+	if base == nil {
 		o, err := s.Values(row, artifact)
 		if err != nil {
 			return dst, err
@@ -323,7 +330,7 @@ func (s *Schema) appendValues(dst []byte, row any, artifact string, art []byte) 
 		return append(dst, "{}"...), nil
 	}
 	var err error
-	base := rv.Addr().UnsafePointer()
+	var rv reflect.Value
 	for i := range s.codec.fields {
 		f := &s.codec.fields[i]
 		// The key, with the '{' or ',' before it.
@@ -348,6 +355,9 @@ func (s *Schema) appendValues(dst []byte, row any, artifact string, art []byte) 
 			continue
 		}
 		if f.scalar == reflect.Invalid || f.index == nil {
+			if !rv.IsValid() {
+				rv = reflect.ValueOf(row).Elem()
+			}
 			if dst, err = f.appendValue(dst, rv, artifact); err != nil {
 				return dst, fmt.Errorf("table %s: column %s: %w", s.Name, f.name, err)
 			}

@@ -3,6 +3,7 @@ package table
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -102,9 +103,18 @@ func TestAppendValuesOffsets(t *testing.T) {
 				}
 				continue
 			}
-			if !bytes.Equal(got, want) || !bytes.Equal(enc[1:], want) {
-				t.Fatalf("%s (round %d):\n got %s\n enc %s\nwant %s", s.Name, round, got, enc[1:], want)
+			// The same values as an object take the general path.
+			byObject, err := s.AppendValues(nil, maps.Clone(o), artifact)
+			if err != nil {
+				t.Fatalf("%s: %v", s.Name, err)
 			}
+			if !bytes.Equal(got, want) || !bytes.Equal(enc[1:], want) || !bytes.Equal(byObject, want) {
+				t.Fatalf("%s (round %d):\n got %s\n enc %s\n obj %s\nwant %s", s.Name, round, got, enc[1:], byObject, want)
+			}
+		}
+		// A nil *T is not a row.
+		if _, err := s.AppendValues(nil, reflect.Zero(reflect.PointerTo(s.codec.typ)).Interface(), "art"); err == nil {
+			t.Fatalf("%s: a nil row encodes", s.Name)
 		}
 	}
 }

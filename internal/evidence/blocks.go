@@ -229,14 +229,24 @@ func (r *Row) AppendBlock(dst []byte) ([]byte, error) {
 	if r.Encoded == nil {
 		return AppendCanonical(dst, r.CanonicalValue())
 	}
-	dst = append(dst, `{"kind":"row","schema":"`+Schema+`","table_id":`...)
-	dst, err := appendString(dst, r.TableID)
+	dst, err := AppendRowPrefix(dst, r.TableID)
 	if err != nil {
 		return dst, err
 	}
-	dst = append(dst, `,"values":`...)
 	dst = append(dst, r.Encoded...)
 	return append(dst, '}'), nil
+}
+
+// AppendRowPrefix appends what precedes the values in the line of a row
+// of table tableID; the values and a closing '}' complete it. A writer of
+// many rows of one table encodes it once.
+func AppendRowPrefix(dst []byte, tableID string) ([]byte, error) {
+	dst = append(dst, `{"kind":"row","schema":"`+Schema+`","table_id":`...)
+	dst, err := appendString(dst, tableID)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, `,"values":`...), nil
 }
 
 // Truncation says that a bound cut rows from a table.

@@ -117,33 +117,68 @@ func appendArray[E any](dst []byte, xs []E) ([]byte, error) {
 	return append(dst, ']'), nil
 }
 
+// member is an object's key with its value, so a sorted object is
+// written without a second lookup of each key.
+type member struct {
+	k   string
+	v   any
+	bmp bool // isBMP(k), found once rather than at every comparison
+}
+
 func appendObject(dst []byte, m Object) ([]byte, error) {
-	keys := make([]string, 0, len(m))
-	for k := range m {
+	// Rows' objects (args, dimensions) are small: their members stay on
+	// the stack.
+	var small [16]member
+	ms := small[:0]
+	if len(m) > len(small) {
+		ms = make([]member, 0, len(m))
+	}
+	for k, v := range m {
 		if !utf8.ValidString(k) {
 			return dst, fmt.Errorf("object key %q: %w", k, ErrInvalidUTF8)
 		}
-		keys = append(keys, k)
+		ms = append(ms, member{k, v, isBMP(k)})
 	}
-	SortKeys(keys)
+	sortMembers(ms)
 	dst = append(dst, '{')
 	var err error
-	for i, k := range keys {
+	for i := range ms {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst, _ = appendString(dst, k)
+		dst, _ = appendString(dst, ms[i].k)
 		dst = append(dst, ':')
-		if dst, err = AppendCanonical(dst, m[k]); err != nil {
-			return dst, fmt.Errorf("%s: %w", k, err)
+		if dst, err = AppendCanonical(dst, ms[i].v); err != nil {
+			return dst, fmt.Errorf("%s: %w", ms[i].k, err)
 		}
 	}
 	return append(dst, '}'), nil
 }
 
+// sortMembers orders members by key as SortKeys does; an insertion sort
+// for the few members of a typical object.
+func sortMembers(ms []member) {
+	if len(ms) > 12 {
+		slices.SortFunc(ms, compareMembers)
+		return
+	}
+	for i := 1; i < len(ms); i++ {
+		for j := i; j > 0 && compareMembers(ms[j], ms[j-1]) < 0; j-- {
+			ms[j], ms[j-1] = ms[j-1], ms[j]
+		}
+	}
+}
+
 // SortKeys orders object keys as RFC 8785 requires: by UTF-16 code units.
 func SortKeys(keys []string) {
 	slices.SortFunc(keys, compareUTF16)
+}
+
+func compareMembers(a, b member) int {
+	if a.bmp && b.bmp {
+		return strings.Compare(a.k, b.k) // see compareUTF16
+	}
+	return compareUTF16(a.k, b.k)
 }
 
 func compareUTF16(a, b string) int {
@@ -173,15 +208,73 @@ const hexDigits = "0123456789abcdef"
 // other control characters are written \u00XX.
 var shortEscape = [256]byte{'"': '"', '\\': '\\', '\b': 'b', '\f': 'f', '\n': 'n', '\r': 'r', '\t': 't'}
 
-func appendString(dst []byte, s string) ([]byte, error) {
-	if !utf8.ValidString(s) {
-		return dst, ErrInvalidUTF8
+// SWAR masks: lo8 has 0x01 in every byte, hi8 0x80.
+const (
+	lo8 = 0x0101010101010101
+	hi8 = 0x8080808080808080
+)
+
+// plain8 reports whether the 8 bytes of w (one byte per lane) are all
+// ASCII that the canonical form copies as they are: none below 0x20, none
+// 0x80 or above, no '"' or '\\'. The lane tests are the classic "has a
+// byte less than n / equal to n" tricks, exact for whether any lane
+// matches, which is all a skip needs.
+func plain8(w uint64) bool {
+	ctl := (w - 0x20*lo8) &^ w // a lane below 0x20 sets its high bit
+	q := w ^ '"'*lo8           // a lane equal to '"' is zero here,
+	q = (q - lo8) &^ q         // and a zero lane sets its high bit
+	b := w ^ '\\'*lo8
+	b = (b - lo8) &^ b
+	// Where w has a high bit set the lane tests may be wrong, but w's own
+	// high bits (non-ASCII) fail the word anyway.
+	return (w|ctl|q|b)&hi8 == 0
+}
+
+// load8 reads s[i:i+8] as a little-endian word; the compiler merges the
+// byte loads into one.
+func load8(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// plainByte marks the ASCII bytes the canonical form copies as they are.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
 	}
+	return t
+}()
+
+// appendString validates and escapes in one pass: runs of plain ASCII are
+// skipped 8 bytes at a time and copied in one append; only the bytes that
+// need a look (escapes, multi-byte sequences) and the tail of a string
+// whose last 8 bytes are not all plain are read one by one. On invalid
+// UTF-8 dst comes back as it was given.
+func appendString(dst []byte, s string) ([]byte, error) {
+	n0 := len(dst)
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			if plain8(load8(s, i)) {
+				i += 8
+				continue
+			}
+		} else if len(s) >= 8 && plain8(load8(s, len(s)-8)) {
+			break // the tail lies in the last 8 bytes, all plain
+		}
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
+		if plainByte[c] {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				return dst[:n0], ErrInvalidUTF8
+			}
+			i += size
 			continue
 		}
 		dst = append(dst, s[start:i]...)
@@ -190,7 +283,8 @@ func appendString(dst []byte, s string) ([]byte, error) {
 		} else {
 			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 		}
-		start = i + 1
+		i++
+		start = i
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"'), nil
@@ -202,7 +296,40 @@ func appendInt(dst []byte, n int64) []byte {
 		dst = strconv.AppendInt(dst, n, 10)
 		return append(dst, '"')
 	}
-	return strconv.AppendInt(dst, n, 10)
+	if n < 0 {
+		dst = append(dst, '-')
+		n = -n
+	}
+	return appendSafe(dst, uint64(n))
+}
+
+// digitPairs holds "00" to "99".
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+
+// appendSafe writes u, at most MaxSafeInteger (16 digits), in decimal two
+// digits a step: strconv's method without its general bases and widths,
+// which row encoding pays for at every integer.
+func appendSafe(dst []byte, u uint64) []byte {
+	if u < 10 {
+		return append(dst, byte('0'+u))
+	}
+	var buf [16]byte
+	i := len(buf)
+	for u >= 100 {
+		r := u % 100
+		u /= 100
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[2*r], digitPairs[2*r+1]
+	}
+	if u >= 10 {
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[2*u], digitPairs[2*u+1]
+	} else {
+		i--
+		buf[i] = byte('0' + u)
+	}
+	return append(dst, buf[i:]...)
 }
 
 func appendUint(dst []byte, n uint64) []byte {
@@ -261,12 +388,26 @@ func AppendES6Number(dst []byte, f float64) []byte {
 		dst = append(dst, '-')
 		f = -f
 	}
+	// An integer below 2^53 is its own shortest digits, with at most 16
+	// of them: ECMAScript writes it as the integer.
+	if f < 1<<53 && f == float64(int64(f)) {
+		return appendSafe(dst, uint64(f))
+	}
+	// From 1e-6 up to 1e21 ECMAScript writes the shortest digits in fixed
+	// notation, which is what 'f' with precision -1 writes. The bounds are
+	// exact as float comparisons: a double below the double nearest 1e-6
+	// has shortest digits below 1e-6 (else they would read back as that
+	// double), and 1e21 is a double.
+	if f >= 1e-6 && f < 1e21 {
+		return strconv.AppendFloat(dst, f, 'f', -1, 64)
+	}
 	// Shortest round-trip digits in scientific form: d.ddddde±x.
 	var buf [32]byte
 	sci := strconv.AppendFloat(buf[:0], f, 'e', -1, 64)
 	epos := slices.Index(sci, 'e')
 	mant, exp := sci[:epos], sci[epos+1:]
-	digits := make([]byte, 0, len(mant))
+	var dbuf [24]byte // at most 17 significant digits
+	digits := dbuf[:0]
 	for _, c := range mant {
 		if c != '.' {
 			digits = append(digits, c)
@@ -311,6 +452,11 @@ func AppendES6Number(dst []byte, f float64) []byte {
 // which is what RFC 8785 defines them to be.
 func appendNumber(dst []byte, lit string) ([]byte, error) {
 	if isIntegerLiteral(lit) {
+		// Up to 15 digits without a leading zero, the literal is already
+		// the canonical integer (2^53 has 16 digits).
+		if d := strings.TrimPrefix(lit, "-"); len(d) <= 15 && (d[0] != '0' || lit == "0") {
+			return append(dst, lit...), nil
+		}
 		if n, err := strconv.ParseInt(lit, 10, 64); err == nil {
 			return appendInt(dst, n), nil
 		}

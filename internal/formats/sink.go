@@ -98,34 +98,45 @@ func (s *StreamSink) Begin(t *evidence.Table) (TableWriter, error) {
 	if err := s.W.Write(t); err != nil {
 		return nil, err
 	}
-	return &streamTable{w: s.W, t: t, s: ts, artifact: s.Artifact.ID}, nil
+	prefix, err := evidence.AppendRowPrefix(nil, t.ID)
+	if err != nil {
+		return nil, evidence.Wrap(evidence.CodeInternal, err, "table %s", t.Name)
+	}
+	return &streamTable{w: s.W, t: t, enc: ts.Encoder(s.Artifact.ID), prefix: prefix}, nil
 }
 
 type streamTable struct {
-	w        *wire.Writer
-	t        *evidence.Table
-	s        *table.Schema
-	artifact string
-	rows     int64
-	row      evidence.Row
-	buf      []byte
+	w      *wire.Writer
+	t      *evidence.Table
+	enc    *table.Encoder
+	rows   int64
+	prefix []byte // of every row's line (evidence.AppendRowPrefix)
 }
 
-// Row encodes the row once, straight from its typed form.
+// Row encodes the row once, straight from its typed form into the
+// stream's buffer.
 func (st *streamTable) Row(row any) error {
-	var err error
-	st.buf, err = st.s.AppendValues(st.buf[:0], row, st.artifact)
-	if err != nil {
-		return evidence.Wrap(evidence.CodeInternal, err, "table %s", st.t.Name)
+	var encErr error
+	err := st.w.WriteFunc(func(dst []byte) ([]byte, error) {
+		dst = append(dst, st.prefix...)
+		dst, encErr = st.enc.Append(dst, row)
+		return append(dst, '}'), encErr
+	})
+	if encErr != nil {
+		return evidence.Wrap(evidence.CodeInternal, encErr, "table %s", st.t.Name)
 	}
-	return st.encoded(st.buf)
+	st.rows++
+	return err
 }
 
 // encoded writes a row whose values are already encoded canonically.
 func (st *streamTable) encoded(values []byte) error {
 	st.rows++
-	st.row = evidence.Row{TableID: st.t.ID, Encoded: values}
-	return st.w.Write(&st.row)
+	return st.w.WriteFunc(func(dst []byte) ([]byte, error) {
+		dst = append(dst, st.prefix...)
+		dst = append(dst, values...)
+		return append(dst, '}'), nil
+	})
 }
 
 func (st *streamTable) End(s *evidence.Summary) error {
@@ -269,6 +280,7 @@ type heldTable struct {
 	sum    *evidence.Summary
 	real   TableWriter // once released
 	buf    []byte
+	enc    *table.Encoder // of held rows for a stream
 }
 
 // Row checks the row against its schema, encodes its values with the
@@ -285,7 +297,10 @@ func (ht *heldTable) Row(row any) error {
 	}
 	var err error
 	if ht.h.stream {
-		ht.buf, err = ht.schema.AppendValues(ht.buf[:0], row, string(ht.h.placeholder))
+		if ht.enc == nil {
+			ht.enc = ht.schema.Encoder(string(ht.h.placeholder))
+		}
+		ht.buf, err = ht.enc.Append(ht.buf[:0], row)
 	} else {
 		var o evidence.Object
 		if o, err = ht.schema.Values(row, ""); err == nil {

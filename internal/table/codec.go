@@ -37,22 +37,48 @@ var kindType = [...]string{kString: evidence.TypeString, kInt: evidence.TypeInt,
 
 type field struct {
 	name  string
-	index []int // struct field index path (through embedded structs); nil for the artifact column
-	kind  kind  // of the value (of V for Null)
-	null  bool  // a Null[T] field
-	col   int   // index in Schema.Columns
-	key   []byte
+	index []int  // struct field index path (through embedded structs); nil for the artifact column
+	kind  kind   // of the value (of V for Null)
+	null  bool   // a Null[T] field
+	col   int    // index in Schema.Columns
+	key   []byte // `,"name":` (`{"name":` for the first)
+	// keyw holds key when it fits (keyn its length, else 0): one 32-byte
+	// store writes it, where an append would call memmove per column.
+	keyw [32]byte
+	keyn int
 	// off is the scalar's byte offset in the row struct (V's for Null),
 	// valid its Valid flag's: AppendValues reads scalars there, without
 	// reflection (embedded structs are by value, so one offset holds).
 	off, valid uintptr
 	scalar     reflect.Kind // String, Int64, Int, Float64 or Bool; Invalid for the others
+	json       jsonType     // a json column of one of the plain types, read at off
 }
+
+// jsonType names the json column types AppendValues reads at their offset
+// and hands to the canonical encoder as they are; others (named element
+// types) go through reflection.
+type jsonType uint8
+
+const (
+	jNone jsonType = iota
+	jObject
+	jAny
+	jStrings
+	jInts
+	jAnys
+)
+
+var (
+	stringsType = reflect.TypeFor[[]string]()
+	intsType    = reflect.TypeFor[[]int64]()
+	anysType    = reflect.TypeFor[[]any]()
+)
 
 // codec encodes and reads one row type. fields are in canonical (sorted)
 // key order; column order is the declaration order.
 type codec struct {
 	typ    reflect.Type
+	ptr    reflect.Type // *typ
 	fields []field
 	byName map[string]int // column name → index in fields
 }
@@ -89,7 +115,7 @@ func newCodec(t reflect.Type, fromArtifact bool) (*codec, []Column, error) {
 	if t.Kind() != reflect.Struct {
 		return nil, nil, fmt.Errorf("row type %s is not a struct", t)
 	}
-	c := &codec{typ: t, byName: map[string]int{}}
+	c := &codec{typ: t, ptr: reflect.PointerTo(t), byName: map[string]int{}}
 	var cols []Column
 	if fromArtifact {
 		cols = append(cols, Column{Name: ArtifactColumn, Type: evidence.TypeString, Identity: true,
@@ -107,8 +133,17 @@ func newCodec(t reflect.Type, fromArtifact bool) (*codec, []Column, error) {
 	for i := range c.fields {
 		f := &c.fields[i]
 		c.byName[f.name] = i
-		f.key, _ = evidence.AppendCanonical(nil, f.name)
+		// The key with what precedes it in the object, so a row's
+		// encoder appends one slice per column.
+		sep := byte(',')
+		if i == 0 {
+			sep = '{'
+		}
+		f.key, _ = evidence.AppendCanonical([]byte{sep}, f.name)
 		f.key = append(f.key, ':')
+		if len(f.key) <= len(f.keyw) {
+			f.keyn = copy(f.keyw[:], f.key)
+		}
 	}
 	return c, cols, nil
 }
@@ -167,6 +202,18 @@ func (c *codec) addFields(t reflect.Type, path []int, cols []Column) ([]Column, 
 		switch ft.Kind() {
 		case reflect.String, reflect.Int64, reflect.Int, reflect.Float64, reflect.Bool:
 			f.scalar = ft.Kind()
+		}
+		switch ft {
+		case objectType:
+			f.json = jObject
+		case anyType:
+			f.json = jAny
+		case stringsType:
+			f.json = jStrings
+		case intsType:
+			f.json = jInts
+		case anysType:
+			f.json = jAnys
 		}
 		k, ok := kindOf(ft)
 		if !ok {
@@ -237,56 +284,142 @@ func (s *Schema) typed(row any) (reflect.Value, bool) {
 // artifact is the table's artifact id, written in the artifact column of
 // FromArtifact schemas.
 func (s *Schema) AppendValues(dst []byte, row any, artifact string) ([]byte, error) {
-	rv, ok := s.typed(row)
-	if !ok {
+	return s.appendValues(dst, row, artifact, nil)
+}
+
+// Encoder appends the values of rows of one schema read from one artifact,
+// as AppendValues does, with the artifact id encoded once.
+type Encoder struct {
+	s        *Schema
+	artifact string
+	art      []byte // the canonical artifact string; nil: encode per row (and fail as AppendValues does)
+}
+
+// Encoder returns the encoder of this schema's rows from artifact.
+func (s *Schema) Encoder(artifact string) *Encoder {
+	art, err := evidence.AppendString(nil, artifact)
+	if err != nil {
+		art = nil
+	}
+	return &Encoder{s: s, artifact: artifact, art: art}
+}
+
+// Append appends a row's values (see AppendValues).
+func (e *Encoder) Append(dst []byte, row any) ([]byte, error) {
+	return e.s.appendValues(dst, row, e.artifact, e.art)
+}
+
+// appendValues is AppendValues with the artifact id's canonical string in
+// art when the caller has it.
+func (s *Schema) appendValues(dst []byte, row any, artifact string, art []byte) ([]byte, error) {
+	// A *T of the schema, checked by its type alone (typed's checks,
+	// cheaper); the reflect value is made only for the columns that need
+	// it.
+	var base unsafe.Pointer
+	if reflect.TypeOf(row) == s.codec.ptr {
+		base = reflect.ValueOf(row).UnsafePointer()
+	}
+	if base == nil {
 		o, err := s.Values(row, artifact)
 		if err != nil {
 			return dst, err
 		}
 		return evidence.AppendCanonical(dst, o)
 	}
-	dst = append(dst, '{')
+	if len(s.codec.fields) == 0 {
+		return append(dst, "{}"...), nil
+	}
 	var err error
-	base := rv.Addr().UnsafePointer()
+	var rv reflect.Value
 	for i := range s.codec.fields {
 		f := &s.codec.fields[i]
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, f.key...)
-		if f.scalar != reflect.Invalid && f.index != nil {
-			dst, err = f.appendScalar(dst, base)
+		// The key, with the '{' or ',' before it.
+		if f.keyn != 0 {
+			if cap(dst)-len(dst) < len(f.keyw) {
+				dst = slices.Grow(dst, len(f.keyw))
+			}
+			n := len(dst)
+			*(*[32]byte)(dst[n : n+32]) = f.keyw
+			dst = dst[:n+f.keyn]
 		} else {
-			dst, err = f.appendValue(dst, rv, artifact)
+			dst = append(dst, f.key...)
 		}
-		if err != nil {
-			return dst, fmt.Errorf("table %s: column %s: %w", s.Name, f.name, err)
+		if f.index == nil && art != nil {
+			dst = append(dst, art...)
+			continue
+		}
+		if f.json != jNone && f.index != nil {
+			if dst, err = f.appendJSON(dst, unsafe.Add(base, f.off)); err != nil {
+				return dst, fmt.Errorf("table %s: column %s: %w", s.Name, f.name, err)
+			}
+			continue
+		}
+		if f.scalar == reflect.Invalid || f.index == nil {
+			if !rv.IsValid() {
+				rv = reflect.ValueOf(row).Elem()
+			}
+			if dst, err = f.appendValue(dst, rv, artifact); err != nil {
+				return dst, fmt.Errorf("table %s: column %s: %w", s.Name, f.name, err)
+			}
+			continue
+		}
+		// The scalars, read at their offsets in the row (what
+		// appendValue writes, the same way).
+		if f.null && !*(*bool)(unsafe.Add(base, f.valid)) {
+			dst = append(dst, "null"...)
+			continue
+		}
+		p := unsafe.Add(base, f.off)
+		switch f.scalar {
+		case reflect.String:
+			if dst, err = evidence.AppendString(dst, *(*string)(p)); err != nil {
+				return dst, fmt.Errorf("table %s: column %s: %w", s.Name, f.name, err)
+			}
+		case reflect.Int64:
+			dst = evidence.AppendInt(dst, *(*int64)(p))
+		case reflect.Int:
+			dst = evidence.AppendInt(dst, int64(*(*int)(p)))
+		case reflect.Float64:
+			dst = evidence.AppendFloat(dst, *(*float64)(p))
+		default:
+			if *(*bool)(p) {
+				dst = append(dst, "true"...)
+			} else {
+				dst = append(dst, "false"...)
+			}
 		}
 	}
 	return append(dst, '}'), nil
 }
 
-// appendScalar appends a scalar field's canonical value, read at its
-// offset in the row at base (the scalars appendValue writes, the same way).
-func (f *field) appendScalar(dst []byte, base unsafe.Pointer) ([]byte, error) {
-	if f.null && !*(*bool)(unsafe.Add(base, f.valid)) {
+// appendJSON appends the value of a json column of a plain type at p:
+// what appendValue writes, without reflection.
+func (f *field) appendJSON(dst []byte, p unsafe.Pointer) ([]byte, error) {
+	var v any
+	switch f.json {
+	case jObject:
+		if m := *(*evidence.Object)(p); m != nil {
+			v = m
+		}
+	case jAny:
+		v = *(*any)(p)
+	case jStrings:
+		if xs := *(*[]string)(p); xs != nil {
+			return evidence.AppendCanonical(dst, xs)
+		}
+	case jInts:
+		if xs := *(*[]int64)(p); xs != nil {
+			return evidence.AppendCanonical(dst, xs)
+		}
+	case jAnys:
+		if xs := *(*[]any)(p); xs != nil {
+			return evidence.AppendCanonical(dst, xs)
+		}
+	}
+	if v == nil {
 		return append(dst, "null"...), nil
 	}
-	p := unsafe.Add(base, f.off)
-	switch f.scalar {
-	case reflect.String:
-		return evidence.AppendString(dst, *(*string)(p))
-	case reflect.Int64:
-		return evidence.AppendInt(dst, *(*int64)(p)), nil
-	case reflect.Int:
-		return evidence.AppendInt(dst, int64(*(*int)(p))), nil
-	case reflect.Float64:
-		return evidence.AppendFloat(dst, *(*float64)(p)), nil
-	}
-	if *(*bool)(p) {
-		return append(dst, "true"...), nil
-	}
-	return append(dst, "false"...), nil
+	return evidence.AppendCanonical(dst, v)
 }
 
 // appendValue appends one field's canonical value without boxing scalars.

@@ -7,7 +7,6 @@
 package wire
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -97,37 +96,78 @@ func (r *Reader) fail(format string, args ...any) *evidence.Failure {
 	return f
 }
 
-// Writer writes canonical blocks, one per line.
+// Writer writes canonical blocks, one per line. Lines are encoded
+// straight into its buffer, which goes out in one write once it holds
+// flushAt bytes: a block is encoded once and copied once.
 type Writer struct {
-	w   *bufio.Writer
+	w   io.Writer
 	buf []byte
 	err error
 }
 
+// flushAt is the size of the writes (a pipe's default capacity).
+const flushAt = 64 << 10
+
 // NewWriter returns a Writer on w. Call Flush when done.
 func NewWriter(w io.Writer) *Writer {
-	return &Writer{w: bufio.NewWriterSize(w, 64<<10)}
+	return &Writer{w: w, buf: make([]byte, 0, flushAt+4<<10)}
 }
 
 // Write writes one block as a canonical line.
 func (w *Writer) Write(b evidence.Marshaler) error {
+	return w.WriteFunc(func(dst []byte) ([]byte, error) {
+		var err error
+		if r, ok := b.(*evidence.Row); ok {
+			dst, err = r.AppendBlock(dst)
+		} else {
+			dst, err = evidence.AppendCanonical(dst, b.CanonicalValue())
+		}
+		if err != nil {
+			err = evidence.Wrap(evidence.CodeInternal, err, "encode block")
+		}
+		return dst, err
+	})
+}
+
+// WriteFunc writes the line that fn appends to its argument: one
+// canonical block, without the newline, built by evidence's encoders
+// (WriteFunc checks nothing). An error of fn is returned as it is and
+// nothing of that line is written.
+func (w *Writer) WriteFunc(fn func(dst []byte) ([]byte, error)) error {
 	if w.err != nil {
 		return w.err
 	}
-	var err error
-	if r, ok := b.(*evidence.Row); ok {
-		w.buf, err = r.AppendBlock(w.buf[:0])
-	} else {
-		w.buf, err = evidence.AppendCanonical(w.buf[:0], b.CanonicalValue())
+	n := len(w.buf)
+	line, err := fn(w.buf)
+	if err != nil {
+		w.buf = w.buf[:n]
+		return err
+	}
+	w.buf = append(line, '\n')
+	if len(w.buf) >= flushAt {
+		return w.flush()
+	}
+	return nil
+}
+
+func (w *Writer) flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	n, err := w.w.Write(w.buf)
+	if err == nil && n < len(w.buf) {
+		err = io.ErrShortWrite
 	}
 	if err != nil {
-		return evidence.Wrap(evidence.CodeInternal, err, "encode block")
-	}
-	w.buf = append(w.buf, '\n')
-	if _, err := w.w.Write(w.buf); err != nil {
 		w.err = evidence.Wrap(evidence.CodeIOFailure, err, "write output")
+		return w.err
 	}
-	return w.err
+	if cap(w.buf) > 4*flushAt {
+		// One huge line grew the buffer: give it back.
+		w.buf = make([]byte, 0, flushAt+4<<10)
+	}
+	w.buf = w.buf[:0]
+	return nil
 }
 
 // Flush flushes buffered output.
@@ -135,8 +175,5 @@ func (w *Writer) Flush() error {
 	if w.err != nil {
 		return w.err
 	}
-	if err := w.w.Flush(); err != nil {
-		w.err = evidence.Wrap(evidence.CodeIOFailure, err, "write output")
-	}
-	return w.err
+	return w.flush()
 }

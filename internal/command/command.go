@@ -81,6 +81,7 @@ type Env struct {
 func Main(name string, body func(ctx context.Context, env *Env) error) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	growPipe(os.Stdout)
 	env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, W: wire.NewWriter(os.Stdout),
 		Spell: Flag, StdinTerminal: IsTerminal(os.Stdin), StdoutTerminal: IsTerminal(os.Stdout)}
 	if os.Getenv(param.EnvSpelling) == param.SpellingRequest {
@@ -205,6 +206,21 @@ func ShellQuote(argv []string) string {
 		}
 	}
 	return strings.Join(q, " ")
+}
+
+// pipeBytes is what a pipe on stdout is grown to: Linux's default of
+// 64 KiB wakes the reader for every write of the block stream, and 1 MiB
+// is what an unprivileged process may ask for (pipe-max-size).
+const pipeBytes = 1 << 20
+
+// growPipe grows f's pipe buffer, when f is a pipe. It is best effort: on
+// anything else, or where the kernel refuses, the stream is unchanged.
+func growPipe(f *os.File) {
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return
+	}
+	_, _ = unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, pipeBytes)
 }
 
 // IsTerminal reports whether f is a terminal. A character device is not

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/flameox/flameox/internal/param"
 	"github.com/flameox/flameox/internal/registry"
 	"github.com/flameox/flameox/internal/wire"
+	"golang.org/x/sys/unix"
 )
 
 // run runs body with captured streams and returns the exit status, the
@@ -351,5 +353,29 @@ func TestRespell(t *testing.T) {
 		if got.Message != tc.want || got.Location != tc.f.Location {
 			t.Errorf("Respell(%q) = %q at %v, want %q", tc.f.Message, got.Message, got.Location, tc.want)
 		}
+	}
+}
+
+// TestGrowPipe: a pipe on stdout is grown to pipeBytes; a file is left
+// as it is.
+func TestGrowPipe(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	growPipe(w)
+	if n, err := unix.FcntlInt(w.Fd(), unix.F_GETPIPE_SZ, 0); err != nil || n < pipeBytes {
+		t.Errorf("pipe is %d bytes (%v), want %d", n, err, pipeBytes)
+	}
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	growPipe(f) // must not fail or change anything
+	if _, err := f.WriteString("x"); err != nil {
+		t.Error(err)
 	}
 }

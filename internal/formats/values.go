@@ -114,3 +114,10 @@ func BoundInto[V any](v *Values, dst map[string]any, m map[string]V, val func(V)
 		}
 	}
 }
+
+// Add adds what o cut to v: a bound used by a worker on a part of the
+// input, merged in input order, states what one bound over it all would.
+func (v *Values) Add(o *Values) {
+	v.cut += o.cut
+	v.cutBytes += o.cutBytes
+}

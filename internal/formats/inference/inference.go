@@ -203,3 +203,11 @@ func Fail(err error, what string) *evidence.Failure {
 	}
 	return evidence.Wrap(code, err, "%s", what)
 }
+
+// Add adds o's counts to l (a worker's ledger into the decoder's).
+func (l *Ledger) Add(o *Ledger) {
+	for k, n := range o.Omitted {
+		l.Omitted[k] += n
+	}
+	l.unknown += o.unknown
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 
 	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats"
@@ -82,9 +83,25 @@ type recordReader struct {
 	hasMeta, hasMetrics bool
 }
 
-func decodeRecords(ctx context.Context, in *formats.Input, out formats.Sink) error {
+func newRecordReader(in *formats.Input) *recordReader {
 	r := &recordReader{in: in, vals: in.Values(), ledger: inference.NewLedger(), phases: map[string]int64{}}
 	r.member, r.metaMember, r.metricMember, r.valueMember, r.errorMember = r.topMember, r.metaField, r.metric, r.metricField, r.errorField
+	return r
+}
+
+// add adds a worker's counts of one batch to r's.
+func (r *recordReader) add(o *recordReader) {
+	r.ok += o.ok
+	r.bad += o.bad
+	for p, c := range o.phases {
+		r.phases[p] += c
+	}
+	r.ledger.Add(o.ledger)
+	r.vals.Add(o.vals)
+}
+
+func decodeRecords(ctx context.Context, in *formats.Input, out formats.Sink) error {
+	r := newRecordReader(in)
 	lr := lines.NewStrict(in.R, int(in.Limit(inference.LimitLine)), inference.LimitLine)
 	reqs := formats.NewLazyTable(out, table.InferenceRequests.Header(""))
 	keep := out.Wants(table.InferenceRequests.Schema)
@@ -96,6 +113,23 @@ func decodeRecords(ctx context.Context, in *formats.Input, out formats.Sink) err
 		s.Truncation = &evidence.Truncation{Reason: "document_incomplete"}
 		s.Limit(fmt.Sprintf("decoding stopped after %d records: %v", n, err))
 		return reqs.Abort(err, s)
+	}
+	if workers := runtime.GOMAXPROCS(0); workers > 1 && !serialOnly {
+		var err error
+		n, unterminated, err = r.parallel(ctx, lr, workers, func(row *table.InferenceRequest) error {
+			if keep {
+				return reqs.Row(row)
+			}
+			return nil
+		})
+		var se sinkError
+		if errors.As(err, &se) {
+			return se.err
+		}
+		if err != nil {
+			return fail(err)
+		}
+		return r.finish(out, reqs, n, unterminated)
 	}
 	for {
 		l, err := lr.Next()
@@ -115,12 +149,7 @@ func decodeRecords(ctx context.Context, in *formats.Input, out formats.Sink) err
 			unterminated = l.Size
 		}
 		if err := r.parse(l.Bytes, n, l.Offset); err != nil {
-			f := l.Malformed(err, fmt.Sprintf("AIPerf record at line %d", l.Number))
-			var ff *evidence.Failure
-			if errors.As(err, &ff) {
-				f = l.At(ff)
-			}
-			return fail(f)
+			return fail(recordFailure(l, err))
 		}
 		n++
 		if keep {
@@ -129,6 +158,21 @@ func decodeRecords(ctx context.Context, in *formats.Input, out formats.Sink) err
 			}
 		}
 	}
+	return r.finish(out, reqs, n, unterminated)
+}
+
+// recordFailure is the failure of the record on line l.
+func recordFailure(l *lines.Line, err error) *evidence.Failure {
+	f := l.Malformed(err, fmt.Sprintf("AIPerf record at line %d", l.Number))
+	var ff *evidence.Failure
+	if errors.As(err, &ff) {
+		f = l.At(ff)
+	}
+	return f
+}
+
+// finish ends the requests table and writes the run.
+func (r *recordReader) finish(out formats.Sink, reqs *formats.LazyTable, n, unterminated int64) error {
 	s := r.summary(n)
 	if unterminated > 0 {
 		// AIPerf ends every record with a newline; a last line without one

@@ -190,40 +190,38 @@ type nester struct {
 	pending, held int64
 	// Items and opens done with, for reuse: one of each per slice
 	// otherwise costs two allocations.
-	freeItems []*item
-	freeOpens []*open
+	freeItems freeList[item]
+	freeOpens freeList[open]
 }
 
-func (n *nester) newItem() *item {
-	if k := len(n.freeItems); k > 0 {
-		it := n.freeItems[k-1]
-		n.freeItems = n.freeItems[:k-1]
-		return it
-	}
-	return &item{}
-}
+func (n *nester) newItem() *item { return n.freeItems.get() }
 
 // done takes back an item released or emitted.
-func (n *nester) done(it *item) {
-	*it = item{}
-	n.freeItems = append(n.freeItems, it)
-}
+func (n *nester) done(it *item) { n.freeItems.put(it) }
 
 // newOpen returns a zero open (filled by the caller: a value parameter
 // would escape and cost the allocation saved).
-func (n *nester) newOpen() *open {
-	if k := len(n.freeOpens); k > 0 {
-		p := n.freeOpens[k-1]
-		n.freeOpens = n.freeOpens[:k-1]
-		return p
-	}
-	return &open{}
-}
+func (n *nester) newOpen() *open { return n.freeOpens.get() }
 
 // closed takes back an open slice emitted or dropped.
-func (n *nester) closed(o *open) {
-	*o = open{}
-	n.freeOpens = append(n.freeOpens, o)
+func (n *nester) closed(o *open) { n.freeOpens.put(o) }
+
+// freeList keeps values done with, zeroed, for reuse.
+type freeList[T any] []*T
+
+func (f *freeList[T]) get() *T {
+	if k := len(*f); k > 0 {
+		p := (*f)[k-1]
+		*f = (*f)[:k-1]
+		return p
+	}
+	return new(T)
+}
+
+func (f *freeList[T]) put(p *T) {
+	var zero T
+	*p = zero
+	*f = append(*f, p)
 }
 
 // add queues an event on th and releases what the window no longer holds.

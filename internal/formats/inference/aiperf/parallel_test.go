@@ -2,13 +2,17 @@ package aiperf
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
+	"github.com/flameox/flameox/internal/evidence"
 	"github.com/flameox/flameox/internal/formats/formatstest"
 )
 
@@ -81,4 +85,46 @@ func sameTables(a, b *formatstest.Sink) bool {
 		}
 	}
 	return true
+}
+
+// TestPipeFailsAtOnce: a bad record read from a pipe fails the decode at
+// once, while the writer keeps the pipe open: no reader goroutine is left
+// waiting for more input first.
+func TestPipeFailsAtOnce(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(formatstest.Testdata(), "aiperf", "mock-0.13", "profile_export.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = append(bytes.Clone(data), "{nope\n"...)
+	open := make(chan struct{})
+	defer close(open)
+	done := make(chan error, 1)
+	go func() {
+		_, err := formatstest.Decode(RecordsSpec, "x.jsonl", data, nil, func(r io.Reader) io.Reader { return &stalling{r: r, open: open} })
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		var f *evidence.Failure
+		if !errors.As(err, &f) || f.Code != evidence.CodeDecodeFailure {
+			t.Fatalf("got %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the decode waits on the open pipe after a bad record")
+	}
+}
+
+// stalling reads r, then blocks (a pipe whose writer is still there)
+// until open closes.
+type stalling struct {
+	r    io.Reader
+	open chan struct{}
+}
+
+func (s *stalling) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err == io.EOF {
+		<-s.open
+	}
+	return n, err
 }

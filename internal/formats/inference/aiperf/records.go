@@ -114,7 +114,9 @@ func decodeRecords(ctx context.Context, in *formats.Input, out formats.Sink) err
 		s.Limit(fmt.Sprintf("decoding stopped after %d records: %v", n, err))
 		return reqs.Abort(err, s)
 	}
-	if workers := runtime.GOMAXPROCS(0); workers > 1 && !serialOnly {
+	// Only a file: on a pipe, the reader goroutine could sit in a read
+	// that never returns after a failure has ended the decode.
+	if workers := runtime.GOMAXPROCS(0); workers > 1 && in.File != nil && !serialOnly {
 		var err error
 		n, unterminated, err = r.parallel(ctx, lr, workers, func(row *table.InferenceRequest) error {
 			if keep {

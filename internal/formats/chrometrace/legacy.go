@@ -1,6 +1,7 @@
 package chrometrace
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -136,13 +137,14 @@ func (t *tefSamples) frame(f legacyFrame) int32 {
 	return i
 }
 
-func (t *tefSamples) lose(why string, w int64) {
+// lose counts n samples of weight w that no frame holds, by reason.
+func (t *tefSamples) lose(why string, n, w int64) {
 	u := t.unplaced[why]
 	if u == nil {
 		u = &legacyW{}
 		t.unplaced[why] = u
 	}
-	u.n++
+	u.n += n
 	u.w += w
 }
 
@@ -152,13 +154,13 @@ func (t *tefSamples) add(s int32, sf string, hasSF bool, stack []int32, hasStack
 	t.count(s, w)
 	switch {
 	case hasSF && hasStack:
-		t.lose("samples with both sf and stack", w)
+		t.lose("samples with both sf and stack", 1, w)
 		return
 	case !hasSF && !hasStack:
-		t.lose("samples with neither sf nor stack", w)
+		t.lose("samples with neither sf nor stack", 1, w)
 		return
 	case hasStack && len(stack) == 0:
-		t.lose("samples with an empty stack", w)
+		t.lose("samples with an empty stack", 1, w)
 		return
 	}
 	var rec *legacyW
@@ -202,7 +204,7 @@ func (t *tefSamples) room(w int64) bool {
 	if int64(len(t.bySF)+len(t.byStack)) < maxLegacyKeys {
 		return true
 	}
-	t.lose("samples past 10,000,000 distinct (thread, stack) records", w)
+	t.lose("samples past 10,000,000 distinct (thread, stack) records", 1, w)
 	return false
 }
 
@@ -215,7 +217,7 @@ func (d *decoder) eventSample() {
 	s := t.seriesOf(seriesKey{pid: e.pid, tid: e.tid, hasPid: e.hasPid, hasTid: e.hasTid})
 	if e.badStack {
 		t.count(s, 1)
-		t.lose("samples whose stack is not an array of strings (or is deeper than 16,384 frames)", 1)
+		t.lose("samples whose stack is not an array of strings (or is deeper than 16,384 frames)", 1, 1)
 		return
 	}
 	if !e.hasSF && !e.hasStack {
@@ -406,16 +408,16 @@ func (d *decoder) topSamples() error {
 		s := t.seriesOf(seriesKey{tid: tid, hasTid: hasTid})
 		if !badWeight && w > maxWeightSum-t.wsum {
 			t.count(s, 0)
-			t.lose("samples whose weight would take the total past 2^62 (their weight left out)", 0)
+			t.lose("samples whose weight would take the total past 2^62 (their weight left out)", 1, 0)
 			return nil
 		}
 		switch {
 		case badWeight:
 			t.count(s, 0)
-			t.lose("samples whose weight is not a non-negative integer (their weight unknown)", 0)
+			t.lose("samples whose weight is not a non-negative integer (their weight unknown)", 1, 0)
 		case badStack:
 			t.count(s, w)
-			t.lose("samples whose stack is not an array of strings (or is deeper than 16,384 frames)", w)
+			t.lose("samples whose stack is not an array of strings (or is deeper than 16,384 frames)", 1, w)
 		default:
 			t.add(s, sf, hasSF, t.stackPath(stack), hasStack, w)
 		}
@@ -504,40 +506,20 @@ type weighed struct {
 func (t *tefSamples) records(fbase, sbase int32) []weighed {
 	var out []weighed
 	memo := map[string]resolved{}
-	sfs := make([]sfKey, 0, len(t.bySF))
-	for k := range t.bySF {
-		sfs = append(sfs, k)
-	}
-	slices.SortFunc(sfs, func(a, b sfKey) int {
-		if a.series != b.series {
-			return int(a.series - b.series)
-		}
-		return strings.Compare(a.sf, b.sf)
+	sfs := slices.SortedFunc(maps.Keys(t.bySF), func(a, b sfKey) int {
+		return cmp.Or(cmp.Compare(a.series, b.series), strings.Compare(a.sf, b.sf))
 	})
 	for _, k := range sfs {
 		rec := t.bySF[k]
 		r := t.resolve(k.sf, fbase, memo)
 		if r.why != "" {
-			u := t.unplaced[r.why]
-			if u == nil {
-				u = &legacyW{}
-				t.unplaced[r.why] = u
-			}
-			u.n += rec.n
-			u.w += rec.w
+			t.lose(r.why, rec.n, rec.w)
 			continue
 		}
 		out = append(out, weighed{series: sbase + k.series, path: r.path, w: rec.w})
 	}
-	sts := make([]stackKey, 0, len(t.byStack))
-	for k := range t.byStack {
-		sts = append(sts, k)
-	}
-	slices.SortFunc(sts, func(a, b stackKey) int {
-		if a.series != b.series {
-			return int(a.series - b.series)
-		}
-		return strings.Compare(a.path, b.path)
+	sts := slices.SortedFunc(maps.Keys(t.byStack), func(a, b stackKey) int {
+		return cmp.Or(cmp.Compare(a.series, b.series), strings.Compare(a.path, b.path))
 	})
 	for _, k := range sts {
 		path := make([]int32, len(k.path)/4)

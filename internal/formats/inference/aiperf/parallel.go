@@ -2,8 +2,6 @@ package aiperf
 
 import (
 	"context"
-	"errors"
-	"io"
 	"sync"
 
 	"github.com/flameox/flameox/internal/evidence"
@@ -123,23 +121,13 @@ func (r *recordReader) split(ctx context.Context, lr *lines.Reader, order, work 
 		return true
 	}
 	for {
-		l, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+		l, err := nextRecord(ctx, lr, n, &unterminated)
 		if err != nil {
-			b.end = lr.Errorf(evidence.CodeIOFailure, err, "read records")
+			b.end = err
 			break
 		}
-		if n%1024 == 0 && ctx.Err() != nil {
-			b.end = ctx.Err()
+		if l == nil {
 			break
-		}
-		if len(l.Bytes) == 0 || isSpace(l.Bytes) {
-			continue
-		}
-		if l.Term == lines.None {
-			unterminated = l.Size
 		}
 		start := len(b.buf)
 		b.buf = append(b.buf, l.Bytes...)

@@ -134,21 +134,12 @@ func decodeRecords(ctx context.Context, in *formats.Input, out formats.Sink) err
 		return r.finish(out, reqs, n, unterminated)
 	}
 	for {
-		l, err := lr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
+		l, err := nextRecord(ctx, lr, n, &unterminated)
 		if err != nil {
-			return fail(lr.Errorf(evidence.CodeIOFailure, err, "read records"))
+			return fail(err)
 		}
-		if n%1024 == 0 && ctx.Err() != nil {
-			return fail(ctx.Err())
-		}
-		if len(l.Bytes) == 0 || isSpace(l.Bytes) {
-			continue
-		}
-		if l.Term == lines.None {
-			unterminated = l.Size
+		if l == nil {
+			break
 		}
 		if err := r.parse(l.Bytes, n, l.Offset); err != nil {
 			return fail(recordFailure(l, err))
@@ -161,6 +152,31 @@ func decodeRecords(ctx context.Context, in *formats.Input, out formats.Sink) err
 		}
 	}
 	return r.finish(out, reqs, n, unterminated)
+}
+
+// nextRecord is the next record's line, skipping blank ones, with n
+// records read so far: nil at the end of the input, or the read failure
+// or cancellation that ends it. It notes an unterminated last line.
+func nextRecord(ctx context.Context, lr *lines.Reader, n int64, unterminated *int64) (*lines.Line, error) {
+	for {
+		l, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, lr.Errorf(evidence.CodeIOFailure, err, "read records")
+		}
+		if n%1024 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if len(l.Bytes) == 0 || isSpace(l.Bytes) {
+			continue
+		}
+		if l.Term == lines.None {
+			*unterminated = l.Size
+		}
+		return l, nil
+	}
 }
 
 // recordFailure is the failure of the record on line l.

@@ -63,8 +63,10 @@ func textHash(b []byte) uint64 {
 // allocation. Values are immutable, so sharing one between rows is safe.
 // Numbers and strings have a table each: the string "1" is not 1.
 type boxes struct {
-	nums, strs [textSlots]box
+	nums, strs boxSlots
 }
+
+type boxSlots [textSlots]box
 
 type box struct {
 	lit string
@@ -72,29 +74,24 @@ type box struct {
 }
 
 // number is the json.Number of the literal b.
-func (c *boxes) number(b []byte) any {
-	if len(b) > textMax {
-		return json.Number(b)
-	}
-	s := &c.nums[textHash(b)&(textSlots-1)]
-	if s.v != nil && s.lit == string(b) {
-		return s.v
-	}
-	s.lit = string(b)
-	s.v = json.Number(s.lit)
-	return s.v
-}
+func (c *boxes) number(b []byte) any { return c.nums.get(b, numberOf) }
 
 // str is the string b.
-func (c *boxes) str(b []byte) any {
+func (c *boxes) str(b []byte) any { return c.strs.get(b, stringOf) }
+
+func numberOf(s string) any { return json.Number(s) }
+func stringOf(s string) any { return s }
+
+// get is the value mk makes of the text b, kept in b's slot.
+func (t *boxSlots) get(b []byte, mk func(string) any) any {
 	if len(b) > textMax {
-		return string(b)
+		return mk(string(b))
 	}
-	s := &c.strs[textHash(b)&(textSlots-1)]
+	s := &t[textHash(b)&(textSlots-1)]
 	if s.v != nil && s.lit == string(b) {
 		return s.v
 	}
 	s.lit = string(b)
-	s.v = s.lit
+	s.v = mk(s.lit)
 	return s.v
 }
